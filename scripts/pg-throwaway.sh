@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Starts a throwaway PostgreSQL on 127.0.0.1 for tests and prints its URL on stdout.
+# Usage: scripts/pg-throwaway.sh start PORT DIR   -> prints postgres://... ; scripts/pg-throwaway.sh stop DIR
+# PostgreSQL refuses to run as root, so as root it runs as the `postgres` user in a directory it owns.
+set -euo pipefail
+cmd=${1:?start|stop}
+bindir=$(pg_config --bindir 2>/dev/null || true)
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+  for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && bindir=$d; done
+fi
+[ -x "$bindir/initdb" ] || { echo "pg-throwaway: no PostgreSQL server binaries (initdb) found" >&2; exit 3; }
+
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+case "$cmd" in
+  start)
+    port=${2:?port}; dir=${3:?dir}
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
+    as_pg "$bindir/initdb" -D "$dir/data" --auth=trust -U postgres -E UTF8 --locale=C >"$dir/initdb.log" 2>&1
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" -w start >/dev/null
+    as_pg "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres wsp_test
+    echo "postgres://postgres@127.0.0.1:$port/wsp_test"
+    ;;
+  stop)
+    dir=${2:?dir}
+    [ -d "$dir/data" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$dir"
+    ;;
+  *) echo "usage: $0 start PORT DIR | stop DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// Runs the whole suite once on SQLite and once on PostgreSQL; fails if either fails.
+// PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
+// WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only.
+import { spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const filters = process.argv.slice(2);
+
+function findTests(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'helpers' ? [] : findTests(p);
+    return e.name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const files = findTests(path.join(root, 'test'))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+
+const engines = (process.env.WSP_TEST_ENGINES || 'sqlite,postgres').split(',').map((s) => s.trim());
+let pgUrl = process.env.WSP_TEST_PG_URL;
+let pgDir;
+if (engines.includes('postgres') && !pgUrl) {
+  pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pg-'));
+  const port = String(20000 + Math.floor(Math.random() * 20000));
+  try {
+    pgUrl = execFileSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'start', port, pgDir], { encoding: 'utf8' }).trim();
+  } catch (e) {
+    console.error('could not start a throwaway PostgreSQL; set WSP_TEST_PG_URL to a database to test against');
+    process.exit(1);
+  }
+  const stop = () => spawnSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', pgDir]);
+  process.on('exit', stop);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+}
+
+let failed = false;
+for (const engine of engines) {
+  console.log(`\n=== npm test on ${engine} (${files.length} files) ===\n`);
+  const started = Date.now();
+  const res = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', '--test-reporter=spec', ...files],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}) } },
+  );
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  if (res.status !== 0) {
+    failed = true;
+    console.error(`\n=== ${engine}: FAILED (${secs} s) ===`);
+  } else {
+    console.log(`\n=== ${engine}: passed (${secs} s) ===`);
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,91 @@
+import type { Kysely } from 'kysely';
+import type { DB, Role } from '../db/tables.js';
+import { newId } from '../shared/ids.js';
+import { newEtag } from '../http/etag.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+import { hashToken, newApiToken } from '../auth/credentials.js';
+import { identityStore } from '../identity/store.js';
+import { createSession } from '../sessions/service.js';
+import { tokenStore } from '../tokens/store.js';
+
+export class AdminError extends Error {}
+
+export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
+
+/** The operator commands of CONTRACT §2, usable from the CLI and from tests alike. */
+export function createAdminService(db: Kysely<DB>, clock: Clock) {
+  const now = () => nowSeconds(clock);
+
+  async function requireUser(userId: string) {
+    const user = await identityStore.getUser(db, userId);
+    if (!user) throw new AdminError(`unknown user ${userId}`);
+    return user;
+  }
+
+  const service = {
+    async createWorkspace(name: string): Promise<{ workspace_id: string }> {
+      if (!name.trim()) throw new AdminError('a workspace needs a non-empty --name');
+      const id = newId('ws');
+      const t = now();
+      await identityStore.insertWorkspace(db, { id, name, etag: newEtag(), created_at: t, updated_at: t });
+      return { workspace_id: id };
+    },
+
+    async createUser(opts: { name?: string | undefined; email?: string | undefined } = {}): Promise<{ user_id: string }> {
+      const id = newId('usr');
+      await identityStore.insertUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, created_at: now() });
+      return { user_id: id };
+    },
+
+    async linkSubject(userId: string, subject: string): Promise<{ user_id: string; subject: string }> {
+      await requireUser(userId);
+      if (!subject) throw new AdminError('--subject must not be empty');
+      await identityStore.linkSubject(db, { subject, user_id: userId, created_at: now() });
+      return { user_id: userId, subject };
+    },
+
+    async addMember(workspaceId: string, userId: string, role: string): Promise<{ workspace_id: string; user_id: string; role: Role }> {
+      if (!ROLES.includes(role as Role)) throw new AdminError(`role must be one of ${ROLES.join(', ')}, not "${role}"`);
+      if (!(await identityStore.getWorkspace(db, workspaceId))) throw new AdminError(`unknown workspace ${workspaceId}`);
+      await requireUser(userId);
+      await identityStore.upsertMembership(db, { workspace_id: workspaceId, user_id: userId, role: role as Role, created_at: now() });
+      return { workspace_id: workspaceId, user_id: userId, role: role as Role };
+    },
+
+    async createSession(userId: string): Promise<{ session_token: string }> {
+      await requireUser(userId);
+      const { token } = await createSession(db, clock, userId);
+      return { session_token: token };
+    },
+
+    /** A workspace API token made by an operator (`created_by` is the user it is made for). */
+    async createApiToken(workspaceId: string, createdBy: string, name: string): Promise<{ id: string; token: string }> {
+      const token = newApiToken();
+      const id = newId('tok');
+      await tokenStore.insert(db, {
+        id,
+        workspace_id: workspaceId,
+        name,
+        prefix: token.slice(0, 12),
+        token_hash: hashToken(token),
+        expires_at: null,
+        created_at: now(),
+        created_by: createdBy,
+        last_used_at: null,
+      });
+      return { id, token };
+    },
+
+    async bootstrap(): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
+      const { workspace_id } = await service.createWorkspace('Default workspace');
+      const { user_id } = await service.createUser({ name: 'Owner' });
+      await service.addMember(workspace_id, user_id, 'owner');
+      const { session_token } = await service.createSession(user_id);
+      const { token } = await service.createApiToken(workspace_id, user_id, 'bootstrap');
+      return { workspace_id, user_id, session_token, api_token: token };
+    },
+  };
+  return service;
+}
+
+export type AdminService = ReturnType<typeof createAdminService>;

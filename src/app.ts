@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { systemClock, type Clock } from './shared/clock.js';
+import { ulid } from './shared/ids.js';
+import { createAuthenticator } from './auth/authenticator.js';
+import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
+import { CursorCodec } from './http/cursor.js';
+import { validatorCompiler } from './http/validation.js';
+import { installNotFound, installPipeline } from './http/pipeline.js';
+import { installMetrics } from './http/metrics.js';
+import { systemRoutes } from './http/system-routes.js';
+import { ErrorEnvelopeSchema } from './http/schemas.js';
+import { openApiOptions } from './http/openapi.js';
+import type { App } from './http/fastify-types.js';
+import { settingsStore } from './db/settings.js';
+import type { ServiceDeps } from './deps.js';
+import { registerAreas } from './areas.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+  /** Fastify logger settings; tests pass false. */
+  logger?: FastifyServerOptions['logger'];
+  verifyJwt?: JwtVerifier;
+  /** Process-wide metrics (event loop, memory): for the real server, not for tests. */
+  processMetrics?: boolean;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.body', '*.token', '*.data', '*.password'],
+      censor: '[redacted]',
+    },
+  };
+}
+
+/** Builds the whole HTTP application on an open, migrated database. */
+export async function buildApp(opts: AppOptions): Promise<App> {
+  const { config, database } = opts;
+  const { db } = database;
+  const clock = opts.clock ?? systemClock;
+
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : `req_${ulid()}`;
+    },
+    // One line per request, written by the onResponse hook below.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.addSchema(ErrorEnvelopeSchema);
+
+  const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
+  const cursors = new CursorCodec(cursorKey);
+  const verifyJwt = opts.verifyJwt ?? (await createJwtVerifier(config.jwt));
+  const authenticate = createAuthenticator({ db, clock, verifyJwt });
+
+  await app.register(swagger, openApiOptions(config));
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  installNotFound(app);
+  installPipeline(app, { db, clock, authenticate });
+  const metrics = installMetrics(app, opts.processMetrics ?? false);
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    );
+  });
+
+  systemRoutes(app, db, metrics);
+  app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
+
+  const deps: ServiceDeps = { db, engine: database.engine, clock, cursors, config, log: app.log };
+  await app.register(async (v1) => registerAreas(v1 as unknown as App, deps), { prefix: '/v1' });
+
+  await app.ready();
+  return app;
+}

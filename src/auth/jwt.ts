@@ -1,0 +1,61 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createRemoteJWKSet, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+
+export interface JwtSettings {
+  jwksUrl?: string | undefined;
+  publicKey?: string | undefined;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+export type JwtVerifier = (token: string) => Promise<JWTPayload | null>;
+
+const ACCEPTED = ['ES256', 'RS256'];
+
+function algorithmOf(key: KeyObject): string {
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
+  if (key.asymmetricKeyType === 'rsa') return 'RS256';
+  throw new Error('WSP_JWT_PUBLIC_KEY must be an EC P-256 or RSA public key');
+}
+
+/**
+ * Verifies JWTs against one configured key (SPKI PEM or JWK) or a JWKS URL. Only ES256 and
+ * RS256 are accepted, and with a single key only the algorithm that key is for, so
+ * `alg: none` and algorithm confusion (an HMAC signed with the public key) fail.
+ */
+export async function createJwtVerifier(settings: JwtSettings): Promise<JwtVerifier> {
+  let key: KeyObject | Uint8Array | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (settings.jwksUrl) {
+    key = createRemoteJWKSet(new URL(settings.jwksUrl));
+    algorithms = ACCEPTED;
+  } else if (settings.publicKey) {
+    const raw = settings.publicKey.trim();
+    if (raw.startsWith('{')) {
+      const jwk = JSON.parse(raw) as { kty?: string; crv?: string; alg?: string };
+      const alg = jwk.kty === 'EC' && jwk.crv === 'P-256' ? 'ES256' : jwk.kty === 'RSA' ? 'RS256' : null;
+      if (!alg) throw new Error('WSP_JWT_PUBLIC_KEY JWK must be EC P-256 or RSA');
+      key = (await importJWK(jwk, alg)) as KeyObject | Uint8Array;
+      algorithms = [alg];
+    } else {
+      const k = createPublicKey(raw);
+      algorithms = [algorithmOf(k)];
+      key = k;
+    }
+  } else {
+    return async () => null;
+  }
+  const options = {
+    algorithms,
+    ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    ...(settings.audience ? { audience: settings.audience } : {}),
+  };
+  return async (token) => {
+    try {
+      const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      return payload;
+    } catch {
+      return null;
+    }
+  };
+}

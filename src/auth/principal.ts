@@ -1,0 +1,31 @@
+import type { Role } from '../db/tables.js';
+
+/** Who is calling, as proven by the bearer credential. */
+export type Principal =
+  | { kind: 'session'; userId: string; sessionId: string }
+  | { kind: 'jwt'; userId: string; subject: string }
+  | { kind: 'api_token'; tokenId: string; workspaceId: string };
+
+/** The one request context every service function receives. */
+export interface RequestContext {
+  principal: Principal;
+  /** The workspace the call acts on; null for user-scoped calls. */
+  workspaceId: string | null;
+  /** The user's role in that workspace; null for a workspace API token or no workspace. */
+  role: Role | null;
+  /** The acting user's id, or the workspace API token's id when a token acts. */
+  actorId: string;
+}
+
+/** A context whose workspace is known: what workspace-scoped services take. */
+export interface WorkspaceContext extends RequestContext {
+  workspaceId: string;
+}
+
+export function actorIdOf(p: Principal): string {
+  return p.kind === 'api_token' ? p.tokenId : p.userId;
+}
+
+export function userIdOf(p: Principal): string | null {
+  return p.kind === 'api_token' ? null : p.userId;
+}

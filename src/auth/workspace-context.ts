@@ -1,0 +1,45 @@
+import type { Kysely } from 'kysely';
+import type { DB, Role } from '../db/tables.js';
+import { ApiError } from '../shared/errors.js';
+import { identityStore } from '../identity/store.js';
+import { actorIdOf, type Principal, type RequestContext } from './principal.js';
+
+/** How a route relates to workspaces: acts in one, acts for the user, or either. */
+export type Scope = 'workspace' | 'user' | 'any';
+
+/**
+ * The spec's rules for choosing the workspace:
+ * a workspace API token acts on its own workspace (a matching Service-Context is accepted,
+ * any other is 403); a broad credential (session, JWT) names one with Service-Context and
+ * must be a member of it (403 otherwise, and 403 without the header).
+ */
+export async function resolveContext(db: Kysely<DB>, principal: Principal, serviceContext: string | undefined, scope: Scope): Promise<RequestContext> {
+  const actorId = actorIdOf(principal);
+  const named = serviceContext?.toLowerCase();
+  if (scope === 'user') {
+    if (principal.kind === 'api_token') throw new ApiError('USER_REQUIRED');
+    return { principal, workspaceId: null, role: null, actorId };
+  }
+  if (principal.kind === 'api_token') {
+    if (named !== undefined && named !== principal.workspaceId) {
+      throw new ApiError('WORKSPACE_FORBIDDEN', { message: 'Service-Context names a workspace other than the one this token belongs to' });
+    }
+    return { principal, workspaceId: principal.workspaceId, role: null, actorId };
+  }
+  if (named === undefined) {
+    if (scope === 'any') return { principal, workspaceId: null, role: null, actorId };
+    throw new ApiError('SERVICE_CONTEXT_REQUIRED');
+  }
+  const role = await identityStore.getRole(db, named, principal.userId);
+  if (!role) throw new ApiError('WORKSPACE_FORBIDDEN', { message: 'The caller is not a member of the workspace named by Service-Context' });
+  return { principal, workspaceId: named, role, actorId };
+}
+
+export function requireRole(ctx: RequestContext, roles: readonly Role[]): void {
+  if (ctx.role && roles.includes(ctx.role)) return;
+  const message =
+    ctx.principal.kind === 'api_token'
+      ? `A workspace API token cannot do this; it needs a user with role ${roles.join(' or ')}`
+      : `This needs the workspace role ${roles.join(' or ')}`;
+  throw new ApiError('ROLE_REQUIRED', { message });
+}

@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SelectQueryBuilder } from 'kysely';
+import type { DB } from './tables.js';
+import { migrationProvider } from './migrations/index.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Database {
+  db: Kysely<DB>;
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres:// URL; without one the embedded SQLite file in dataDir is used. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** PostgreSQL schema to use (tests give each app its own). */
+  pgSchema?: string;
+  poolSize?: number;
+}
+
+// int8 columns hold Unix seconds and counters, all far inside Number's exact range.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: opts.poolSize ?? 10,
+      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
+    });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, engine: 'postgres', close: () => db.destroy() };
+  }
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const file = path.join(opts.dataDir, 'wsp.sqlite');
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  // Destroyed secret payloads must not linger in free pages.
+  sqlite.pragma('secure_delete = ON');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+export async function migrate(database: Database): Promise<void> {
+  const migrator = new Migrator({ db: database.db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const reason = error instanceof Error ? error.message : String(error ?? 'unknown');
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+  }
+}
+
+/** Row lock for read-then-write in a transaction; SQLite serializes writers already. */
+export function forUpdate<QB extends SelectQueryBuilder<any, any, any>>(engine: Engine, qb: QB): QB {
+  return engine === 'postgres' ? (qb.forUpdate() as QB) : qb;
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string } | null;
+  return !!e && (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
+}

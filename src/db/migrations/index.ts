@@ -1,0 +1,13 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as foundation from './0001_foundation.js';
+
+/** Every migration, in order. Listed statically so the built package needs no directory scan. */
+const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

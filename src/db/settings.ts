@@ -1,0 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { DB } from './tables.js';
+
+export const settingsStore = {
+  /** A server-wide value made once; every instance on the same database reads the same one. */
+  async getOrCreate(db: Kysely<DB>, key: string, make: () => string): Promise<string> {
+    await db.insertInto('settings').values({ key, value: make() }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
+    return row.value;
+  },
+};

@@ -1,0 +1,26 @@
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Role } from '../db/tables.js';
+import type { Principal, RequestContext } from '../auth/principal.js';
+import type { Scope } from '../auth/workspace-context.js';
+import type { IdempotencyScope } from './idempotency.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** 'none' for the unauthenticated routes (health, metrics, OpenAPI, OAuth endpoints). */
+    auth?: 'none';
+    /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
+    scope?: Scope;
+    /** Roles allowed to call the route (token management: owner, admin). */
+    roles?: readonly Role[];
+    /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
+    taggedUnauthorized?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    ctx: RequestContext | null;
+    idem: { scope: IdempotencyScope; replayed: boolean; override?: { status: number; body: unknown } } | null;
+  }
+}
+
+export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;

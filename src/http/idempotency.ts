@@ -1,0 +1,97 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import { sha256Hex } from '../shared/crypto.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+
+/** Results are kept this long, as CONTRACT §1 says. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+/** A claim not completed by then is taken to be abandoned (its server died). */
+export const IDEMPOTENCY_LEASE_SECONDS = 120;
+
+export interface IdempotencyScope {
+  workspaceId: string;
+  principalId: string;
+  key: string;
+}
+
+export type ClaimOutcome =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; status: number; body: string; headers: Record<string, string> }
+  | { kind: 'in_flight' }
+  | { kind: 'mismatch' };
+
+/** The fingerprint of a request; kept only as a hash so no body (a secret payload) is stored. */
+export function fingerprint(method: string, url: string, body: unknown, ifMatch: string | undefined): string {
+  return sha256Hex(JSON.stringify([method, url, body ?? null, ifMatch ?? null]));
+}
+
+const where = (s: IdempotencyScope) => (qb: any) =>
+  qb.where('workspace_id', '=', s.workspaceId).where('principal_id', '=', s.principalId).where('key', '=', s.key);
+
+/**
+ * Claims a key in the database, so the guarantee holds across server instances: the first
+ * request inserts a `running` row; later ones see it and replay, wait (409) or are refused.
+ */
+export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string): Promise<ClaimOutcome> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const now = nowSeconds(clock);
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({
+        workspace_id: scope.workspaceId,
+        principal_id: scope.principalId,
+        key: scope.key,
+        fingerprint: fp,
+        state: 'running',
+        status_code: null,
+        response_body: null,
+        response_headers: null,
+        created_at: now,
+        locked_until: now + IDEMPOTENCY_LEASE_SECONDS,
+        expires_at: now + IDEMPOTENCY_TTL_SECONDS,
+      })
+      .onConflict((oc) => oc.columns(['workspace_id', 'principal_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'claimed' };
+
+    const row = await where(scope)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+    if (!row) continue;
+    if (row.expires_at <= now) {
+      await where(scope)(db.deleteFrom('idempotency_keys')).where('expires_at', '<=', now).execute();
+      continue;
+    }
+    if (row.fingerprint !== fp) return { kind: 'mismatch' };
+    if (row.state === 'done') {
+      return {
+        kind: 'replay',
+        status: row.status_code,
+        body: row.response_body ?? '',
+        headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
+      };
+    }
+    if (row.locked_until > now) return { kind: 'in_flight' };
+    const taken = await where(scope)(db.updateTable('idempotency_keys'))
+      .set({ locked_until: now + IDEMPOTENCY_LEASE_SECONDS })
+      .where('state', '=', 'running')
+      .where('locked_until', '=', row.locked_until)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) > 0) return { kind: 'claimed' };
+  }
+  return { kind: 'in_flight' };
+}
+
+export async function completeKey(db: Kysely<DB>, scope: IdempotencyScope, status: number, body: string, headers: Record<string, string>): Promise<void> {
+  await where(scope)(db.updateTable('idempotency_keys'))
+    .set({ state: 'done', status_code: status, response_body: body, response_headers: JSON.stringify(headers) })
+    .execute();
+}
+
+/** Forgets a claim whose request failed in a way the client may retry (5xx, 422). */
+export async function releaseKey(db: Kysely<DB>, scope: IdempotencyScope): Promise<void> {
+  await where(scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'running').execute();
+}
+
+export async function purgeExpiredKeys(db: Kysely<DB>, clock: Clock): Promise<number> {
+  const res = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', nowSeconds(clock)).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

@@ -1,0 +1,27 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { App } from './fastify-types.js';
+
+/** Request counts and latency by route, in a registry of this app's own (tests build many apps). */
+export function installMetrics(app: App, processMetrics: boolean): Registry {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'wsp_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'wsp_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.is404 ? 'unmatched' : request.routeOptions.url ?? 'unmatched';
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  return registry;
+}

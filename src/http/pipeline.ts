@@ -1,0 +1,159 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPVersion } from 'find-my-way';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { requireRole, resolveContext } from '../auth/workspace-context.js';
+import { ApiError, envelope } from '../shared/errors.js';
+import type { Clock } from '../shared/clock.js';
+import { validationFailure } from './validation.js';
+import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
+import type { App } from './fastify-types.js';
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
+/** Response headers worth replaying with a stored idempotent response. */
+const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
+
+interface PipelineDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  authenticate: Authenticator;
+}
+
+/** Maps anything thrown during a request to the spec's envelope. Never leaks a stack or SQL. */
+export function toApiError(err: FastifyError | Error): ApiError {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError & { validationContext?: string };
+  if (fe.validation) return validationFailure(fe.validation as never, fe.validationContext ?? 'body');
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', { path: ['headers', 'content-type'] });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('MALFORMED_JSON', { message: 'The body is empty but Content-Type says JSON', path: ['body'] });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('VALIDATION_FAILED', { message: 'Content-Length does not match the body', path: ['headers', 'content-length'] });
+  }
+  if (fe.statusCode === 400 && (err instanceof SyntaxError || /JSON|prototype|constructor/i.test(err.message))) {
+    return new ApiError('MALFORMED_JSON', { message: `The request body is not valid JSON: ${err.message.slice(0, 200)}`, path: ['body'] });
+  }
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError('VALIDATION_FAILED', { message: err.message.slice(0, 300) });
+  }
+  return new ApiError('INTERNAL');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+  if (error.status === 401) {
+    reply.header('www-authenticate', 'Bearer');
+    if (request.routeOptions.config?.taggedUnauthorized) {
+      return reply.code(401).send({ _tag: 'Unauthorized', success: false, errors: [], result: {} });
+    }
+  }
+  return reply.code(error.status).send(envelope(error.entries));
+}
+
+export function installPipeline(app: App, deps: PipelineDeps): void {
+  const { db, clock, authenticate } = deps;
+  app.decorateRequest('principal', null);
+  app.decorateRequest('ctx', null);
+  app.decorateRequest('idem', null);
+
+  // 1. Credential (401) before anything is parsed or validated.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404 || request.routeOptions.config?.auth === 'none') return;
+    request.principal = await authenticate(request.headers.authorization);
+  });
+
+  // 2. Validation runs between these (422). 3. Service-Context and role (403). 4. Idempotency.
+  app.addHook('preHandler', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (!request.principal || !config?.scope) return;
+    const headers = request.headers as Record<string, string | undefined>;
+    request.ctx = await resolveContext(db, request.principal, headers['service-context'], config.scope);
+    if (config.roles) requireRole(request.ctx, config.roles);
+
+    const key = headers['idempotency-key'];
+    if (key === undefined || !WRITE_METHODS.has(request.method)) return;
+    const scope = { workspaceId: request.ctx.workspaceId ?? '', principalId: request.ctx.actorId, key };
+    const fp = fingerprint(request.method, request.url, request.body, headers['if-match']);
+    const outcome = await claimKey(db, clock, scope, fp);
+    switch (outcome.kind) {
+      case 'claimed':
+        request.idem = { scope, replayed: false };
+        return;
+      case 'mismatch':
+        throw new ApiError('IDEMPOTENCY_KEY_REUSED', { path: ['headers', 'idempotency-key'] });
+      case 'in_flight':
+        throw new ApiError('IDEMPOTENCY_IN_FLIGHT', { path: ['headers', 'idempotency-key'] });
+      case 'replay':
+        request.idem = { scope, replayed: true };
+        for (const [k, v] of Object.entries(outcome.headers)) reply.header(k, v);
+        reply.header('idempotent-replayed', 'true');
+        return reply.code(outcome.status).send(outcome.body === '' ? undefined : outcome.body);
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    if (!reply.hasHeader('cache-control') && request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
+    const idem = request.idem;
+    if (!idem || idem.replayed) return payload;
+    request.idem = null;
+    const status = reply.statusCode;
+    if (status >= 500 || status === 422) {
+      await releaseKey(db, idem.scope);
+      return payload;
+    }
+    const stored = idem.override ?? { status, body: payload };
+    const body = typeof stored.body === 'string' ? stored.body : stored.body === undefined || stored.body === null ? '' : JSON.stringify(stored.body);
+    const headers: Record<string, string> = {};
+    for (const h of REPLAYED_HEADERS) {
+      const v = reply.getHeader(h);
+      if (typeof v === 'string') headers[h] = v;
+    }
+    if (idem.override) headers['content-type'] = 'application/json; charset=utf-8';
+    await completeKey(db, idem.scope, stored.status, body, headers);
+    return payload;
+  });
+
+  app.setErrorHandler(async (err: FastifyError, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500) request.log.error({ err }, 'request failed');
+    return sendError(request, reply, apiError);
+  });
+}
+
+/** Unknown routes are 404 (7000), and a known path with another method 405 (7001) with Allow. */
+export function installNotFound(app: App): void {
+  const router = FindMyWay<HTTPVersion.V1>({ ignoreTrailingSlash: false });
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const m of methods) {
+      if (m === 'HEAD' || m === 'OPTIONS') continue;
+      try {
+        router.on(m as never, route.url, () => {});
+      } catch {
+        // a duplicate shape (the same path under another prefix) is already known
+      }
+      const set = methodsByPath.get(route.url) ?? new Set();
+      set.add(m);
+      methodsByPath.set(route.url, set);
+    }
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].filter((m) => m !== request.method && router.find(m as never, path));
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(request, reply, new ApiError('METHOD_NOT_ALLOWED', { message: `${request.method} is not allowed here; allowed: ${allowed.join(', ')}` }));
+    }
+    return sendError(request, reply, new ApiError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}` }));
+  });
+}
+

@@ -1,0 +1,31 @@
+import { Type } from '@sinclair/typebox';
+import { sql, type Kysely } from 'kysely';
+import type { Registry } from 'prom-client';
+import type { DB } from '../db/tables.js';
+import type { App } from './fastify-types.js';
+import { errorResponses } from './schemas.js';
+import { ApiError } from '../shared/errors.js';
+
+/** Unauthenticated operational routes of CONTRACT §8. */
+export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry): void {
+  const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
+  app.get('/healthz', { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Status } } }, async () => ({ status: 'ok' }));
+
+  app.get(
+    '/readyz',
+    { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Readiness: the database answers', security: [], response: { 200: Status, ...errorResponses(503) } } },
+    async () => {
+      try {
+        await sql`select 1`.execute(db);
+      } catch {
+        throw new ApiError('UNAVAILABLE', { message: 'The database does not answer' });
+      }
+      return { status: 'ready' };
+    },
+  );
+
+  app.get('/metrics', { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Prometheus metrics', security: [], hide: false } }, async (_request, reply) => {
+    reply.header('content-type', metrics.contentType);
+    return metrics.metrics();
+  });
+}

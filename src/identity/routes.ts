@@ -1,0 +1,75 @@
+import { Type } from '@sinclair/typebox';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
+import { requestCtx } from '../http/context.js';
+import { ApiError } from '../shared/errors.js';
+import { identityStore } from './store.js';
+import { sessionStore } from '../sessions/store.js';
+
+const Me = Type.Object(
+  {
+    credential: Type.Object(
+      {
+        kind: Type.Union([Type.Literal('session'), Type.Literal('api_token'), Type.Literal('jwt')]),
+        id: Type.String({ description: 'Session id, API token id, or the JWT subject' }),
+      },
+      { additionalProperties: false },
+    ),
+    user: Type.Union([
+      Type.Object({ id: Type.String(), name: Type.Union([Type.String(), Type.Null()]), email: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+      Type.Null(),
+    ]),
+    workspace: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()]),
+    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Null()]),
+  },
+  { additionalProperties: false, description: 'Who the caller is. `workspace` is the one Service-Context names (or the token belongs to), else null.' },
+);
+
+export function identityRoutes(app: App, db: Kysely<DB>): void {
+  app.get(
+    '/me',
+    {
+      config: { scope: 'any' },
+      schema: {
+        tags: ['identity'],
+        summary: 'Who the caller is: user, workspace, role, credential kind',
+        headers: requestHeaders(),
+        response: { 200: Me, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request) => {
+      const ctx = requestCtx(request);
+      const p = ctx.principal;
+      const user = p.kind === 'api_token' ? null : await identityStore.getUser(db, p.userId);
+      const ws = ctx.workspaceId ? await identityStore.getWorkspace(db, ctx.workspaceId) : undefined;
+      return {
+        credential: { kind: p.kind, id: p.kind === 'session' ? p.sessionId : p.kind === 'api_token' ? p.tokenId : p.subject },
+        user: user ? { id: user.id, name: user.name, email: user.email } : null,
+        workspace: ws ? { id: ws.id, name: ws.name } : null,
+        role: ctx.role,
+      };
+    },
+  );
+
+  app.delete(
+    '/sessions/current',
+    {
+      config: { scope: 'user' },
+      schema: {
+        tags: ['identity'],
+        summary: 'Revoke the calling session at once',
+        description: 'Only a session token can revoke itself; other credentials get 403.',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        response: { 204: NoContent, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request, reply) => {
+      const p = requestCtx(request).principal;
+      if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
+      await sessionStore.delete(db, p.sessionId);
+      return reply.code(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+
+export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export function sha256Hex(input: string | Buffer): string {
+  return createHash('sha256').update(input).digest('hex');
+}
+
+export function hmacSha256(key: Buffer, input: string): Buffer {
+  return createHmac('sha256', key).update(input).digest();
+}
+
+export function randomString(length: number, alphabet: string = BASE62): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += alphabet[randomInt(alphabet.length)];
+  return out;
+}
+
+export function safeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (IEEE 802.3), as zlib and secret scanners compute it. */
+export function crc32(input: string): number {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(input, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+/** Base62 (0-9A-Za-z), most significant digit first, left-padded with 0 to `width`. */
+export function base62(n: number, width: number): string {
+  let out = '';
+  do {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  } while (n > 0);
+  return out.padStart(width, '0');
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+
+/** Prefixes of CONTRACT §1; a wire id is `<prefix>_<lower-case ULID>`. */
+export const ID_PREFIXES = {
+  workspace: 'ws',
+  user: 'usr',
+  session: 'ses',
+  apiToken: 'tok',
+  dashboard: 'dash',
+  dashboardRevision: 'drev',
+  widget: 'wdg',
+  snippet: 'snp',
+  secret: 'sec',
+  secretVersion: 'secv',
+  notification: 'ntf',
+  computeConfig: 'cc',
+  machine: 'mch',
+  suspension: 'susp',
+  package: 'pkg',
+  packageVersion: 'pkgv',
+  install: 'inst',
+  render: 'rnd',
+  operation: 'op',
+  repository: 'repo',
+  cluster: 'cl',
+  job: 'job',
+  deviceCode: 'dev',
+} as const;
+
+export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+let lastTime = -1;
+let lastRandom: number[] = [];
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[ms % 32] + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function freshRandom(): number[] {
+  const bytes = randomBytes(16);
+  return Array.from({ length: 16 }, (_, i) => bytes[i]! % 32);
+}
+
+/** Monotonic within this process: ids made in the same millisecond still sort in creation order. */
+export function ulid(nowMs: number = Date.now()): string {
+  if (nowMs <= lastTime) {
+    let i = lastRandom.length - 1;
+    while (i >= 0 && lastRandom[i] === 31) lastRandom[i--] = 0;
+    if (i < 0) {
+      lastTime += 1;
+      lastRandom = freshRandom();
+    } else {
+      lastRandom[i]! += 1;
+    }
+  } else {
+    lastTime = nowMs;
+    lastRandom = freshRandom();
+  }
+  return encodeTime(lastTime) + lastRandom.map((d) => CROCKFORD[d]).join('');
+}
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${ulid()}`;
+}
+
+/**
+ * A path id in canonical (`sec_01h...`) or bare (`01h...`) form, made canonical.
+ * Length rules are the schema's; anything else that names nothing is simply not found.
+ */
+export function canonicalId(prefix: IdPrefix, raw: string): string {
+  const lower = raw.toLowerCase();
+  return lower.startsWith(`${prefix}_`) ? lower : `${prefix}_${lower}`;
+}

@@ -1,0 +1,66 @@
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
+import { storeForReplayInstead, workspaceCtx } from '../http/context.js';
+import { ApiError, envelope } from '../shared/errors.js';
+import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenList } from './schemas.js';
+import type { TokenService } from './service.js';
+
+const MANAGERS = ['owner', 'admin'] as const;
+
+export function tokenRoutes(app: App, tokens: TokenService): void {
+  app.post(
+    '/api_tokens',
+    {
+      config: { scope: 'workspace', roles: MANAGERS },
+      schema: {
+        tags: ['tokens'],
+        summary: 'Create a workspace API token (owner or admin)',
+        description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again.',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        body: CreateTokenBody,
+        response: { 201: CreatedToken, ...errorResponses(401, 403, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const created = await tokens.create(workspaceCtx(request), request.body);
+      const replay = new ApiError('TOKEN_NOT_REPLAYED', { metadata: { token_id: created.id } });
+      storeForReplayInstead(request, replay.status, envelope(replay.entries));
+      return reply.code(201).send(created);
+    },
+  );
+
+  app.get(
+    '/api_tokens',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['tokens'],
+        summary: "List the workspace's API tokens, newest first",
+        description: 'Never shows a token or its hash: only its first 12 characters (`prefix`).',
+        headers: requestHeaders(),
+        querystring: ListTokensQuery,
+        response: { 200: TokenList, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request) => tokens.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+  );
+
+  app.delete(
+    '/api_tokens/:id',
+    {
+      config: { scope: 'workspace', roles: MANAGERS },
+      schema: {
+        tags: ['tokens'],
+        summary: 'Revoke a workspace API token (owner or admin)',
+        description: 'The token is deleted at once; the very next request with it is 401.',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: TokenIdParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      await tokens.revoke(workspaceCtx(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+}

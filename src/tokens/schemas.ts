@@ -1,0 +1,54 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+
+/** Year 9999: an `expires_at` beyond it is almost surely milliseconds, which the API never takes. */
+export const MAX_UNIX_SECONDS = 253402300799;
+
+export const CreateTokenBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'A label for the token, 1-100 characters' }),
+    expires_at: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS }), Type.Null()], {
+        description: 'Unix seconds, in the future; absent or null: never expires',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateTokenBody = Static<typeof CreateTokenBody>;
+
+export const CreatedToken = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    token: Type.String({ description: 'sk_svc_ token; returned only here, never again' }),
+    expires_at: Type.Union([UnixSeconds(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const ListedToken = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first 12 characters of the token' }),
+    expires_at: Type.Union([UnixSeconds(), Type.Null()]),
+    created_at: UnixSeconds(),
+    created_by: Type.String({ description: 'The user (or workspace API token) that created it' }),
+    last_used_at: Type.Union([UnixSeconds(), Type.Null()], { description: 'Updated at most once a minute' }),
+  },
+  { additionalProperties: false },
+);
+export type ListedToken = Static<typeof ListedToken>;
+
+export const TokenList = ListEnvelope(ListedToken);
+
+export const ListTokensQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);
+
+export const TokenIdParams = Type.Object({ id: PathId(64, 'API token id, `tok_<id>` or bare') });

@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { ApiTokensTable, DB } from '../db/tables.js';
+
+const LISTED = ['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at'] as const;
+
+export const tokenStore = {
+  insert: (db: Kysely<DB>, row: ApiTokensTable) => db.insertInto('api_tokens').values(row).execute(),
+
+  byHash: (db: Kysely<DB>, tokenHash: string) =>
+    db
+      .selectFrom('api_tokens')
+      .select(['id', 'workspace_id', 'expires_at', 'last_used_at'])
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst(),
+
+  touch: (db: Kysely<DB>, id: string, now: number) =>
+    db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
+
+  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+    let q = db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  delete: async (db: Kysely<DB>, workspaceId: string, id: string): Promise<boolean> => {
+    const res = await db.deleteFrom('api_tokens').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  },
+};

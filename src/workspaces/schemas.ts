@@ -1,0 +1,25 @@
+import { Type } from '@sinclair/typebox';
+import { ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+
+export const Workspace = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Null()], {
+      description: "The caller's role; null for a workspace API token",
+    }),
+    etag: Type.String(),
+    created_at: UnixSeconds(),
+    updated_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+
+export const WorkspaceList = ListEnvelope(Workspace);
+
+export const WorkspaceParams = Type.Object({ id: PathId(53, 'Workspace id, `ws_<id>` or bare; length 1-53') });
+
+export const UpdateWorkspaceBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);

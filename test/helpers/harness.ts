@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { migrate, openDatabase, type Database } from '../../src/db/database.js';
+import { ManualClock } from '../../src/shared/clock.js';
+import { createAdminService, type AdminService } from '../../src/admin/service.js';
+import type { JwtVerifier } from '../../src/auth/jwt.js';
+import type { App } from '../../src/http/fastify-types.js';
+
+/** Which engine this run of the suite uses: the runner runs it once per engine. */
+export const ENGINE: 'sqlite' | 'postgres' = process.env.WSP_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+export interface TestDatabase {
+  database: Database;
+  /** What a second server process needs to reach the same database. */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** A fresh, migrated database: a temp SQLite file, or a schema of its own on the test PostgreSQL. */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  if (ENGINE === 'postgres') {
+    const url = process.env.WSP_TEST_PG_URL;
+    if (!url) throw new Error('WSP_TEST_ENGINE=postgres needs WSP_TEST_PG_URL');
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    await admin.end();
+    const database = await openDatabase({ databaseUrl: url, dataDir: os.tmpdir(), pgSchema: schema, poolSize: 20 });
+    await migrate(database);
+    const withSchema = new URL(url);
+    withSchema.searchParams.set('options', `-c search_path=${schema}`);
+    return {
+      database,
+      env: { DATABASE_URL: withSchema.toString() },
+      async cleanup() {
+        await database.close();
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query(`drop schema ${schema} cascade`);
+        await c.end();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-'));
+  const database = await openDatabase({ dataDir: dir });
+  await migrate(database);
+  return {
+    database,
+    env: { WSP_DATA_DIR: dir },
+    async cleanup() {
+      await database.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Member {
+  userId: string;
+  session: string;
+}
+
+export interface Seed {
+  workspaceId: string;
+  owner: Member;
+  admin: Member;
+  member: Member;
+  /** A workspace API token of this workspace. */
+  apiToken: string;
+  apiTokenId: string;
+}
+
+export interface TestApp {
+  app: App;
+  database: Database;
+  clock: ManualClock;
+  admin: AdminService;
+  config: Config;
+  dbEnv: Record<string, string>;
+  /** A workspace with an owner, an admin, a member (each with a session) and an API token. */
+  seed(name?: string): Promise<Seed>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(opts: { config?: Partial<Config>; verifyJwt?: JwtVerifier } = {}): Promise<TestApp> {
+  const testDb = await openTestDatabase();
+  const clock = new ManualClock(Date.UTC(2026, 0, 1) + Math.floor(Math.random() * 1000) * 1000);
+  const config = { ...loadConfig({}), publicUrl: 'http://localhost:8080', ...opts.config };
+  const app = await buildApp({
+    config,
+    database: testDb.database,
+    clock,
+    logger: process.env.WSP_TEST_LOG ? { level: 'debug' } : false,
+    ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),
+  });
+  const admin = createAdminService(testDb.database.db, clock);
+  async function member(workspaceId: string, role: 'owner' | 'admin' | 'member'): Promise<Member> {
+    const { user_id } = await admin.createUser({ name: role });
+    await admin.addMember(workspaceId, user_id, role);
+    const { session_token } = await admin.createSession(user_id);
+    return { userId: user_id, session: session_token };
+  }
+  return {
+    app,
+    database: testDb.database,
+    clock,
+    admin,
+    config,
+    dbEnv: testDb.env,
+    async seed(name = 'Acme') {
+      const { workspace_id } = await admin.createWorkspace(name);
+      const owner = await member(workspace_id, 'owner');
+      const adm = await member(workspace_id, 'admin');
+      const mem = await member(workspace_id, 'member');
+      const tok = await admin.createApiToken(workspace_id, owner.userId, 'seed');
+      return { workspaceId: workspace_id, owner, admin: adm, member: mem, apiToken: tok.token, apiTokenId: tok.id };
+    },
+    async close() {
+      await app.close();
+      await testDb.cleanup();
+    },
+  };
+}
+
+/** Headers of a call made with a credential, and a Service-Context when given. */
+export function as(credential: string, workspaceId?: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${credential}`, ...(workspaceId ? { 'service-context': workspaceId } : {}), ...extra };
+}
+
+/** The first error entry of an envelope response. */
+export function firstError(body: unknown): { code: number; message: string; path?: string[]; metadata?: Record<string, string> } {
+  const b = body as { success?: boolean; errors?: { code: number; message: string; path?: string[] }[]; result?: unknown };
+  if (b.success !== false || !Array.isArray(b.errors) || !b.errors[0]) throw new Error(`not an error envelope: ${JSON.stringify(body)}`);
+  return b.errors[0];
+}
