@@ -20,6 +20,7 @@ import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
 import type { ServiceDeps } from './deps.js';
 import { registerAreas } from './areas.js';
+import { JobRunner, type RunnerOptions } from './jobs/runner.js';
 
 export interface AppOptions {
   config: Config;
@@ -30,6 +31,8 @@ export interface AppOptions {
   verifyJwt?: JwtVerifier;
   /** Process-wide metrics (event loop, memory): for the real server, not for tests. */
   processMetrics?: boolean;
+  /** Settings of this process's job worker (started by the caller, not here). */
+  jobs?: RunnerOptions;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -89,7 +92,11 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   systemRoutes(app, db, metrics);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
 
-  const deps: ServiceDeps = { db, engine: database.engine, clock, cursors, config, log: app.log };
+  const jobs = new JobRunner({ db, engine: database.engine, clock, log: app.log }, opts.jobs);
+  app.decorate('jobs', jobs);
+  app.addHook('onClose', async () => jobs.stop());
+
+  const deps: ServiceDeps = { db, engine: database.engine, clock, cursors, config, log: app.log, jobs };
   await app.register(async (v1) => registerAreas(v1 as unknown as App, deps), { prefix: '/v1' });
 
   await app.ready();

@@ -4,7 +4,8 @@ import { ADMIN_HELP, runAdmin } from './admin.js';
 
 const HELP = `wsp: the Workspace Platform command
 
-  wsp serve              run the HTTP API (PORT, WSP_DATA_DIR or DATABASE_URL, ...)
+  wsp serve [--no-worker]  run the HTTP API and, unless --no-worker, the job worker
+  wsp worker             run only the job worker (renders, suspensions, expiry notices)
   wsp admin ...          operator commands (wsp admin --help)
   wsp --help             this text
 
@@ -15,11 +16,18 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'serve':
       if (rest.includes('--help') || rest.includes('-h')) {
-        process.stdout.write('wsp serve: run the HTTP API. Settings come from the environment; see README.md.\n');
+        process.stdout.write('wsp serve [--no-worker]: run the HTTP API (and the job worker unless --no-worker). Settings come from the environment; see README.md.\n');
         return 0;
       }
-      await serve(loadConfig());
+      await serve(loadConfig(), { http: true, worker: !rest.includes('--no-worker') });
       return -1; // keeps running
+    case 'worker':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write('wsp worker: run the job worker alone, against the configured database.\n');
+        return 0;
+      }
+      await serve(loadConfig(), { http: false, worker: true });
+      return -1;
     case 'admin':
       return runAdmin(rest);
     case undefined:

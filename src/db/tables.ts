@@ -83,5 +83,42 @@ export interface FoundationTables {
   idempotency_keys: IdempotencyKeysTable;
 }
 
+export interface JobsTable {
+  id: string;
+  kind: string;
+  /** JSON */
+  payload: string;
+  state: 'queued' | 'running' | 'succeeded' | 'failed';
+  attempts: number;
+  max_attempts: number;
+  /** Unix milliseconds: backoff needs finer steps than seconds. */
+  run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  operation_id: string | null;
+  dedupe_key: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OperationsTable {
+  id: string;
+  workspace_id: string;
+  kind: string;
+  done: number;
+  /** JSON {code, message} when the operation failed */
+  error: string | null;
+  /** JSON object when it succeeded */
+  result: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface JobTables {
+  jobs: JobsTable;
+  operations: OperationsTable;
+}
+
 /** The whole database: each area adds its tables here. */
-export interface DB extends FoundationTables {}
+export interface DB extends FoundationTables, JobTables {}

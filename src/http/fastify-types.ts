@@ -4,6 +4,7 @@ import type { Role } from '../db/tables.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { Scope } from '../auth/workspace-context.js';
 import type { IdempotencyScope } from './idempotency.js';
+import type { JobRunner } from '../jobs/runner.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -15,6 +16,10 @@ declare module 'fastify' {
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
     taggedUnauthorized?: boolean;
+  }
+  interface FastifyInstance {
+    /** This process's job runner: started by `wsp serve` / `wsp worker`, driven by hand in tests. */
+    jobs: JobRunner;
   }
   interface FastifyRequest {
     principal: Principal | null;

@@ -1,0 +1,219 @@
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import type { Engine } from '../db/database.js';
+import type { Clock } from '../shared/clock.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ulid } from '../shared/ids.js';
+import { jobStore, type NewJob } from './store.js';
+import { operationStore } from '../operations/store.js';
+
+export interface Job<P = unknown> {
+  id: string;
+  kind: string;
+  payload: P;
+  /** 1 on the first run. */
+  attempt: number;
+  operationId: string | null;
+}
+
+/**
+ * Does a job's work and returns the result recorded on its operation. Jobs run at least
+ * once: a worker that dies mid-job loses its lease and another runs the job again, so a
+ * handler must be safe to repeat (check state before acting, write with compare-and-swap).
+ */
+export type JobHandler<P = any> = (job: Job<P>) => Promise<unknown>;
+
+/** A failure that retrying cannot fix: the job fails at once and its operation records it. */
+export class PermanentJobError extends Error {
+  constructor(
+    message: string,
+    readonly code: number = 7399,
+  ) {
+    super(message);
+  }
+}
+
+interface Registration {
+  handler: JobHandler;
+  maxAttempts: number;
+}
+
+interface Periodic {
+  kind: string;
+  everySeconds: number;
+}
+
+export interface RunnerOptions {
+  /** How often an idle worker looks for due work. */
+  pollMs?: number;
+  /** How long a claim lasts without a heartbeat. */
+  leaseMs?: number;
+  /** Jobs run at once by this worker. */
+  concurrency?: number;
+  workerId?: string;
+}
+
+const BASE_BACKOFF_MS = 1000;
+const MAX_BACKOFF_MS = 5 * 60 * 1000;
+const FINISHED_JOB_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** Exponential backoff with jitter: 1 s, 2 s, 4 s ... capped at 5 minutes. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.75 + Math.random() * 0.5));
+}
+
+/**
+ * The background work of every area, from a jobs table in the database: any number of
+ * workers (in `wsp serve` or `wsp worker`, on one or several machines) share it and each job
+ * runs once at a time. Areas `register` handlers and `enqueue` jobs, usually in the
+ * transaction that makes the work necessary, so no work is lost and none is invented.
+ */
+export class JobRunner {
+  private readonly handlers = new Map<string, Registration>();
+  private readonly periodic: Periodic[] = [];
+  private readonly opts: Required<RunnerOptions>;
+  private timer: NodeJS.Timeout | null = null;
+  private running = 0;
+  private stopped = true;
+  /** Set by stop(): slots finish the job in hand and claim no more. */
+  private halting = false;
+  private idle: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly deps: { db: Kysely<DB>; engine: Engine; clock: Clock; log: FastifyBaseLogger },
+    opts: RunnerOptions = {},
+  ) {
+    this.opts = {
+      pollMs: opts.pollMs ?? 500,
+      leaseMs: opts.leaseMs ?? 60_000,
+      concurrency: opts.concurrency ?? 4,
+      workerId: opts.workerId ?? `${hostname()}:${process.pid}:${ulid().slice(-6)}`,
+    };
+  }
+
+  register<P>(kind: string, handler: JobHandler<P>, opts: { maxAttempts?: number } = {}): void {
+    if (this.handlers.has(kind)) throw new Error(`job kind ${kind} is registered twice`);
+    this.handlers.set(kind, { handler: handler as JobHandler, maxAttempts: opts.maxAttempts ?? 5 });
+  }
+
+  /** Runs `kind` every `everySeconds`, once per period across all workers. */
+  every(kind: string, everySeconds: number): void {
+    this.periodic.push({ kind, everySeconds });
+  }
+
+  /** Adds a job; pass the transaction that makes it necessary as `db`. */
+  async enqueue(db: Kysely<DB>, job: NewJob): Promise<string | null> {
+    const id = await jobStore.insert(db, this.deps.clock.nowMs(), {
+      ...job,
+      maxAttempts: job.maxAttempts ?? this.handlers.get(job.kind)?.maxAttempts ?? 5,
+    });
+    // A local worker picks it up now rather than at its next poll (after the commit).
+    setImmediate(() => this.wake?.());
+    return id;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.halting = false;
+    const loop = async () => {
+      if (this.stopped) return;
+      try {
+        await this.runDue();
+      } catch (err) {
+        this.deps.log.error({ err }, 'job loop failed; retrying');
+      }
+      if (this.stopped) return;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        this.timer = setTimeout(resolve, this.opts.pollMs);
+      });
+      this.wake = null;
+      void loop();
+    };
+    this.idle = loop();
+  }
+
+  /** Stops claiming work and waits for the jobs under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.halting = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
+    await this.idle;
+    while (this.running > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** Schedules due periodic work, then runs due jobs until none is left. Returns how many ran. */
+  async runDue(): Promise<number> {
+    await this.schedulePeriodic();
+    const kinds = [...this.handlers.keys()];
+    let ran = 0;
+    const slots: Promise<void>[] = [];
+    const next = async (): Promise<void> => {
+      for (;;) {
+        if (this.halting) return;
+        const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
+        if (!job) return;
+        ran++;
+        await this.execute(job);
+      }
+    };
+    for (let i = 0; i < this.opts.concurrency; i++) slots.push(next());
+    await Promise.all(slots);
+    return ran;
+  }
+
+  private async schedulePeriodic(): Promise<void> {
+    const now = this.deps.clock.nowMs();
+    for (const p of this.periodic) {
+      const slot = Math.floor(now / 1000 / p.everySeconds);
+      await jobStore.insert(this.deps.db, now, { kind: p.kind, payload: { slot }, dedupeKey: `periodic:${p.kind}:${slot}`, maxAttempts: 1 });
+    }
+  }
+
+  private async execute(row: { id: string; kind: string; payload: string; attempts: number; max_attempts: number; operation_id: string | null }): Promise<void> {
+    const { db, clock, log } = this.deps;
+    const reg = this.handlers.get(row.kind)!;
+    const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
+    this.running++;
+    const beat = setInterval(() => {
+      void jobStore.heartbeat(db, row.id, this.opts.workerId, clock.nowMs() + this.opts.leaseMs).catch(() => {});
+    }, Math.max(1000, Math.floor(this.opts.leaseMs / 3)));
+    try {
+      const result = await reg.handler(job);
+      const now = clock.nowMs();
+      await db.transaction().execute(async (trx) => {
+        if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, { state: 'succeeded' }, null))) return;
+        if (row.operation_id) await operationStore.complete(trx, row.operation_id, nowSeconds(clock), { result: result ?? {} });
+      });
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const permanent = err instanceof PermanentJobError;
+      const final = permanent || row.attempts >= row.max_attempts;
+      const now = clock.nowMs();
+      log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, final, err: message }, 'job failed');
+      await db.transaction().execute(async (trx) => {
+        const outcome = final ? { state: 'failed' as const } : { state: 'queued' as const, runAt: now + backoffMs(row.attempts) };
+        if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, outcome, message.slice(0, 2000)))) return;
+        if (final && row.operation_id) {
+          await operationStore.complete(trx, row.operation_id, nowSeconds(clock), {
+            error: { code: permanent ? (err as PermanentJobError).code : 7399, message: message.slice(0, 500) },
+          });
+        }
+      });
+    } finally {
+      clearInterval(beat);
+      this.running--;
+    }
+  }
+
+  /** Removes finished jobs older than a week. */
+  async purge(): Promise<number> {
+    return jobStore.purgeFinished(this.deps.db, this.deps.clock.nowMs() - FINISHED_JOB_RETENTION_MS);
+  }
+}

@@ -1,0 +1,118 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, JobsTable } from '../db/tables.js';
+import type { Engine } from '../db/database.js';
+import { newId } from '../shared/ids.js';
+import { isUniqueViolation } from '../db/database.js';
+
+export interface NewJob {
+  kind: string;
+  payload: unknown;
+  /** Unix ms; now when absent. */
+  runAt?: number;
+  operationId?: string | null;
+  /** At most one job ever exists with a given key: how periodic work runs once across instances. */
+  dedupeKey?: string | null;
+  maxAttempts?: number;
+}
+
+export const jobStore = {
+  /** Inserts a job (in the caller's transaction when given one); null when the dedupe key exists. */
+  async insert(db: Kysely<DB>, nowMs: number, job: NewJob): Promise<string | null> {
+    const id = newId('job');
+    try {
+      const res = await db
+        .insertInto('jobs')
+        .values({
+          id,
+          kind: job.kind,
+          payload: JSON.stringify(job.payload ?? null),
+          state: 'queued',
+          attempts: 0,
+          max_attempts: job.maxAttempts ?? 5,
+          run_at: job.runAt ?? nowMs,
+          locked_by: null,
+          locked_until: null,
+          last_error: null,
+          operation_id: job.operationId ?? null,
+          dedupe_key: job.dedupeKey ?? null,
+          created_at: nowMs,
+          updated_at: nowMs,
+        })
+        .onConflict((oc) => oc.column('dedupe_key').doNothing())
+        .executeTakeFirst();
+      return Number(res.numInsertedOrUpdatedRows ?? 0) > 0 ? id : null;
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    }
+  },
+
+  /**
+   * Claims the next due job (queued and due, or running with an expired lease) for one
+   * worker. One statement, so two workers never claim the same job: on PostgreSQL the
+   * inner select skips rows another worker has locked; SQLite serializes writers.
+   */
+  async claim(db: Kysely<DB>, engine: Engine, workerId: string, nowMs: number, leaseMs: number, kinds: string[]): Promise<JobsTable | null> {
+    if (kinds.length === 0) return null;
+    const lock = engine === 'postgres' ? sql`for update skip locked` : sql``;
+    const res = await sql<JobsTable>`
+      update jobs set state = 'running', locked_by = ${workerId}, locked_until = ${nowMs + leaseMs},
+        attempts = attempts + 1, updated_at = ${nowMs}
+      where id = (
+        select id from jobs
+        where kind in (${sql.join(kinds)})
+          and ((state = 'queued' and run_at <= ${nowMs}) or (state = 'running' and locked_until < ${nowMs}))
+        order by run_at, id
+        limit 1
+        ${lock}
+      )
+      returning *`.execute(db);
+    return res.rows[0] ?? null;
+  },
+
+  /** Extends a lease; false when the job is no longer this worker's (it was taken over). */
+  async heartbeat(db: Kysely<DB>, id: string, workerId: string, lockedUntil: number): Promise<boolean> {
+    const res = await db
+      .updateTable('jobs')
+      .set({ locked_until: lockedUntil })
+      .where('id', '=', id)
+      .where('locked_by', '=', workerId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** Finishes a job this worker still holds; false when it lost the lease meanwhile. */
+  async finish(
+    db: Kysely<DB>,
+    id: string,
+    workerId: string,
+    nowMs: number,
+    outcome: { state: 'succeeded' | 'failed' } | { state: 'queued'; runAt: number },
+    error: string | null,
+  ): Promise<boolean> {
+    const res = await db
+      .updateTable('jobs')
+      .set({
+        state: outcome.state,
+        run_at: outcome.state === 'queued' ? outcome.runAt : sql`run_at`,
+        locked_by: null,
+        locked_until: null,
+        last_error: error,
+        updated_at: nowMs,
+      })
+      .where('id', '=', id)
+      .where('locked_by', '=', workerId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  get: (db: Kysely<DB>, id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst(),
+
+  /** Finished jobs are kept a while for inspection, then removed. */
+  purgeFinished: async (db: Kysely<DB>, beforeMs: number): Promise<number> => {
+    const res = await db.deleteFrom('jobs').where('state', 'in', ['succeeded', 'failed']).where('updated_at', '<', beforeMs).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  },
+};

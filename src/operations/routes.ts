@@ -1,0 +1,22 @@
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import { Operation, OperationParams } from './schemas.js';
+import type { OperationService } from './service.js';
+
+export function operationRoutes(app: App, operations: OperationService): void {
+  app.get(
+    '/operations/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['operations'],
+        summary: 'An asynchronous operation: poll until `done`',
+        headers: requestHeaders(),
+        params: OperationParams,
+        response: { 200: Operation, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => operations.get(workspaceCtx(request), request.params.id),
+  );
+}

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { DB, OperationsTable } from '../db/tables.js';
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+import { notFound } from '../shared/errors.js';
+import { operationStore } from './store.js';
+
+export function toOperation(row: OperationsTable) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    done: row.done === 1,
+    error: row.error ? (JSON.parse(row.error) as { code: number; message: string }) : null,
+    result: row.result ? (JSON.parse(row.result) as Record<string, unknown>) : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** Starts an operation record (in the caller's transaction); a job completes it. */
+export async function startOperation(db: Kysely<DB>, clock: Clock, workspaceId: string, kind: string): Promise<string> {
+  const id = newId('op');
+  const now = nowSeconds(clock);
+  await operationStore.insert(db, { id, workspace_id: workspaceId, kind, done: 0, error: null, result: null, created_at: now, updated_at: now });
+  return id;
+}
+
+export function createOperationService({ db }: Pick<ServiceDeps, 'db'>) {
+  return {
+    async get(ctx: WorkspaceContext, rawId: string) {
+      const row = await operationStore.get(db, ctx.workspaceId, canonicalId('op', rawId));
+      if (!row) throw notFound('operation');
+      return toOperation(row);
+    },
+  };
+}
+
+export type OperationService = ReturnType<typeof createOperationService>;

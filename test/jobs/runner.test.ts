@@ -1,0 +1,198 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { createTestApp, as, firstError, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
+import { JobRunner, PermanentJobError, backoffMs } from '../../src/jobs/runner.js';
+import { jobStore } from '../../src/jobs/store.js';
+import { startOperation } from '../../src/operations/service.js';
+
+let h: TestApp;
+let s: Seed;
+const log = pino({ level: 'silent' });
+
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+});
+after(() => h.close());
+
+function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number } = {}) {
+  return new JobRunner({ db: h.database.db, engine: h.database.engine, clock: h.clock, log }, { workerId, ...opts });
+}
+
+describe('job runner', () => {
+  test('a job runs once and completes its operation with the result', async () => {
+    const r = runner('w1');
+    const seen: unknown[] = [];
+    r.register('t.echo', async (job) => {
+      seen.push(job.payload);
+      return { echoed: job.payload };
+    });
+    const op = await startOperation(h.database.db, h.clock, s.workspaceId, 't.echo');
+    await r.enqueue(h.database.db, { kind: 't.echo', payload: { n: 1 }, operationId: op });
+    assert.equal(await r.runDue(), 1);
+    assert.equal(await r.runDue(), 0);
+    assert.deepEqual(seen, [{ n: 1 }]);
+    const res = await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(s.apiToken) });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual({ ...(res.json() as object), created_at: 0, updated_at: 0 }, { id: op, kind: 't.echo', done: true, error: null, result: { echoed: { n: 1 } }, created_at: 0, updated_at: 0 });
+  });
+
+  test('a failing job is retried with backoff, then fails for good and records the error', async () => {
+    const r = runner('w2');
+    let calls = 0;
+    r.register('t.flaky', async () => {
+      calls++;
+      throw new Error(`boom ${calls}`);
+    }, { maxAttempts: 3 });
+    const op = await startOperation(h.database.db, h.clock, s.workspaceId, 't.flaky');
+    const id = (await r.enqueue(h.database.db, { kind: 't.flaky', payload: null, operationId: op }))!;
+    assert.equal(await r.runDue(), 1);
+    const afterFirst = (await jobStore.get(h.database.db, id))!;
+    assert.equal(afterFirst.state, 'queued');
+    assert.ok(afterFirst.run_at > h.clock.nowMs(), 'the retry waits for its backoff');
+    assert.equal(await r.runDue(), 0, 'not due before the backoff ends');
+    h.clock.advanceSeconds(2);
+    assert.equal(await r.runDue(), 1);
+    h.clock.advanceSeconds(4);
+    assert.equal(await r.runDue(), 1);
+    assert.equal(calls, 3);
+    const last = (await jobStore.get(h.database.db, id))!;
+    assert.equal(last.state, 'failed');
+    assert.equal(last.last_error, 'boom 3');
+    const opRes = (await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(s.apiToken) })).json();
+    assert.equal(opRes.done, true);
+    assert.equal(opRes.result, null);
+    assert.equal(opRes.error.message, 'boom 3');
+  });
+
+  test('a permanent error fails at once', async () => {
+    const r = runner('w3');
+    let calls = 0;
+    r.register('t.permanent', async () => {
+      calls++;
+      throw new PermanentJobError('cannot ever work', 7301);
+    });
+    const op = await startOperation(h.database.db, h.clock, s.workspaceId, 't.permanent');
+    await r.enqueue(h.database.db, { kind: 't.permanent', payload: null, operationId: op });
+    await r.runDue();
+    h.clock.advanceSeconds(600);
+    await r.runDue();
+    assert.equal(calls, 1);
+    const opRes = (await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(s.apiToken) })).json();
+    assert.deepEqual(opRes.error, { code: 7301, message: 'cannot ever work' });
+  });
+
+  test('backoff grows and is capped', () => {
+    assert.ok(backoffMs(1) >= 750 && backoffMs(1) <= 1250);
+    assert.ok(backoffMs(3) >= 3000 && backoffMs(3) <= 5000);
+    assert.ok(backoffMs(30) <= 5 * 60 * 1000 * 1.25);
+  });
+
+  test('two workers on one database run each of 40 jobs exactly once', async () => {
+    const counts = new Map<number, number>();
+    const handler = async (job: { payload: { n: number } }) => {
+      counts.set(job.payload.n, (counts.get(job.payload.n) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 1));
+      return {};
+    };
+    const a = runner('wa', { concurrency: 3 });
+    const b = runner('wb', { concurrency: 3 });
+    a.register('t.count', handler);
+    b.register('t.count', handler);
+    for (let n = 0; n < 40; n++) await a.enqueue(h.database.db, { kind: 't.count', payload: { n } });
+    const [ra, rb] = await Promise.all([a.runDue(), b.runDue()]);
+    assert.equal(ra + rb, 40);
+    assert.equal(counts.size, 40);
+    assert.ok([...counts.values()].every((c) => c === 1), 'no job ran twice');
+    if (ENGINE === 'postgres') assert.ok(ra > 0 && rb > 0, 'both workers took work');
+  });
+
+  test('a job whose worker died is taken over after its lease; the dead worker cannot finish it', async () => {
+    const kinds = ['t.lease'];
+    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind: 't.lease', payload: null }))!;
+    const claimed = await jobStore.claim(h.database.db, h.database.engine, 'dead', h.clock.nowMs(), 1000, kinds);
+    assert.equal(claimed?.id, id);
+    assert.equal(await jobStore.claim(h.database.db, h.database.engine, 'other', h.clock.nowMs(), 1000, kinds), null, 'held while the lease lasts');
+    h.clock.advanceSeconds(2);
+    const r = runner('alive');
+    let ran = 0;
+    r.register('t.lease', async () => {
+      ran++;
+      return {};
+    });
+    assert.equal(await r.runDue(), 1);
+    assert.equal(ran, 1);
+    assert.equal(await jobStore.finish(h.database.db, id, 'dead', h.clock.nowMs(), { state: 'failed' }, 'late'), false);
+    assert.equal((await jobStore.get(h.database.db, id))!.state, 'succeeded');
+  });
+
+  test('periodic work runs once per period across workers', async () => {
+    let ran = 0;
+    const mk = (w: string) => {
+      const r = runner(w);
+      r.register('t.tick', async () => {
+        ran++;
+        return {};
+      });
+      r.every('t.tick', 60);
+      return r;
+    };
+    const a = mk('pa');
+    const b = mk('pb');
+    await Promise.all([a.runDue(), b.runDue(), a.runDue()]);
+    assert.equal(ran, 1);
+    h.clock.advanceSeconds(60);
+    await Promise.all([a.runDue(), b.runDue()]);
+    assert.equal(ran, 2);
+  });
+
+  test('a job enqueued in a transaction that rolls back does not exist', async () => {
+    const r = runner('w4');
+    let ran = 0;
+    r.register('t.rollback', async () => {
+      ran++;
+      return {};
+    });
+    await assert.rejects(
+      h.database.db.transaction().execute(async (trx) => {
+        await r.enqueue(trx, { kind: 't.rollback', payload: null });
+        throw new Error('abort');
+      }),
+    );
+    await r.runDue();
+    assert.equal(ran, 0);
+  });
+
+  test('start() picks work up without being driven, and stop() waits for the job in hand', async () => {
+    const r = runner('w5');
+    let finished = false;
+    r.register('t.slow', async () => {
+      await new Promise((res) => setTimeout(res, 50));
+      finished = true;
+      return {};
+    });
+    r.start();
+    await r.enqueue(h.database.db, { kind: 't.slow', payload: null });
+    const started = Date.now();
+    while (!finished && Date.now() - started < 5000) await new Promise((res) => setTimeout(res, 5));
+    await r.stop();
+    assert.ok(finished);
+  });
+});
+
+describe('GET /v1/operations/{id}', () => {
+  test("another workspace's operation is 404 7002; an over-long id is 422", async () => {
+    const op = await startOperation(h.database.db, h.clock, s.workspaceId, 't.any');
+    const other = await h.seed('Other');
+    const res = await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(other.apiToken) });
+    assert.equal(res.statusCode, 404);
+    assert.equal(firstError(res.json()).code, 7002);
+    const bare = await h.app.inject({ method: 'GET', url: `/v1/operations/${op.slice(3)}`, headers: as(s.apiToken) });
+    assert.equal(bare.statusCode, 200);
+    assert.equal(bare.json().done, false);
+    const long = await h.app.inject({ method: 'GET', url: `/v1/operations/${'x'.repeat(65)}`, headers: as(s.apiToken) });
+    assert.equal(long.statusCode, 422);
+    assert.deepEqual(firstError(long.json()).path, ['path', 'id']);
+  });
+});
