@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.js';
+import { envelope, ErrorCodes } from './shared/errors.js';
 import type { Database } from './db/database.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { ulid } from './shared/ids.js';
@@ -65,6 +66,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+    // Errors the router raises before any route runs still answer in the envelope.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const message =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than any id (512 characters at most)' : 'The URL is not valid (bad percent-encoding)';
+      return reply.code(422).send(envelope([{ code: ErrorCodes.VALIDATION_FAILED.code, message, path: ['path'] }]));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);

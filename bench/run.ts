@@ -1,0 +1,148 @@
+/**
+ * `npm run bench`: each scenario through the full stack, against the framework's ceiling (a
+ * minimal Fastify app answering the same bytes from memory) and the floor of the work (the same
+ * SQL by hand), in one run on one machine, repeated and interleaved; prints one table.
+ *   --engine sqlite|postgres|both   (default both)   --duration S (5)   --repeat N (3)
+ *   --connections C (32)            --only TEXT
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort, startServer, timeToReady, type Server } from './lib/processes.js';
+import { load, median, type LoadResult } from './lib/load.js';
+import { scenarios, type Api, type Credentials, type Scenario } from './scenarios.js';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const { values: opts } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'both' },
+    duration: { type: 'string', default: '5' },
+    repeat: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    only: { type: 'string' },
+  },
+});
+const duration = Number(opts.duration);
+const repeat = Number(opts.repeat);
+const connections = Number(opts.connections);
+
+interface Row {
+  scenario: string;
+  engine: string;
+  variant: 'project' | 'ceiling' | 'floor';
+  rps: number;
+  p50: number;
+  p99: number;
+  rssMb: number;
+  errors: number;
+}
+
+async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
+  if (process.env.WSP_BENCH_PG_URL) return fn(process.env.WSP_BENCH_PG_URL);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-pg-'));
+  const port = String(await freePort());
+  const url = execFileSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'start', port, dir], { encoding: 'utf8' }).trim();
+  try {
+    return await fn(url);
+  } finally {
+    execFileSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', dir]);
+  }
+}
+
+function makeApi(base: string): Api {
+  return async (method, p, headers, body) => {
+    const res = await fetch(base + p, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : null };
+  };
+}
+
+async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed']>>): Promise<LoadResult> {
+  return load({ url: server.url + req.path, method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}), connections, durationSeconds: duration, expectStatus: req.expectStatus });
+}
+
+async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, string>): Promise<Row[]> {
+  const rows: Row[] = [];
+  const creds = JSON.parse(execFileSync(process.execPath, [path.join(root, 'bin/wsp.js'), 'admin', 'bootstrap', '--json'], { env: { ...process.env, ...dbEnv }, encoding: 'utf8' })) as Credentials;
+  const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info' };
+  const project = await startServer([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv, await freePort());
+  const api = makeApi(project.url);
+  try {
+    for (const sc of scenarios.filter((s) => !opts.only || s.name.includes(opts.only!))) {
+      const req = await sc.seed(api, creds);
+      const sample = await fetch(project.url + req.path, { method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}) });
+      const bytes = await sample.text();
+      if (sample.status !== req.expectStatus) throw new Error(`${sc.name}: expected ${req.expectStatus}, got ${sample.status} ${bytes}`);
+      const bodyFile = path.join(os.tmpdir(), `wsp-bench-body-${process.pid}.json`);
+      fs.writeFileSync(bodyFile, bytes);
+      const common = { BENCH_ROUTE: req.route, BENCH_METHOD: req.method, BENCH_STATUS: String(req.expectStatus), BENCH_BODY_FILE: bodyFile, BENCH_SCENARIO: sc.floor ?? '' };
+      const ceiling = await startServer([path.join(root, 'bench/servers/ceiling.mjs')], common, await freePort());
+      const floor = sc.floor ? await startServer([path.join(root, 'bench/servers/floor.mjs')], { ...common, ...dbEnv }, await freePort()) : null;
+      const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
+      for (let i = 0; i < repeat; i++) {
+        results.project.push(await runVariant(project, req));
+        results.ceiling.push(await runVariant(ceiling, req));
+        if (floor) results.floor.push(await runVariant(floor, req));
+      }
+      const servers: Record<Row['variant'], Server | null> = { project, ceiling, floor };
+      for (const variant of ['project', 'ceiling', 'floor'] as const) {
+        const rs = results[variant];
+        if (rs.length === 0) continue;
+        rows.push({
+          scenario: sc.name,
+          engine,
+          variant,
+          rps: median(rs.map((r) => r.rps)),
+          p50: median(rs.map((r) => r.p50)),
+          p99: median(rs.map((r) => r.p99)),
+          rssMb: servers[variant]!.peakRssMb(),
+          errors: rs.reduce((a, r) => a + r.errors + r.non2xx, 0),
+        });
+      }
+      await ceiling.stop();
+      await floor?.stop();
+    }
+  } finally {
+    await project.stop();
+  }
+  const readyMs = await timeToReady([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv);
+  rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0 });
+  return rows;
+}
+
+function printTable(rows: Row[]): void {
+  const out: string[] = [];
+  out.push(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${connections} connections, ${duration} s × ${repeat} (medians)`);
+  out.push('');
+  out.push('| scenario | engine | variant | req/s | p50 ms | p99 ms | peak RSS MB | vs ceiling | vs floor | errors |');
+  out.push('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    const ceiling = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'ceiling');
+    const floor = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'floor');
+    const ratio = (other?: Row) => (r.variant === 'project' && other && Number.isFinite(r.rps) ? (r.rps / other.rps).toFixed(2) : '');
+    const n = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '');
+    out.push(`| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} |`);
+  }
+  console.log(out.join('\n'));
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(path.join(root, 'dist/cli/main.js'))) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  const rows: Row[] = [];
+  if (opts.engine === 'sqlite' || opts.engine === 'both') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-'));
+    rows.push(...(await benchEngine('sqlite', { WSP_DATA_DIR: dir })));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (opts.engine === 'postgres' || opts.engine === 'both') {
+    await withPostgres(async (url) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-'));
+      rows.push(...(await benchEngine('postgres', { DATABASE_URL: url, WSP_DATA_DIR: dir })));
+    });
+  }
+  printTable(rows);
+}
+
+await main();
