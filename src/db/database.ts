@@ -11,6 +11,8 @@ export type Engine = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<DB>;
   engine: Engine;
+  /** The PostgreSQL schema in use when not the default one. */
+  pgSchema?: string;
   close(): Promise<void>;
 }
 
@@ -36,7 +38,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return { db, engine: 'postgres', close: () => db.destroy() };
+    return { db, engine: 'postgres', ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = path.join(opts.dataDir, 'wsp.sqlite');
@@ -52,7 +54,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 }
 
 export async function migrate(database: Database): Promise<void> {
-  const migrator = new Migrator({ db: database.db, provider: migrationProvider });
+  // With a schema of its own, the migration tables must be looked up in it too: Kysely's
+  // introspection sees every schema and would take another schema's tables for its own.
+  const migrator = new Migrator({
+    db: database.db,
+    provider: migrationProvider,
+    ...(database.pgSchema ? { migrationTableSchema: database.pgSchema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
