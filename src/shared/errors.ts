@@ -35,6 +35,26 @@ export const ErrorCodes = {
   },
   STATE_CONFLICT: { code: 7034, status: 409, message: 'The resource is not in a state that allows this' },
   ALREADY_EXISTS: { code: 7035, status: 409, message: 'The resource already exists' },
+  COMPUTE_CONFIG_IN_USE: { code: 7400, status: 409, message: 'Machines still use this compute config' },
+  MACHINE_NOT_RUNNING: { code: 7401, status: 409, message: 'Only a running machine can be suspended' },
+  SUSPENSION_NOT_ACTIVE: { code: 7402, status: 409, message: 'The suspension is already being resumed' },
+  PROVIDER_ACCOUNT_UNUSABLE: { code: 7403, status: 409, message: "The compute config's secret has no enabled version to use as the provider token" },
+  PROVIDER_UNAVAILABLE: { code: 7404, status: 503, message: 'The compute provider is unreachable, timing out or rate limiting; retry later' },
+  PROVIDER_REJECTED: { code: 7405, status: 422, message: 'The compute provider refused the request' },
+  PROVIDER_ACTION_FAILED: { code: 7406, status: 502, message: 'A compute provider action ended in error' },
+  PACKAGE_NAME_TAKEN: { code: 7300, status: 409, message: 'The workspace already has a package with this name' },
+  PACKAGE_VERSION_EXISTS: { code: 7301, status: 409, message: 'The package already has a version with this semver; versions are immutable' },
+  INSTALL_NAME_TAKEN: { code: 7302, status: 409, message: 'The workspace already has an install with this name' },
+  VERSION_OF_OTHER_PACKAGE: { code: 7303, status: 422, message: 'The version belongs to another package' },
+  RENDER_OF_OTHER_PACKAGE: { code: 7304, status: 422, message: 'The render is of another package; it can never apply to this install' },
+  RENDER_NOT_SUCCEEDED: { code: 7305, status: 409, message: 'Only a succeeded render can be restored' },
+  TEMPLATE_INVALID: { code: 7306, status: 422, message: 'The template is not a valid Mustache template' },
+  FILE_PATH_INVALID: { code: 7307, status: 422, message: 'The file path is not a valid relative path' },
+  RENDER_FAILED: { code: 7310, status: 422, message: 'The render failed (a template or its values); an operation error, never an HTTP response' },
+  RESTORE_VERIFICATION_FAILED: { code: 7311, status: 500, message: 'The restored commit does not hold the restored render\'s tree; an operation error' },
+  USER_CODE_UNKNOWN: { code: 7600, status: 404, message: 'No pending device login has this user code (mistyped, or expired)' },
+  USER_CODE_GUESSES_LIMITED: { code: 7601, status: 429, message: 'Too many wrong user codes; wait for Retry-After seconds' },
+  DEVICE_LOGIN_DECIDED: { code: 7602, status: 409, message: 'This device login was already approved or denied' },
   INTERNAL: { code: 7099, status: 500, message: 'Internal error' },
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
 } as const;
@@ -55,7 +75,12 @@ export class ApiError extends Error {
 
   constructor(name: ErrorName, opts: { message?: string; path?: string[]; metadata?: Record<string, string>; entries?: ErrorEntry[]; headers?: Record<string, string> } = {}) {
     const def = ErrorCodes[name];
+    // An ApiError is an answer, not a bug: capturing a stack for every 401 or 404 costs more
+    // than the rest of the request. Internal errors keep theirs.
+    const limit = Error.stackTraceLimit;
+    if (def.status < 500) Error.stackTraceLimit = 0;
     super(opts.message ?? def.message);
+    Error.stackTraceLimit = limit;
     this.status = def.status;
     this.headers = opts.headers ?? {};
     this.entries = opts.entries ?? [
