@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -14,6 +15,7 @@ import { CursorCodec } from './http/cursor.js';
 import { validatorCompiler } from './http/validation.js';
 import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
+import { FixedWindowLimiter } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { ErrorEnvelopeSchema } from './http/schemas.js';
 import { openApiOptions } from './http/openapi.js';
@@ -21,6 +23,7 @@ import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
 import type { ServiceDeps } from './deps.js';
 import { registerAreas } from './areas.js';
+import { registerDeviceAuthorization } from './oauth/register.js';
 import { JobRunner, type RunnerOptions } from './jobs/runner.js';
 
 export interface AppOptions {
@@ -63,9 +66,26 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // While closing, a request that still arrives on an open keep-alive connection is served
+    // (then that connection closes) rather than refused with a 503 outside the envelope;
+    // new connections are refused.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 512 },
+    // Requests Node's HTTP parser refuses (bad syntax, headers over 16 KiB, too slow) still
+    // answer in the envelope, and the connection is closed.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const name = err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'BAD_REQUEST';
+      const def = ErrorCodes[name];
+      const body = JSON.stringify(envelope([{ code: def.code, message: def.message }]));
+      if (socket.writable) {
+        socket.write(
+          `HTTP/1.1 ${def.status} ${STATUS_CODES[def.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      }
+      socket.destroy(err);
+    },
     // Errors the router raises before any route runs still answer in the envelope.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
       const message =
@@ -75,18 +95,34 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
+  // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
+  // through to validation (422) instead of the 415 every other non-JSON type gets.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorEnvelopeSchema);
 
   const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
   const cursors = new CursorCodec(cursorKey);
-  const verifyJwt = opts.verifyJwt ?? (await createJwtVerifier(config.jwt));
+  const verifyJwt = opts.verifyJwt ?? (await createJwtVerifier(config.jwt, clock));
   const authenticate = createAuthenticator({ db, clock, verifyJwt });
 
   await app.register(swagger, openApiOptions(config));
+  // The reference page and its assets are public (CONTRACT §8), like the document itself.
+  app.addHook('onRoute', (route) => {
+    if (route.url === '/docs' || route.url.startsWith('/docs/')) route.config = { ...route.config, auth: 'none' };
+  });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
   installNotFound(app);
-  installPipeline(app, { db, clock, authenticate });
+  installPipeline(app, {
+    db,
+    clock,
+    authenticate,
+    fingerprintKey: Buffer.from(await settingsStore.getOrCreate(db, 'idempotency_hmac_key', () => randomBytes(32).toString('base64')), 'base64'),
+    limits: {
+      authFailures: new FixedWindowLimiter(clock, config.authFailuresPerMinute),
+      ...(config.rateLimitPerMinute ? { perCredential: new FixedWindowLimiter(clock, config.rateLimitPerMinute) } : {}),
+    },
+  });
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 
   app.addHook('onResponse', async (request, reply) => {
@@ -105,6 +141,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   const deps: ServiceDeps = { db, engine: database.engine, clock, cursors, config, log: app.log, jobs };
   await app.register(async (v1) => registerAreas(v1 as unknown as App, deps), { prefix: '/v1' });
+  // Outside /v1 too (/device, /.well-known): mounted at the root.
+  await app.register(async (root) => registerDeviceAuthorization(root as unknown as App, deps));
 
   await app.ready();
   return app;

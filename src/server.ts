@@ -22,20 +22,40 @@ export async function serve(config: Config, opts: ServeOptions = { http: true, w
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
-    // New requests get 503 while in-flight ones finish; the job runner stops in onClose.
-    await app.close();
-    await database.close();
+    app.log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'shutting down: finishing in-flight requests and jobs');
+    // A client that never finishes its request must not keep the process alive forever.
+    const deadline = setTimeout(() => {
+      app.log.error({ graceSeconds: config.shutdownGraceSeconds }, 'shutdown grace period over: exiting with work in flight');
+      process.exit(1);
+    }, config.shutdownGraceSeconds * 1000);
+    deadline.unref();
+    try {
+      // New connections are refused while in-flight requests finish; the job runner stops in onClose.
+      await app.close();
+      await database.close();
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  if (opts.worker) app.jobs.start();
   if (opts.http) {
-    const address = await app.listen({ port: config.port, host: config.host });
+    let address: string;
+    try {
+      address = await app.listen({ port: config.port, host: config.host });
+    } catch (err) {
+      // A port in use must end the process with its error, not leave it running without HTTP.
+      await app.close().catch(() => undefined);
+      await database.close().catch(() => undefined);
+      throw err;
+    }
+    if (opts.worker) app.jobs.start();
     app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
   } else {
+    if (opts.worker) app.jobs.start();
     app.log.info({ engine: database.engine }, 'worker started');
   }
 }

@@ -25,6 +25,8 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
   const service = {
     async createWorkspace(name: string): Promise<{ workspace_id: string }> {
       if (!name.trim()) throw new AdminError('a workspace needs a non-empty --name');
+      // The API's bound on a workspace name (PATCH /v1/workspaces/{id}) holds here too.
+      if (name.length > 100) throw new AdminError('a workspace name is at most 100 characters');
       const id = newId('ws');
       const t = now();
       await identityStore.insertWorkspace(db, { id, name, etag: newEtag(), created_at: t, updated_at: t });

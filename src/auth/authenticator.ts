@@ -42,7 +42,8 @@ export function createAuthenticator(deps: { db: Kysely<DB>; clock: Clock; verify
       case 'jwt': {
         const claims = await verifyJwt(shape.token);
         const sub = claims?.sub;
-        if (!sub) throw unauthorized();
+        // jose checks the signature and the registered claims it is asked to, not sub's type.
+        if (typeof sub !== 'string' || sub === '' || sub.length > 255) throw unauthorized();
         let userId: string | null = null;
         if (sub.startsWith('usr_')) userId = (await identityStore.getUser(db, sub))?.id ?? null;
         userId ??= await identityStore.userIdForSubject(db, sub);

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, importJWK, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { systemClock, type Clock } from '../shared/clock.js';
 
 export interface JwtSettings {
   jwksUrl?: string | undefined;
@@ -22,19 +23,25 @@ function algorithmOf(key: KeyObject): string {
  * Verifies JWTs against one configured key (SPKI PEM or JWK) or a JWKS URL. Only ES256 and
  * RS256 are accepted, and with a single key only the algorithm that key is for, so
  * `alg: none` and algorithm confusion (an HMAC signed with the public key) fail.
+ * `exp` and `nbf` are judged by `clock` (the app's injected clock).
  */
-export async function createJwtVerifier(settings: JwtSettings): Promise<JwtVerifier> {
+export async function createJwtVerifier(settings: JwtSettings, clock: Clock = systemClock): Promise<JwtVerifier> {
   let key: KeyObject | Uint8Array | JWTVerifyGetKey;
   let algorithms: string[];
+  if ((settings.jwksUrl || settings.publicKey) && !(settings.issuer && settings.audience)) {
+    throw new Error('WSP_JWT_ISSUER and WSP_JWT_AUDIENCE are required with a JWT key');
+  }
   if (settings.jwksUrl) {
     key = createRemoteJWKSet(new URL(settings.jwksUrl));
     algorithms = ACCEPTED;
   } else if (settings.publicKey) {
-    const raw = settings.publicKey.trim();
+    // A PEM given on one line of an environment file has its newlines written as \n.
+    const raw = settings.publicKey.trim().replace(/\\n/g, '\n');
     if (raw.startsWith('{')) {
-      const jwk = JSON.parse(raw) as { kty?: string; crv?: string; alg?: string };
+      const jwk = JSON.parse(raw) as { kty?: string; crv?: string; alg?: string; d?: string };
       const alg = jwk.kty === 'EC' && jwk.crv === 'P-256' ? 'ES256' : jwk.kty === 'RSA' ? 'RS256' : null;
       if (!alg) throw new Error('WSP_JWT_PUBLIC_KEY JWK must be EC P-256 or RSA');
+      if (jwk.d !== undefined) throw new Error('WSP_JWT_PUBLIC_KEY must be a public key, not a private one');
       key = (await importJWK(jwk, alg)) as KeyObject | Uint8Array;
       algorithms = [alg];
     } else {
@@ -45,12 +52,13 @@ export async function createJwtVerifier(settings: JwtSettings): Promise<JwtVerif
   } else {
     return async () => null;
   }
-  const options = {
+  const base = {
     algorithms,
     ...(settings.issuer ? { issuer: settings.issuer } : {}),
     ...(settings.audience ? { audience: settings.audience } : {}),
   };
   return async (token) => {
+    const options = { ...base, currentDate: new Date(clock.nowMs()) };
     try {
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
       return payload;

@@ -1,5 +1,7 @@
-import { loadConfig } from '../config.js';
-import { migrate, openDatabase } from '../db/database.js';
+import { loadConfig, type Config } from '../config.js';
+import { migrate, openDatabase, type Database } from '../db/database.js';
+import { rotateMasterKey } from '../secrets/rotation.js';
+import { importDashboardFile } from '../dashboards/import.js';
 import { systemClock } from '../shared/clock.js';
 import { AdminError, createAdminService, type AdminService } from '../admin/service.js';
 import { parseArgs, stringFlag, UsageError, type Parsed } from './args.js';
@@ -14,9 +16,15 @@ which they create and migrate if needed. --json prints one JSON object.
   wsp admin member add --workspace WS --user USR --role owner|admin|member
   wsp admin session create --user USR [--json]      -> {session_token}
   wsp admin migrate                                 apply pending migrations
+  wsp admin dashboard import FILE [--json]          bring in a dashboard with its history (JSON: {workspace_id,
+                                                    revisions: [...] oldest first}), each revision source backfill
+                                                    -> {dashboard_id, current_revision_id, revisions}
+  wsp admin rotate-master-key [--json]              re-wrap every secret's data key under the current master key
+                                                    (a new key file, or WSP_MASTER_KEY with the old one in
+                                                    WSP_MASTER_KEY_PREVIOUS); servers keep running
 `;
 
-type Command = (svc: AdminService, p: Parsed) => Promise<Record<string, unknown>>;
+type Command = (svc: AdminService, p: Parsed, env: { database: Database; config: Config }) => Promise<Record<string, unknown>>;
 
 const COMMANDS: Record<string, Command> = {
   bootstrap: (svc) => svc.bootstrap(),
@@ -26,6 +34,12 @@ const COMMANDS: Record<string, Command> = {
   'member add': (svc, p) => svc.addMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true), stringFlag(p, 'role', true)),
   'session create': (svc, p) => svc.createSession(stringFlag(p, 'user', true)),
   migrate: async () => ({ migrated: true }),
+  'dashboard import': (_svc, p, { database }) => {
+    const file = p.positionals[2];
+    if (file === undefined) throw new UsageError('dashboard import needs the FILE to read');
+    return importDashboardFile(database.db, file);
+  },
+  'rotate-master-key': async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }),
 };
 
 function humanize(result: Record<string, unknown>): string {
@@ -35,7 +49,12 @@ function humanize(result: Record<string, unknown>): string {
 }
 
 /** Runs one admin command; returns the process exit code. */
-export async function runAdmin(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function runAdmin(
+  argv: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   let parsed: Parsed;
   try {
     parsed = parseArgs(argv, ['json', 'help']);
@@ -50,11 +69,11 @@ export async function runAdmin(argv: string[], out: NodeJS.WritableStream = proc
     (parsed.flags.help ? out : err).write(ADMIN_HELP);
     return parsed.flags.help ? 0 : 2;
   }
-  const config = loadConfig();
+  const config = loadConfig(env);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await migrate(database);
-    const result = await COMMANDS[name]!(createAdminService(database.db, systemClock), parsed);
+    const result = await COMMANDS[name]!(createAdminService(database.db, systemClock), parsed, { database, config });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {

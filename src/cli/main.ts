@@ -1,6 +1,7 @@
 import { loadConfig, ConfigError } from '../config.js';
 import { serve } from '../server.js';
 import { ADMIN_HELP, runAdmin } from './admin.js';
+import { clientHelp, isClientCommand, runClient } from './client/index.js';
 
 const HELP = `wsp: the Workspace Platform command
 
@@ -9,6 +10,7 @@ const HELP = `wsp: the Workspace Platform command
   wsp admin ...          operator commands (wsp admin --help)
   wsp --help             this text
 
+${clientHelp()}
 ${ADMIN_HELP}`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -37,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
       (command ? process.stdout : process.stderr).write(HELP);
       return command ? 0 : 2;
     default:
+      if (isClientCommand(command)) return runClient(argv);
       process.stderr.write(`error: unknown command "${command}"\n\n${HELP}`);
       return 2;
   }

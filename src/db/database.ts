@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type SelectQueryBuilder } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SelectQueryBuilder } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -56,10 +56,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 export async function migrate(database: Database): Promise<void> {
   // With a schema of its own, the migration tables must be looked up in it too: Kysely's
   // introspection sees every schema and would take another schema's tables for its own.
+  // Without one given, it is the connection's current schema (DATABASE_URL may set search_path).
+  let schema = database.pgSchema;
+  if (database.engine === 'postgres' && !schema) {
+    const { rows } = await sql<{ s: string | null }>`select current_schema() as s`.execute(database.db);
+    schema = rows[0]?.s ?? undefined;
+  }
   const migrator = new Migrator({
     db: database.db,
     provider: migrationProvider,
-    ...(database.pgSchema ? { migrationTableSchema: database.pgSchema } : {}),
+    ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

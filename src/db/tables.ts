@@ -120,5 +120,293 @@ export interface JobTables {
   operations: OperationsTable;
 }
 
+export interface NotificationsTable {
+  id: string;
+  user_id: string;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  title: string;
+  body: string;
+  severity: string;
+  /** JSON object */
+  context: string;
+  read_at: number | null;
+  created_at: number;
+  /** Set for notices that must be sent once: unique. */
+  dedupe_key: string | null;
+}
+
+export interface NotificationTables {
+  notifications: NotificationsTable;
+}
+
+export interface PackagesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface PackageVersionsTable {
+  id: string;
+  workspace_id: string;
+  package_id: string;
+  semver: string;
+  /** JSON object: normalized path to Mustache template */
+  files: string;
+  created_at: number;
+}
+
+export interface InstallsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  package_id: string;
+  desired_version_id: string;
+  current_version_id: string | null;
+  /** JSON object */
+  values_json: string;
+  automatic_updates_enabled: number;
+  /** The last render number given out for this install. */
+  render_seq: number;
+  /** The number of the render `current_version_id` came from (0: none yet). */
+  current_render_seq: number;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded';
+
+export interface RendersTable {
+  id: string;
+  workspace_id: string;
+  install_id: string;
+  /** 1, 2, ... per install, in creation order: the order renders reach the branch. */
+  seq: number;
+  package_version_id: string;
+  /** JSON object: the values this render uses, fixed when it is created. */
+  values_json: string;
+  state: RenderState;
+  render_hash: string | null;
+  tree_sha: string | null;
+  commit_sha: string | null;
+  operation_id: string;
+  restored_from_render_id: string | null;
+  message: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface InstallTables {
+  packages: PackagesTable;
+  package_versions: PackageVersionsTable;
+  installs: InstallsTable;
+  renders: RendersTable;
+}
+
+export interface ClustersTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  is_default: number;
+  created_at: number;
+}
+
+export interface ComputeConfigsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  provider: string;
+  region: string;
+  image: string;
+  machine_type_filter: string;
+  secret_id: string | null;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type MachineStatus = 'creating' | 'running' | 'suspending' | 'suspended' | 'resuming' | 'failed' | 'expired';
+
+export interface MachinesTable {
+  id: string;
+  workspace_id: string;
+  compute_config_id: string;
+  cluster_id: string;
+  provider: string;
+  hostname: string;
+  server_type: string;
+  location: string;
+  image: string;
+  status: MachineStatus;
+  provider_server_id: number | null;
+  ipv4: string | null;
+  /** The snapshot of a suspension under way or in force. */
+  snapshot_id: number | null;
+  suspension_id: string | null;
+  /** The operation of the latest asynchronous change (create, suspend, resume). */
+  operation_id: string | null;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** active: listed; resuming: a resume is under way; resumed and expired: over. */
+export type SuspensionState = 'active' | 'resuming' | 'resumed' | 'expired';
+
+export interface ComputeSuspensionsTable {
+  id: string;
+  workspace_id: string;
+  machine_id: string;
+  cluster_id: string;
+  server_type: string;
+  location: string;
+  hostname: string;
+  provider: string;
+  snapshot_id: number;
+  size_gb: number;
+  monthly_cost_cents: number;
+  reason: 'manual' | 'downgrade';
+  state: SuspensionState;
+  /** Expiry notices sent so far: 0 none, 1 the 7-day info, 2 the 1-day warning. */
+  notices_sent: number;
+  expires_at: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export interface ComputeTables {
+  clusters: ClustersTable;
+  compute_configs: ComputeConfigsTable;
+  machines: MachinesTable;
+  compute_suspensions: ComputeSuspensionsTable;
+}
+
+export type DeviceAuthorizationState = 'pending' | 'approved' | 'denied' | 'redeemed';
+
+export interface DeviceAuthorizationsTable {
+  id: string;
+  client_id: string;
+  device_code_hash: string;
+  /** Normalized: 8 letters of BCDFGHJKLMNPQRSTVWXZ, no dash. */
+  user_code: string;
+  state: DeviceAuthorizationState;
+  /** The user who approved or denied. */
+  user_id: string | null;
+  /** The polling interval now in force: 5 s, plus 5 s for every slow_down. */
+  interval_seconds: number;
+  /** Unix milliseconds of the last poll: the interval is checked finer than seconds. */
+  last_polled_ms: number | null;
+  created_at: number;
+  decided_at: number | null;
+  expires_at: number;
+}
+
+export interface DeviceGuessLimitsTable {
+  /** `ip:<address>` or `user:<id>` */
+  key: string;
+  window_start: number;
+  failures: number;
+}
+
+export interface DeviceTables {
+  device_authorizations: DeviceAuthorizationsTable;
+  device_guess_limits: DeviceGuessLimitsTable;
+}
+
+export interface SecretsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  etag: string;
+  /** The last version number given out: versions are numbered 1, 2, ... per secret. */
+  version_seq: number;
+  /** The id of the master key that wrapped `wrapped_key` (see src/secrets/crypto.ts). */
+  key_id: string;
+  /** The secret's data key, AES-256-GCM sealed by that master key; never stored unwrapped. */
+  wrapped_key: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type SecretVersionState = 'enabled' | 'disabled' | 'destroyed';
+
+export interface SecretVersionsTable {
+  id: string;
+  workspace_id: string;
+  secret_id: string;
+  version_number: number;
+  state: SecretVersionState;
+  comment: string | null;
+  etag: string;
+  /** The payload sealed by the secret's data key; null once destroyed. */
+  ciphertext: string | null;
+  created_at: number;
+  destroyed_at: number | null;
+}
+
+export interface SecretTables {
+  secrets: SecretsTable;
+  secret_versions: SecretVersionsTable;
+}
+
+export interface SnippetsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  source: string;
+  display_type: string | null;
+  state: 'active' | 'archived';
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A dashboard's head: its content is that of `current_revision_id`. */
+export interface DashboardsTable {
+  id: string;
+  workspace_id: string;
+  current_revision_id: string;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RevisionSource = 'manual' | 'automatic' | 'restore' | 'reset' | 'backfill';
+
+/** Immutable (triggers refuse UPDATE, and DELETE while the dashboard exists). */
+export interface DashboardRevisionsTable {
+  id: string;
+  workspace_id: string;
+  dashboard_id: string;
+  /** 1, 2, ... per dashboard. */
+  seq: number;
+  parent_revision_id: string | null;
+  restored_from_revision_id: string | null;
+  source: RevisionSource;
+  author_id: string;
+  summary: string | null;
+  name: string;
+  description: string | null;
+  purpose: 'workspace_overview' | 'custom';
+  /** JSON array */
+  filter_definitions: string;
+  /** JSON object */
+  default_filter_values: string;
+  /** JSON array */
+  widgets: string;
+  /** JSON object, or null for a first revision */
+  structural_diff: string | null;
+  created_at: number;
+}
+
+export interface DashboardTables {
+  snippets: SnippetsTable;
+  dashboards: DashboardsTable;
+  dashboard_revisions: DashboardRevisionsTable;
+}
+
 /** The whole database: each area adds its tables here. */
-export interface DB extends FoundationTables, JobTables {}
+export interface DB extends FoundationTables, DashboardTables, JobTables, NotificationTables, InstallTables, ComputeTables, DeviceTables, SecretTables {}

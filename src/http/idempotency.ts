@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { sha256Hex } from '../shared/crypto.js';
+import { hmacSha256 } from '../shared/crypto.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 
 /** Results are kept this long, as CONTRACT §1 says. */
@@ -20,9 +20,13 @@ export type ClaimOutcome =
   | { kind: 'in_flight' }
   | { kind: 'mismatch' };
 
-/** The fingerprint of a request; kept only as a hash so no body (a secret payload) is stored. */
-export function fingerprint(method: string, url: string, body: unknown, ifMatch: string | undefined): string {
-  return sha256Hex(JSON.stringify([method, url, body ?? null, ifMatch ?? null]));
+/**
+ * The fingerprint of a request, kept instead of the request itself. It is keyed with a
+ * server secret: a plain hash of a body holding a short secret payload could be reversed by
+ * guessing, a keyed one cannot without the key.
+ */
+export function fingerprint(key: Buffer, method: string, url: string, body: unknown, ifMatch: string | undefined): string {
+  return hmacSha256(key, JSON.stringify([method, url, body ?? null, ifMatch ?? null])).toString('hex');
 }
 
 const where = (s: IdempotencyScope) => (qb: any) =>

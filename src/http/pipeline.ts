@@ -8,6 +8,7 @@ import { ApiError, envelope } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
 import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
+import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
 import type { App } from './fastify-types.js';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
@@ -18,7 +19,13 @@ interface PipelineDeps {
   db: Kysely<DB>;
   clock: Clock;
   authenticate: Authenticator;
+  /** Keys the Idempotency-Key fingerprints (shared by every instance, from the settings table). */
+  fingerprintKey: Buffer;
+  /** Failed authentications per client address (always on) and, when set, requests per credential. */
+  limits?: { authFailures?: FixedWindowLimiter; perCredential?: FixedWindowLimiter };
 }
+
+const SERVICE_CONTEXT_RE = /^ws_[A-Za-z0-9]+$/;
 
 /** Maps anything thrown during a request to the spec's envelope. Never leaks a stack or SQL. */
 export function toApiError(err: FastifyError | Error): ApiError {
@@ -57,14 +64,27 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 export function installPipeline(app: App, deps: PipelineDeps): void {
   const { db, clock, authenticate } = deps;
+  const { authFailures, perCredential } = deps.limits ?? {};
   app.decorateRequest('principal', null);
   app.decorateRequest('ctx', null);
   app.decorateRequest('idem', null);
 
-  // 1. Credential (401) before anything is parsed or validated.
+  // 1. Credential (401) before anything is parsed or validated. Failed authentications are
+  // counted per client address: past the limit they answer 429 until the window ends, while
+  // requests that authenticate are never counted nor refused by it.
   app.addHook('onRequest', async (request) => {
     if (request.is404 || request.routeOptions.config?.auth === 'none') return;
-    request.principal = await authenticate(request.headers.authorization);
+    let principal;
+    try {
+      principal = await authenticate(request.headers.authorization);
+    } catch (err) {
+      const wait = err instanceof ApiError && err.status === 401 && authFailures ? authFailures.hit(request.ip) : 0;
+      if (wait > 0) throw rateLimited(wait, 'Too many failed authentications from this address; retry after the time in Retry-After');
+      throw err;
+    }
+    const wait = perCredential ? perCredential.hit(credentialKey(principal)) : 0;
+    if (wait > 0) throw rateLimited(wait, `This credential made more than ${perCredential!.limit} requests this minute`);
+    request.principal = principal;
   });
 
   // 2. Validation runs between these (422). 3. Service-Context and role (403). 4. Idempotency.
@@ -72,13 +92,22 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const config = request.routeOptions.config;
     if (!request.principal || !config?.scope) return;
     const headers = request.headers as Record<string, string | undefined>;
-    request.ctx = await resolveContext(db, request.principal, headers['service-context'], config.scope);
+    // The spec's header rules hold even on a route whose schema forgot to declare them.
+    const named = headers['service-context'];
+    if (named !== undefined && (named.length > 53 || !SERVICE_CONTEXT_RE.test(named))) {
+      throw new ApiError('VALIDATION_FAILED', { message: 'service-context must be a workspace id ws_<id> of 1-53 characters', path: ['headers', 'service-context'] });
+    }
+    const key = headers['idempotency-key'];
+    const isWrite = WRITE_METHODS.has(request.method);
+    if (isWrite && key !== undefined && (key.length < 1 || key.length > 64)) {
+      throw new ApiError('VALIDATION_FAILED', { message: 'idempotency-key must be 1-64 characters', path: ['headers', 'idempotency-key'] });
+    }
+    request.ctx = await resolveContext(db, request.principal, named, config.scope);
     if (config.roles) requireRole(request.ctx, config.roles);
 
-    const key = headers['idempotency-key'];
-    if (key === undefined || !WRITE_METHODS.has(request.method)) return;
+    if (key === undefined || !isWrite) return;
     const scope = { workspaceId: request.ctx.workspaceId ?? '', principalId: request.ctx.actorId, key };
-    const fp = fingerprint(request.method, request.url, request.body, headers['if-match']);
+    const fp = fingerprint(deps.fingerprintKey, request.method, request.url, request.body, headers['if-match']);
     const outcome = await claimKey(db, clock, scope, fp);
     switch (outcome.kind) {
       case 'claimed':

@@ -35,6 +35,19 @@ export class PermanentJobError extends Error {
   }
 }
 
+/**
+ * Not a failure: the work must wait (a provider's rate limit says until when). The job is
+ * queued again for `runAtMs` and the attempt is not counted.
+ */
+export class RetryLaterError extends Error {
+  constructor(
+    message: string,
+    readonly runAtMs: number,
+  ) {
+    super(message);
+  }
+}
+
 interface Registration {
   handler: JobHandler;
   maxAttempts: number;
@@ -193,6 +206,12 @@ export class JobRunner {
       });
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof RetryLaterError) {
+        const runAt = Math.max(err.runAtMs, clock.nowMs());
+        log.info({ job: row.id, kind: row.kind, runAt }, 'job waits');
+        await jobStore.finish(db, row.id, this.opts.workerId, clock.nowMs(), { state: 'queued', runAt }, message.slice(0, 2000), { refundAttempt: true });
+        return;
+      }
       const permanent = err instanceof PermanentJobError;
       const final = permanent || row.attempts >= row.max_attempts;
       const now = clock.nowMs();

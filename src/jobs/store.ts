@@ -90,6 +90,7 @@ export const jobStore = {
     nowMs: number,
     outcome: { state: 'succeeded' | 'failed' } | { state: 'queued'; runAt: number },
     error: string | null,
+    opts: { refundAttempt?: boolean } = {},
   ): Promise<boolean> {
     const res = await db
       .updateTable('jobs')
@@ -100,6 +101,7 @@ export const jobStore = {
         locked_until: null,
         last_error: error,
         updated_at: nowMs,
+        ...(opts.refundAttempt ? { attempts: sql<number>`attempts - 1` } : {}),
       })
       .where('id', '=', id)
       .where('locked_by', '=', workerId)

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { buildApp } from '../../src/app.js';
+import { buildApp, loggerOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { migrate, openDatabase, type Database } from '../../src/db/database.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -18,6 +18,8 @@ export interface TestDatabase {
   database: Database;
   /** What a second server process needs to reach the same database. */
   env: Record<string, string>;
+  /** A temp directory for the app's local data (git repositories, key files), never ./data. */
+  dataDir: string;
   cleanup(): Promise<void>;
 }
 
@@ -31,15 +33,18 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     await admin.connect();
     await admin.query(`create schema ${schema}`);
     await admin.end();
-    const database = await openDatabase({ databaseUrl: url, dataDir: os.tmpdir(), pgSchema: schema, poolSize: 20 });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-'));
+    const database = await openDatabase({ databaseUrl: url, dataDir, pgSchema: schema, poolSize: 20 });
     await migrate(database);
     const withSchema = new URL(url);
     withSchema.searchParams.set('options', `-c search_path=${schema}`);
     return {
       database,
-      env: { DATABASE_URL: withSchema.toString() },
+      env: { DATABASE_URL: withSchema.toString(), WSP_DATA_DIR: dataDir },
+      dataDir,
       async cleanup() {
         await database.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
         const c = new pg.Client({ connectionString: url });
         await c.connect();
         await c.query(`drop schema ${schema} cascade`);
@@ -53,6 +58,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   return {
     database,
     env: { WSP_DATA_DIR: dir },
+    dataDir: dir,
     async cleanup() {
       await database.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -87,15 +93,31 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(opts: { config?: Partial<Config>; verifyJwt?: JwtVerifier } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  config?: Partial<Config>;
+  verifyJwt?: JwtVerifier;
+  /** Capture the app's JSON log lines (the server's own logger settings, redaction included). */
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const testDb = await openTestDatabase();
   const clock = new ManualClock(Date.UTC(2026, 0, 1) + Math.floor(Math.random() * 1000) * 1000);
-  const config = { ...loadConfig({}), publicUrl: 'http://localhost:8080', ...opts.config };
+  // Suites send many bad credentials on purpose: the failed-authentication limit is tested on its own.
+  // A master key of its own per app, so no test reads or writes a key file unless it asks to
+  // (config: {masterKey: undefined}).
+  const masterKey = randomBytes(32).toString('base64');
+  const config = { ...loadConfig({}), dataDir: testDb.dataDir, publicUrl: 'http://localhost:8080', authFailuresPerMinute: 1_000_000, masterKey, ...opts.config };
+  const logger = opts.logStream
+    ? { ...(loggerOptions('info') as object), stream: opts.logStream }
+    : process.env.WSP_TEST_LOG
+      ? { level: 'debug' }
+      : false;
   const app = await buildApp({
     config,
     database: testDb.database,
     clock,
-    logger: process.env.WSP_TEST_LOG ? { level: 'debug' } : false,
+    logger,
     ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),
   });
   const admin = createAdminService(testDb.database.db, clock);

@@ -196,3 +196,28 @@ describe('GET /v1/operations/{id}', () => {
     assert.deepEqual(firstError(long.json()).path, ['path', 'id']);
   });
 });
+
+describe('waiting without failing', () => {
+  test('RetryLaterError queues the job for the given time and does not count the attempt', async () => {
+    const { RetryLaterError } = await import('../../src/jobs/runner.js');
+    const r = runner('w-wait');
+    let calls = 0;
+    r.register('t.wait', async () => {
+      calls++;
+      if (calls <= 3) throw new RetryLaterError('rate limited', h.clock.nowMs() + 30_000);
+      return { ok: true };
+    }, { maxAttempts: 1 });
+    const id = (await r.enqueue(h.database.db, { kind: 't.wait', payload: null }))!;
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await r.runDue(), 1);
+      const row = (await jobStore.get(h.database.db, id))!;
+      assert.equal(row.state, 'queued');
+      assert.equal(row.attempts, 0, 'waiting is not an attempt');
+      assert.equal(await r.runDue(), 0, 'not before the time it was told');
+      h.clock.advanceSeconds(30);
+    }
+    assert.equal(await r.runDue(), 1);
+    assert.equal((await jobStore.get(h.database.db, id))!.state, 'succeeded', 'one attempt allowed, and it was the only real one');
+    assert.equal(calls, 4);
+  });
+});

@@ -1,11 +1,23 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as jobs from './0002_jobs.js';
+import * as dashboards from './0003_dashboards.js';
+import * as secrets from './0004_secrets.js';
+import * as installs from './0005_installs.js';
+import * as compute from './0006_compute.js';
+import * as notifications from './0007_notifications.js';
+import * as device from './0008_device.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_jobs': jobs,
+  '0003_dashboards': dashboards,
+  '0004_secrets': secrets,
+  '0005_installs': installs,
+  '0006_compute': compute,
+  '0007_notifications': notifications,
+  '0008_device': device,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,59 @@
+import type { Client } from 'openapi-fetch';
+import { createClient, type ErrorEnvelope, type paths } from '../../sdk/index.js';
+import { CliError, EXIT } from './exit-codes.js';
+import type { Credentials } from './credentials.js';
+
+/** No request of the CLI waits longer than this for an answer. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+const timedFetch = (request: Request) => fetch(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+
+export function apiFor<P extends {} = paths>(server: string, token?: string, workspace?: string | null): Client<P> {
+  return createClient<P>({
+    baseUrl: server,
+    token,
+    workspace: workspace ?? undefined,
+    headers: { 'user-agent': 'wsp-cli/1.0.0' },
+    fetch: timedFetch,
+  });
+}
+
+export const apiAs = (c: Credentials) => apiFor(c.server, c.token, c.workspace);
+
+type Answer<D> = { data?: D; error?: unknown; response: Response };
+
+function reasonOf(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  if (e?.cause?.code) return e.cause.code;
+  if (e instanceof SyntaxError) return 'the answer is not this API’s JSON';
+  return e?.cause?.message ?? e?.message ?? String(err);
+}
+
+export function unreachable(server: string, err: unknown): CliError {
+  return new CliError(`cannot reach the server at ${server} (${reasonOf(err)})`, EXIT.UNREACHABLE);
+}
+
+/** One line per envelope entry: message, field path, stable code. */
+export function describeEnvelope(status: number, error: unknown): string {
+  const entries = (error as ErrorEnvelope | undefined)?.errors;
+  if (!Array.isArray(entries) || entries.length === 0) return `the server answered ${status}`;
+  return entries.map((e) => `${e.message}${e.path?.length ? ` (${e.path.join('.')})` : ''} [${e.code}]`).join('\n  ');
+}
+
+/**
+ * Awaits an SDK call: its data when it succeeded; otherwise the CLI error to exit with
+ * (401: not logged in; another error answer: failed; no answer: unreachable).
+ */
+export async function send<D>(server: string, pending: Promise<Answer<D>>): Promise<D> {
+  let answer: Answer<D>;
+  try {
+    answer = await pending;
+  } catch (err) {
+    throw unreachable(server, err);
+  }
+  const { response } = answer;
+  if (response.ok) return answer.data as D;
+  if (response.status === 401) throw new CliError('the server no longer accepts your login (expired or revoked): run `wsp login`', EXIT.NOT_LOGGED_IN);
+  throw new CliError(`${response.status}: ${describeEnvelope(response.status, answer.error)}`, EXIT.FAILED);
+}

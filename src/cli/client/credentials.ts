@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CliError, EXIT } from './exit-codes.js';
+
+/** What `wsp login` keeps: one server, one session, the workspace commands act in. */
+export interface Credentials {
+  server: string;
+  token: string;
+  user_id: string;
+  /** Sent as Service-Context; set by `wsp workspace use`. */
+  workspace: string | null;
+}
+
+export const DEFAULT_SERVER = 'http://localhost:8080';
+
+/** `$WSP_CONFIG_DIR`, else `~/.config/wsp` (XDG_CONFIG_HOME honoured). */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.WSP_CONFIG_DIR) return path.resolve(env.WSP_CONFIG_DIR);
+  return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'wsp');
+}
+
+export const credentialsPath = (env?: NodeJS.ProcessEnv) => path.join(configDir(env), 'credentials.json');
+
+export function readCredentials(env?: NodeJS.ProcessEnv): Credentials | null {
+  const file = credentialsPath(env);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`, EXIT.FAILED);
+  }
+  try {
+    const c = JSON.parse(text) as Partial<Credentials>;
+    if (typeof c.server === 'string' && typeof c.token === 'string' && typeof c.user_id === 'string') {
+      return { server: c.server, token: c.token, user_id: c.user_id, workspace: typeof c.workspace === 'string' ? c.workspace : null };
+    }
+  } catch {
+    // fall through: a damaged file is as good as none
+  }
+  throw new CliError(`${file} is damaged; run \`wsp login\` again`, EXIT.NOT_LOGGED_IN);
+}
+
+/** The credential file is a secret: 0600 in a 0700 directory, replaced atomically. */
+export function writeCredentials(c: Credentials, env?: NodeJS.ProcessEnv): string {
+  const file = credentialsPath(env);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
+  // The mode given to writeFileSync is masked by the umask and ignored for an existing file.
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, file);
+  return file;
+}
+
+export function deleteCredentials(env?: NodeJS.ProcessEnv): boolean {
+  try {
+    fs.unlinkSync(credentialsPath(env));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+export function requireCredentials(env?: NodeJS.ProcessEnv): Credentials {
+  const c = readCredentials(env);
+  if (!c) throw new CliError('not logged in: run `wsp login` first', EXIT.NOT_LOGGED_IN);
+  return c;
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { stringFlag, UsageError } from '../args.js';
+import { apiAs, send } from './api.js';
+import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
+import { requireCredentials } from './credentials.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { printFields, printJson, Spinner } from './output.js';
+import { requireWorkspace } from './tokens.js';
+
+const POLL_MS = 1000;
+
+export const installsRestore: Command = {
+  name: 'installs restore',
+  usage: 'inst_ID --render rnd_ID [--timeout SECONDS]',
+  summary: "restore a succeeded render as a new commit, and wait for it (progress on a terminal)",
+  flags: ['render', 'timeout'],
+  details: `Reads the install's etag for If-Match and sends an Idempotency-Key, so a retried request never restores twice.
+Waits until the operation is done (default at most 600 s): exit 0 when it succeeded, 1 when it failed or timed out.`,
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const renderId = stringFlag(ctx.args, 'render', true);
+    if (!/^(rnd_)?[0-9A-Za-z]{1,60}$/.test(renderId)) throw new UsageError(`--render must look like rnd_<id>, got "${renderId}"`);
+    const timeout = intFlag(ctx, 'timeout', 1, 86400) ?? 600;
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const api = apiAs(c);
+
+    const install = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
+    const restored = await send(
+      c.server,
+      api.POST('/v1/installs/{id}:restore', {
+        params: { path: { id }, header: { 'if-match': install.etag, 'idempotency-key': randomUUID() } },
+        body: { render_id: renderId },
+      }),
+    );
+    const opId = restored.render.operation_id;
+
+    // Progress: a spinner with the elapsed time on a terminal; in a pipe, a line on stderr
+    // when waiting starts and ends; nothing with --json.
+    const spinner = Spinner.for(ctx.io, ctx.json);
+    const lines = !ctx.json && !ctx.io.out.isTTY;
+    const started = Date.now();
+    const waiting = `Restoring ${restored.render.id} (operation ${opId})`;
+    spinner.start(`${waiting}…`);
+    if (lines) ctx.io.err.write(`${waiting}…\n`);
+    let operation;
+    try {
+      for (;;) {
+        operation = await send(c.server, api.GET('/v1/operations/{id}', { params: { path: { id: opId } } }));
+        if (operation.done) break;
+        const seconds = Math.round((Date.now() - started) / 1000);
+        if (seconds >= timeout) throw new CliError(`operation ${opId} not done after ${timeout} s; see GET /v1/operations/${opId}`, EXIT.FAILED);
+        spinner.update(`${waiting}: running, ${seconds} s`);
+        await ctx.io.sleep(POLL_MS);
+      }
+    } finally {
+      spinner.stop();
+    }
+    if (lines) ctx.io.err.write(`Operation ${opId} ${operation.error ? 'failed' : 'succeeded'} after ${Math.round((Date.now() - started) / 1000)} s.\n`);
+    const render = await send(c.server, api.GET('/v1/renders/{id}', { params: { path: { id: restored.render.id } } }));
+    if (ctx.json) printJson(ctx.io, { install: restored.install, render, operation });
+    if (operation.error) throw new CliError(`restore failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
+    if (ctx.json) return;
+    printFields(ctx.io, [
+      ['install', `${install.name} (${install.id})`],
+      ['render', `${render.id} (${render.state})`],
+      ['restored from', render.restored_from_render_id],
+      ['commit', render.commit_sha],
+    ]);
+  },
+};

@@ -1,0 +1,95 @@
+import type { WspClient } from '../../sdk/index.js';
+import { UsageError, stringFlag } from '../args.js';
+import { apiAs, send } from './api.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
+import { requireCredentials, type Credentials } from './credentials.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { printFields, printJson, printTable, time } from './output.js';
+
+/** Workspace commands need a workspace: say how to choose one instead of relaying a 403. */
+export function requireWorkspace(c: Credentials): Credentials & { workspace: string } {
+  if (!c.workspace) throw new CliError('no workspace chosen: run `wsp workspace use ws_...` (see `wsp workspace list`)', EXIT.USAGE);
+  return c as Credentials & { workspace: string };
+}
+
+/** `30d`, `12h`, `90m` or seconds, from now. */
+function expiresAt(raw: string, now: number): number {
+  const m = /^(\d{1,9})([smhd]?)$/.exec(raw);
+  if (!m) throw new UsageError(`--expires-in must be a duration like 30d, 12h, 90m or 3600, got "${raw}"`);
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  return now + Number(m[1]) * unit;
+}
+
+/** Every page of the token list, following next_cursor. */
+async function allTokens(c: Credentials, api: WspClient) {
+  const tokens = [];
+  let cursor: string | undefined;
+  do {
+    const page = await send(c.server, api.GET('/v1/api_tokens', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
+    tokens.push(...page.data);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return tokens;
+}
+
+export const tokensCreate: Command = {
+  name: 'tokens create',
+  usage: '--name NAME [--expires-in 30d]',
+  summary: 'create a workspace API token (owner or admin); it is shown once',
+  flags: ['name', 'expires-in'],
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const name = stringFlag(ctx.args, 'name', true);
+    const expiresIn = stringFlag(ctx.args, 'expires-in');
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const body = { name, ...(expiresIn ? { expires_at: expiresAt(expiresIn, Math.floor(Date.now() / 1000)) } : {}) };
+    const token = await send(c.server, apiAs(c).POST('/v1/api_tokens', { body }));
+    if (ctx.json) return printJson(ctx.io, token);
+    printFields(ctx.io, [
+      ['id', token.id],
+      ['name', token.name],
+      ['expires', token.expires_at === null ? 'never' : time(token.expires_at)],
+      ['token', token.token],
+    ]);
+    ctx.io.err.write('Store the token now: it is never shown again.\n');
+  },
+};
+
+export const tokensList: Command = {
+  name: 'tokens list',
+  usage: '',
+  summary: "the workspace's API tokens (never their secrets)",
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const tokens = await allTokens(c, apiAs(c));
+    if (ctx.json) return printJson(ctx.io, { data: tokens });
+    printTable(
+      ctx.io,
+      tokens,
+      [
+        ['id', (t) => t.id],
+        ['name', (t) => t.name],
+        ['prefix', (t) => t.prefix],
+        ['created', (t) => time(t.created_at)],
+        ['expires', (t) => (t.expires_at === null ? 'never' : time(t.expires_at))],
+        ['last used', (t) => time(t.last_used_at)],
+      ],
+      'No API tokens.',
+    );
+  },
+};
+
+export const tokensRevoke: Command = {
+  name: 'tokens revoke',
+  usage: 'tok_ID',
+  summary: 'revoke an API token at once (owner or admin)',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the token id', 'tok');
+    noMoreArgs(ctx, 1);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    await send(c.server, apiAs(c).DELETE('/v1/api_tokens/{id}', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, { id, revoked: true });
+    ctx.io.out.write(`Revoked ${id}.\n`);
+  },
+};

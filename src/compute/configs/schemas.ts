@@ -1,0 +1,60 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../../http/schemas.js';
+import { GLOB_PATTERN } from './glob.js';
+
+/** The request of the spec's POST /compute/configs; `provider` accepts the one configured id. */
+export function createComputeConfigBody(providerId: string) {
+  return Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      provider: Type.Unsafe<string>({ type: 'string', enum: [providerId], description: `The infrastructure provider: \`${providerId}\`` }),
+      region: Type.String({ minLength: 1, description: "One of the provider's locations, e.g. `fsn1`" }),
+      image: Type.String({ minLength: 1, description: 'An image the provider offers, e.g. `ubuntu-24.04`' }),
+      machine_type_filter: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 100,
+          pattern: GLOB_PATTERN,
+          default: '*',
+          description: 'Glob over the provider\'s server types (`*`, `?`, `[a-z]`, `[!x]`), e.g. `cx*`; default `*`. It must match at least one type offered in the region.',
+        }),
+      ),
+      secret_id: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 54, description: "Bring your own machine account: a secret of the workspace whose newest enabled version is the provider token. Omitted: the platform's account" }),
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+export type CreateComputeConfigBody = Static<ReturnType<typeof createComputeConfigBody>>;
+
+export const CreatedComputeConfig = Type.Object({ id: Type.String({ description: '`cc_<id>`' }) }, { additionalProperties: false, description: 'Config created' });
+
+export const ComputeConfig = Type.Object(
+  {
+    id: Type.String(),
+    workspace_id: Type.String(),
+    name: Type.String(),
+    provider: Type.String(),
+    region: Type.String(),
+    image: Type.String(),
+    machine_type_filter: Type.String(),
+    secret_id: Type.Union([Type.String(), Type.Null()], { description: "null: the platform's provider account" }),
+    etag: Type.String(),
+    created_at: UnixSeconds(),
+    updated_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+
+export const ComputeConfigList = ListEnvelope(ComputeConfig);
+
+export const ListComputeConfigsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);
+
+export const ComputeConfigParams = Type.Object({ id: PathId(64, 'Compute config id, `cc_<id>` or bare') });

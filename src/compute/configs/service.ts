@@ -1,0 +1,84 @@
+import type { ServiceDeps } from '../../deps.js';
+import type { ComputeConfigsTable } from '../../db/tables.js';
+import type { WorkspaceContext } from '../../auth/principal.js';
+import { canonicalId, newId } from '../../shared/ids.js';
+import { nowSeconds } from '../../shared/clock.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
+import { toPage } from '../../http/cursor.js';
+import { assertIfMatch, newEtag } from '../../http/etag.js';
+import type { ProviderAccounts, SecretLookup } from '../provider/accounts.js';
+import { duringRequest } from '../provider/errors.js';
+import { configViolations } from '../catalog.js';
+import { globToRegExp } from './glob.js';
+import { computeConfigStore } from './store.js';
+import type { CreateComputeConfigBody } from './schemas.js';
+
+export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'> {
+  accounts: ProviderAccounts;
+  secrets: SecretLookup;
+}
+
+export function createComputeConfigService({ db, engine, clock, cursors, accounts, secrets }: ComputeConfigDeps) {
+  async function visible(ctx: WorkspaceContext, rawId: string): Promise<ComputeConfigsTable> {
+    const row = await computeConfigStore.get(db, ctx.workspaceId, canonicalId('cc', rawId));
+    if (!row) throw notFound('compute config');
+    return row;
+  }
+
+  return {
+    /**
+     * Order of checks: the glob's syntax, then what the provider offers (422 entries for
+     * region, image and machine_type_filter together), then the secret (404).
+     */
+    async create(ctx: WorkspaceContext, body: CreateComputeConfigBody): Promise<{ id: string }> {
+      const filterText = body.machine_type_filter ?? '*';
+      const filter = globToRegExp(filterText);
+      if (!filter) throw validationError(['body', 'machine_type_filter'], 'machine_type_filter is not a valid glob (a character range is reversed)');
+      // What is offered is the same for every account, so the platform's account answers it.
+      const violations = await duringRequest(() => configViolations(accounts.forToken(null), { region: body.region, image: body.image, filter }));
+      if (violations.length > 0) throw new ApiError('VALIDATION_FAILED', { entries: violations });
+      const secretId = body.secret_id === undefined ? null : canonicalId('sec', body.secret_id);
+      if (secretId !== null && !(await secrets.exists(ctx.workspaceId, secretId))) throw notFound('secret', ['body', 'secret_id']);
+
+      const now = nowSeconds(clock);
+      const id = newId('cc');
+      await computeConfigStore.insert(db, {
+        id,
+        workspace_id: ctx.workspaceId,
+        name: body.name,
+        provider: body.provider,
+        region: body.region,
+        image: body.image,
+        machine_type_filter: filterText,
+        secret_id: secretId,
+        etag: newEtag(),
+        created_at: now,
+        updated_at: now,
+      });
+      return { id };
+    },
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `compute_configs:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await computeConfigStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, (r) => r, (r) => [r.id], cursors, list);
+    },
+
+    get: visible,
+
+    /** Refused (409) while machines that are not over still need the config's account. */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
+      const id = canonicalId('cc', rawId);
+      await db.transaction().execute(async (trx) => {
+        const row = await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, id);
+        if (!row) throw notFound('compute config');
+        assertIfMatch(ifMatch, row.etag);
+        if (await computeConfigStore.inUse(trx, id)) throw new ApiError('COMPUTE_CONFIG_IN_USE');
+        await computeConfigStore.delete(trx, id);
+      });
+    },
+  };
+}
+
+export type ComputeConfigService = ReturnType<typeof createComputeConfigService>;

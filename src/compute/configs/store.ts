@@ -1,0 +1,31 @@
+import type { Kysely } from 'kysely';
+import type { ComputeConfigsTable, DB, MachineStatus } from '../../db/tables.js';
+import { forUpdate, type Engine } from '../../db/database.js';
+
+/** Machines in these states still need their config's provider account. */
+const USING_STATES: MachineStatus[] = ['creating', 'running', 'suspending', 'suspended', 'resuming'];
+
+export const computeConfigStore = {
+  insert: (db: Kysely<DB>, row: ComputeConfigsTable) => db.insertInto('compute_configs').values(row).execute(),
+
+  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('compute_configs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  /** Read under a row lock, inside a transaction: serializes deletion against new machines. */
+  getLocked: (db: Kysely<DB>, engine: Engine, workspaceId: string, id: string) =>
+    forUpdate(engine, db.selectFrom('compute_configs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)).executeTakeFirst(),
+
+  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+    let q = db.selectFrom('compute_configs').selectAll().where('workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  inUse: async (db: Kysely<DB>, id: string): Promise<boolean> => {
+    const row = await db.selectFrom('machines').select('id').where('compute_config_id', '=', id).where('status', 'in', USING_STATES).limit(1).executeTakeFirst();
+    return row !== undefined;
+  },
+
+  delete: (db: Kysely<DB>, id: string) => db.deleteFrom('compute_configs').where('id', '=', id).execute(),
+};

@@ -1,0 +1,18 @@
+import { JOB } from './kinds.js';
+import { MACHINE_JOB_ATTEMPTS, type ComputeJobDeps } from './common.js';
+import { createMachineJob } from './create-machine.js';
+import { suspendMachineJob } from './suspend-machine.js';
+import { resumeMachineJob } from './resume-machine.js';
+import { expiryScanJob } from '../scheduler/expiry-scan.js';
+import { expireSuspensionJob } from '../scheduler/expire-suspension.js';
+
+/** The compute area's background work on a job runner (the app's, or another instance's in tests). */
+export function registerComputeJobs(deps: ComputeJobDeps): void {
+  const { jobs } = deps;
+  jobs.register(JOB.createMachine, createMachineJob(deps), { maxAttempts: MACHINE_JOB_ATTEMPTS });
+  jobs.register(JOB.suspendMachine, suspendMachineJob(deps), { maxAttempts: MACHINE_JOB_ATTEMPTS });
+  jobs.register(JOB.resumeMachine, resumeMachineJob(deps), { maxAttempts: MACHINE_JOB_ATTEMPTS });
+  jobs.register(JOB.expireSuspension, expireSuspensionJob(deps), { maxAttempts: MACHINE_JOB_ATTEMPTS });
+  jobs.register(JOB.expiryScan, expiryScanJob(deps), { maxAttempts: 1 });
+  jobs.every(JOB.expiryScan, deps.config.schedulerIntervalSeconds);
+}

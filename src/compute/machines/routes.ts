@@ -1,0 +1,88 @@
+import type { App } from '../../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../../http/schemas.js';
+import { workspaceCtx } from '../../http/context.js';
+import { quoteEtag } from '../../http/etag.js';
+import { CreateMachineBody, ListMachinesQuery, Machine, MachineList, MachineParams, SuspendMachineBody } from './schemas.js';
+import type { MachineService } from './service.js';
+
+export function machineRoutes(app: App, machines: MachineService): void {
+  app.post(
+    '/machines',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['compute'],
+        summary: 'Create a machine from a compute config',
+        description:
+          "Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422). A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.",
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        body: CreateMachineBody,
+        response: { 201: Machine, ...errorResponses(401, 403, 404, 409, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const machine = await machines.create(workspaceCtx(request), request.body);
+      return reply.code(201).header('etag', quoteEtag(machine.etag)).send(machine);
+    },
+  );
+
+  app.get(
+    '/machines',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['compute'],
+        summary: "The workspace's machines, newest first",
+        headers: requestHeaders(),
+        querystring: ListMachinesQuery,
+        response: { 200: MachineList, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request) => machines.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+  );
+
+  app.get(
+    '/machines/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['compute'],
+        summary: 'A machine',
+        headers: requestHeaders(),
+        params: MachineParams,
+        response: { 200: Machine, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const machine = await machines.get(workspaceCtx(request), request.params.id);
+      reply.header('etag', quoteEtag(machine.etag));
+      return machine;
+    },
+  );
+
+  app.post(
+    '/machines/:id(^[^:]+)::suspend',
+    {
+      config: { scope: 'workspace' },
+      // The body is optional: none at all means `{}`.
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
+      schema: {
+        tags: ['compute'],
+        summary: 'Suspend a running machine (If-Match): snapshot it, then delete its server',
+        description:
+          'Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions; if the provider fails part-way the machine is back to `running` and the snapshot is removed. Body optional: `{reason: "manual"}`.',
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
+        params: MachineParams,
+        body: SuspendMachineBody,
+        response: { 200: Machine, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const machine = await machines.suspend(workspaceCtx(request), request.params.id, request.headers['if-match'] as string, request.body.reason ?? 'manual');
+      reply.header('etag', quoteEtag(machine.etag));
+      return machine;
+    },
+  );
+}

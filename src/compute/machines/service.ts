@@ -1,0 +1,121 @@
+import type { ServiceDeps } from '../../deps.js';
+import type { MachinesTable } from '../../db/tables.js';
+import type { WorkspaceContext } from '../../auth/principal.js';
+import { canonicalId, newId } from '../../shared/ids.js';
+import { nowSeconds } from '../../shared/clock.js';
+import { ApiError, notFound, validationError } from '../../shared/errors.js';
+import { toPage } from '../../http/cursor.js';
+import { assertIfMatch, newEtag } from '../../http/etag.js';
+import { startOperation } from '../../operations/service.js';
+import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
+import { duringRequest } from '../provider/errors.js';
+import { serverTypeProblem } from '../catalog.js';
+import { globToRegExp } from '../configs/glob.js';
+import { computeConfigStore } from '../configs/store.js';
+import { clusterStore } from '../clusters/store.js';
+import { JOB, OPERATION, type MachineJob, type SuspendJob } from '../jobs/kinds.js';
+import { machineStore } from './store.js';
+import { toMachine } from './present.js';
+import type { CreateMachineBody } from './schemas.js';
+
+export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs'> {
+  accounts: ProviderAccounts;
+  secrets: SecretLookup;
+}
+
+const baseOf = (id: string) => id.slice(id.indexOf('_') + 1);
+
+export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets }: MachineServiceDeps) {
+  async function visible(ctx: WorkspaceContext, rawId: string): Promise<MachinesTable> {
+    const row = await machineStore.get(db, ctx.workspaceId, canonicalId('mch', rawId));
+    if (!row) throw notFound('machine');
+    return row;
+  }
+
+  return {
+    /**
+     * Checks what can be checked now (config 404, server type 422, cluster 404, the
+     * config's account 409), then records the machine and leaves the provider call to a
+     * job, so the provider's outages and limits become retries, not failed requests.
+     */
+    async create(ctx: WorkspaceContext, body: CreateMachineBody) {
+      const configId = canonicalId('cc', body.compute_config_id);
+      const config = await computeConfigStore.get(db, ctx.workspaceId, configId);
+      if (!config) throw notFound('compute config', ['body', 'compute_config_id']);
+      const filter = globToRegExp(config.machine_type_filter)!;
+      const problem = await duringRequest(() => serverTypeProblem(accounts.forToken(null), config, filter, body.server_type));
+      if (problem) throw validationError(['body', 'server_type'], problem);
+      const now = nowSeconds(clock);
+      let clusterId: string;
+      if (body.cluster_id !== undefined) {
+        const cluster = await clusterStore.get(db, ctx.workspaceId, canonicalId('cl', body.cluster_id));
+        if (!cluster) throw notFound('cluster', ['body', 'cluster_id']);
+        clusterId = cluster.id;
+      } else {
+        clusterId = await clusterStore.defaultFor(db, ctx.workspaceId, now);
+      }
+      if (!(await providerForConfig(accounts, secrets, config))) throw new ApiError('PROVIDER_ACCOUNT_UNUSABLE', { path: ['body', 'compute_config_id'] });
+
+      const id = newId('mch');
+      const row: MachinesTable = {
+        id,
+        workspace_id: ctx.workspaceId,
+        compute_config_id: config.id,
+        cluster_id: clusterId,
+        provider: config.provider,
+        hostname: body.hostname ?? `mch-${baseOf(id)}`,
+        server_type: body.server_type,
+        location: config.region,
+        image: config.image,
+        status: 'creating',
+        provider_server_id: null,
+        ipv4: null,
+        snapshot_id: null,
+        suspension_id: null,
+        operation_id: null,
+        etag: newEtag(),
+        created_at: now,
+        updated_at: now,
+      };
+      await db.transaction().execute(async (trx) => {
+        // Under the config's row lock: a concurrent delete of the config waits, then sees this machine.
+        if (!(await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, config.id))) throw notFound('compute config', ['body', 'compute_config_id']);
+        row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
+        await machineStore.insert(trx, row);
+        await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
+      });
+      return toMachine(row);
+    },
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `machines:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await machineStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, toMachine, (r) => [r.id], cursors, list);
+    },
+
+    async get(ctx: WorkspaceContext, rawId: string) {
+      return toMachine(await visible(ctx, rawId));
+    },
+
+    /** Starts the suspension (snapshot, then delete the server) as an operation. */
+    async suspend(ctx: WorkspaceContext, rawId: string, ifMatch: string, reason: 'manual' | 'downgrade') {
+      const id = canonicalId('mch', rawId);
+      return db.transaction().execute(async (trx) => {
+        const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
+        if (!row) throw notFound('machine');
+        assertIfMatch(ifMatch, row.etag);
+        if (row.status !== 'running') {
+          throw new ApiError('MACHINE_NOT_RUNNING', { message: `Only a running machine can be suspended; this one is ${row.status}`, metadata: { status: row.status } });
+        }
+        const operationId = await startOperation(trx, clock, ctx.workspaceId, OPERATION.suspendMachine);
+        const set = { status: 'suspending' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
+        await machineStore.update(trx, id, set);
+        await jobs.enqueue(trx, { kind: JOB.suspendMachine, payload: { machineId: id, reason } satisfies SuspendJob, operationId });
+        return toMachine({ ...row, ...set });
+      });
+    },
+  };
+}
+
+export type MachineService = ReturnType<typeof createMachineService>;

@@ -1,0 +1,46 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { ComputeSuspensionsTable, DB, SuspensionState } from '../../db/tables.js';
+import { forUpdate, type Engine } from '../../db/database.js';
+
+export const suspensionStore = {
+  insert: (db: Kysely<DB>, row: ComputeSuspensionsTable) => db.insertInto('compute_suspensions').values(row).execute(),
+
+  byId: (db: Kysely<DB>, id: string) => db.selectFrom('compute_suspensions').selectAll().where('id', '=', id).executeTakeFirst(),
+
+  getLocked: (db: Kysely<DB>, engine: Engine, workspaceId: string, id: string) =>
+    forUpdate(engine, db.selectFrom('compute_suspensions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)).executeTakeFirst(),
+
+  /** The workspace's machines that are suspended now, newest first. */
+  active: (db: Kysely<DB>, workspaceId: string) =>
+    db.selectFrom('compute_suspensions').selectAll().where('workspace_id', '=', workspaceId).where('state', '=', 'active').orderBy('id', 'desc').execute(),
+
+  /**
+   * Active suspensions that are due something: a notice not yet sent (7 days or 1 day
+   * left) or the end of their retention.
+   */
+  due: (db: Kysely<DB>, now: number, infoBefore: number, warningBefore: number, limit: number) =>
+    db
+      .selectFrom('compute_suspensions')
+      .selectAll()
+      .where('state', '=', 'active')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('expires_at', '<=', now + infoBefore), eb('notices_sent', '<', 1)]),
+          eb.and([eb('expires_at', '<=', now + warningBefore), eb('notices_sent', '<', 2)]),
+          eb('expires_at', '<=', now),
+        ]),
+      )
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute(),
+
+  /** Compare-and-swap on the state, as for machines. */
+  transition: async (db: Kysely<DB>, id: string, from: SuspensionState, set: Updateable<ComputeSuspensionsTable>): Promise<boolean> => {
+    const res = await db.updateTable('compute_suspensions').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** Records that the notices up to `level` went out; never lowers it. */
+  noteNotices: (db: Kysely<DB>, id: string, level: number) =>
+    db.updateTable('compute_suspensions').set({ notices_sent: level }).where('id', '=', id).where('notices_sent', '<', level).execute(),
+};

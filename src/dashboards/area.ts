@@ -1,0 +1,16 @@
+import type { App } from '../http/fastify-types.js';
+import type { ServiceDeps } from '../deps.js';
+import { createSnippetService } from '../snippets/service.js';
+import { snippetRoutes } from '../snippets/routes.js';
+import { createDashboardService } from './service.js';
+import { createRevisionService } from './revision-service.js';
+import { dashboardRoutes } from './routes.js';
+import { revisionRoutes } from './revision-routes.js';
+
+/** Snippets, dashboards and their revisions. */
+export function dashboardsArea(app: App, deps: ServiceDeps): void {
+  snippetRoutes(app, createSnippetService(deps));
+  const revisions = createRevisionService(deps);
+  dashboardRoutes(app, createDashboardService(deps), revisions);
+  revisionRoutes(app, revisions);
+}

@@ -1,0 +1,130 @@
+import type { Kysely } from 'kysely';
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { DashboardRevisionsTable, DB } from '../db/tables.js';
+import { canonicalId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
+import { snippetStore } from '../snippets/store.js';
+import { isSnippetWidget, snippetEtagDrift, snippetKey, type SnippetNow } from './drift.js';
+import { defaultOverviewLayout } from './default-layout.js';
+import { toContent, toDashboard, toRevision } from './representation.js';
+import { appendRevision } from './revision-writer.js';
+import { dashboardStore, type DashboardView } from './store.js';
+import type { Dashboard } from './schemas/dashboard.js';
+import type { DashboardRevision } from './schemas/revision.js';
+import type { Widget } from './schemas/widgets.js';
+
+/** The workspace's snippets that `widgets` pin, by canonical id. */
+async function snippetsOf(db: Kysely<DB>, workspaceId: string, widgets: readonly Widget[]): Promise<Map<string, SnippetNow>> {
+  const ids = [...new Set(widgets.filter(isSnippetWidget).map(snippetKey))];
+  return new Map((await snippetStore.byIds(db, workspaceId, ids)).map((s) => [s.id, s]));
+}
+
+/** History: list and read revisions (their drift computed now), restore one, reset to the default layout. */
+export function createRevisionService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+  async function present(ctx: WorkspaceContext, rows: DashboardRevisionsTable[]): Promise<Map<string, DashboardRevision>> {
+    const contents = rows.map((r) => ({ row: r, content: toContent(r) }));
+    const snippets = await snippetsOf(db, ctx.workspaceId, contents.flatMap((c) => c.content.widgets));
+    return new Map(contents.map(({ row, content }) => [row.id, toRevision(row, content, snippetEtagDrift(content.widgets, snippets))]));
+  }
+
+  /**
+   * Writes to the dashboard under its lock. Checks in the order of CONTRACT §1: the dashboard
+   * and whatever `find` looks up (404), then If-Match, then the rules of `change` (409).
+   */
+  async function write<T>(
+    ctx: WorkspaceContext,
+    rawId: string,
+    ifMatch: string,
+    find: (trx: Kysely<DB>, head: DashboardView) => Promise<T>,
+    change: (trx: Kysely<DB>, head: DashboardView, found: T) => Promise<DashboardView>,
+  ): Promise<Dashboard> {
+    const head = await db.transaction().execute(async (trx) => {
+      const head = await dashboardStore.lock(trx, ctx.workspaceId, canonicalId('dash', rawId));
+      if (!head) throw notFound('dashboard');
+      const found = await find(trx, head);
+      if (!etagMatches(ifMatch, head.etag)) throw etagMismatch(head.etag);
+      return change(trx, head, found);
+    });
+    return toDashboard(head);
+  }
+
+  const meta = (ctx: WorkspaceContext, source: 'restore' | 'reset', summary: string | null, restoredFrom: string | null) => ({
+    source,
+    author_id: ctx.actorId,
+    summary,
+    restored_from_revision_id: restoredFrom,
+    created_at: nowSeconds(clock),
+  });
+
+  return {
+    async list(ctx: WorkspaceContext, rawId: string, limit: number, cursor: string | undefined) {
+      const id = canonicalId('dash', rawId);
+      const list = `dashboard_revisions:${ctx.workspaceId}:${id}`;
+      const before = cursor ? Number(cursors.decode(list, cursor)[0]) : null;
+      if (!(await dashboardStore.exists(db, ctx.workspaceId, id))) throw notFound('dashboard');
+      const rows = await dashboardStore.revisions(db, ctx.workspaceId, id, limit + 1, before);
+      const shown = await present(ctx, rows.slice(0, limit));
+      return toPage(rows, limit, (r) => shown.get(r.id)!, (r) => [r.seq], cursors, list);
+    },
+
+    async get(ctx: WorkspaceContext, rawId: string, rawRevisionId: string): Promise<DashboardRevision> {
+      const row = await dashboardStore.revision(db, ctx.workspaceId, canonicalId('dash', rawId), canonicalId('drev', rawRevisionId));
+      if (!row) throw notFound('dashboard revision');
+      return (await present(ctx, [row])).get(row.id)!;
+    },
+
+    /**
+     * A new revision with the content of an earlier one (`source: restore`). Archived snippets
+     * it pins are made active again; a deleted one blocks the restore (409, 7100, one entry per
+     * widget). The restored revision's pins are kept as they were: drift shows any etag since.
+     */
+    /**
+     * A new revision with the content of an earlier one (`source: restore`). Archived snippets
+     * it pins are made active again; a deleted one blocks the restore (409, 7100, one entry per
+     * widget). The pins are kept as they were: drift shows any etag the snippets have since.
+     */
+    restore: (ctx: WorkspaceContext, rawId: string, rawRevisionId: string, ifMatch: string, summary: string | null) =>
+      write(
+        ctx,
+        rawId,
+        ifMatch,
+        async (trx, head) => {
+          const source = await dashboardStore.revision(trx, ctx.workspaceId, head.id, canonicalId('drev', rawRevisionId));
+          if (!source) throw notFound('dashboard revision');
+          return source;
+        },
+        async (trx, head, source) => {
+          const content = toContent(source);
+          const snippets = await snippetsOf(trx, ctx.workspaceId, content.widgets);
+          const blocked = content.widgets.filter(isSnippetWidget).filter((w) => !snippets.has(snippetKey(w)));
+          if (blocked.length > 0) {
+            throw new ApiError('DASHBOARD_SNIPPET_MISSING', {
+              entries: blocked.map((w) => ({
+                code: ErrorCodes.DASHBOARD_SNIPPET_MISSING.code,
+                message: `Widget ${w.widget_id} uses snippet ${w.snippet_id}, which was deleted`,
+                metadata: { widget_id: w.widget_id, snippet_id: w.snippet_id },
+              })),
+            });
+          }
+          const now = nowSeconds(clock);
+          for (const s of snippets.values()) {
+            if (s.state === 'archived') await snippetStore.updateIf(trx, ctx.workspaceId, s.id, '*', { state: 'active', etag: newEtag(), updated_at: now });
+          }
+          return appendRevision(trx, head, content, meta(ctx, 'restore', summary, source.id));
+        },
+      ),
+
+    /** A `workspace_overview` dashboard's filters, default values and widgets back to the built-in layout (`source: reset`). */
+    reset: (ctx: WorkspaceContext, rawId: string, ifMatch: string, summary: string | null) =>
+      write(ctx, rawId, ifMatch, async () => undefined, async (trx, head) => {
+        if (head.purpose !== 'workspace_overview') throw new ApiError('DASHBOARD_NOT_RESETTABLE', { metadata: { purpose: head.purpose } });
+        return appendRevision(trx, head, { ...toContent(head), ...defaultOverviewLayout() }, meta(ctx, 'reset', summary, null));
+      }),
+  };
+}
+
+export type RevisionService = ReturnType<typeof createRevisionService>;

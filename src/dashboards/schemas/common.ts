@@ -1,0 +1,34 @@
+import { Type, type SchemaOptions, type Static, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+
+/**
+ * A union discriminated by one property, as `oneOf` + `discriminator`. TypeBox's own union
+ * is `anyOf`, for which ajv reports every branch's errors at once; with a discriminator ajv
+ * checks only the branch the tag names, so a 422 names the one field that is wrong.
+ */
+export function DiscriminatedUnion<T extends TObject[]>(propertyName: string, variants: [...T], options: SchemaOptions = {}) {
+  // `type` is not redundant: ajv's discriminator applies to objects only and stands in for
+  // the oneOf, so without it a string or a number would pass.
+  return Type.Unsafe<Static<TUnion<T>>>({ ...options, type: 'object', oneOf: variants, discriminator: { propertyName } });
+}
+
+/** A string of a fixed set: one `enum`, so a bad value gets one message listing the allowed ones. */
+export function StringEnum<const V extends readonly string[]>(values: V, options: SchemaOptions = {}) {
+  return Type.Unsafe<V[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+/** A string of a fixed set, or null. */
+export function NullableStringEnum<const V extends readonly string[]>(values: V, options: SchemaOptions = {}) {
+  return Type.Unsafe<V[number] | null>({ ...options, type: ['string', 'null'], enum: [...values, null] });
+}
+
+export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}) {
+  return Type.Union([schema, Type.Null()], options);
+}
+
+/** A JSON object whose content the API does not interpret. */
+export const FreeFormObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const RESOURCE_KINDS = ['cluster', 'install', 'product', 'package', 'region'] as const;
+
+/** `^var\.[a-z][a-z0-9_]{0,31}$`: a variable filter's key, as filters and bindings name it. */
+export const VARIABLE_FILTER_KEY = 'var\\.[a-z][a-z0-9_]{0,31}';

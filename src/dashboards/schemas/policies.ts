@@ -1,0 +1,47 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DiscriminatedUnion, VARIABLE_FILTER_KEY } from './common.js';
+
+const closed = { additionalProperties: false } as const;
+
+const FILTER_KEY = `^(time|comparison|cluster|install|product|package|region|status|${VARIABLE_FILTER_KEY})$`;
+
+export const Binding = DiscriminatedUnion(
+  'mode',
+  [
+    Type.Object(
+      {
+        mode: Type.Literal('inherit'),
+        filter_key: Type.String({
+          pattern: FILTER_KEY,
+          description: 'time, comparison, cluster, install, product, package, region, status, or var.<name>',
+        }),
+      },
+      { ...closed, description: "Takes the value of the dashboard's filter with this key" },
+    ),
+    Type.Object({ mode: Type.Literal('fixed'), value: Type.Unknown({ description: 'Any JSON value' }) }, { ...closed, description: 'A fixed value' }),
+    Type.Object({ mode: Type.Literal('unbound') }, { ...closed, description: 'No value' }),
+  ],
+  { description: 'Where an input gets its value, discriminated by `mode`' },
+);
+export type Binding = Static<typeof Binding>;
+
+export const Bindings = (description: string) => Type.Record(Type.String(), Binding, { description });
+
+export const FreshnessPolicy = DiscriminatedUnion(
+  'mode',
+  [
+    Type.Object({ mode: Type.Literal('provider_default') }, closed),
+    Type.Object({ mode: Type.Literal('max_age'), max_age_seconds: Type.Integer({ minimum: 30, maximum: 86400 }) }, closed),
+  ],
+  { description: 'How old the data may be, discriminated by `mode`; max_age_seconds 30-86400' },
+);
+
+export const RefreshPolicy = DiscriminatedUnion(
+  'mode',
+  [
+    Type.Object({ mode: Type.Literal('on_load') }, closed),
+    Type.Object({ mode: Type.Literal('manual') }, closed),
+    Type.Object({ mode: Type.Literal('interval'), interval_seconds: Type.Integer({ minimum: 60, maximum: 86400 }) }, closed),
+  ],
+  { description: 'When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400' },
+);

@@ -1,0 +1,106 @@
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { notFound } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { assertUniqueKeys } from './content-rules.js';
+import { checkSnippetPins } from './snippet-pins.js';
+import { sameContent } from './diff.js';
+import { contentColumns, toContent, toDashboard } from './representation.js';
+import { appendRevision, revisionRow } from './revision-writer.js';
+import { dashboardStore } from './store.js';
+import type { DashboardContent } from './schemas/content.js';
+import type { CreateDashboardBody, Dashboard, UpdateDashboardBody } from './schemas/dashboard.js';
+import type { Widget, WidgetInput } from './schemas/widgets.js';
+
+const BODY = ['body'];
+
+/** A widget written without `widget_id` gets a new one. */
+const withWidgetIds = (widgets: WidgetInput[]): Widget[] => widgets.map((w) => (w.widget_id === undefined ? { ...w, widget_id: newId('wdg') } : (w as Widget)));
+
+export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+  return {
+    /** A dashboard and its first revision (`source: manual`, no parent, no diff). */
+    async create(ctx: WorkspaceContext, body: CreateDashboardBody): Promise<Dashboard> {
+      assertUniqueKeys(body, BODY);
+      const pins = await checkSnippetPins(db, ctx.workspaceId, withWidgetIds(body.widgets), [], BODY);
+      if (pins.conflict) throw pins.conflict;
+      const content: DashboardContent = {
+        name: body.name,
+        description: body.description ?? null,
+        purpose: body.purpose,
+        filter_definitions: body.filter_definitions,
+        default_filter_values: body.default_filter_values,
+        widgets: pins.widgets,
+      };
+      const now = nowSeconds(clock);
+      const dashboard = { id: newId('dash'), workspace_id: ctx.workspaceId };
+      const first = revisionRow(dashboard, null, content, { source: 'manual', author_id: ctx.actorId, summary: null, restored_from_revision_id: null, created_at: now });
+      const head = { ...dashboard, current_revision_id: first.id, etag: newEtag(), created_at: now, updated_at: now };
+      await db.transaction().execute((trx) => dashboardStore.insert(trx, head, first));
+      return toDashboard({ ...head, ...contentColumns(content), seq: first.seq });
+    },
+
+    async get(ctx: WorkspaceContext, rawId: string): Promise<Dashboard> {
+      const row = await dashboardStore.get(db, ctx.workspaceId, canonicalId('dash', rawId));
+      if (!row) throw notFound('dashboard');
+      return toDashboard(row);
+    },
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `dashboards:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await dashboardStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, toDashboard, (r) => [r.id], cursors, list);
+    },
+
+    /**
+     * Each field given replaces that field; the result becomes a new revision (`source:
+     * manual`) with its diff against the current one, unless it changes nothing: then no
+     * revision is made and the etag stays. Check order: 404 (dashboard, then snippets newly
+     * pinned), then If-Match, then the pins' state (409).
+     */
+    async update(ctx: WorkspaceContext, rawId: string, body: UpdateDashboardBody, ifMatch: string): Promise<Dashboard> {
+      assertUniqueKeys(body, BODY);
+      const id = canonicalId('dash', rawId);
+      const head = await db.transaction().execute(async (trx) => {
+        const head = await dashboardStore.lock(trx, ctx.workspaceId, id);
+        if (!head) throw notFound('dashboard');
+        const parent = toContent(head);
+        const pins = body.widgets === undefined ? null : await checkSnippetPins(trx, ctx.workspaceId, withWidgetIds(body.widgets), parent.widgets, BODY);
+        if (!etagMatches(ifMatch, head.etag)) throw etagMismatch(head.etag);
+        if (pins?.conflict) throw pins.conflict;
+        const next: DashboardContent = {
+          name: body.name ?? parent.name,
+          description: body.description === undefined ? parent.description : body.description,
+          purpose: body.purpose ?? parent.purpose,
+          filter_definitions: body.filter_definitions ?? parent.filter_definitions,
+          default_filter_values: body.default_filter_values ?? parent.default_filter_values,
+          widgets: pins?.widgets ?? parent.widgets,
+        };
+        if (sameContent(parent, next)) return head;
+        return appendRevision(trx, head, next, {
+          source: 'manual',
+          author_id: ctx.actorId,
+          summary: body.summary ?? null,
+          restored_from_revision_id: null,
+          created_at: nowSeconds(clock),
+        });
+      });
+      return toDashboard(head);
+    },
+
+    /** The dashboard and, with it, all its revisions (the only way a revision is ever deleted). */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
+      const id = canonicalId('dash', rawId);
+      if (await dashboardStore.deleteIf(db, ctx.workspaceId, id, parseIfMatch(ifMatch))) return;
+      const current = await dashboardStore.etag(db, ctx.workspaceId, id);
+      if (current === undefined) throw notFound('dashboard');
+      throw etagMismatch(current);
+    },
+  };
+}
+
+export type DashboardService = ReturnType<typeof createDashboardService>;

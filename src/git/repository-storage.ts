@@ -1,0 +1,45 @@
+/** One file of a tree: a normalized relative path and its bytes. */
+export interface TreeFile {
+  path: string;
+  content: Buffer;
+}
+
+export interface NewCommit {
+  tree: string;
+  /** The commit this one follows; null only for the first commit of a repository. */
+  parent: string | null;
+  message: string;
+  /** Author and committer date, Unix seconds (from the injected clock). */
+  timeSeconds: number;
+}
+
+/**
+ * Where the installs' git repositories live. One repository per install, one branch `main`.
+ * Everything written is content-addressed except the branch, which only ever moves by
+ * compare-and-swap: that is what lets several server instances share the storage (a shared
+ * volume today, a git hosting API tomorrow) without losing a commit.
+ */
+export interface RepositoryStorage {
+  /** Makes the repository (bare, branch `main` unborn); doing it again changes nothing. */
+  create(repoId: string): Promise<void>;
+  exists(repoId: string): Promise<boolean>;
+  /** Writes the files as blobs and trees; returns the root tree's id. */
+  writeTree(repoId: string, files: readonly TreeFile[]): Promise<string>;
+  /** Every file of a tree, in path order. */
+  readTree(repoId: string, tree: string): Promise<TreeFile[]>;
+  /** The root tree of a commit. */
+  treeOf(repoId: string, commit: string): Promise<string>;
+  /** Writes a commit object (the branch does not move). */
+  commit(repoId: string, commit: NewCommit): Promise<string>;
+  commitMessage(repoId: string, commit: string): Promise<string>;
+  /** The commit `main` points at; null while the branch is unborn. */
+  head(repoId: string): Promise<string | null>;
+  /**
+   * Moves `main` to `next` if and only if it still points at `expected` (null: unborn).
+   * False when another writer moved it first (or holds it while moving it): re-read the head
+   * and build on it.
+   */
+  advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean>;
+  /** True when `ancestor` is `descendant` or reachable from it through parents. */
+  isAncestor(repoId: string, ancestor: string, descendant: string): Promise<boolean>;
+}

@@ -1,0 +1,68 @@
+import { ApiError } from '../shared/errors.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+import type { Principal } from '../auth/principal.js';
+
+export const RATE_WINDOW_SECONDS = 60;
+
+/**
+ * Fixed one-minute windows per key, in this process's memory, timed by the injected clock.
+ * Several server instances each count on their own (the limits are per process).
+ */
+export class FixedWindowLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private nextSweep = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly limit: number,
+    readonly windowSeconds: number = RATE_WINDOW_SECONDS,
+    private readonly maxKeys: number = 100_000,
+  ) {}
+
+  /** Counts one event for `key`; answers 0 while within the limit, else the seconds until the window ends. */
+  hit(key: string): number {
+    const now = nowSeconds(this.clock);
+    this.sweep(now);
+    let w = this.windows.get(key);
+    if (!w || now >= w.start + this.windowSeconds) {
+      this.windows.delete(key);
+      w = { start: now, count: 0 };
+      this.windows.set(key, w);
+    }
+    w.count++;
+    return w.count > this.limit ? Math.max(1, w.start + this.windowSeconds - now) : 0;
+  }
+
+  /** Forgets ended windows once a window, and the oldest keys when there are too many. */
+  private sweep(now: number): void {
+    if (now >= this.nextSweep) {
+      this.nextSweep = now + this.windowSeconds;
+      for (const [k, w] of this.windows) if (now >= w.start + this.windowSeconds) this.windows.delete(k);
+    }
+    if (this.windows.size < this.maxKeys) return;
+    for (const k of this.windows.keys()) {
+      this.windows.delete(k);
+      if (this.windows.size < this.maxKeys / 2) break;
+    }
+  }
+}
+
+export function rateLimited(retryAfterSeconds: number, message?: string): ApiError {
+  return new ApiError('RATE_LIMITED', {
+    ...(message ? { message } : {}),
+    metadata: { retry_after: String(retryAfterSeconds) },
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+}
+
+/** The key a per-credential limit counts under: one credential, whatever its kind. */
+export function credentialKey(p: Principal): string {
+  switch (p.kind) {
+    case 'session':
+      return p.sessionId;
+    case 'api_token':
+      return p.tokenId;
+    case 'jwt':
+      return `jwt:${p.subject}`;
+  }
+}

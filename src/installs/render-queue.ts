@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely';
+import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
+import type { ServiceDeps } from '../deps.js';
+import { newId } from '../shared/ids.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+import { startOperation } from '../operations/service.js';
+import { operationStore } from '../operations/store.js';
+import { renderStore } from '../renders/store.js';
+import { installStore } from './store.js';
+import { renderOutcome } from '../renders/representation.js';
+import { OP_INSTALL_RENDER, RENDER_RUN, type RenderJob } from '../renders/job-kinds.js';
+
+/**
+ * Supersedes the install's queued renders: a newer one is about to be made, so they will never
+ * run. Their operations are done at once (their result says `superseded`); their jobs, when
+ * they come, find nothing to do. Call with the install locked.
+ */
+export async function supersedeQueued(trx: Kysely<DB>, clock: Clock, installId: string, byRenderId: string): Promise<void> {
+  const now = nowSeconds(clock);
+  for (const r of await renderStore.queued(trx, installId)) {
+    const moved = await renderStore.transition(trx, r.id, 'queued', {
+      state: 'superseded',
+      message: `Superseded by ${byRenderId} before it ran`,
+      updated_at: now,
+    });
+    if (moved) await operationStore.complete(trx, r.operation_id, now, { result: renderOutcome({ id: r.id, state: 'superseded', commit_sha: null }) });
+  }
+}
+
+/**
+ * Queues a render of the install's desired state (in the caller's transaction, with the
+ * install locked and `install.render_seq` as last read): it gets the next render number,
+ * older queued renders are superseded, and a job and an operation follow it.
+ */
+export async function queueRender(
+  trx: Kysely<DB>,
+  { clock, jobs }: Pick<ServiceDeps, 'clock' | 'jobs'>,
+  install: Pick<InstallsTable, 'id' | 'workspace_id' | 'render_seq'>,
+  desired: { versionId: string; valuesJson: string },
+): Promise<RendersTable> {
+  const now = nowSeconds(clock);
+  const id = newId('rnd');
+  await supersedeQueued(trx, clock, install.id, id);
+  const operationId = await startOperation(trx, clock, install.workspace_id, OP_INSTALL_RENDER);
+  const row: RendersTable = {
+    id,
+    workspace_id: install.workspace_id,
+    install_id: install.id,
+    seq: install.render_seq + 1,
+    package_version_id: desired.versionId,
+    values_json: desired.valuesJson,
+    state: 'queued',
+    render_hash: null,
+    tree_sha: null,
+    commit_sha: null,
+    operation_id: operationId,
+    restored_from_render_id: null,
+    message: 'Waiting for a worker',
+    created_at: now,
+    updated_at: now,
+  };
+  await renderStore.insert(trx, row);
+  await installStore.update(trx, install.id, { render_seq: row.seq });
+  const payload: RenderJob = { render_id: id };
+  await jobs.enqueue(trx, { kind: RENDER_RUN, payload, operationId });
+  return row;
+}

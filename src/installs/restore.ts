@@ -1,0 +1,96 @@
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { RendersTable } from '../db/tables.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
+import { appendCommit } from '../git/append-commit.js';
+import { startOperation } from '../operations/service.js';
+import { packageStore } from '../packages/store.js';
+import { renderStore } from '../renders/store.js';
+import { toRender } from '../renders/representation.js';
+import { commitMessage, commitSubject } from '../renders/commit-message.js';
+import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from '../renders/job-kinds.js';
+import { installStore } from './store.js';
+import { supersedeQueued } from './render-queue.js';
+import { toRestoredInstall } from './representation.js';
+import type { InstallServiceDeps } from './service.js';
+
+/**
+ * POST /v1/installs/{id}:restore, as Helm's rollback: a restore is a new render whose commit
+ * holds the old render's tree on top of the current head. Nothing is rewritten.
+ */
+export function createRestoreService(deps: InstallServiceDeps) {
+  const { db, clock, jobs, repos } = deps;
+
+  /** The spec's order: unknown (404), another package's (422), another install's (404), not succeeded (409). */
+  async function restorable(ctx: WorkspaceContext, install: { id: string; package_id: string }, rawRenderId: string): Promise<RendersTable> {
+    const path = ['body', 'render_id'];
+    const source = await renderStore.get(db, ctx.workspaceId, canonicalId('rnd', rawRenderId));
+    if (!source) throw notFound('render', path);
+    const version = await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id);
+    if (version?.package_id !== install.package_id) throw new ApiError('RENDER_OF_OTHER_PACKAGE', { path });
+    if (source.install_id !== install.id) throw new ApiError('NOT_FOUND', { message: 'The render is not a render of this install', path });
+    if (source.state !== 'succeeded' || !source.commit_sha) {
+      throw new ApiError('RENDER_NOT_SUCCEEDED', { message: `Only a succeeded render can be restored; this one is ${source.state}`, path, metadata: { state: source.state } });
+    }
+    return source;
+  }
+
+  return {
+    async restore(ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) {
+      const found = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawInstallId));
+      if (!found) throw notFound('install');
+      const source = await restorable(ctx, found, rawRenderId);
+      const version = (await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id))!;
+      const pkg = (await packageStore.get(db, ctx.workspaceId, found.package_id))!;
+
+      return db.transaction().execute(async (trx) => {
+        const install = await installStore.lock(trx, found.id);
+        if (!install) throw notFound('install');
+        if (!etagMatches(ifMatch, install.etag)) throw etagMismatch(install.etag);
+        const now = nowSeconds(clock);
+        const id = newId('rnd');
+        const subject = { renderId: id, installId: install.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
+        // The commit is made here, under the install's lock, so the answer can carry its sha.
+        const tree = source.tree_sha ?? (await repos.treeOf(install.id, source.commit_sha!));
+        const { commit } = await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: now });
+
+        await supersedeQueued(trx, clock, install.id, id);
+        const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_RESTORE);
+        const render: RendersTable = {
+          id,
+          workspace_id: ctx.workspaceId,
+          install_id: install.id,
+          seq: install.render_seq + 1,
+          package_version_id: source.package_version_id,
+          values_json: source.values_json,
+          state: 'running',
+          render_hash: source.render_hash,
+          tree_sha: tree,
+          commit_sha: commit,
+          operation_id: operationId,
+          restored_from_render_id: source.id,
+          message: commitSubject(subject),
+          created_at: now,
+          updated_at: now,
+        };
+        await renderStore.insert(trx, render);
+        // As Helm's rollback: the install now wants what produced that tree, version and values.
+        await installStore.update(trx, install.id, {
+          desired_version_id: source.package_version_id,
+          values_json: source.values_json,
+          render_seq: render.seq,
+          etag: newEtag(),
+          updated_at: now,
+        });
+        const payload: RenderJob = { render_id: id };
+        await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
+        const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
+        return { install: toRestoredInstall(updated), render: toRender(render) };
+      });
+    },
+  };
+}
+
+export type RestoreService = ReturnType<typeof createRestoreService>;

@@ -1,0 +1,106 @@
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import { quoteEtag } from '../http/etag.js';
+import { CreateInstallBody, Install, InstallList, InstallParams, ListInstallsQuery, RestoreBody, RestoreResponse, UpdateInstallBody } from './schemas.js';
+import type { InstallService } from './service.js';
+import type { RestoreService } from './restore.js';
+
+export function installRoutes(app: App, installs: InstallService, restores: RestoreService): void {
+  app.post(
+    '/installs',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: 'Install a package version: a git repository and a first render',
+        description:
+          'Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303).',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        body: CreateInstallBody,
+        response: { 201: Install, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const install = await installs.create(workspaceCtx(request), request.body);
+      return reply.code(201).header('etag', quoteEtag(install.etag)).send(install);
+    },
+  );
+
+  app.get(
+    '/installs',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: "The workspace's installs, newest first",
+        headers: requestHeaders(),
+        querystring: ListInstallsQuery,
+        response: { 200: InstallList, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request) => installs.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+  );
+
+  app.get(
+    '/installs/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: 'An install',
+        headers: requestHeaders(),
+        params: InstallParams,
+        response: { 200: Install, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const install = await installs.get(workspaceCtx(request), request.params.id);
+      reply.header('etag', quoteEtag(install.etag));
+      return install;
+    },
+  );
+
+  app.patch(
+    '/installs/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: 'Change the desired version, the values or automatic updates (If-Match)',
+        description: 'A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole.',
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
+        params: InstallParams,
+        body: UpdateInstallBody,
+        response: { 200: Install, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const install = await installs.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match'] as string);
+      reply.header('etag', quoteEtag(install.etag));
+      return install;
+    },
+  );
+
+  app.post(
+    '/installs/:id(^[^:]+)::restore',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: 'Restore a succeeded render of this install as a new commit',
+        description:
+          "Copies the render's git tree into a new commit on top of `main`; existing history is never rewritten. The answer's render is `running` with its `commit_sha` and an `operation_id` that a worker completes; `desired_version` becomes the restored render's version at once, `current_version` once the operation is done. Checked in order: an unknown render 404, a render of another package 422 (7304), a render of another install 404, a render not succeeded 409 (7305), then If-Match 409 (7030).",
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'required' }),
+        params: InstallParams,
+        body: RestoreBody,
+        response: { 200: RestoreResponse, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const result = await restores.restore(workspaceCtx(request), request.params.id, request.body.render_id, request.headers['if-match'] as string);
+      reply.header('etag', quoteEtag(result.install.etag));
+      return result;
+    },
+  );
+}

@@ -1,0 +1,77 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { DisplayName } from '../packages/schemas.js';
+import { Render } from '../renders/schemas.js';
+
+const VersionRef = Type.Object({ id: Type.String(), semver: Type.String() }, { additionalProperties: false });
+const Values = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object: the values the templates are rendered with' });
+const BodyId = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
+
+/** The spec's install fields, as the restore answers them. */
+const specFields = {
+  id: Type.String(),
+  current_version: Type.Union([VersionRef, Type.Null()], { description: 'The version of the newest succeeded render; null before the first' }),
+  desired_version: VersionRef,
+  automatic_updates_enabled: Type.Boolean(),
+  updated_at: UnixSeconds(),
+  etag: Type.String(),
+};
+
+export const RestoredInstall = Type.Object(specFields, {
+  additionalProperties: false,
+  description: "The spec's install of the restore response (GET /v1/installs/{id} for the whole install)",
+});
+
+export const Install = Type.Object(
+  {
+    ...specFields,
+    workspace_id: Type.String(),
+    name: Type.String(),
+    package_id: Type.String(),
+    values: Values,
+    created_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+export type Install = Static<typeof Install>;
+
+export const InstallList = ListEnvelope(Install, 'Newest first');
+
+export const CreateInstallBody = Type.Object(
+  {
+    name: DisplayName('Unique in the workspace, 1-100 characters'),
+    package_id: BodyId('The package to install'),
+    version_id: BodyId('A version of that package: the first desired version'),
+    values: Type.Optional(Values),
+    automatic_updates_enabled: Type.Optional(Type.Boolean({ default: false, description: 'Follow newer (non pre-release) versions of the package on their own' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateInstallBody = Static<typeof CreateInstallBody>;
+
+export const UpdateInstallBody = Type.Object(
+  {
+    desired_version_id: Type.Optional(BodyId('A version of the package of the install')),
+    values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Replaces the values as a whole' })),
+    automatic_updates_enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type UpdateInstallBody = Static<typeof UpdateInstallBody>;
+
+export const RestoreBody = Type.Object(
+  { render_id: Type.String({ minLength: 1, maxLength: 54, description: 'A succeeded render of this install, `rnd_<id>` or bare' }) },
+  { additionalProperties: false },
+);
+
+export const RestoreResponse = Type.Object({ install: RestoredInstall, render: Render }, { additionalProperties: false });
+
+export const InstallParams = Type.Object({ id: PathId(55, 'Install id, `inst_<id>` or bare; length 1-55') });
+
+export const ListInstallsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);

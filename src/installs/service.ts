@@ -1,0 +1,114 @@
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { InstallsTable } from '../db/tables.js';
+import type { RepositoryStorage } from '../git/repository-storage.js';
+import { isUniqueViolation } from '../db/database.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
+import { packageStore } from '../packages/store.js';
+import { installStore } from './store.js';
+import { queueRender } from './render-queue.js';
+import { toInstall } from './representation.js';
+import { canonicalJson } from './canonical-json.js';
+import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
+
+export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'> & { repos: RepositoryStorage };
+
+export function createInstallService(deps: InstallServiceDeps) {
+  const { db, clock, cursors, repos } = deps;
+
+  async function visible(ctx: WorkspaceContext, rawId: string) {
+    const row = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawId));
+    if (!row) throw notFound('install');
+    return row;
+  }
+
+  /** A version the install may use: 404 if the workspace has none such, 422 if it is another package's. */
+  async function versionOf(ctx: WorkspaceContext, packageId: string, rawVersionId: string, field: string) {
+    const version = await packageStore.getVersion(db, ctx.workspaceId, canonicalId('pkgv', rawVersionId));
+    if (!version) throw notFound('package version', ['body', field]);
+    if (version.package_id !== packageId) throw new ApiError('VERSION_OF_OTHER_PACKAGE', { path: ['body', field] });
+    return version;
+  }
+
+  return {
+    async create(ctx: WorkspaceContext, body: CreateInstallBody): Promise<Install> {
+      const pkg = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', body.package_id));
+      if (!pkg) throw notFound('package', ['body', 'package_id']);
+      const version = await versionOf(ctx, pkg.id, body.version_id, 'version_id');
+      const now = nowSeconds(clock);
+      const row: InstallsTable = {
+        id: newId('inst'),
+        workspace_id: ctx.workspaceId,
+        name: body.name,
+        package_id: pkg.id,
+        desired_version_id: version.id,
+        current_version_id: null,
+        values_json: JSON.stringify(body.values ?? {}),
+        automatic_updates_enabled: body.automatic_updates_enabled ? 1 : 0,
+        render_seq: 0,
+        current_render_seq: 0,
+        etag: newEtag(),
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await db.transaction().execute(async (trx) => {
+          await installStore.insert(trx, row);
+          await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
+          // Last, so a refused insert leaves no repository behind; the render job cannot
+          // see the install before this transaction commits.
+          await repos.create(row.id);
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('INSTALL_NAME_TAKEN', { path: ['body', 'name'] });
+        throw err;
+      }
+      return toInstall({ ...row, render_seq: 1, desired_semver: version.semver, current_semver: null });
+    },
+
+    get: async (ctx: WorkspaceContext, rawId: string) => toInstall(await visible(ctx, rawId)),
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `installs:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await installStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, toInstall, (r) => [r.id], cursors, list);
+    },
+
+    /**
+     * A new desired version or new values start a render; `automatic_updates_enabled` alone
+     * does not. A PATCH that changes nothing changes nothing, not even the etag.
+     */
+    async update(ctx: WorkspaceContext, rawId: string, body: UpdateInstallBody, ifMatch: string): Promise<Install> {
+      const found = await visible(ctx, rawId);
+      const version = body.desired_version_id === undefined ? null : await versionOf(ctx, found.package_id, body.desired_version_id, 'desired_version_id');
+      const updated = await db.transaction().execute(async (trx) => {
+        const install = await installStore.lock(trx, found.id);
+        if (!install) throw notFound('install');
+        if (!etagMatches(ifMatch, install.etag)) throw etagMismatch(install.etag);
+        const versionChanged = version !== null && version.id !== install.desired_version_id;
+        const valuesJson = body.values === undefined ? install.values_json : JSON.stringify(body.values);
+        const valuesChanged = canonicalJson(JSON.parse(valuesJson)) !== canonicalJson(JSON.parse(install.values_json));
+        const auto = body.automatic_updates_enabled === undefined ? install.automatic_updates_enabled : body.automatic_updates_enabled ? 1 : 0;
+        if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled) return install;
+        const desiredVersionId = version?.id ?? install.desired_version_id;
+        if (versionChanged || valuesChanged) await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson });
+        await installStore.update(trx, install.id, {
+          desired_version_id: desiredVersionId,
+          values_json: valuesJson,
+          automatic_updates_enabled: auto,
+          etag: newEtag(),
+          updated_at: nowSeconds(clock),
+        });
+        return (await installStore.get(trx, ctx.workspaceId, install.id))!;
+      });
+      return toInstall(updated);
+    },
+  };
+}
+
+export type InstallService = ReturnType<typeof createInstallService>;

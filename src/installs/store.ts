@@ -1,0 +1,45 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, InstallsTable } from '../db/tables.js';
+
+export type InstallView = InstallsTable & { desired_semver: string; current_semver: string | null };
+
+function view(db: Kysely<DB>) {
+  return db
+    .selectFrom('installs as i')
+    .innerJoin('package_versions as dv', 'dv.id', 'i.desired_version_id')
+    .leftJoin('package_versions as cv', 'cv.id', 'i.current_version_id')
+    .selectAll('i')
+    .select(['dv.semver as desired_semver', 'cv.semver as current_semver']);
+}
+
+export const installStore = {
+  insert: (db: Kysely<DB>, row: InstallsTable) => db.insertInto('installs').values(row).execute(),
+
+  /** The install with the semvers of its versions: what the API shows. */
+  get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<InstallView | undefined> =>
+    view(db).where('i.workspace_id', '=', workspaceId).where('i.id', '=', id).executeTakeFirst(),
+
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null): Promise<InstallView[]> => {
+    let q = view(db).where('i.workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('i.id', '<', beforeId);
+    return q.orderBy('i.id', 'desc').limit(limit).execute();
+  },
+
+  /**
+   * Locks the install for the rest of the transaction and reads it. The lock is taken by a
+   * write (a no-op UPDATE), so it is a row lock on PostgreSQL and the write lock at once on
+   * SQLite: every change to an install, its render queue and its branch happens under it.
+   */
+  lock: async (db: Kysely<DB>, id: string): Promise<InstallView | undefined> => {
+    const res = await db.updateTable('installs').set({ etag: sql`etag` }).where('id', '=', id).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return undefined;
+    return view(db).where('i.id', '=', id).executeTakeFirst();
+  },
+
+  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) =>
+    db.updateTable('installs').set(fields).where('id', '=', id).execute(),
+
+  /** Installs of a package that follow new versions on their own. */
+  followingUpdates: (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<InstallView[]> =>
+    view(db).where('i.workspace_id', '=', workspaceId).where('i.package_id', '=', packageId).where('i.automatic_updates_enabled', '=', 1).execute(),
+};

@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+
+/** The spec's notification, every field always present (`read_at` null while unread). */
+export const Notification = Type.Object(
+  {
+    id: Type.String({ description: '`ntf_<id>`' }),
+    type: Type.String({ description: 'What happened, e.g. `machine_expiry`' }),
+    resource_type: Type.String({ description: 'The kind of resource it is about, e.g. `machine`' }),
+    resource_id: Type.String(),
+    title: Type.String(),
+    body: Type.String(),
+    severity: Type.String({ description: '`info`, `warning` or `critical`' }),
+    context: Type.Object({}, { additionalProperties: true, description: 'Free-form details (for machine_expiry: workspace_id, suspension_id, hostname, expires_at)' }),
+    read_at: Type.Union([UnixSeconds(), Type.Null()], { description: 'When the caller marked it read; null while unread' }),
+    created_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+
+export const NotificationList = ListEnvelope(Notification, "The caller's notifications, newest first");
+
+export const MAX_NOTIFICATIONS_PAGE = 50;
+
+export const ListNotificationsQuery = Type.Object(
+  {
+    unread: Type.Optional(
+      Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: '`true`: only unread ones; `false` or absent: all' }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_NOTIFICATIONS_PAGE, default: MAX_NOTIFICATIONS_PAGE })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);
+export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>;
+
+export const NotificationParams = Type.Object({ id: PathId(54, 'Notification id, `ntf_<id>` or bare; length 1-54') });

@@ -1,0 +1,96 @@
+import type { Kysely } from 'kysely';
+import type { DB, NotificationsTable } from '../db/tables.js';
+import type { ServiceDeps } from '../deps.js';
+import { userIdOf, type RequestContext } from '../auth/principal.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
+import { ApiError } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { notificationStore } from './store.js';
+import type { ListNotificationsQuery } from './schemas.js';
+import { MAX_NOTIFICATIONS_PAGE } from './schemas.js';
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+export interface NewNotification {
+  userIds: readonly string[];
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  title: string;
+  body: string;
+  severity: Severity;
+  context: Record<string, unknown>;
+  /**
+   * Makes the notice once-only per user: a second call with the same key (another server
+   * instance, a retried job) inserts nothing. Enforced by a unique column, not in memory.
+   */
+  dedupeKey?: string;
+}
+
+/**
+ * Sends one in-app notification to each user; for other areas (pass their transaction as
+ * `db` so the notice and the state change that caused it commit together).
+ * Returns how many were new.
+ */
+export async function notify(db: Kysely<DB>, clock: Clock, n: NewNotification): Promise<number> {
+  const now = nowSeconds(clock);
+  const rows: NotificationsTable[] = [...new Set(n.userIds)].map((userId) => ({
+    id: newId('ntf'),
+    user_id: userId,
+    type: n.type,
+    resource_type: n.resource_type,
+    resource_id: n.resource_id,
+    title: n.title,
+    body: n.body,
+    severity: n.severity,
+    context: JSON.stringify(n.context),
+    read_at: null,
+    created_at: now,
+    dedupe_key: n.dedupeKey === undefined ? null : `${n.dedupeKey}:${userId}`,
+  }));
+  return notificationStore.insertMany(db, rows);
+}
+
+function toNotification(row: NotificationsTable) {
+  return {
+    id: row.id,
+    type: row.type,
+    resource_type: row.resource_type,
+    resource_id: row.resource_id,
+    title: row.title,
+    body: row.body,
+    severity: row.severity,
+    context: JSON.parse(row.context) as Record<string, unknown>,
+    read_at: row.read_at,
+    created_at: row.created_at,
+  };
+}
+
+/** Notifications belong to a user, not to a workspace: every query is by the caller's user id. */
+function callerUserId(ctx: RequestContext): string {
+  const userId = userIdOf(ctx.principal);
+  if (!userId) throw new ApiError('USER_REQUIRED');
+  return userId;
+}
+
+export function createNotificationService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+  return {
+    async list(ctx: RequestContext, query: ListNotificationsQuery) {
+      const userId = callerUserId(ctx);
+      const unreadOnly = query.unread === 'true';
+      const limit = query.limit ?? MAX_NOTIFICATIONS_PAGE;
+      const list = `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`;
+      const before = query.cursor ? String(cursors.decode(list, query.cursor)[0]) : null;
+      const rows = await notificationStore.page(db, userId, unreadOnly, limit + 1, before);
+      return toPage(rows, limit, toNotification, (r) => [r.id], cursors, list);
+    },
+
+    /** Idempotent and silent: someone else's, unknown or already-read ids change nothing and tell nothing. */
+    async markRead(ctx: RequestContext, rawId: string): Promise<void> {
+      await notificationStore.markRead(db, callerUserId(ctx), canonicalId('ntf', rawId), nowSeconds(clock));
+    },
+  };
+}
+
+export type NotificationService = ReturnType<typeof createNotificationService>;

@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { validationEntries } from '../http/validation.js';
+import { DEVICE_CODE_GRANT, type OAuthErrorCode } from './schemas.js';
+
+/** An RFC 6749 §5.2 error: answered as 400 JSON `{error, error_description}`, never the envelope. */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+/**
+ * Maps what Fastify throws before the handler runs (bad JSON, a wrong content type, a body
+ * failing the schema) to OAuth's `invalid_request`; a well-formed request naming a grant
+ * type other than the device code is `unsupported_grant_type` whatever else it lacks.
+ */
+function fromFastify(err: FastifyError, request: FastifyRequest, checksGrantType: boolean): OAuthError | null {
+  const validation = (err as FastifyError & { validation?: unknown }).validation;
+  if (validation) {
+    const grant = (request.body as { grant_type?: unknown } | null | undefined)?.grant_type;
+    if (checksGrantType && typeof grant === 'string' && grant !== DEVICE_CODE_GRANT) {
+      return new OAuthError('unsupported_grant_type', `grant_type must be ${DEVICE_CODE_GRANT}`);
+    }
+    const entries = validationEntries(validation as never, (err as FastifyError & { validationContext?: string }).validationContext ?? 'body');
+    return new OAuthError('invalid_request', entries.map((e) => e.message).join('; '));
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    const why =
+      err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? 'The body must be application/x-www-form-urlencoded or application/json'
+        : err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'The body is larger than 1 MiB'
+          : 'The request body could not be read';
+    return new OAuthError('invalid_request', why);
+  }
+  return null;
+}
+
+/** Sends an OAuth response (success or error): never cached, as RFC 6749 §5.1 requires. */
+export function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** The route-level error handler of an OAuth endpoint; the token endpoint's also judges `grant_type`. */
+export function oauthErrorHandler(opts: { checksGrantType: boolean }) {
+  return async (err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    const oauth = err instanceof OAuthError ? err : fromFastify(err as FastifyError, request, opts.checksGrantType);
+    if (!oauth) {
+      request.log.error({ err }, 'oauth request failed');
+      return noStore(reply).code(500).send({ error: 'server_error', error_description: 'Internal error' });
+    }
+    return noStore(reply).code(400).send({ error: oauth.error, error_description: oauth.description });
+  };
+}

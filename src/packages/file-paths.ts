@@ -1,0 +1,45 @@
+export const MAX_PATH_LENGTH = 1024;
+const MAX_SEGMENT_BYTES = 255;
+
+/** Code points HFS+ ignores in names: `.g\u200cit` is `.git` to it, and so to `git fsck`. */
+const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** With the `u` flag a surrogate range matches only unpaired halves. */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/**
+ * True for names git itself refuses in a tree (`git fsck` reports them): `.git` in any case,
+ * with the trailing dots, spaces or stream suffixes Windows ignores, its 8.3 short name, and
+ * the same for `.gitmodules`, which git would read as submodule settings.
+ */
+function isReservedGitName(segment: string): boolean {
+  const name = segment.replace(HFS_IGNORABLE, '').toLowerCase().replace(/[. ]+$/, '').replace(/:.*$/, '');
+  return name === '.git' || name === 'git~1' || name === '.gitmodules' || /^gitmod~\d+$/.test(name);
+}
+
+export type PathCheck = { ok: true; path: string } | { ok: false; reason: string };
+
+/**
+ * A template's path as it will appear in the rendered tree: relative, `/`-separated, with
+ * empty and `.` segments removed (`a//./b` is `a/b`). Refused: absolute paths, `..`, names git
+ * reserves (`.git`, `.gitmodules`), NUL and other control characters, backslashes (a Windows
+ * separator that would mean another path on another checkout), and unpaired surrogates
+ * (they have no UTF-8 form).
+ */
+export function normalizeFilePath(raw: string): PathCheck {
+  if (raw.length === 0) return { ok: false, reason: 'the path is empty' };
+  if (raw.length > MAX_PATH_LENGTH) return { ok: false, reason: `the path is longer than ${MAX_PATH_LENGTH} characters` };
+  if (CONTROL.test(raw)) return { ok: false, reason: 'the path contains NUL or another control character' };
+  if (LONE_SURROGATE.test(raw)) return { ok: false, reason: 'the path contains an unpaired surrogate' };
+  if (raw.includes('\\')) return { ok: false, reason: 'the path contains a backslash; separate directories with /' };
+  if (raw.startsWith('/')) return { ok: false, reason: 'the path is absolute; paths are relative to the repository root' };
+  const segments = raw.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.length === 0) return { ok: false, reason: 'the path names no file' };
+  for (const seg of segments) {
+    if (seg === '..') return { ok: false, reason: 'the path contains ".."' };
+    if (isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
+    if (Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+  }
+  return { ok: true, path: segments.join('/') };
+}

@@ -1,0 +1,111 @@
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import {
+  CreatePackageBody,
+  CreateVersionBody,
+  ListQuery,
+  Package,
+  PackageList,
+  PackageParams,
+  PackageVersion,
+  PackageVersionList,
+  PackageVersionParams,
+} from './schemas.js';
+import type { PackageService } from './service.js';
+
+export function packageRoutes(app: App, packages: PackageService): void {
+  app.post(
+    '/packages',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: 'Create a package',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        body: CreatePackageBody,
+        response: { 201: Package, ...errorResponses(401, 403, 409, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await packages.create(workspaceCtx(request), request.body)),
+  );
+
+  app.get(
+    '/packages',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: "The workspace's packages, newest first",
+        headers: requestHeaders(),
+        querystring: ListQuery,
+        response: { 200: PackageList, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request) => packages.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+  );
+
+  app.get(
+    '/packages/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: 'A package',
+        headers: requestHeaders(),
+        params: PackageParams,
+        response: { 200: Package, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => packages.get(workspaceCtx(request), request.params.id),
+  );
+
+  app.post(
+    '/packages/:id/versions',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: 'Publish a version of a package (immutable)',
+        description:
+          'Every path and template is checked: a bad path is 422 (7307) and a template Mustache cannot parse is 422 (7306), each at `["body","files",<path>]`. A semver the package already has is 409 (7301).',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: PackageParams,
+        body: CreateVersionBody,
+        response: { 201: PackageVersion, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await packages.createVersion(workspaceCtx(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/packages/:id/versions',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: "A package's versions, newest first, without their files",
+        headers: requestHeaders(),
+        params: PackageParams,
+        querystring: ListQuery,
+        response: { 200: PackageVersionList, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => packages.listVersions(workspaceCtx(request), request.params.id, request.query.limit ?? 20, request.query.cursor),
+  );
+
+  app.get(
+    '/packages/:id/versions/:version_id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: 'A package version with its files',
+        headers: requestHeaders(),
+        params: PackageVersionParams,
+        response: { 200: PackageVersion, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => packages.getVersion(workspaceCtx(request), request.params.id, request.params.version_id),
+  );
+}

@@ -1,0 +1,77 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { SEMVER_PATTERN } from './semver.js';
+
+/** Names land in commit messages: one line, no control characters. */
+export const DisplayName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description });
+
+export const MAX_FILES = 1000;
+
+export const CreatePackageBody = Type.Object(
+  { name: DisplayName('Unique in the workspace, 1-100 characters') },
+  { additionalProperties: false },
+);
+export type CreatePackageBody = Static<typeof CreatePackageBody>;
+
+export const Package = Type.Object(
+  {
+    id: Type.String(),
+    workspace_id: Type.String(),
+    name: Type.String(),
+    created_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+export type Package = Static<typeof Package>;
+
+export const PackageList = ListEnvelope(Package, 'Newest first');
+
+export const CreateVersionBody = Type.Object(
+  {
+    semver: Type.String({ maxLength: 256, pattern: SEMVER_PATTERN, description: 'A SemVer 2.0.0 version, unique within the package' }),
+    files: Type.Record(Type.String(), Type.String(), {
+      minProperties: 1,
+      maxProperties: MAX_FILES,
+      description:
+        'Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`); absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CreateVersionBody = Static<typeof CreateVersionBody>;
+
+const versionFields = {
+  id: Type.String(),
+  package_id: Type.String(),
+  workspace_id: Type.String(),
+  semver: Type.String(),
+  created_at: UnixSeconds(),
+};
+
+export const PackageVersion = Type.Object(
+  { ...versionFields, files: Type.Record(Type.String(), Type.String(), { description: 'Normalized path to template' }) },
+  { additionalProperties: false },
+);
+export type PackageVersion = Static<typeof PackageVersion>;
+
+export const PackageVersionSummary = Type.Object(versionFields, {
+  additionalProperties: false,
+  description: 'A version without its files (GET the version for them)',
+});
+
+export const PackageVersionList = ListEnvelope(PackageVersionSummary, 'Newest first');
+
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);
+
+export const PackageParams = Type.Object({ id: PathId(64, 'Package id, `pkg_<id>` or bare') });
+export const PackageVersionParams = Type.Object({
+  id: PathId(64, 'Package id, `pkg_<id>` or bare'),
+  version_id: PathId(64, 'Package version id, `pkgv_<id>` or bare'),
+});

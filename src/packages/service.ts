@@ -1,0 +1,102 @@
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { PackagesTable, PackageVersionsTable } from '../db/tables.js';
+import { isUniqueViolation } from '../db/database.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { packageStore } from './store.js';
+import { checkVersionFiles } from './version-files.js';
+import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } from './schemas.js';
+
+/** Enqueued with every new version; the installs area follows it for automatic updates. */
+export const VERSION_PUBLISHED_JOB = 'package.version_published';
+export interface VersionPublished {
+  workspace_id: string;
+  package_id: string;
+  version_id: string;
+}
+
+export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at });
+
+export const toVersion = (row: PackageVersionsTable): PackageVersion => ({
+  id: row.id,
+  package_id: row.package_id,
+  workspace_id: row.workspace_id,
+  semver: row.semver,
+  files: JSON.parse(row.files) as Record<string, string>,
+  created_at: row.created_at,
+});
+
+export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'>) {
+  async function visiblePackage(ctx: WorkspaceContext, rawId: string) {
+    const row = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', rawId));
+    if (!row) throw notFound('package');
+    return row;
+  }
+
+  return {
+    async create(ctx: WorkspaceContext, body: CreatePackageBody): Promise<Package> {
+      const row = { id: newId('pkg'), workspace_id: ctx.workspaceId, name: body.name, created_at: nowSeconds(clock) };
+      try {
+        await packageStore.insert(db, row);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('PACKAGE_NAME_TAKEN', { path: ['body', 'name'] });
+        throw err;
+      }
+      return toPackage(row);
+    },
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `packages:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await packageStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, toPackage, (r) => [r.id], cursors, list);
+    },
+
+    get: async (ctx: WorkspaceContext, rawId: string) => toPackage(await visiblePackage(ctx, rawId)),
+
+    async createVersion(ctx: WorkspaceContext, rawPackageId: string, body: CreateVersionBody): Promise<PackageVersion> {
+      // The files are part of the body's well-formedness: checked (422) before existence (404).
+      const files = checkVersionFiles(body.files);
+      const pkg = await visiblePackage(ctx, rawPackageId);
+      const row: PackageVersionsTable = {
+        id: newId('pkgv'),
+        workspace_id: ctx.workspaceId,
+        package_id: pkg.id,
+        semver: body.semver,
+        files: JSON.stringify(files),
+        created_at: nowSeconds(clock),
+      };
+      try {
+        await db.transaction().execute(async (trx) => {
+          await packageStore.insertVersion(trx, row);
+          const event: VersionPublished = { workspace_id: ctx.workspaceId, package_id: pkg.id, version_id: row.id };
+          await jobs.enqueue(trx, { kind: VERSION_PUBLISHED_JOB, payload: event });
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('PACKAGE_VERSION_EXISTS', { path: ['body', 'semver'] });
+        throw err;
+      }
+      return toVersion(row);
+    },
+
+    async listVersions(ctx: WorkspaceContext, rawPackageId: string, limit: number, cursor: string | undefined) {
+      const pkg = await visiblePackage(ctx, rawPackageId);
+      const list = `package_versions:${ctx.workspaceId}:${pkg.id}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await packageStore.pageVersions(db, ctx.workspaceId, pkg.id, limit + 1, before);
+      return toPage(rows, limit, (r) => r, (r) => [r.id], cursors, list);
+    },
+
+    async getVersion(ctx: WorkspaceContext, rawPackageId: string, rawVersionId: string): Promise<PackageVersion> {
+      const pkg = await visiblePackage(ctx, rawPackageId);
+      const row = await packageStore.getVersion(db, ctx.workspaceId, canonicalId('pkgv', rawVersionId));
+      if (!row || row.package_id !== pkg.id) throw notFound('package version');
+      return toVersion(row);
+    },
+  };
+}
+
+export type PackageService = ReturnType<typeof createPackageService>;

@@ -1,0 +1,144 @@
+import type { Kysely } from 'kysely';
+import type { DB, RendersTable } from '../db/tables.js';
+import type { ServiceDeps } from '../deps.js';
+import type { RepositoryStorage } from '../git/repository-storage.js';
+import { appendCommit } from '../git/append-commit.js';
+import { PermanentJobError, type Job } from '../jobs/runner.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ErrorCodes } from '../shared/errors.js';
+import { newEtag } from '../http/etag.js';
+import { packageStore } from '../packages/store.js';
+import { renderFiles, TemplateRenderError } from '../packages/templates.js';
+import { installStore, type InstallView } from '../installs/store.js';
+import { renderStore } from './store.js';
+import { renderHash } from './render-hash.js';
+import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
+import { renderOutcome } from './representation.js';
+import { RENDER_RESTORE, RENDER_RUN, type RenderJob } from './job-kinds.js';
+
+/** Attempts of a render job before its render is marked failed (git or database trouble). */
+export const RENDER_MAX_ATTEMPTS = 5;
+
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'jobs' | 'log'> & { repos: RepositoryStorage };
+
+/**
+ * The render jobs. Both may run more than once (a worker that dies loses its lease), so each
+ * step checks the render's state first and moves it with compare-and-swap. Renders of one
+ * install reach `main` in the order they were made: the commit is made with the install
+ * locked, and a render that finds a newer one already committed is superseded instead.
+ */
+export function registerRenderJobs(deps: Deps): void {
+  const { db, clock, jobs, repos, log } = deps;
+
+  async function fail(id: string, message: string): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      const row = await renderStore.byId(trx, id);
+      if (row?.state === 'queued' || row?.state === 'running') {
+        await renderStore.transition(trx, id, row.state, { state: 'failed', message: message.slice(0, 1000), updated_at: nowSeconds(clock) });
+      }
+    });
+  }
+
+  /** Marks the render succeeded and, unless a newer render got there first, moves current_version. */
+  async function succeed(trx: Kysely<DB>, install: InstallView, render: RendersTable, fields: Pick<RendersTable, 'commit_sha' | 'tree_sha' | 'render_hash' | 'message'>) {
+    const now = nowSeconds(clock);
+    await renderStore.transition(trx, render.id, 'running', { state: 'succeeded', ...fields, updated_at: now });
+    if (render.seq > install.current_render_seq) {
+      const moved = install.current_version_id !== render.package_version_id;
+      await installStore.update(trx, install.id, {
+        current_version_id: render.package_version_id,
+        current_render_seq: render.seq,
+        ...(moved ? { etag: newEtag(), updated_at: now } : {}),
+      });
+    }
+    return renderOutcome({ id: render.id, state: 'succeeded', commit_sha: fields.commit_sha });
+  }
+
+  /**
+   * Runs a handler; on its last attempt a failure that is not the render's own marks it failed.
+   * What went wrong (git's stderr names server paths) goes to the log, not to the caller.
+   */
+  const guarded = (work: (id: string) => Promise<unknown>) => async (job: Job<RenderJob>) => {
+    try {
+      return await work(job.payload.render_id);
+    } catch (err) {
+      if (err instanceof PermanentJobError || job.attempt < RENDER_MAX_ATTEMPTS) throw err;
+      log.error({ err, render: job.payload.render_id, job: job.id }, 'render gave up');
+      const message = `Gave up after ${job.attempt} attempts: the repository or the database could not be written (see the server log)`;
+      await fail(job.payload.render_id, message);
+      throw new PermanentJobError(message);
+    }
+  };
+
+  async function run(id: string): Promise<unknown> {
+    const found = await renderStore.byId(db, id);
+    if (!found) throw new PermanentJobError(`render ${id} does not exist`);
+    // Taking it may fail: it can be superseded between the job's claim and here.
+    if (found.state === 'queued') await renderStore.transition(db, id, 'queued', { state: 'running', message: 'Rendering', updated_at: nowSeconds(clock) });
+    const render = found.state === 'queued' ? (await renderStore.byId(db, id))! : found;
+    if (render.state !== 'running') return renderOutcome(render);
+
+    const version = (await packageStore.getVersion(db, render.workspace_id, render.package_version_id))!;
+    const pkg = (await packageStore.get(db, render.workspace_id, version.package_id))!;
+    let files;
+    try {
+      files = renderFiles(JSON.parse(version.files) as Record<string, string>, JSON.parse(render.values_json) as Record<string, unknown>);
+    } catch (err) {
+      if (!(err instanceof TemplateRenderError)) throw err;
+      await fail(id, err.message);
+      throw new PermanentJobError(err.message, ErrorCodes.RENDER_FAILED.code);
+    }
+    const hash = renderHash(files);
+    // Objects are content-addressed: writing them again on a retry changes nothing.
+    const tree = await repos.writeTree(render.install_id, files);
+    const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
+
+    return db.transaction().execute(async (trx) => {
+      const install = (await installStore.lock(trx, render.install_id))!;
+      const current = (await renderStore.byId(trx, id))!;
+      if (current.state !== 'running') return renderOutcome(current);
+      const last = await renderStore.lastCommitted(trx, install.id);
+      if (last && last.seq > current.seq) {
+        await renderStore.transition(trx, id, 'running', { state: 'superseded', message: `Superseded by ${last.id}, which reached the branch first`, updated_at: nowSeconds(clock) });
+        return renderOutcome({ id, state: 'superseded', commit_sha: null });
+      }
+      // An earlier attempt may have moved the branch and then lost its database write.
+      const head = await repos.head(install.id);
+      const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
+      const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
+      return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
+    });
+  }
+
+  /** Completes a restore: its commit must hold exactly the restored render's tree and be on `main`. */
+  async function completeRestore(id: string): Promise<unknown> {
+    const render = await renderStore.byId(db, id);
+    if (!render) throw new PermanentJobError(`render ${id} does not exist`);
+    if (render.state !== 'running') return renderOutcome(render);
+    const source = (await renderStore.byId(db, render.restored_from_render_id!))!;
+    const installId = render.install_id;
+    const tree = await repos.treeOf(installId, render.commit_sha!);
+    const sourceTree = await repos.treeOf(installId, source.commit_sha!);
+    const hash = renderHash(await repos.readTree(installId, tree));
+    const head = await repos.head(installId);
+    const problem =
+      tree !== sourceTree || hash !== source.render_hash
+        ? `commit ${render.commit_sha} does not hold the tree of ${source.id}`
+        : head === null || !(await repos.isAncestor(installId, render.commit_sha!, head))
+          ? `commit ${render.commit_sha} is no longer in the history of main`
+          : null;
+    if (problem) {
+      await fail(id, problem);
+      throw new PermanentJobError(problem, ErrorCodes.RESTORE_VERIFICATION_FAILED.code);
+    }
+    return db.transaction().execute(async (trx) => {
+      const install = (await installStore.lock(trx, installId))!;
+      const current = (await renderStore.byId(trx, id))!;
+      if (current.state !== 'running') return renderOutcome(current);
+      return succeed(trx, install, current, { commit_sha: current.commit_sha, tree_sha: tree, render_hash: hash, message: current.message });
+    });
+  }
+
+  jobs.register(RENDER_RUN, guarded(run), { maxAttempts: RENDER_MAX_ATTEMPTS });
+  jobs.register(RENDER_RESTORE, guarded(completeRestore), { maxAttempts: RENDER_MAX_ATTEMPTS });
+}

@@ -1,0 +1,37 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+
+const nullable = <T extends ReturnType<typeof Type.String>>(s: T, description: string) => Type.Union([s, Type.Null()], { description });
+
+/** The spec's render, every field always present (CONTRACT §1: null where it does not apply). */
+export const Render = Type.Object(
+  {
+    id: Type.String(),
+    workspace_id: Type.String(),
+    install_id: Type.String(),
+    render_hash: nullable(Type.String({ pattern: '^[0-9a-f]{64}$' }), 'SHA-256 of the rendered tree (see docs/spec-gaps.md); null until rendered'),
+    state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('superseded')]),
+    created_at: UnixSeconds(),
+    updated_at: UnixSeconds(),
+    operation_id: Type.String({ description: 'The operation that completes this render: GET /v1/operations/{id}' }),
+    repository_change_request_id: nullable(Type.String(), 'The repository change request carrying this render; null (change requests do not exist yet)'),
+    commit_sha: nullable(Type.String({ pattern: '^[0-9a-f]{40}$' }), 'The commit on `main` holding the rendered tree; null until committed'),
+    package_version_id: Type.String(),
+    restored_from_render_id: nullable(Type.String(), 'The render a restore copied; null for other renders'),
+    message: Type.String({ description: 'What happened: the commit subject, the failure, or the state in words' }),
+  },
+  { additionalProperties: false },
+);
+export type Render = Static<typeof Render>;
+
+export const RenderList = ListEnvelope(Render, 'Newest first');
+
+export const RenderParams = Type.Object({ id: PathId(54, 'Render id, `rnd_<id>` or bare; length 1-54') });
+
+export const ListRendersQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(CursorQuery),
+  },
+  { additionalProperties: false },
+);

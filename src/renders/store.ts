@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+import type { DB, RendersTable } from '../db/tables.js';
+
+export const renderStore = {
+  insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
+
+  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('renders').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  /** For jobs, which act for no caller: the render's own row carries its workspace. */
+  byId: (db: Kysely<DB>, id: string) => db.selectFrom('renders').selectAll().where('id', '=', id).executeTakeFirst(),
+
+  /** Newest first: by the install's render number, keyset below `beforeSeq`. */
+  pageForInstall: (db: Kysely<DB>, installId: string, limit: number, beforeSeq: number | null) => {
+    let q = db.selectFrom('renders').selectAll().where('install_id', '=', installId);
+    if (beforeSeq !== null) q = q.where('seq', '<', beforeSeq);
+    return q.orderBy('seq', 'desc').limit(limit).execute();
+  },
+
+  queued: (db: Kysely<DB>, installId: string) =>
+    db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
+
+  /** The install's last render that has reached the branch (succeeded, or a restore under way). */
+  lastCommitted: (db: Kysely<DB>, installId: string) =>
+    db
+      .selectFrom('renders')
+      .select(['id', 'seq'])
+      .where('install_id', '=', installId)
+      .where('commit_sha', 'is not', null)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+
+  /** Moves a render from one state to another only if it is still in `from`: false otherwise. */
+  transition: async (
+    db: Kysely<DB>,
+    id: string,
+    from: RendersTable['state'],
+    to: Partial<Pick<RendersTable, 'state' | 'message' | 'render_hash' | 'tree_sha' | 'commit_sha'>> & { updated_at: number },
+  ): Promise<boolean> => {
+    const res = await db.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+};

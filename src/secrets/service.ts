@@ -1,0 +1,201 @@
+import type { ServiceDeps } from '../deps.js';
+import type { SecretVersionsTable } from '../db/tables.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { toPage } from '../http/cursor.js';
+import { secretStore, type SecretRow, type VersionRow } from './store.js';
+import { SecretEnvelope } from './envelope.js';
+import { keyringFromConfig } from './master-key.js';
+import { decodePayload } from './payload.js';
+import { nextState, type VersionAction } from './transitions.js';
+import type { AddVersionBody, CreateSecretBody, Secret, SecretVersion } from './schemas.js';
+
+export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log'>;
+
+function toVersion(row: VersionRow): SecretVersion {
+  return {
+    id: row.id,
+    secret_id: row.secret_id,
+    version_number: row.version_number,
+    state: row.state,
+    created_at: row.created_at,
+    etag: row.etag,
+    ...(row.comment !== null ? { comment: row.comment } : {}),
+    ...(row.destroyed_at !== null ? { destroyed_at: row.destroyed_at } : {}),
+  };
+}
+
+/**
+ * Secrets and their versions (CONTRACT §4). Builds its envelope from the config, so building
+ * the service loads (or on first start creates) the master key; call `verifyMasterKey` before
+ * serving.
+ */
+export function createSecretService(deps: SecretServiceDeps) {
+  const { db, engine, clock, cursors, config, log } = deps;
+  const envelope = new SecretEnvelope(db, keyringFromConfig(config), log);
+
+  async function requireSecret(ctx: WorkspaceContext, rawId: string): Promise<SecretRow> {
+    const row = await secretStore.getSecret(db, ctx.workspaceId, canonicalId('sec', rawId));
+    if (!row) throw notFound('secret', ['path', 'id']);
+    return row;
+  }
+
+  /** After the delete has committed: a failure here must not turn a done delete into an error. */
+  async function flushDeletedPages(): Promise<void> {
+    try {
+      await secretStore.flushDeletedPages(db, engine);
+    } catch (err) {
+      log.warn({ err }, 'could not checkpoint the WAL after deleting secret data; it is flushed at the next checkpoint');
+    }
+  }
+
+  /** 404 on the right path parameter: the secret itself, or only the version. */
+  async function versionNotFound(ctx: WorkspaceContext, secretId: string): Promise<never> {
+    await requireSecret(ctx, secretId);
+    throw notFound('secret version', ['path', 'vid']);
+  }
+
+  return {
+    /** For the start of the server: refuses a master key this database was not set up with. */
+    verifyMasterKey: () => envelope.verifyAtStart(),
+
+    async create(ctx: WorkspaceContext, body: CreateSecretBody): Promise<Secret> {
+      const id = newId('sec');
+      const now = nowSeconds(clock);
+      const secret: Secret = { id, workspace_id: ctx.workspaceId, name: body.name, etag: newEtag(), created_at: now, updated_at: now };
+      try {
+        await secretStore.insertSecret(db, { ...secret, version_seq: 0, ...(await envelope.newWrappedDataKey(id)) });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('SECRET_NAME_TAKEN', { path: ['body', 'name'] });
+        throw err;
+      }
+      return secret;
+    },
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `secrets:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await secretStore.pageSecrets(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, (r): Secret => r, (r) => [r.id], cursors, list);
+    },
+
+    get: requireSecret,
+
+    /** Deletes the secret and every version; the etag is compared inside the DELETE itself. */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
+      const current = await requireSecret(ctx, rawId);
+      if (!(await secretStore.deleteSecret(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) {
+        const latest = await requireSecret(ctx, rawId);
+        throw etagMismatch(latest.etag);
+      }
+      await flushDeletedPages();
+    },
+
+    async addVersion(ctx: WorkspaceContext, rawSecretId: string, body: AddVersionBody): Promise<SecretVersion> {
+      const plaintext = decodePayload(body.data);
+      const secretId = canonicalId('sec', rawSecretId);
+      const now = nowSeconds(clock);
+      try {
+        const row = await db.transaction().execute(async (trx) => {
+          const secret = await secretStore.claimVersionNumber(trx, ctx.workspaceId, secretId, newEtag(), now);
+          if (!secret) throw notFound('secret', ['path', 'id']);
+          const id = newId('secv');
+          const version: SecretVersionsTable = {
+            id,
+            workspace_id: ctx.workspaceId,
+            secret_id: secret.id,
+            version_number: secret.version_seq,
+            state: 'enabled',
+            comment: body.comment ?? null,
+            etag: newEtag(),
+            ciphertext: envelope.sealPayload(secret, id, plaintext),
+            created_at: now,
+            destroyed_at: null,
+          };
+          await secretStore.insertVersion(trx, version);
+          return version;
+        });
+        return toVersion(row);
+      } finally {
+        plaintext.fill(0);
+      }
+    },
+
+    async listVersions(ctx: WorkspaceContext, rawSecretId: string, limit: number, cursor: string | undefined) {
+      const secret = await requireSecret(ctx, rawSecretId);
+      const list = `secret_versions:${ctx.workspaceId}:${secret.id}`;
+      const before = cursor ? Number(cursors.decode(list, cursor)[0]) : null;
+      const rows = await secretStore.pageVersions(db, ctx.workspaceId, secret.id, limit + 1, before);
+      return toPage(rows, limit, toVersion, (r) => [r.version_number], cursors, list);
+    },
+
+    async getVersion(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string): Promise<SecretVersion> {
+      const secretId = canonicalId('sec', rawSecretId);
+      const row = await secretStore.getVersion(db, ctx.workspaceId, secretId, canonicalId('secv', rawVersionId));
+      return row ? toVersion(row) : versionNotFound(ctx, secretId);
+    },
+
+    /** The payload of an enabled version, base64; any other state is 409 (7201). */
+    async access(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string): Promise<{ id: string; data: string }> {
+      const secretId = canonicalId('sec', rawSecretId);
+      const row = await secretStore.versionWithKey(db, ctx.workspaceId, secretId, canonicalId('secv', rawVersionId));
+      if (!row) return versionNotFound(ctx, secretId);
+      if (row.state !== 'enabled') throw new ApiError('SECRET_VERSION_NOT_ENABLED', { metadata: { state: row.state } });
+      const payload = envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
+      try {
+        return { id: row.id, data: payload.toString('base64') };
+      } finally {
+        payload.fill(0);
+      }
+    },
+
+    /**
+     * `:enable`, `:disable`, `:destroy`: the etag check, the state rule and the write happen in
+     * one transaction on the locked row, so of concurrent writers with one etag exactly one
+     * changes the version. The etag is checked first: a stale one is 409 even for a no-op.
+     */
+    async transition(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string, action: VersionAction, ifMatch: string): Promise<SecretVersion> {
+      const secretId = canonicalId('sec', rawSecretId);
+      const versionId = canonicalId('secv', rawVersionId);
+      const expected = parseIfMatch(ifMatch);
+      const now = nowSeconds(clock);
+      const outcome = await db.transaction().execute(async (trx) => {
+        const row = await secretStore.lockVersion(trx, engine, ctx.workspaceId, secretId, versionId);
+        if (!row) return null;
+        if (expected !== '*' && expected !== row.etag) throw etagMismatch(row.etag);
+        const next = nextState(row.state, action);
+        if (next === row.state) return { row, changed: false };
+        const patch = { state: next, etag: newEtag(), ...(next === 'destroyed' ? { ciphertext: null, destroyed_at: now } : {}) };
+        // The row is locked (PostgreSQL) or the database is (SQLite): this cannot miss; the etag
+        // condition is there so that a mistake here could never overwrite someone else's write.
+        if (!(await secretStore.updateVersion(trx, row.id, row.etag, patch))) throw etagMismatch(row.etag);
+        return { row: { ...row, ...patch }, changed: true };
+      });
+      if (!outcome) return versionNotFound(ctx, secretId);
+      if (outcome.changed && outcome.row.state === 'destroyed') await flushDeletedPages();
+      return toVersion(outcome.row);
+    },
+
+    /** For compute (CONTRACT §5): whether `secretId` (canonical or bare) names a secret of the workspace. */
+    async exists(workspaceId: string, secretId: string): Promise<boolean> {
+      return (await secretStore.getSecret(db, workspaceId, canonicalId('sec', secretId))) !== undefined;
+    },
+
+    /**
+     * For compute: the decrypted payload of the secret's newest enabled version; null when the
+     * secret does not exist in the workspace or has no enabled version. The caller owns the
+     * buffer (zero it when done).
+     */
+    async newestEnabledPayload(workspaceId: string, secretId: string): Promise<Buffer | null> {
+      const row = await secretStore.newestEnabledWithKey(db, workspaceId, canonicalId('sec', secretId));
+      if (!row) return null;
+      return envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
+    },
+  };
+}
+
+export type SecretService = ReturnType<typeof createSecretService>;

@@ -1,0 +1,115 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, SecretsTable, SecretVersionsTable } from '../db/tables.js';
+import { forUpdate, type Engine } from '../db/database.js';
+
+const SECRET_FIELDS = ['id', 'workspace_id', 'name', 'etag', 'created_at', 'updated_at'] as const;
+/** Everything of a version but its payload: listing and reading never load ciphertext. */
+const VERSION_FIELDS = ['id', 'secret_id', 'version_number', 'state', 'comment', 'etag', 'created_at', 'destroyed_at'] as const;
+
+export type SecretRow = Pick<SecretsTable, (typeof SECRET_FIELDS)[number]>;
+export type VersionRow = Pick<SecretVersionsTable, (typeof VERSION_FIELDS)[number]>;
+export type VersionPatch = Pick<SecretVersionsTable, 'state' | 'etag'> & Partial<Pick<SecretVersionsTable, 'ciphertext' | 'destroyed_at'>>;
+
+export const secretStore = {
+  insertSecret: (db: Kysely<DB>, row: SecretsTable) => db.insertInto('secrets').values(row).execute(),
+
+  getSecret: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
+  pageSecrets: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+    let q = db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  /** Conditional delete: only while the etag is still `expected` (any etag for `*`). Versions go with it. */
+  deleteSecret: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
+    let q = db.deleteFrom('secrets').where('workspace_id', '=', workspaceId).where('id', '=', id);
+    if (expected !== '*') q = q.where('etag', '=', expected);
+    const res = await q.executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  },
+
+  /**
+   * Gives out the next version number: the UPDATE takes the secret's row lock, so concurrent
+   * adds are numbered one after another. Also a new etag for the secret (its versions changed).
+   */
+  claimVersionNumber: (db: Kysely<DB>, workspaceId: string, id: string, etag: string, now: number) =>
+    db
+      .updateTable('secrets')
+      .set((eb) => ({ version_seq: eb('version_seq', '+', 1), etag, updated_at: now }))
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .returning(['id', 'version_seq', 'key_id', 'wrapped_key'])
+      .executeTakeFirst(),
+
+  insertVersion: (db: Kysely<DB>, row: SecretVersionsTable) => db.insertInto('secret_versions').values(row).execute(),
+
+  getVersion: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) =>
+    db
+      .selectFrom('secret_versions')
+      .select(VERSION_FIELDS)
+      .where('workspace_id', '=', workspaceId)
+      .where('secret_id', '=', secretId)
+      .where('id', '=', id)
+      .executeTakeFirst(),
+
+  /** The version under a row lock, for a transition decided and written in one transaction. */
+  lockVersion: (db: Kysely<DB>, engine: Engine, workspaceId: string, secretId: string, id: string) =>
+    forUpdate(
+      engine,
+      db
+        .selectFrom('secret_versions')
+        .select(VERSION_FIELDS)
+        .where('workspace_id', '=', workspaceId)
+        .where('secret_id', '=', secretId)
+        .where('id', '=', id),
+    ).executeTakeFirst(),
+
+  /** Writes a transition, only if the version still has the etag it was decided on. */
+  updateVersion: async (db: Kysely<DB>, id: string, expectedEtag: string, patch: VersionPatch): Promise<boolean> => {
+    const res = await db.updateTable('secret_versions').set(patch).where('id', '=', id).where('etag', '=', expectedEtag).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** Newest first, keyset below `beforeNumber`. */
+  pageVersions: (db: Kysely<DB>, workspaceId: string, secretId: string, limit: number, beforeNumber: number | null) => {
+    let q = db.selectFrom('secret_versions').select(VERSION_FIELDS).where('workspace_id', '=', workspaceId).where('secret_id', '=', secretId);
+    if (beforeNumber !== null) q = q.where('version_number', '<', beforeNumber);
+    return q.orderBy('version_number', 'desc').limit(limit).execute();
+  },
+
+  /** A version with its payload and its secret's wrapped data key: all that decryption needs. */
+  versionWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) =>
+    db
+      .selectFrom('secret_versions as v')
+      .innerJoin('secrets as s', 's.id', 'v.secret_id')
+      .select(['v.id', 'v.state', 'v.ciphertext', 's.id as secret_id', 's.key_id', 's.wrapped_key'])
+      .where('v.workspace_id', '=', workspaceId)
+      .where('v.secret_id', '=', secretId)
+      .where('v.id', '=', id)
+      .executeTakeFirst(),
+
+  /** The newest enabled version with its secret's wrapped data key. */
+  newestEnabledWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string) =>
+    db
+      .selectFrom('secret_versions as v')
+      .innerJoin('secrets as s', 's.id', 'v.secret_id')
+      .select(['v.id', 'v.state', 'v.ciphertext', 's.id as secret_id', 's.key_id', 's.wrapped_key'])
+      .where('v.workspace_id', '=', workspaceId)
+      .where('v.secret_id', '=', secretId)
+      .where('v.state', '=', 'enabled')
+      .orderBy('v.version_number', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+
+  /**
+   * SQLite keeps old page images in the WAL until a checkpoint, and the WAL file is reused,
+   * not shrunk: a destroyed payload's ciphertext would linger there. Copying the WAL back
+   * (secure_delete has zeroed the freed space) and truncating it removes it from both files.
+   */
+  flushDeletedPages: async (db: Kysely<DB>, engine: Engine): Promise<void> => {
+    if (engine === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+  },
+};

@@ -1,0 +1,90 @@
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { SnippetsTable } from '../db/tables.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { notFound } from '../shared/errors.js';
+import { toPage } from '../http/cursor.js';
+import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { snippetStore, type SnippetChanges } from './store.js';
+import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
+
+// display_type is written only from the schema's enum.
+const toSnippet = (row: SnippetsTable): Snippet => ({ ...row, display_type: row.display_type as Snippet['display_type'] });
+
+export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+  async function visible(ctx: WorkspaceContext, rawId: string): Promise<SnippetsTable> {
+    const row = await snippetStore.get(db, ctx.workspaceId, canonicalId('snp', rawId));
+    if (!row) throw notFound('snippet');
+    return row;
+  }
+
+  /**
+   * Applies `changes` if If-Match names the current version. The etag is checked before the
+   * no-op rule (a stale etag is 409 even when nothing would change), and compared again inside
+   * the UPDATE, so of concurrent writers with one etag exactly one wins.
+   */
+  async function write(ctx: WorkspaceContext, rawId: string, ifMatch: string, changes: Partial<SnippetsTable>): Promise<Snippet> {
+    const current = await visible(ctx, rawId);
+    if (!etagMatches(ifMatch, current.etag)) throw etagMismatch(current.etag);
+    if (Object.entries(changes).every(([k, v]) => current[k as keyof SnippetsTable] === v)) return toSnippet(current);
+    const next: SnippetChanges = { ...changes, etag: newEtag(), updated_at: nowSeconds(clock) };
+    if (!(await snippetStore.updateIf(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch), next))) {
+      const latest = await snippetStore.get(db, ctx.workspaceId, current.id);
+      if (!latest) throw notFound('snippet');
+      throw etagMismatch(latest.etag);
+    }
+    return toSnippet({ ...current, ...next });
+  }
+
+  return {
+    async create(ctx: WorkspaceContext, body: CreateSnippetBody): Promise<Snippet> {
+      const now = nowSeconds(clock);
+      const row: SnippetsTable = {
+        id: newId('snp'),
+        workspace_id: ctx.workspaceId,
+        name: body.name,
+        source: body.source,
+        display_type: body.display_type ?? null,
+        state: 'active',
+        etag: newEtag(),
+        created_at: now,
+        updated_at: now,
+      };
+      await snippetStore.insert(db, row);
+      return toSnippet(row);
+    },
+
+    get: async (ctx: WorkspaceContext, rawId: string) => toSnippet(await visible(ctx, rawId)),
+
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+      const list = `snippets:${ctx.workspaceId}`;
+      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
+      const rows = await snippetStore.page(db, ctx.workspaceId, limit + 1, before);
+      return toPage(rows, limit, toSnippet, (r) => [r.id], cursors, list);
+    },
+
+    update: (ctx: WorkspaceContext, rawId: string, body: UpdateSnippetBody, ifMatch: string) =>
+      write(ctx, rawId, ifMatch, {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.source !== undefined ? { source: body.source } : {}),
+        ...(body.display_type !== undefined ? { display_type: body.display_type } : {}),
+      }),
+
+    /** Archiving an archived snippet (or unarchiving an active one) succeeds without change. */
+    archive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, { state: 'archived' }),
+
+    unarchive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, { state: 'active' }),
+
+    /** Gone for good: revisions that use it show it as `missing`, and cannot be restored. */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
+      const current = await visible(ctx, rawId);
+      if (await snippetStore.deleteIf(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch))) return;
+      const latest = await snippetStore.get(db, ctx.workspaceId, current.id);
+      if (!latest) throw notFound('snippet');
+      throw etagMismatch(latest.etag);
+    },
+  };
+}
+
+export type SnippetService = ReturnType<typeof createSnippetService>;

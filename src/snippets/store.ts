@@ -1,0 +1,37 @@
+import type { Kysely } from 'kysely';
+import type { DB, SnippetsTable } from '../db/tables.js';
+
+export type SnippetChanges = Partial<Pick<SnippetsTable, 'name' | 'source' | 'display_type' | 'state'>> & Pick<SnippetsTable, 'etag' | 'updated_at'>;
+
+export const snippetStore = {
+  insert: (db: Kysely<DB>, row: SnippetsTable) => db.insertInto('snippets').values(row).execute(),
+
+  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('snippets').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  /** The workspace's snippets among `ids` (one query for a page of revisions). */
+  byIds: (db: Kysely<DB>, workspaceId: string, ids: readonly string[]) =>
+    ids.length === 0
+      ? Promise.resolve([])
+      : db.selectFrom('snippets').select(['id', 'etag', 'state']).where('workspace_id', '=', workspaceId).where('id', 'in', [...ids]).execute(),
+
+  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+    let q = db.selectFrom('snippets').selectAll().where('workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  /** Conditional update: only while the etag is still `expected` (any etag for `*`). */
+  updateIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string, changes: SnippetChanges): Promise<boolean> => {
+    let q = db.updateTable('snippets').set(changes).where('workspace_id', '=', workspaceId).where('id', '=', id);
+    if (expected !== '*') q = q.where('etag', '=', expected);
+    return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
+  },
+
+  deleteIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
+    let q = db.deleteFrom('snippets').where('workspace_id', '=', workspaceId).where('id', '=', id);
+    if (expected !== '*') q = q.where('etag', '=', expected);
+    return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
+  },
+};

@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { runClient } from '../../src/cli/client/index.js';
+import type { Io } from '../../src/cli/client/output.js';
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Buffer;
+}
+
+export interface CliOptions {
+  configDir: string;
+  stdin?: Buffer | string;
+  env?: Record<string, string>;
+  /** Called for every wait of the client instead of sleeping (move a clock, approve a login). */
+  onSleep?: (ms: number, stderrSoFar: string) => Promise<void> | void;
+}
+
+const made: string[] = [];
+
+export function tempConfigDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-cli-'));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every directory tempConfigDir made (call from `after`). */
+export function removeTempConfigDirs(): void {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs `wsp <argv>` in this process, with captured streams and a fake sleep. */
+export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const outChunks: Buffer[] = [];
+  const errChunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => outChunks.push(c));
+  err.on('data', (c: Buffer) => errChunks.push(c));
+  const io: Io = {
+    out,
+    err,
+    stdin: Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]),
+    env: { WSP_CONFIG_DIR: opts.configDir, ...opts.env },
+    sleep: async (ms) => {
+      await opts.onSleep?.(ms, Buffer.concat(errChunks).toString());
+    },
+  };
+  const code = await runClient(argv, io);
+  const stdoutBytes = Buffer.concat(outChunks);
+  return { code, stdout: stdoutBytes.toString(), stderr: Buffer.concat(errChunks).toString(), stdoutBytes };
+}
+
+/** The user code a `wsp login` printed. */
+export function userCodeIn(stderr: string): string | null {
+  return /enter the code: ([A-Z]{4}-[A-Z]{4})/.exec(stderr)?.[1] ?? null;
+}

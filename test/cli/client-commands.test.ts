@@ -1,0 +1,212 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { writeCredentials } from '../../src/cli/client/credentials.js';
+import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+
+/** The client commands in process against a listening server (login itself: client-login.test.ts). */
+let h: TestApp;
+let s: Seed;
+let server: string;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+});
+after(async () => {
+  removeTempConfigDirs();
+  await h.close();
+});
+
+/** A config directory logged in as `userId` with a session of its own. */
+async function loggedIn(userId: string, workspace: string | null = s.workspaceId): Promise<string> {
+  const configDir = tempConfigDir();
+  const { session_token } = await h.admin.createSession(userId);
+  writeCredentials({ server, token: session_token, user_id: userId, workspace }, { WSP_CONFIG_DIR: configDir });
+  return configDir;
+}
+
+describe('usage', () => {
+  test('bad command lines exit 2 with the command’s usage; --help exits 0 for every command', async () => {
+    const configDir = await loggedIn(s.owner.userId);
+    for (const argv of [['tokens', 'create'], ['tokens', 'create', '--name', 'x', '--colour', 'red'], ['tokens', 'revoke'], ['tokens', 'revoke', 'not an id'], ['tokens', 'frobnicate'], ['secrets'], ['notifications', 'list', '--limit', '0'], ['tokens', 'list', 'extra']]) {
+      const run = await runCli(argv, { configDir });
+      assert.equal(run.code, 2, `${argv.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /error: |wsp /);
+    }
+    for (const argv of [['login'], ['logout'], ['whoami'], ['workspace', 'use'], ['tokens', 'create'], ['tokens'], ['secrets', 'add-version'], ['installs', 'restore'], ['dashboards', 'revisions'], ['notifications', 'read']]) {
+      const run = await runCli([...argv, '--help'], { configDir });
+      assert.equal(run.code, 0, argv.join(' '));
+      assert.match(run.stdout, /wsp /);
+    }
+  });
+
+  test('a workspace command without a chosen workspace says how to choose one (2)', async () => {
+    const run = await runCli(['tokens', 'list'], { configDir: await loggedIn(s.owner.userId, null) });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /wsp workspace use/);
+  });
+});
+
+describe('wsp workspace', () => {
+  test('list marks the one in use; use switches, and refuses a workspace the user is not in (1)', async () => {
+    const other = await h.admin.createWorkspace('Other');
+    await h.admin.addMember(other.workspace_id, s.owner.userId, 'member');
+    const configDir = await loggedIn(s.owner.userId, null);
+    const list = await runCli(['workspace', 'list', '--json'], { configDir });
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual(JSON.parse(list.stdout).data.map((w: { id: string }) => w.id).sort(), [s.workspaceId, other.workspace_id].sort());
+
+    const use = await runCli(['workspace', 'use', other.workspace_id], { configDir });
+    assert.equal(use.code, 0, use.stderr);
+    assert.match(use.stdout, /Acting in workspace Other/);
+    const human = await runCli(['workspace', 'list'], { configDir });
+    assert.match(human.stdout, new RegExp(`\\*\\s+${other.workspace_id}\\s+Other\\s+member`));
+
+    const stranger = await h.admin.createWorkspace('Stranger');
+    const refused = await runCli(['workspace', 'use', stranger.workspace_id], { configDir });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /403: .*not a member/);
+    const saved = JSON.parse(fs.readFileSync(path.join(configDir, 'credentials.json'), 'utf8'));
+    assert.equal(saved.workspace, other.workspace_id, 'unchanged after a refusal');
+    assert.equal((await runCli(['workspace', 'use', 'wsx'], { configDir })).code, 2);
+  });
+});
+
+describe('wsp tokens', () => {
+  test('create, list and revoke, in JSON and in tables', async () => {
+    const configDir = await loggedIn(s.owner.userId);
+    const created = await runCli(['tokens', 'create', '--name', 'ci', '--expires-in', '30d', '--json'], { configDir });
+    assert.equal(created.code, 0, created.stderr);
+    const token = JSON.parse(created.stdout);
+    assert.match(token.token, /^sk_svc_/);
+    assert.ok(token.expires_at > Date.now() / 1000 + 29 * 86400);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token.token) })).statusCode, 200);
+
+    const human = await runCli(['tokens', 'create', '--name', 'people'], { configDir });
+    assert.match(human.stdout, /^id: +tok_/m);
+    assert.match(human.stdout, /^token: +sk_svc_/m);
+    assert.match(human.stderr, /never shown again/);
+
+    const list = await runCli(['tokens', 'list', '--json'], { configDir });
+    const listed = JSON.parse(list.stdout).data as { id: string; prefix: string }[];
+    assert.ok(listed.some((t) => t.id === token.id && t.prefix === token.token.slice(0, 12)));
+    assert.ok(!list.stdout.includes(token.token), 'never the secret');
+    const table = await runCli(['tokens', 'list'], { configDir });
+    assert.match(table.stdout, /^ID +NAME +PREFIX +CREATED +EXPIRES +LAST USED$/m);
+    assert.match(table.stdout, new RegExp(`^${token.id} +ci +sk_svc_`, 'm'));
+
+    const revoked = await runCli(['tokens', 'revoke', token.id], { configDir });
+    assert.equal(revoked.code, 0);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token.token) })).statusCode, 401);
+    const again = await runCli(['tokens', 'revoke', token.id], { configDir });
+    assert.equal(again.code, 1, 'the API’s 404 is exit 1');
+    assert.match(again.stderr, /404: .*\[7002\]/);
+  });
+
+  test('the API’s refusal is exit 1 with its message: a member cannot create tokens', async () => {
+    const run = await runCli(['tokens', 'create', '--name', 'nope'], { configDir: await loggedIn(s.member.userId) });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /403: .*owner or admin.*\[7023\]/);
+  });
+
+  test('a bad --expires-in is a usage error', async () => {
+    const run = await runCli(['tokens', 'create', '--name', 'x', '--expires-in', 'soon'], { configDir: await loggedIn(s.owner.userId) });
+    assert.equal(run.code, 2);
+  });
+});
+
+describe('wsp notifications', () => {
+  test('list (all or --unread) and read', async () => {
+    const now = Math.floor(h.clock.nowMs() / 1000);
+    const id = 'ntf_01jd0000000000000000000000';
+    await h.database.db
+      .insertInto('notifications')
+      .values({ id, user_id: s.admin.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title: 'Machine expires soon', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: now, dedupe_key: null })
+      .execute();
+    const configDir = await loggedIn(s.admin.userId);
+    const unread = await runCli(['notifications', 'list', '--unread', '--json'], { configDir });
+    assert.equal(unread.code, 0, unread.stderr);
+    assert.deepEqual(JSON.parse(unread.stdout).data.map((n: { id: string }) => n.id), [id]);
+    const table = await runCli(['notifications', 'list'], { configDir });
+    assert.match(table.stdout, /Machine expires soon/);
+
+    const read = await runCli(['notifications', 'read', id], { configDir });
+    assert.equal(read.code, 0, read.stderr);
+    assert.deepEqual(JSON.parse((await runCli(['notifications', 'list', '--unread', '--json'], { configDir })).stdout).data, []);
+    const none = await runCli(['notifications', 'list', '--unread'], { configDir });
+    assert.match(none.stdout, /No unread notifications/);
+    assert.equal(JSON.parse((await runCli(['notifications', 'list', '--json'], { configDir })).stdout).data.length, 1);
+  });
+});
+
+describe('wsp secrets', () => {
+  test('round trip: create, add versions from stdin and a file, access byte for byte, disable, enable, destroy', async () => {
+    const configDir = await loggedIn(s.member.userId);
+    const created = await runCli(['secrets', 'create', 'db-password', '--json'], { configDir });
+    assert.equal(created.code, 0, created.stderr);
+    const secret = JSON.parse(created.stdout);
+
+    const binary = Buffer.from([0, 1, 2, 255, 254, 10, 13, 0]);
+    const v1 = await runCli(['secrets', 'add-version', secret.id, '--comment', 'first', '--json'], { configDir, stdin: binary });
+    assert.equal(v1.code, 0, v1.stderr);
+    const version1 = JSON.parse(v1.stdout);
+    assert.equal(version1.version_number, 1);
+
+    const file = path.join(configDir, 'payload.txt');
+    fs.writeFileSync(file, 'hunter2\n');
+    const v2 = await runCli(['secrets', 'add-version', secret.id, '--file', file], { configDir });
+    assert.equal(v2.code, 0, v2.stderr);
+    assert.match(v2.stdout, /Added version 2 \(secv_/);
+
+    const raw = await runCli(['secrets', 'access', secret.id, version1.id], { configDir });
+    assert.equal(raw.code, 0, raw.stderr);
+    assert.deepEqual(raw.stdoutBytes, binary, 'raw bytes on stdout');
+    const asJson = await runCli(['secrets', 'access', secret.id, version1.id, '--json'], { configDir });
+    assert.deepEqual(JSON.parse(asJson.stdout), { id: version1.id, data: binary.toString('base64') });
+    const outFile = path.join(configDir, 'out.bin');
+    assert.equal((await runCli(['secrets', 'access', secret.id, version1.id, '--output', outFile], { configDir })).code, 0);
+    assert.deepEqual(fs.readFileSync(outFile), binary);
+    assert.equal(fs.statSync(outFile).mode & 0o777, 0o600);
+
+    const disabled = await runCli(['secrets', 'disable', secret.id, version1.id, '--json'], { configDir });
+    assert.equal(disabled.code, 0, disabled.stderr);
+    assert.equal(JSON.parse(disabled.stdout).state, 'disabled');
+    const refused = await runCli(['secrets', 'access', secret.id, version1.id], { configDir });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /^error: 409/);
+    assert.equal((await runCli(['secrets', 'enable', secret.id, version1.id], { configDir })).code, 0);
+    assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 0);
+
+    const destroyed = await runCli(['secrets', 'destroy', secret.id, version1.id], { configDir });
+    assert.equal(destroyed.code, 0, destroyed.stderr);
+    assert.match(destroyed.stdout, /state: +destroyed/);
+    assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 1);
+
+    const versions = JSON.parse((await runCli(['secrets', 'versions', secret.id, '--json'], { configDir })).stdout).data;
+    assert.deepEqual(versions.map((v: { version_number: number; state: string }) => [v.version_number, v.state]), [[2, 'enabled'], [1, 'destroyed']]);
+    const list = await runCli(['secrets', 'list'], { configDir });
+    assert.match(list.stdout, new RegExp(`${secret.id} +db-password`));
+  });
+
+  test('bad payloads: empty stdin, over 64 KiB, a missing file (exit 1); a wrong secret id (404, exit 1)', async () => {
+    const configDir = await loggedIn(s.member.userId);
+    const secret = JSON.parse((await runCli(['secrets', 'create', 'limits', '--json'], { configDir })).stdout);
+    const empty = await runCli(['secrets', 'add-version', secret.id], { configDir, stdin: '' });
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /empty/);
+    const big = await runCli(['secrets', 'add-version', secret.id], { configDir, stdin: Buffer.alloc(65537, 1) });
+    assert.equal(big.code, 1);
+    assert.match(big.stderr, /64 KiB/);
+    const exact = await runCli(['secrets', 'add-version', secret.id], { configDir, stdin: Buffer.alloc(65536, 1) });
+    assert.equal(exact.code, 0, exact.stderr);
+    const missing = await runCli(['secrets', 'add-version', secret.id, '--file', path.join(configDir, 'nope')], { configDir });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /ENOENT/);
+    const unknown = await runCli(['secrets', 'add-version', 'sec_01jd0000000000000000000000'], { configDir, stdin: 'x' });
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /404/);
+  });
+});

@@ -1,0 +1,80 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { writeCredentials } from '../../src/cli/client/credentials.js';
+import { installFixture } from '../installs/fixture.js';
+import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+
+/** `wsp installs restore`: If-Match and Idempotency-Key sent, then the operation waited for. */
+let h: TestApp;
+let s: Seed;
+let f: ReturnType<typeof installFixture>;
+let configDir: string;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  f = installFixture(h, s);
+  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  configDir = tempConfigDir();
+  writeCredentials({ server, token: s.admin.session, user_id: s.admin.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+});
+after(async () => {
+  removeTempConfigDirs();
+  await h.close();
+});
+
+/** An install rendered at 1.0.0 and then at 2.0.0: two succeeded renders. */
+async function twoRenders() {
+  const x = await f.installed();
+  await h.app.jobs.runDue();
+  await f.patch(x.install.id, { desired_version_id: x.v2.id, values: { who: 'moon' } });
+  await h.app.jobs.runDue();
+  const [, first] = await f.renders(x.install.id);
+  return { ...x, first };
+}
+
+test('restores, waits for the operation (the worker runs while the client waits), and reports the new render', async () => {
+  const { install, first, v1 } = await twoRenders();
+  let waits = 0;
+  const run = await runCli(['installs', 'restore', install.id, '--render', first.id, '--json'], {
+    configDir,
+    onSleep: async () => {
+      waits++;
+      await h.app.jobs.runDue();
+    },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(waits >= 1, 'it waited for the operation');
+  const out = JSON.parse(run.stdout);
+  assert.equal(out.operation.done, true);
+  assert.equal(out.operation.error, null);
+  assert.equal(out.render.state, 'succeeded');
+  assert.equal(out.render.restored_from_render_id, first.id);
+  assert.equal((await f.getInstall(install.id)).current_version.id, v1.id);
+});
+
+test('progress on stderr and a summary in a pipe; a render of another package is the API’s 422 (exit 1)', async () => {
+  const { install, first } = await twoRenders();
+  const run = await runCli(['installs', 'restore', install.id, '--render', first.id], { configDir, onSleep: () => h.app.jobs.runDue().then(() => undefined) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stderr, /Restoring rnd_\w+ \(operation op_\w+\)…/);
+  assert.match(run.stderr, /succeeded after \d+ s/);
+  assert.match(run.stdout, /^render: +rnd_\w+ \(succeeded\)$/m);
+  assert.match(run.stdout, /^commit: +[0-9a-f]{40}$/m);
+
+  const other = await twoRenders();
+  const wrong = await runCli(['installs', 'restore', install.id, '--render', other.first.id], { configDir });
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /^error: 422: .*\(body\.render_id\) \[7304\]$/m);
+});
+
+test('an operation that does not finish in --timeout: exit 1', async () => {
+  const { install, first } = await twoRenders();
+  // No worker runs: the operation stays running; each wait is a second of real time.
+  const run = await runCli(['installs', 'restore', install.id, '--render', first.id, '--timeout', '1'], {
+    configDir,
+    onSleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /not done after 1 s/);
+});

@@ -1,0 +1,97 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { loadConfig, ConfigError } from '../../src/config.js';
+
+/** With no WSP_PROVIDER_URL the embedded simulated provider serves the whole compute flow offline. */
+let h: TestApp;
+let s: Seed;
+before(async () => {
+  h = await createTestApp({ config: { suspensionRetentionDays: 3, schedulerIntervalSeconds: 600, provider: { ...loadConfig({}).provider, id: 'acme' } } });
+  s = await h.seed();
+});
+after(() => h.close());
+
+const inject = (method: 'GET' | 'POST', url: string, payload?: object, extra: Record<string, string> = {}) =>
+  h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });
+
+describe('the embedded simulated provider', () => {
+  test("offers CONTRACT §5's catalog: cx22, cx32, cpx11, cax11 in fsn1, nbg1, hel1; ubuntu-24.04 and debian-12", async () => {
+    const bad = await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'acme', region: 'ash', image: 'centos-7', machine_type_filter: 'ccx*' });
+    assert.equal(bad.statusCode, 422);
+    assert.deepEqual(bad.json().errors.map((e: { path: string[] }) => e.path), [['body', 'region'], ['body', 'image'], ['body', 'machine_type_filter']]);
+    assert.match(bad.json().errors[0].message, /fsn1, nbg1, hel1$/);
+    for (const region of ['fsn1', 'nbg1', 'hel1']) {
+      for (const image of ['ubuntu-24.04', 'debian-12']) {
+        assert.equal((await inject('POST', '/v1/compute/configs', { name: 'ok', provider: 'acme', region, image })).statusCode, 201);
+      }
+    }
+  });
+
+  test('WSP_PROVIDER_ID renames the provider: the one allowed value of `provider`', async () => {
+    const res = await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'hetzner', region: 'fsn1', image: 'debian-12' });
+    assert.equal(res.statusCode, 422);
+    assert.deepEqual(firstError(res.json()).path, ['body', 'provider']);
+    const id = (await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'acme', region: 'fsn1', image: 'debian-12' })).json().id;
+    assert.equal((await inject('GET', `/v1/compute/configs/${id}`)).json().provider, 'acme');
+  });
+
+  test('create, suspend (retention from WSP_SUSPENSION_RETENTION_DAYS) and resume a machine', async () => {
+    const configId = (await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'acme', region: 'nbg1', image: 'debian-12', machine_type_filter: 'c?x11' })).json().id;
+    const created = await inject('POST', '/v1/machines', { compute_config_id: configId, server_type: 'cax11' });
+    assert.equal(created.statusCode, 201);
+    await h.app.jobs.runDue();
+    const m = (await inject('GET', `/v1/machines/${created.json().id}`)).json();
+    assert.equal(m.status, 'running');
+    assert.equal(typeof m.provider_server_id, 'number');
+    assert.equal((await inject('POST', `/v1/machines/${m.id}:suspend`, undefined, { 'if-match': m.etag })).statusCode, 200);
+    await h.app.jobs.runDue();
+    const [susp] = (await inject('GET', '/v1/compute/suspensions')).json();
+    const now = Math.floor(h.clock.nowMs() / 1000);
+    assert.equal(susp.expires_at, now + 3 * 86_400);
+    assert.equal(susp.location, 'nbg1');
+    assert.deepEqual(susp.provider_suspend_data, { provider: 'acme', snapshot_id: susp.provider_suspend_data.snapshot_id, size_gb: 2 });
+    assert.equal(susp.monthly_cost_cents, 2.38);
+    assert.equal((await inject('POST', `/v1/compute/suspensions/${susp.id}:resume`)).statusCode, 200);
+    await h.app.jobs.runDue();
+    assert.equal((await inject('GET', `/v1/machines/${m.id}`)).json().status, 'running');
+    assert.deepEqual((await inject('GET', '/v1/compute/suspensions')).json(), []);
+  });
+
+  test('the expiry scan runs once every WSP_SCHEDULER_INTERVAL_SECONDS', async () => {
+    const scans = async () =>
+      (await h.database.db.selectFrom('jobs').select('id').where('kind', '=', 'compute.expiry_scan').execute()).length;
+    h.clock.set(Math.ceil(h.clock.nowMs() / 600_000) * 600_000);
+    await h.app.jobs.runDue();
+    const first = await scans();
+    h.clock.advanceSeconds(599);
+    await h.app.jobs.runDue();
+    assert.equal(await scans(), first);
+    h.clock.advanceSeconds(1);
+    await h.app.jobs.runDue();
+    assert.equal(await scans(), first + 1);
+  });
+});
+
+describe('compute settings', () => {
+  test('read from the environment with their defaults; bad values stop the start', () => {
+    const d = loadConfig({});
+    assert.deepEqual(d.provider, { id: 'hetzner', url: undefined, token: undefined, timeoutMs: 10_000, actionPollMs: 1000 });
+    assert.equal(d.suspensionRetentionDays, 30);
+    assert.equal(d.schedulerIntervalSeconds, 60);
+    const c = loadConfig({
+      WSP_PROVIDER_ID: 'acme',
+      WSP_PROVIDER_URL: 'https://api.hetzner.cloud/v1',
+      WSP_PROVIDER_TOKEN: 'secret',
+      WSP_PROVIDER_TIMEOUT_SECONDS: '5',
+      WSP_SUSPENSION_RETENTION_DAYS: '14',
+      WSP_SCHEDULER_INTERVAL_SECONDS: '30',
+    });
+    assert.deepEqual(c.provider, { id: 'acme', url: 'https://api.hetzner.cloud/v1', token: 'secret', timeoutMs: 5000, actionPollMs: 1000 });
+    assert.equal(c.suspensionRetentionDays, 14);
+    assert.equal(c.schedulerIntervalSeconds, 30);
+    for (const env of [{ WSP_PROVIDER_ID: 'Bad Id' }, { WSP_PROVIDER_URL: 'ftp://x' }, { WSP_SUSPENSION_RETENTION_DAYS: '0' }, { WSP_SCHEDULER_INTERVAL_SECONDS: 'soon' }]) {
+      assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+    }
+  });
+});

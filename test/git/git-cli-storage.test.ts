@@ -1,0 +1,119 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { appendCommit } from '../../src/git/append-commit.js';
+import { loadConfig, repoRoot } from '../../src/config.js';
+
+let root: string;
+let repos: GitCliStorage;
+let n = 0;
+const nextId = () => `inst_${String(++n).padStart(26, '0')}`;
+const git = (id: string, ...args: string[]) => execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
+
+before(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-git-'));
+  repos = new GitCliStorage(root);
+});
+after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+async function freshRepo() {
+  const id = nextId();
+  await repos.create(id);
+  return id;
+}
+
+describe('git CLI repository storage', () => {
+  test('create makes a bare repository with main unborn and fsync on; doing it again changes nothing', async () => {
+    const id = await freshRepo();
+    assert.equal(git(id, 'rev-parse', '--is-bare-repository'), 'true');
+    assert.equal(git(id, 'symbolic-ref', 'HEAD'), 'refs/heads/main');
+    assert.equal(git(id, 'config', 'core.fsync'), 'committed');
+    assert.equal(git(id, 'config', 'core.logAllRefUpdates'), 'always');
+    assert.equal(git(id, 'config', 'receive.denyNonFastForwards'), 'true');
+    assert.equal(await repos.head(id), null);
+    await repos.create(id);
+    assert.equal(await repos.head(id), null);
+    assert.deepEqual(fs.readdirSync(root).filter((e) => e.startsWith('.tmp')), [], 'no temp directory left behind');
+  });
+
+  test('ids that are not repository ids never become paths', () => {
+    for (const bad of ['../etc', 'inst_../../x', '', 'INST_01', `inst_${'a'.repeat(25)}/`]) assert.throws(() => repos.pathOf(bad));
+  });
+
+  test('a written tree reads back with the same paths and bytes, nested directories included', async () => {
+    const id = await freshRepo();
+    const files = [
+      { path: 'a.txt', content: Buffer.from('A\n') },
+      { path: 'dir/sub/deep.yaml', content: Buffer.from('k: v\n') },
+      { path: 'dir/x y.txt', content: Buffer.from('spaces') },
+      { path: 'dir/ünï.txt', content: Buffer.from([0, 1, 2, 255]) },
+      { path: 'empty', content: Buffer.alloc(0) },
+    ];
+    const tree = await repos.writeTree(id, files);
+    assert.match(tree, /^[0-9a-f]{40}$/);
+    const back = await repos.readTree(id, tree);
+    const byPath = (xs: { path: string; content: Buffer }[]) => [...xs].sort((x, y) => (x.path < y.path ? -1 : 1)).map((x) => [x.path, x.content.toString('hex')]);
+    assert.deepEqual(byPath(back), byPath(files));
+    assert.equal(await repos.writeTree(id, [...files].reverse()), tree, 'a tree depends on its content only');
+  });
+
+  test('commits are reproducible: the same tree, parent, message and clock give the same commit', async () => {
+    const a = await freshRepo();
+    const b = await freshRepo();
+    const files = [{ path: 'f', content: Buffer.from('x') }];
+    const ta = await repos.writeTree(a, files);
+    const tb = await repos.writeTree(b, files);
+    const ca = await repos.commit(a, { tree: ta, parent: null, message: 'm\n', timeSeconds: 1767225600 });
+    const cb = await repos.commit(b, { tree: tb, parent: null, message: 'm\n', timeSeconds: 1767225600 });
+    assert.equal(ca, cb);
+    assert.equal(git(a, 'log', '-1', '--format=%an <%ae> %at %ct', ca), 'Workspace Platform <renders@workspace-platform.invalid> 1767225600 1767225600');
+  });
+
+  test('advanceMain is compare-and-swap on the head: a writer that read an old head loses and nothing is overwritten', async () => {
+    const id = await freshRepo();
+    const tree = await repos.writeTree(id, [{ path: 'f', content: Buffer.from('1') }]);
+    const c1 = await repos.commit(id, { tree, parent: null, message: 'one\n', timeSeconds: 1 });
+    const c2 = await repos.commit(id, { tree, parent: null, message: 'two\n', timeSeconds: 2 });
+    assert.equal(await repos.advanceMain(id, c1, null), true);
+    assert.equal(await repos.advanceMain(id, c2, null), false, 'main is no longer unborn');
+    assert.equal(await repos.head(id), c1);
+    const c3 = await repos.commit(id, { tree, parent: c1, message: 'three\n', timeSeconds: 3 });
+    const c4 = await repos.commit(id, { tree, parent: c1, message: 'four\n', timeSeconds: 4 });
+    assert.equal(await repos.advanceMain(id, c3, c1), true);
+    assert.equal(await repos.advanceMain(id, c4, c1), false, 'both read c1; only the first wins');
+    assert.equal(await repos.head(id), c3);
+    assert.equal(await repos.isAncestor(id, c1, c3), true);
+    assert.equal(await repos.isAncestor(id, c4, c3), false);
+  });
+
+  test('twelve concurrent writers on one branch: every commit lands, in one chain, and fsck passes', async () => {
+    const id = await freshRepo();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const tree = await repos.writeTree(id, [{ path: `w${i}.txt`, content: Buffer.from(String(i)) }]);
+        return appendCommit(repos, id, { tree, message: `writer ${i}\n`, timeSeconds: 100 + i });
+      }),
+    );
+    const chain = git(id, 'rev-list', 'refs/heads/main').split('\n');
+    assert.equal(chain.length, 12);
+    assert.deepEqual(new Set(chain), new Set(results.map((r) => r.commit)));
+    for (const r of results) {
+      if (r.parent) assert.equal(git(id, 'rev-parse', `${r.commit}^`), r.parent, 'each commit sits on the head it swapped');
+    }
+    git(id, 'fsck', '--strict', '--no-dangling');
+    assert.equal(git(id, 'reflog', 'show', '--format=%H', 'refs/heads/main').split('\n').length, 12, 'the reflog records every move');
+  });
+
+  test('repositories live in WSP_REPO_DIR, or in repos under the data directory', () => {
+    assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp' })), '/srv/wsp/repos');
+    assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp', WSP_REPO_DIR: '/mnt/shared/repos' })), '/mnt/shared/repos');
+  });
+
+  test('head of a repository that does not exist is an error, not an unborn branch', async () => {
+    await assert.rejects(repos.head(nextId()));
+  });
+});

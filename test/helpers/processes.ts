@@ -1,0 +1,141 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import fs from 'node:fs';
+
+/** The installed command, as a user runs it: `bin/wsp.js` (on the built `dist/`; npm test builds first). */
+export const WSP_BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../bin/wsp.js');
+
+if (!fs.existsSync(path.resolve(path.dirname(WSP_BIN), '../dist/cli/main.js'))) {
+  throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+}
+
+/** A clean environment: only what the command needs, so nothing of the test run leaks in. */
+export function wspEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/wsp.js ...args` to completion. */
+export function runWsp(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WSP_BIN, ...args], { env: wspEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`wsp ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs an admin command with --json and returns its one JSON object (fails loudly otherwise). */
+export async function adminJson(args: string[], env: Record<string, string>): Promise<Record<string, string>> {
+  const res = await runWsp(['admin', ...args, '--json'], env);
+  if (res.code !== 0) throw new Error(`wsp admin ${args.join(' ')} exited ${res.code}: ${res.stderr}`);
+  const lines = res.stdout.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`expected one JSON line, got: ${res.stdout}`);
+  return JSON.parse(lines[0]!) as Record<string, string>;
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every line the server wrote so far (JSON logs on stdout, anything else on stderr). */
+  output: string[];
+  /** Resolves with the exit code (or the signal's name) once the process has ended. */
+  exited: Promise<number | string>;
+  /** SIGTERM (or another signal), then the exit code; SIGKILL after `timeoutMs`. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string>;
+}
+
+/** Starts `node bin/wsp.js serve` on a free port of 127.0.0.1 and waits until it listens. */
+export async function startServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [WSP_BIN, 'serve', ...args], {
+    env: wspEnv({ PORT: '0', HOST: '127.0.0.1', WSP_LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('\n')}`)), 30_000);
+    const onLine = (line: string) => {
+      output.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; address?: string };
+        if (entry.msg === 'listening' && entry.address) {
+          clearTimeout(timer);
+          resolve(entry.address);
+        }
+      } catch {
+        // not a log line
+      }
+    };
+    const buf = { out: '', err: '' };
+    const feed = (which: 'out' | 'err') => (d: Buffer) => {
+      buf[which] += d.toString();
+      const parts = buf[which].split('\n');
+      buf[which] = parts.pop() ?? '';
+      parts.filter(Boolean).forEach(onLine);
+    };
+    child.stdout!.on('data', feed('out'));
+    child.stderr!.on('data', feed('err'));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${code}) before listening:\n${output.join('\n')}`));
+    });
+  });
+  return {
+    url,
+    child,
+    output,
+    exited,
+    async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** fetch with a bearer credential and an optional Service-Context; JSON in and out. */
+export async function api(
+  base: string,
+  method: string,
+  url: string,
+  opts: { credential?: string; workspaceId?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.credential) headers.authorization = `Bearer ${opts.credential}`;
+  if (opts.workspaceId) headers['service-context'] = opts.workspaceId;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(base + url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = text;
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}

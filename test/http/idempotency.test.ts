@@ -1,0 +1,245 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { dumpAllRows } from '../helpers/db.js';
+import { claimKey, fingerprint } from '../../src/http/idempotency.js';
+
+/** CONTRACT §1 Idempotency-Key. */
+let h: TestApp;
+let s: Seed;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+});
+after(() => h.close());
+
+let n = 0;
+const uniqueKey = () => `key-${Date.now()}-${n++}`;
+const createToken = (credential: string, key: string, body: object, workspaceId?: string) =>
+  h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(credential, workspaceId, { 'idempotency-key': key }), payload: body });
+const tokensNamed = async (name: string) =>
+  (await h.database.db.selectFrom('api_tokens').select('id').where('name', '=', name).execute()).length;
+const etagOf = async (seed: Seed) =>
+  (await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}`, headers: as(seed.owner.session, seed.workspaceId) })).json().etag as string;
+const rename = (seed: Seed, key: string, ifMatch: string, name: string, credential = seed.owner.session) =>
+  h.app.inject({
+    method: 'PATCH',
+    url: `/v1/workspaces/${seed.workspaceId}`,
+    headers: as(credential, seed.workspaceId, { 'idempotency-key': key, 'if-match': ifMatch }),
+    payload: { name },
+  });
+
+describe('replay', () => {
+  test('the same request with the same key replays status, body and headers with Idempotent-Replayed: true', async () => {
+    const key = uniqueKey();
+    const etag = await etagOf(s);
+    const first = await rename(s, key, etag, 'Replayed Inc');
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.headers['idempotent-replayed'], undefined);
+    const again = await rename(s, key, etag, 'Replayed Inc');
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json(), first.json());
+    assert.equal(again.headers.etag, first.headers.etag);
+    assert.match(String(again.headers['content-type']), /^application\/json/);
+    // It was replayed, not redone: the etag is still the first write's.
+    assert.equal(await etagOf(s), first.json().etag);
+    // Another session of the same user is the same principal: replayed too.
+    const { session_token } = await h.admin.createSession(s.owner.userId);
+    const third = await rename(s, key, etag, 'Replayed Inc', session_token);
+    assert.equal(third.headers['idempotent-replayed'], 'true');
+  });
+
+  test('a 204 and a 404 are replayed as they were', async () => {
+    const made = (await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: 'to-revoke' } })).json();
+    const del = (key: string, id: string) =>
+      h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${id}`, headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }) });
+    const key = uniqueKey();
+    assert.equal((await del(key, made.id)).statusCode, 204);
+    const again = await del(key, made.id);
+    assert.equal(again.statusCode, 204, 'a retried revoke replays its 204 rather than a 404');
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.body, '');
+    const key2 = uniqueKey();
+    const missing = await del(key2, 'tok_00000000000000000000000000');
+    assert.equal(missing.statusCode, 404);
+    const missing2 = await del(key2, 'tok_00000000000000000000000000');
+    assert.equal(missing2.statusCode, 404);
+    assert.equal(missing2.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(missing2.json(), missing.json());
+  });
+
+  test('the same key with another body, path or If-Match is 422 (7032) and changes nothing', async () => {
+    const key = uniqueKey();
+    const etag = await etagOf(s);
+    assert.equal((await rename(s, key, etag, 'Fingerprinted')).statusCode, 200);
+    const now = await etagOf(s);
+    for (const res of [await rename(s, key, etag, 'Other name'), await rename(s, key, 'other-etag', 'Fingerprinted')]) {
+      assert.equal(res.statusCode, 422);
+      const e = firstError(res.json());
+      assert.equal(e.code, 7032);
+      assert.deepEqual(e.path, ['headers', 'idempotency-key']);
+    }
+    const tokenKey = uniqueKey();
+    assert.equal((await createToken(s.owner.session, tokenKey, { name: 'fp-a' }, s.workspaceId)).statusCode, 201);
+    const other = await createToken(s.owner.session, tokenKey, { name: 'fp-b' }, s.workspaceId);
+    assert.equal(other.statusCode, 422);
+    assert.equal(firstError(other.json()).code, 7032);
+    assert.equal(await tokensNamed('fp-b'), 0);
+    assert.equal(await etagOf(s), now);
+  });
+});
+
+describe('scope: (workspace, acting principal, key)', () => {
+  test('another user, or a workspace API token, with the same key is independent', async () => {
+    const key = uniqueKey();
+    const body = { name: `scoped-${key}` };
+    assert.equal((await createToken(s.owner.session, key, body, s.workspaceId)).statusCode, 201);
+    const byAdmin = await createToken(s.admin.session, key, body, s.workspaceId);
+    assert.equal(byAdmin.statusCode, 201, 'another user: a new token, not a replay');
+    assert.equal(byAdmin.headers['idempotent-replayed'], undefined);
+    assert.equal(await tokensNamed(body.name), 2);
+    // A workspace API token is a principal of its own (it may not create tokens: its 403 comes before any claim).
+    const byToken = await createToken(s.apiToken, key, body);
+    assert.equal(byToken.statusCode, 403);
+    assert.equal((await createToken(s.owner.session, key, body, s.workspaceId)).headers['idempotent-replayed'], 'true');
+  });
+
+  test('the same user in another workspace is independent', async () => {
+    const other = await h.seed('Second');
+    await h.admin.addMember(other.workspaceId, s.owner.userId, 'owner');
+    const key = uniqueKey();
+    const body = { name: `ws-scoped-${key}` };
+    assert.equal((await createToken(s.owner.session, key, body, s.workspaceId)).statusCode, 201);
+    const there = await createToken(s.owner.session, key, body, other.workspaceId);
+    assert.equal(there.statusCode, 201);
+    assert.equal(there.headers['idempotent-replayed'], undefined);
+  });
+});
+
+describe('what is not stored', () => {
+  test('a 422 validation failure is not stored: a fixed retry with the same key succeeds', async () => {
+    const key = uniqueKey();
+    const now = Math.floor(h.clock.nowMs() / 1000);
+    // A rule of the service (expires_at in the past) ...
+    const past = await createToken(s.owner.session, key, { name: 'retry-me', expires_at: now - 1 }, s.workspaceId);
+    assert.equal(past.statusCode, 422);
+    // ... and a rule of the schema (name too long).
+    const long = await createToken(s.owner.session, key, { name: 'x'.repeat(101) }, s.workspaceId);
+    assert.equal(long.statusCode, 422);
+    assert.equal(firstError(long.json()).code, 7003, 'not 7032: the failed attempt left no fingerprint');
+    const fixed = await createToken(s.owner.session, key, { name: 'retry-me', expires_at: now + 3600 }, s.workspaceId);
+    assert.equal(fixed.statusCode, 201);
+    assert.equal(await tokensNamed('retry-me'), 1);
+  });
+
+  test('POST /v1/api_tokens is never replayed with its plaintext: 409 (7033) with metadata.token_id', async () => {
+    const key = uniqueKey();
+    const first = await createToken(s.owner.session, key, { name: 'secret-once' }, s.workspaceId);
+    assert.equal(first.statusCode, 201);
+    const { id, token } = first.json();
+    const again = await createToken(s.owner.session, key, { name: 'secret-once' }, s.workspaceId);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    const e = firstError(again.json());
+    assert.equal(e.code, 7033);
+    assert.deepEqual(e.metadata, { token_id: id });
+    assert.ok(!again.body.includes('sk_svc_'));
+    assert.ok(!again.body.includes(token.slice(7, 39)));
+    assert.equal(await tokensNamed('secret-once'), 1);
+    const dump = await dumpAllRows(h.database);
+    assert.ok(!dump.includes(token.slice(7, 39)), 'the plaintext is not kept by the idempotency store');
+  });
+
+  test('no request body is kept: only a hash of the fingerprint', async () => {
+    const key = uniqueKey();
+    const marker = `body-marker-${key}`;
+    assert.equal((await createToken(s.owner.session, key, { name: marker }, s.workspaceId)).statusCode, 201);
+    const row = await h.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', key).executeTakeFirstOrThrow();
+    assert.match(row.fingerprint, /^[0-9a-f]{64}$/);
+    assert.ok(!JSON.stringify(row).includes(marker));
+  });
+});
+
+describe('time', () => {
+  test('a key is kept 24 h: replayed just before, a fresh request just after', async () => {
+    const key = uniqueKey();
+    const body = { name: `ttl-${key}` };
+    assert.equal((await createToken(s.owner.session, key, body, s.workspaceId)).statusCode, 201);
+    h.clock.advanceSeconds(24 * 3600 - 1);
+    const before = await createToken(s.owner.session, key, body, s.workspaceId);
+    assert.equal(before.statusCode, 409);
+    assert.equal(firstError(before.json()).code, 7033);
+    assert.equal(firstError(await (await createToken(s.owner.session, key, { name: 'other' }, s.workspaceId)).json()).code, 7032);
+    h.clock.advanceSeconds(1);
+    const after = await createToken(s.owner.session, key, { name: 'other' }, s.workspaceId);
+    assert.equal(after.statusCode, 201, 'after 24 h the key is free again');
+    assert.equal(await tokensNamed(body.name), 1);
+  });
+
+  test('while the first request is still running: 409 (7031); a claim abandoned for 120 s is taken over', async () => {
+    // The first request is simulated by claiming the key exactly as the pipeline does, with the
+    // same scope and fingerprint, and never completing it (as if it were still running).
+    const key = uniqueKey();
+    const body = { name: `inflight-${key}` };
+    const scope = { workspaceId: s.workspaceId, principalId: s.owner.userId, key };
+    const fpKey = await h.database.db.selectFrom('settings').select('value').where('key', '=', 'idempotency_hmac_key').executeTakeFirstOrThrow();
+    const fp = fingerprint(Buffer.from(fpKey.value, 'base64'), 'POST', '/v1/api_tokens', body, undefined);
+    assert.deepEqual(await claimKey(h.database.db, h.clock, scope, fp), { kind: 'claimed' });
+    const busy = await createToken(s.owner.session, key, body, s.workspaceId);
+    assert.equal(busy.statusCode, 409);
+    const e = firstError(busy.json());
+    assert.equal(e.code, 7031);
+    assert.deepEqual(e.path, ['headers', 'idempotency-key']);
+    assert.equal(await tokensNamed(body.name), 0);
+    // Another body with the running key is still 422: a different request.
+    assert.equal((await createToken(s.owner.session, key, { name: 'x' }, s.workspaceId)).statusCode, 422);
+    h.clock.advanceSeconds(119);
+    assert.equal((await createToken(s.owner.session, key, body, s.workspaceId)).statusCode, 409);
+    h.clock.advanceSeconds(1);
+    const taken = await createToken(s.owner.session, key, body, s.workspaceId);
+    assert.equal(taken.statusCode, 201, taken.body);
+    assert.equal(await tokensNamed(body.name), 1);
+  });
+});
+
+describe('concurrency', () => {
+  test('10 concurrent POSTs with one key: exactly one token, the others replay (409 7033) or are in flight (409 7031)', async () => {
+    const key = uniqueKey();
+    const body = { name: `race-${key}` };
+    const results = await Promise.all(Array.from({ length: 10 }, () => createToken(s.owner.session, key, body, s.workspaceId)));
+    const statuses = results.map((r) => r.statusCode);
+    assert.equal(statuses.filter((c) => c === 201).length, 1, statuses.join(','));
+    for (const r of results.filter((x) => x.statusCode !== 201)) {
+      assert.equal(r.statusCode, 409, r.body);
+      assert.ok([7031, 7033].includes(firstError(r.json()).code), r.body);
+      assert.ok(!r.body.includes('sk_svc_'));
+    }
+    assert.equal(await tokensNamed(body.name), 1);
+  });
+
+  test('10 concurrent PATCHes with one key and one If-Match: one write; the others replay it (200) or are in flight (409 7031)', async () => {
+    const key = uniqueKey();
+    const etag = await etagOf(s);
+    const results = await Promise.all(Array.from({ length: 10 }, () => rename(s, key, etag, 'Concurrent')));
+    const fresh = results.filter((r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === undefined);
+    assert.equal(fresh.length, 1, results.map((r) => `${r.statusCode}${r.headers['idempotent-replayed'] ? 'R' : ''}`).join(','));
+    for (const r of results) {
+      if (r.statusCode === 200) assert.deepEqual(r.json(), fresh[0]!.json());
+      else {
+        assert.equal(r.statusCode, 409);
+        assert.equal(firstError(r.json()).code, 7031);
+      }
+    }
+    assert.equal(await etagOf(s), fresh[0]!.json().etag, 'exactly one write happened');
+  });
+});
+
+test('GET ignores Idempotency-Key', async () => {
+  const key = uniqueKey();
+  for (let i = 0; i < 2; i++) {
+    const res = await h.app.inject({ method: 'GET', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }) });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['idempotent-replayed'], undefined);
+  }
+});

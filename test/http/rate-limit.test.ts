@@ -1,0 +1,125 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { loadConfig, ConfigError } from '../../src/config.js';
+
+/**
+ * CONTRACT §1: failed authentications are rate limited per client address (30 a minute, then
+ * 429 with Retry-After until the window ends; requests that authenticate are neither counted
+ * nor refused); WSP_RATE_LIMIT_PER_MINUTE, when set, limits requests per credential.
+ */
+const DEFAULT_FAILURES = loadConfig({}).authFailuresPerMinute;
+
+describe('failed authentication, per client address', () => {
+  let h: TestApp;
+  let s: Seed;
+  before(async () => {
+    h = await createTestApp({ config: { authFailuresPerMinute: DEFAULT_FAILURES } });
+    s = await h.seed();
+  });
+  after(() => h.close());
+
+  const from = (ip: string, authorization?: string, url = '/v1/me') =>
+    h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: authorization ? { authorization } : {} });
+
+  test('the default is 30 failures a minute', () => {
+    assert.equal(DEFAULT_FAILURES, 30);
+  });
+
+  test('30 failures are 401; the 31st and later are 429 (7007) with Retry-After until the window ends', async () => {
+    const ip = '10.0.0.1';
+    // Align to a fresh window: the first failure starts it.
+    const start = Math.floor(h.clock.nowMs() / 1000);
+    const kinds = [undefined, 'Bearer nope', `Bearer ${'Z'.repeat(32)}`, 'Basic abc', `Bearer sk_svc_${'A'.repeat(38)}`];
+    for (let i = 0; i < 30; i++) {
+      const res = await from(ip, kinds[i % kinds.length]);
+      assert.equal(res.statusCode, 401, `failure ${i + 1}`);
+    }
+    h.clock.advanceSeconds(20);
+    const limited = await from(ip, 'Bearer nope');
+    assert.equal(limited.statusCode, 429, limited.body);
+    const e = firstError(limited.json());
+    assert.equal(e.code, 7007);
+    const elapsed = Math.floor(h.clock.nowMs() / 1000) - start;
+    assert.equal(limited.headers['retry-after'], String(60 - elapsed));
+    assert.equal(e.metadata?.retry_after, String(60 - elapsed));
+    assert.match(String(limited.headers['x-request-id']), /.+/);
+
+    // A credential that works is not refused, and does not count.
+    for (let i = 0; i < 5; i++) assert.equal((await from(ip, `Bearer ${s.owner.session}`)).statusCode, 200);
+    assert.equal((await from(ip, `Bearer ${s.apiToken}`, '/v1/api_tokens')).statusCode, 200);
+    // Unauthenticated routes are not limited.
+    assert.equal((await from(ip, 'Bearer nope', '/healthz')).statusCode, 200);
+    // Another address is not affected.
+    assert.equal((await from('10.0.0.2', 'Bearer nope')).statusCode, 401);
+
+    h.clock.advanceSeconds(60 - elapsed - 1);
+    assert.equal((await from(ip, 'Bearer nope')).statusCode, 429, 'one second before the window ends');
+    assert.equal((await from(ip, 'Bearer nope')).headers['retry-after'], '1');
+    h.clock.advanceSeconds(1);
+    assert.equal((await from(ip, 'Bearer nope')).statusCode, 401, 'a new window');
+  });
+
+  test('successful requests never count toward the limit', async () => {
+    const ip = '10.0.0.3';
+    for (let i = 0; i < 100; i++) assert.equal((await from(ip, `Bearer ${s.member.session}`)).statusCode, 200);
+    for (let i = 0; i < 30; i++) assert.equal((await from(ip, 'Bearer nope')).statusCode, 401);
+    assert.equal((await from(ip, 'Bearer nope')).statusCode, 429);
+  });
+
+  test('the notification endpoints answer 429 in the envelope too (their special body is for 401 only)', async () => {
+    const ip = '10.0.0.4';
+    for (let i = 0; i < 30; i++) assert.equal((await from(ip, 'Bearer nope', '/v1/notifications')).statusCode, 401);
+    const res = await from(ip, 'Bearer nope', '/v1/notifications');
+    assert.equal(res.statusCode, 429);
+    assert.equal(firstError(res.json()).code, 7007);
+  });
+});
+
+describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per credential', () => {
+  let h: TestApp;
+  let s: Seed;
+  before(async () => {
+    h = await createTestApp({ config: { rateLimitPerMinute: 5 } });
+    s = await h.seed();
+  });
+  after(() => h.close());
+
+  const call = (credential: string) => h.app.inject({ method: 'GET', url: '/v1/me', headers: as(credential) });
+
+  test('the 6th request of a credential in a minute is 429 with Retry-After; other credentials are independent', async () => {
+    h.clock.advanceSeconds(0);
+    for (let i = 0; i < 5; i++) assert.equal((await call(s.owner.session)).statusCode, 200, `request ${i + 1}`);
+    const res = await call(s.owner.session);
+    assert.equal(res.statusCode, 429);
+    assert.equal(firstError(res.json()).code, 7007);
+    assert.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 60);
+    assert.equal((await call(s.admin.session)).statusCode, 200);
+    assert.equal((await call(s.apiToken)).statusCode, 200);
+    // Another session of the same user is another credential.
+    const { session_token } = await h.admin.createSession(s.owner.userId);
+    assert.equal((await call(session_token)).statusCode, 200);
+    h.clock.advanceSeconds(Number(res.headers['retry-after']));
+    assert.equal((await call(s.owner.session)).statusCode, 200, 'the next window');
+  });
+
+  test('unset, there is no general limit', async () => {
+    const free = await createTestApp();
+    try {
+      const fs = await free.seed();
+      for (let i = 0; i < 80; i++) {
+        assert.equal((await free.app.inject({ method: 'GET', url: '/v1/me', headers: as(fs.apiToken) })).statusCode, 200);
+      }
+    } finally {
+      await free.close();
+    }
+  });
+
+  test('the setting must be a positive integer', () => {
+    assert.equal(loadConfig({ WSP_RATE_LIMIT_PER_MINUTE: '120' }).rateLimitPerMinute, 120);
+    assert.equal(loadConfig({}).rateLimitPerMinute, undefined);
+    for (const bad of ['0', '-1', 'abc', '1.5']) assert.throws(() => loadConfig({ WSP_RATE_LIMIT_PER_MINUTE: bad }), ConfigError, bad);
+    assert.equal(loadConfig({ WSP_AUTH_FAILURES_PER_MINUTE: '5' }).authFailuresPerMinute, 5);
+    assert.throws(() => loadConfig({ WSP_AUTH_FAILURES_PER_MINUTE: '0' }), ConfigError);
+  });
+});

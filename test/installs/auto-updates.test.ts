@@ -1,0 +1,62 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { installFixture } from './fixture.js';
+
+let h: TestApp;
+let s: Seed;
+let f: ReturnType<typeof installFixture>;
+
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  f = installFixture(h, s);
+});
+after(() => h.close());
+
+describe('automatic updates', () => {
+  test('a newer version moves installs that follow updates and renders them; others stay', async () => {
+    const pkg = await f.createPackage();
+    const v1 = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'one {{x}}' });
+    const follows = await f.createInstall({ package_id: pkg.id, version_id: v1.id, values: { x: 'f' }, automatic_updates_enabled: true });
+    const pinned = await f.createInstall({ package_id: pkg.id, version_id: v1.id, values: { x: 'p' } });
+    await h.app.jobs.runDue();
+
+    const v2 = await f.publish(pkg.id, '1.1.0', { 'a.txt': 'two {{x}}' });
+    await h.app.jobs.runDue();
+    const moved = await f.getInstall(follows.id);
+    assert.deepEqual(moved.desired_version, { id: v2.id, semver: '1.1.0' });
+    assert.deepEqual(moved.current_version, { id: v2.id, semver: '1.1.0' });
+    assert.equal(f.git(follows.id, 'show', 'refs/heads/main:a.txt'), 'two f');
+    assert.equal((await f.renders(follows.id)).length, 2);
+    const still = await f.getInstall(pinned.id);
+    assert.deepEqual([still.desired_version.id, (await f.renders(pinned.id)).length], [v1.id, 1]);
+  });
+
+  test('pre-releases and versions lower than the desired one are not followed', async () => {
+    const pkg = await f.createPackage();
+    const v2 = await f.publish(pkg.id, '2.0.0', { 'a.txt': 'x' });
+    const inst = await f.createInstall({ package_id: pkg.id, version_id: v2.id, automatic_updates_enabled: true });
+    await h.app.jobs.runDue();
+    const before = await f.getInstall(inst.id);
+    await f.publish(pkg.id, '3.0.0-rc.1', { 'a.txt': 'rc' });
+    await f.publish(pkg.id, '1.9.9', { 'a.txt': 'old' });
+    await h.app.jobs.runDue();
+    const now = await f.getInstall(inst.id);
+    assert.equal(now.desired_version.id, v2.id);
+    assert.equal(now.etag, before.etag);
+    assert.equal((await f.renders(inst.id)).length, 1);
+  });
+
+  test('turning automatic updates on does not by itself move to the newest version', async () => {
+    const pkg = await f.createPackage();
+    const v1 = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'x' });
+    await f.publish(pkg.id, '1.0.1', { 'a.txt': 'y' });
+    const inst = await f.createInstall({ package_id: pkg.id, version_id: v1.id });
+    await h.app.jobs.runDue();
+    await f.patch(inst.id, { automatic_updates_enabled: true });
+    await h.app.jobs.runDue();
+    assert.equal((await f.getInstall(inst.id)).desired_version.id, v1.id);
+    assert.equal((await f.renders(inst.id)).length, 1);
+  });
+});

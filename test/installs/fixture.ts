@@ -1,0 +1,56 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+import { as, type Seed, type TestApp } from '../helpers/harness.js';
+import { repoRoot } from '../../src/config.js';
+
+/** Calls and checks shared by the packages, installs and renders tests. */
+export function installFixture(h: TestApp, s: Seed) {
+  const auth = (extra: Record<string, string> = {}) => as(s.apiToken, undefined, extra);
+
+  async function call(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}) {
+    return h.app.inject({ method, url, headers: auth(headers), ...(payload === undefined ? {} : { payload: payload as object }) });
+  }
+
+  async function ok<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const res = await call(method, url, payload, headers);
+    assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.json() as T;
+  }
+
+  let n = 0;
+  const unique = (prefix: string) => `${prefix}-${++n}-${Math.random().toString(36).slice(2, 7)}`;
+
+  return {
+    call,
+    ok,
+    unique,
+    createPackage: (name = unique('pkg')) => ok('POST', '/v1/packages', { name }),
+    publish: (packageId: string, semver: string, files: Record<string, string>) => ok('POST', `/v1/packages/${packageId}/versions`, { semver, files }),
+    createInstall: (body: Record<string, unknown>) => ok('POST', '/v1/installs', { name: unique('inst'), ...body }),
+    getInstall: (id: string) => ok('GET', `/v1/installs/${id}`),
+    getRender: (id: string) => ok('GET', `/v1/renders/${id}`),
+    renders: async (installId: string) => (await ok('GET', `/v1/installs/${installId}/renders?limit=100`)).data as any[],
+    patch: async (installId: string, body: unknown) => {
+      const { etag } = await ok('GET', `/v1/installs/${installId}`);
+      return ok('PATCH', `/v1/installs/${installId}`, body, { 'if-match': etag });
+    },
+    restore: (installId: string, renderId: string, ifMatch: string, key = unique('key')) =>
+      call('POST', `/v1/installs/${installId}:restore`, { render_id: renderId }, { 'if-match': ifMatch, 'idempotency-key': key }),
+    /** A package with a version 1.0.0 and 2.0.0 of one template, and an install of 1.0.0. */
+    async installed(values: Record<string, unknown> = { who: 'world' }) {
+      const pkg = await ok('POST', '/v1/packages', { name: unique('pkg') });
+      const v1 = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}} v1\n' } });
+      const v2 = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '2.0.0', files: { 'hello.txt': 'Hello {{who}} v2\n', 'conf/app.yaml': 'name: {{who}}\n' } });
+      const install = await ok('POST', '/v1/installs', { name: unique('inst'), package_id: pkg.id, version_id: v1.id, values });
+      return { pkg, v1, v2, install };
+    },
+    repoPath: (installId: string) => path.join(repoRoot(h.config), `${installId}.git`),
+    git(installId: string, ...args: string[]): string {
+      return execFileSync('git', args, {
+        env: { PATH: process.env.PATH, GIT_DIR: path.join(repoRoot(h.config), `${installId}.git`), GIT_CONFIG_NOSYSTEM: '1' },
+        encoding: 'utf8',
+      }).trim();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import * as client from 'openid-client';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { decide } from './device-helpers.js';
+
+/**
+ * The whole flow driven by openid-client, an RFC 8628 client written by others, against a
+ * listening server: discovery from the issuer, initiation, approval, polling, then the access
+ * token used as a session.
+ */
+let h: TestApp;
+let s: Seed;
+let issuer: string;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+before(async () => {
+  const port = await freePort();
+  issuer = `http://127.0.0.1:${port}`;
+  h = await createTestApp({ config: { publicUrl: issuer } });
+  s = await h.seed();
+  await h.app.listen({ port, host: '127.0.0.1' });
+});
+after(() => h.close());
+
+async function discover(clientId = 'wsp-cli') {
+  return client.discovery(new URL(issuer), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
+}
+
+test('openid-client: discover, initiate, approve, poll; the access token is a session', async () => {
+  const config = await discover();
+  assert.equal(config.serverMetadata().issuer, issuer);
+  const started = await client.initiateDeviceAuthorization(config, {});
+  assert.match(started.user_code, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+  assert.equal(started.verification_uri, `${issuer}/device`);
+  assert.equal(started.interval, 5);
+
+  const approved = await decide(h, 'approve', s.admin.session, started.user_code.toLowerCase());
+  assert.equal(approved.statusCode, 200, approved.body);
+  // The server's clock is the test's: move it past the interval the client is about to wait.
+  h.clock.advanceSeconds(started.interval!);
+
+  const tokens = await client.pollDeviceAuthorizationGrant(config, started);
+  assert.equal(tokens.token_type, 'bearer');
+  const me = await fetch(`${issuer}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+  assert.equal(me.status, 200);
+  const body = (await me.json()) as { credential: { kind: string }; user: { id: string } };
+  assert.equal(body.credential.kind, 'session');
+  assert.equal(body.user.id, s.admin.userId);
+});
+
+test('openid-client: a denied login rejects with access_denied', async () => {
+  const config = await discover();
+  const started = await client.initiateDeviceAuthorization(config, {});
+  assert.equal((await decide(h, 'deny', s.member.session, started.user_code)).statusCode, 200);
+  h.clock.advanceSeconds(started.interval!);
+  await assert.rejects(client.pollDeviceAuthorizationGrant(config, started), (err: Error & { error?: string; status?: number }) => {
+    assert.equal(err.error, 'access_denied');
+    assert.equal(err.status, 400);
+    return true;
+  });
+});
+
+test('openid-client: an unknown client id is refused with invalid_client', async () => {
+  const config = await discover('not-registered');
+  await assert.rejects(client.initiateDeviceAuthorization(config, {}), (err: Error & { error?: string }) => err.error === 'invalid_client');
+});

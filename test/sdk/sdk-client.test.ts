@@ -1,0 +1,43 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { createClient } from '../../src/sdk/index.js';
+
+/** The SDK against a listening server: typed calls, credentials and Service-Context applied. */
+let h: TestApp;
+let s: Seed;
+let baseUrl: string;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  baseUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
+});
+after(() => h.close());
+
+test('a session with a workspace creates, lists and revokes a token', async () => {
+  const api = createClient({ baseUrl: `${baseUrl}/`, token: s.owner.session, workspace: s.workspaceId });
+  const created = await api.POST('/v1/api_tokens', { body: { name: 'sdk' } });
+  assert.equal(created.response.status, 201);
+  assert.ok(created.data);
+  assert.match(created.data.token, /^sk_svc_/);
+  const listed = await api.GET('/v1/api_tokens', { params: { query: { limit: 100 } } });
+  assert.ok(listed.data?.data.some((t) => t.id === created.data!.id));
+  const revoked = await api.DELETE('/v1/api_tokens/{id}', { params: { path: { id: created.data.id } } });
+  assert.equal(revoked.response.status, 204);
+});
+
+test('errors come back as the typed envelope', async () => {
+  const api = createClient({ baseUrl, token: s.member.session, workspace: s.workspaceId });
+  const res = await api.POST('/v1/api_tokens', { body: { name: 'nope' } });
+  assert.equal(res.response.status, 403);
+  assert.equal(res.data, undefined);
+  assert.equal(res.error?.success, false);
+  assert.equal(res.error?.errors[0]?.code, 7023);
+});
+
+test('the package exports the SDK as workspace-platform/sdk (built)', async () => {
+  const sdk = (await import('workspace-platform/sdk' as string)) as { createClient: typeof createClient };
+  const api = sdk.createClient({ baseUrl, token: s.owner.session });
+  const me = await api.GET('/v1/me');
+  assert.equal(me.data?.user?.id, s.owner.userId);
+});

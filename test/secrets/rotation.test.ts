@@ -1,0 +1,154 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
+import type { App } from '../../src/http/fastify-types.js';
+import { runAdmin } from '../../src/cli/admin.js';
+import { keyIdOf } from '../../src/secrets/crypto.js';
+import { rotateMasterKey } from '../../src/secrets/rotation.js';
+import { secretClient } from './secret-client.js';
+
+/**
+ * `wsp admin rotate-master-key` re-wraps every data key under a new master key while servers
+ * keep answering: they unwrap with any key they know, and a server using the key file picks
+ * up the new key on its own.
+ */
+const closers: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+const idOf = (base64: string) => keyIdOf(Buffer.from(base64, 'base64'));
+
+async function setUp(config: Partial<Config> = {}) {
+  const h = await createTestApp({ config });
+  closers.push(() => h.close());
+  const s = await h.seed();
+  const stored: { secretId: string; versionId: string; payload: Buffer }[] = [];
+  const api = secretClient(h, as(s.apiToken));
+  for (let i = 0; i < 12; i++) {
+    const secret = await api.createSecret();
+    for (let j = 0; j < 2; j++) {
+      const payload = randomBytes(40);
+      stored.push({ secretId: secret.id, versionId: (await api.addVersion(secret.id, payload)).id, payload });
+    }
+  }
+  return { h, s, stored };
+}
+
+async function another(h: TestApp, config: Partial<Config>): Promise<App> {
+  const app = await buildApp({ config: { ...h.config, ...config }, database: h.database, clock: h.clock });
+  closers.push(() => app.close());
+  return app;
+}
+
+/** Reads every stored payload through `app`, over and over while `during` runs; every read must succeed. */
+async function readThroughout(app: App, s: Seed, stored: Awaited<ReturnType<typeof setUp>>['stored'], during: Promise<unknown>) {
+  let done = false;
+  let reads = 0;
+  const reader = (async () => {
+    do {
+      for (const x of stored) {
+        const res = await app.inject({ method: 'GET', url: `/v1/secrets/${x.secretId}/versions/${x.versionId}:access`, headers: as(s.apiToken) });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.ok(Buffer.from(res.json().data, 'base64').equals(x.payload));
+        reads++;
+      }
+    } while (!done);
+  })();
+  const result = await during.finally(() => {
+    done = true;
+  });
+  await reader;
+  return { result, reads };
+}
+
+const keyIds = async (h: TestApp) => [...new Set((await h.database.db.selectFrom('secrets').select('key_id').execute()).map((r) => r.key_id))];
+const ciphertexts = async (h: TestApp) => (await h.database.db.selectFrom('secret_versions').select(['id', 'ciphertext']).orderBy('id').execute());
+const recordedKeyId = async (h: TestApp) =>
+  (await h.database.db.selectFrom('settings').select('value').where('key', '=', 'secrets_master_key_id').executeTakeFirstOrThrow()).value;
+
+test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read throughout; afterwards the new key alone suffices', async () => {
+  const { h, s, stored } = await setUp();
+  const oldKey = h.config.masterKey!;
+  const newKey = randomBytes(32).toString('base64');
+  const before = await ciphertexts(h);
+  // The rollout comes first: every server gets the new key, and the old one as previous.
+  const rolled = await another(h, { masterKey: newKey, masterKeyPrevious: [oldKey] });
+
+  const rotation = rotateMasterKey(h.database.db, { masterKey: newKey, masterKeyPrevious: [oldKey], dataDir: h.config.dataDir });
+  const { result, reads } = await readThroughout(rolled, s, stored, rotation);
+  assert.ok(reads >= stored.length);
+  assert.deepEqual(result, { key_id: idOf(newKey), key_source: 'WSP_MASTER_KEY', rewrapped: 12, remaining: 0, unreadable: [] });
+  assert.deepEqual(await keyIds(h), [idOf(newKey)]);
+  assert.equal(await recordedKeyId(h), idOf(newKey));
+  assert.deepEqual(await ciphertexts(h), before, 'payloads were not touched');
+
+  // A server still holding only the old key cannot unwrap any more: a clear 500 7204, not garbage.
+  const x = stored[0]!;
+  const stale = await h.app.inject({ method: 'GET', url: `/v1/secrets/${x.secretId}/versions/${x.versionId}:access`, headers: as(s.apiToken) });
+  assert.equal(stale.statusCode, 500);
+  assert.equal(firstError(stale.json()).code, 7204);
+  // ... and cannot start again; the new key alone can, and reads everything.
+  await assert.rejects(another(h, { masterKey: oldKey, masterKeyPrevious: [] }), /is not the one this database uses/);
+  const fresh = await another(h, { masterKey: newKey, masterKeyPrevious: [] });
+  await readThroughout(fresh, s, stored, Promise.resolve());
+  // Running it again finds nothing left to do.
+  assert.equal((await rotateMasterKey(h.database.db, { masterKey: newKey, masterKeyPrevious: [], dataDir: h.config.dataDir })).rewrapped, 0);
+});
+
+test('key file: the command writes a new key, keeps the old one in master.key.previous, and the running server follows', async () => {
+  const { h, s, stored } = await setUp({ masterKey: undefined });
+  const keyFile = path.join(h.config.dataDir, 'master.key');
+  const oldText = fs.readFileSync(keyFile, 'utf8').trim();
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let printed = '';
+  out.on('data', (c: Buffer) => (printed += c.toString()));
+  err.on('data', (c: Buffer) => (printed += c.toString()));
+
+  const env = { ...h.dbEnv, WSP_MASTER_KEY: '', WSP_MASTER_KEY_PREVIOUS: '' };
+  const { result: code } = await readThroughout(h.app, s, stored, runAdmin(['rotate-master-key', '--json'], out, err, env));
+  assert.equal(code, 0, printed);
+  const report = JSON.parse(printed);
+  const newText = fs.readFileSync(keyFile, 'utf8').trim();
+  assert.notEqual(newText, oldText);
+  assert.deepEqual(report, { key_id: idOf(newText), key_source: keyFile, rewrapped: 12, remaining: 0, unreadable: [] });
+  assert.deepEqual(fs.readFileSync(path.join(h.config.dataDir, 'master.key.previous'), 'utf8').trim().split('\n'), [oldText]);
+  for (const f of ['master.key', 'master.key.previous']) assert.equal(fs.statSync(path.join(h.config.dataDir, f)).mode & 0o777, 0o600, f);
+  assert.deepEqual(fs.readdirSync(h.config.dataDir).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
+  assert.deepEqual(await keyIds(h), [idOf(newText)]);
+
+  // The server that was running all along reads every secret and wraps new ones under the new key.
+  await readThroughout(h.app, s, stored, Promise.resolve());
+  const created = await secretClient(h, as(s.apiToken)).createSecret();
+  const row = await h.database.db.selectFrom('secrets').select('key_id').where('id', '=', created.id).executeTakeFirstOrThrow();
+  assert.equal(row.key_id, idOf(newText));
+
+  // A second rotation keeps both older keys.
+  assert.equal(await runAdmin(['rotate-master-key', '--json'], out, err, env), 0);
+  const third = fs.readFileSync(keyFile, 'utf8').trim();
+  assert.deepEqual(fs.readFileSync(path.join(h.config.dataDir, 'master.key.previous'), 'utf8').trim().split('\n').sort(), [oldText, newText].sort());
+  assert.deepEqual(await keyIds(h), [idOf(third)]);
+  await readThroughout(h.app, s, stored, Promise.resolve());
+});
+
+test('a corrupt data key is reported and left alone; a key id nobody has stops the command with its id', async () => {
+  const { h } = await setUp();
+  const [victim] = await h.database.db.selectFrom('secrets').select(['id', 'wrapped_key']).orderBy('id').limit(1).execute();
+  const flipped = Buffer.from(victim!.wrapped_key, 'base64');
+  flipped[15] = flipped[15]! ^ 0xff;
+  await h.database.db.updateTable('secrets').set({ wrapped_key: flipped.toString('base64') }).where('id', '=', victim!.id).execute();
+  const newKey = randomBytes(32).toString('base64');
+  const config = { masterKey: newKey, masterKeyPrevious: [h.config.masterKey!], dataDir: h.config.dataDir };
+  const result = await rotateMasterKey(h.database.db, config);
+  assert.deepEqual({ ...result, key_id: '' }, { key_id: '', key_source: 'WSP_MASTER_KEY', rewrapped: 11, remaining: 0, unreadable: [victim!.id] });
+
+  await h.database.db.updateTable('secrets').set({ key_id: 'abababababababab' }).where('id', '=', victim!.id).execute();
+  await assert.rejects(rotateMasterKey(h.database.db, config), /master key id abababababababab, which is not among the keys given/);
+});
