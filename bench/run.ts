@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { freePort, startServer, timeToReady, type Server } from './lib/processes.js';
 import { load, median, type LoadResult } from './lib/load.js';
 import { scenarios, type Api, type Credentials, type Scenario } from './scenarios.js';
+import { openBenchDb } from './lib/db.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { values: opts } = parseArgs({
@@ -66,12 +67,14 @@ async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed
 async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, string>): Promise<Row[]> {
   const rows: Row[] = [];
   const creds = JSON.parse(execFileSync(process.execPath, [path.join(root, 'bin/wsp.js'), 'admin', 'bootstrap', '--json'], { env: { ...process.env, ...dbEnv }, encoding: 'utf8' })) as Credentials;
-  const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info' };
+  // The 401 scenario measures rejecting a credential, not the limiter that follows many of them.
+  const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info', WSP_AUTH_FAILURES_PER_MINUTE: '100000000' };
+  const benchDb = openBenchDb(dbEnv);
   const project = await startServer([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv, await freePort());
   const api = makeApi(project.url);
   try {
     for (const sc of scenarios.filter((s) => !opts.only || s.name.includes(opts.only!))) {
-      const req = await sc.seed(api, creds);
+      const req = await sc.seed(api, creds, benchDb);
       const sample = await fetch(project.url + req.path, { method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}) });
       const bytes = await sample.text();
       if (sample.status !== req.expectStatus) throw new Error(`${sc.name}: expected ${req.expectStatus}, got ${sample.status} ${bytes}`);
@@ -106,6 +109,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     }
   } finally {
     await project.stop();
+    await benchDb.close();
   }
   const readyMs = await timeToReady([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv);
   rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0 });
@@ -128,18 +132,21 @@ function printTable(rows: Row[]): void {
   console.log(out.join('\n'));
 }
 
+/** One master key for the project and the floor, which both encrypt secret payloads. */
+const masterKey = (await import('node:crypto')).randomBytes(32).toString('base64');
+
 async function main(): Promise<void> {
   if (!fs.existsSync(path.join(root, 'dist/cli/main.js'))) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
   const rows: Row[] = [];
   if (opts.engine === 'sqlite' || opts.engine === 'both') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-'));
-    rows.push(...(await benchEngine('sqlite', { WSP_DATA_DIR: dir })));
+    rows.push(...(await benchEngine('sqlite', { WSP_DATA_DIR: dir, WSP_MASTER_KEY: masterKey })));
     fs.rmSync(dir, { recursive: true, force: true });
   }
   if (opts.engine === 'postgres' || opts.engine === 'both') {
     await withPostgres(async (url) => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-'));
-      rows.push(...(await benchEngine('postgres', { DATABASE_URL: url, WSP_DATA_DIR: dir })));
+      rows.push(...(await benchEngine('postgres', { DATABASE_URL: url, WSP_DATA_DIR: dir, WSP_MASTER_KEY: masterKey })));
     });
   }
   printTable(rows);

@@ -24,12 +24,22 @@ export interface Request {
 export interface Scenario {
   name: string;
   floor: string | null;
-  seed(api: Api, creds: Credentials): Promise<Request>;
+  seed(api: Api, creds: Credentials, db: BenchDb): Promise<Request>;
 }
+
+import type { BenchDb } from './lib/db.js';
+import { ulid } from '../src/shared/ids.js';
 
 export type Api = (method: string, path: string, headers: Record<string, string>, body?: unknown) => Promise<{ status: number; json: any }>;
 
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
+const json = { 'content-type': 'application/json' };
+
+async function must(res: Promise<{ status: number; json: any }>, status: number): Promise<any> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`seed failed: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json;
+}
 
 export const scenarios: Scenario[] = [
   {
@@ -42,6 +52,29 @@ export const scenarios: Scenario[] = [
         if (r.status !== 201) throw new Error(`seed failed: ${r.status} ${JSON.stringify(r.json)}`);
       }
       return { method: 'GET', path: '/v1/api_tokens', route: '/v1/api_tokens', headers: bearer(c.api_token), expectStatus: 200 };
+    },
+  },
+  {
+    name: 'GET /v1/notifications (session, 50 items)',
+    floor: 'notifications',
+    async seed(_api, c, db) {
+      const now = Math.floor(Date.now() / 1000);
+      for (let i = 0; i < 60; i++) {
+        await db.run(
+          'insert into notifications (id, user_id, type, resource_type, resource_id, title, body, severity, context, read_at, created_at, dedupe_key) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [`ntf_${ulid()}`, c.user_id, 'machine_expiry', 'machine', `mch_${ulid()}`, 'Machine expires soon', `Snapshot ${i} expires in 7 days`, 'info', '{"days_left":7}', null, now, null],
+        );
+      }
+      return { method: 'GET', path: '/v1/notifications', route: '/v1/notifications', headers: bearer(c.session_token), expectStatus: 200 };
+    },
+  },
+  {
+    name: 'POST /v1/secrets/{id}/versions (1 KiB, encrypt + insert)',
+    floor: 'secret_version',
+    async seed(api, c) {
+      const secret = await must(api('POST', '/v1/secrets', { ...bearer(c.api_token), ...json }, { name: 'bench' }), 201);
+      const body = JSON.stringify({ data: Buffer.alloc(1024, 7).toString('base64') });
+      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body, expectStatus: 201 };
     },
   },
   {

@@ -1,6 +1,7 @@
 // The floor of the work: a minimal Fastify route doing the scenario's SQL by hand, with no
 // other machinery (no validation, no context, no logging), on the same database.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { open, seal, dataKeyAad, payloadAad } from '../../dist/secrets/crypto.js';
 import path from 'node:path';
 import Fastify from 'fastify';
 import Database from 'better-sqlite3';
@@ -31,6 +32,18 @@ if (process.env.DATABASE_URL) {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+const masterKey = Buffer.from(process.env.WSP_MASTER_KEY ?? '', 'base64');
+const etag = () => randomBytes(12).toString('base64url');
+let seq = 0;
+const newId = (p) => `${p}_${Date.now().toString(36)}${(seq++).toString(36)}${randomBytes(6).toString('hex')}`;
+const sessionUser = async (req) => {
+  const [s] = await query('select id, user_id, expires_at from sessions where token_hash = ?', [sha(bearer(req.headers.authorization))]);
+  return s && s.expires_at > now() ? s.user_id : null;
+};
+const tokenWorkspace = async (req) => {
+  const [t] = await query('select id, workspace_id, expires_at from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
+  return t && (t.expires_at === null || t.expires_at > now()) ? t.workspace_id : null;
+};
 const handlers = {
   async api_tokens(req, reply) {
     const [tok] = await query('select id, workspace_id, expires_at from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
@@ -40,6 +53,34 @@ const handlers = {
       [tok.workspace_id],
     );
     return { data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null };
+  },
+  async notifications(req, reply) {
+    const user = await sessionUser(req);
+    if (!user) return reply.code(401).send(unauthorized);
+    const rows = await query(
+      'select id, type, resource_type, resource_id, title, body, severity, context, read_at, created_at from notifications where user_id = ? order by id desc limit 51',
+      [user],
+    );
+    for (const r of rows) r.context = JSON.parse(r.context);
+    return { data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null };
+  },
+  async secret_version(req, reply) {
+    const ws = await tokenWorkspace(req);
+    if (!ws) return reply.code(401).send(unauthorized);
+    const plaintext = Buffer.from(req.body.data, 'base64');
+    const t = now();
+    const [secret] = await query(
+      'update secrets set version_seq = version_seq + 1, etag = ?, updated_at = ? where workspace_id = ? and id = ? returning id, version_seq, key_id, wrapped_key',
+      [etag(), t, ws, req.params.id],
+    );
+    const dek = open(masterKey, secret.wrapped_key, dataKeyAad(secret.id));
+    const id = newId('secv');
+    const version = { id, secret_id: secret.id, version_number: secret.version_seq, state: 'enabled', created_at: t, etag: etag() };
+    await query(
+      'insert into secret_versions (id, workspace_id, secret_id, version_number, state, comment, etag, ciphertext, created_at, destroyed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, ws, secret.id, secret.version_seq, 'enabled', null, version.etag, seal(dek, plaintext, payloadAad(id)), t, null],
+    );
+    return reply.code(201).send(version);
   },
   async unauthorized(req, reply) {
     const [tok] = await query('select id from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
