@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import pino from 'pino';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -44,6 +45,9 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return {
     level,
+    // Asynchronous writes: a synchronous write per line blocked the event loop on every request.
+    // pino flushes the buffer when the process exits.
+    stream: pino.destination({ dest: 1, sync: false }),
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.body', '*.token', '*.data', '*.password'],
       censor: '[redacted]',
