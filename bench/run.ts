@@ -61,7 +61,16 @@ function makeApi(base: string): Api {
 }
 
 async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed']>>): Promise<LoadResult> {
-  return load({ url: server.url + req.path, method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}), connections, durationSeconds: duration, expectStatus: req.expectStatus });
+  return load({
+    url: server.url + req.path,
+    method: req.method,
+    headers: req.headers,
+    ...(req.body !== undefined ? { body: req.body } : {}),
+    ...(req.perRequestHeaders ? { perRequestHeaders: req.perRequestHeaders } : {}),
+    connections: req.connections ?? connections,
+    durationSeconds: duration,
+    expectStatus: req.expectStatus,
+  });
 }
 
 async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, string>): Promise<Row[]> {
@@ -75,7 +84,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   try {
     for (const sc of scenarios.filter((s) => !opts.only || s.name.includes(opts.only!))) {
       const req = await sc.seed(api, creds, benchDb);
-      const sample = await fetch(project.url + req.path, { method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}) });
+      const sample = await fetch(project.url + req.path, { method: req.method, headers: { ...req.headers, ...req.perRequestHeaders?.() }, ...(req.body !== undefined ? { body: req.body } : {}) });
       const bytes = await sample.text();
       if (sample.status !== req.expectStatus) throw new Error(`${sc.name}: expected ${req.expectStatus}, got ${sample.status} ${bytes}`);
       const bodyFile = path.join(os.tmpdir(), `wsp-bench-body-${process.pid}.json`);

@@ -19,6 +19,9 @@ export interface Request {
   headers: Record<string, string>;
   body?: string;
   expectStatus: number;
+  perRequestHeaders?: () => Record<string, string>;
+  /** Fewer connections than the default (work serialized per resource). */
+  connections?: number;
 }
 
 export interface Scenario {
@@ -75,6 +78,36 @@ export const scenarios: Scenario[] = [
       const secret = await must(api('POST', '/v1/secrets', { ...bearer(c.api_token), ...json }, { name: 'bench' }), 201);
       const body = JSON.stringify({ data: Buffer.alloc(1024, 7).toString('base64') });
       return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body, expectStatus: 201 };
+    },
+  },
+  {
+    name: 'POST /v1/installs/{id}:restore (commits/s, a figure for the record)',
+    floor: null,
+    async seed(api, c) {
+      const h = { ...bearer(c.api_token), ...json };
+      const pkg = await must(api('POST', '/v1/packages', h, { name: 'bench-pkg' }), 201);
+      const files = { 'app/config.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': '# {{name}}\n' };
+      const v1 = await must(api('POST', `/v1/packages/${pkg.id}/versions`, h, { semver: '1.0.0', files }), 201);
+      const inst = await must(api('POST', '/v1/installs', h, { name: 'bench', package_id: pkg.id, version_id: v1.id, values: { replicas: 2, name: 'bench' } }), 201);
+      let render: any;
+      for (let i = 0; i < 200; i++) {
+        const renders = await must(api('GET', `/v1/installs/${inst.id}/renders`, h), 200);
+        render = renders.data.find((r: any) => r.state === 'succeeded');
+        if (render) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      if (!render) throw new Error('the first render did not succeed');
+      let n = 0;
+      return {
+        method: 'POST',
+        path: `/v1/installs/${inst.id}:restore`,
+        route: '/v1/installs/:id',
+        headers: { ...h, 'if-match': '*' },
+        body: JSON.stringify({ render_id: render.id }),
+        expectStatus: 200,
+        perRequestHeaders: () => ({ 'idempotency-key': `bench-${process.pid}-${n++}` }),
+        connections: 4,
+      };
     },
   },
   {

@@ -17,6 +17,8 @@ export interface LoadSpec {
   durationSeconds: number;
   /** The status every answer must have; anything else counts as an error of the run. */
   expectStatus: number;
+  /** Headers that must differ per request (an Idempotency-Key). */
+  perRequestHeaders?: () => Record<string, string>;
 }
 
 export async function load(spec: LoadSpec): Promise<LoadResult> {
@@ -28,6 +30,9 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
     ...(spec.body !== undefined ? { body: spec.body } : {}),
     connections: spec.connections,
     duration: spec.durationSeconds,
+    ...(spec.perRequestHeaders
+      ? { requests: [{ setupRequest: (req: { headers: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...spec.perRequestHeaders!() } }) }] }
+      : {}),
     // Checking every response's status keeps a broken setup from looking fast.
     setupClient: (client: { on(event: string, cb: (status: number) => void): void }) => {
       client.on('headers', ((h: { statusCode: number }) => {
