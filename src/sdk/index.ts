@@ -28,12 +28,11 @@ export interface ClientOptions {
   fetch?: (input: Request) => Promise<Response>;
 }
 
-/** `P` is the generated `paths` unless a caller brings a schema of another server version. */
-export function createClient<P extends {} = paths>(opts: ClientOptions): Client<P> {
+export function createClient(opts: ClientOptions): WspClient {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.workspace) headers['service-context'] = opts.workspace;
-  return createFetchClient<P>({
+  return createFetchClient<paths>({
     baseUrl: opts.baseUrl.replace(/\/+$/, ''),
     headers,
     ...(opts.fetch ? { fetch: opts.fetch } : {}),

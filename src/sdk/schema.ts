@@ -4182,8 +4182,8 @@ export interface paths {
                                 updated_at: number;
                                 /** @description The operation that completes this render: GET /v1/operations/{id} */
                                 operation_id: string;
-                                /** @description Always null: repository change requests do not exist yet */
-                                repository_change_request_id: null;
+                                /** @description The repository change request carrying this render; null (change requests do not exist yet) */
+                                repository_change_request_id: string | null;
                                 /** @description The commit on `main` holding the rendered tree; null until committed */
                                 commit_sha: string | null;
                                 package_version_id: string;
@@ -4293,8 +4293,8 @@ export interface paths {
                                 updated_at: number;
                                 /** @description The operation that completes this render: GET /v1/operations/{id} */
                                 operation_id: string;
-                                /** @description Always null: repository change requests do not exist yet */
-                                repository_change_request_id: null;
+                                /** @description The repository change request carrying this render; null (change requests do not exist yet) */
+                                repository_change_request_id: string | null;
                                 /** @description The commit on `main` holding the rendered tree; null until committed */
                                 commit_sha: string | null;
                                 package_version_id: string;
@@ -4399,8 +4399,8 @@ export interface paths {
                             updated_at: number;
                             /** @description The operation that completes this render: GET /v1/operations/{id} */
                             operation_id: string;
-                            /** @description Always null: repository change requests do not exist yet */
-                            repository_change_request_id: null;
+                            /** @description The repository change request carrying this render; null (change requests do not exist yet) */
+                            repository_change_request_id: string | null;
                             /** @description The commit on `main` holding the rendered tree; null until committed */
                             commit_sha: string | null;
                             package_version_id: string;
@@ -4451,6 +4451,3871 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's snippets, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Newest first, active and archived */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                workspace_id: string;
+                                name: string;
+                                /** @description The query the snippet runs; 1-65536 characters */
+                                source: string;
+                                /**
+                                 * @description How the snippet's result is rendered by default
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                                /**
+                                 * @description archived: kept, and shown as drift by the revisions that use it
+                                 * @enum {string}
+                                 */
+                                state: "active" | "archived";
+                                /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                                etag: string;
+                                created_at: number;
+                                updated_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a snippet */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description The query the snippet runs; 1-65536 characters */
+                        source: string;
+                        /**
+                         * @description How the snippet's result is rendered by default
+                         * @enum {string|null}
+                         */
+                        display_type?: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            /** @description The query the snippet runs; 1-65536 characters */
+                            source: string;
+                            /**
+                             * @description How the snippet's result is rendered by default
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            /**
+                             * @description archived: kept, and shown as drift by the revisions that use it
+                             * @enum {string}
+                             */
+                            state: "active" | "archived";
+                            /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A snippet */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            /** @description The query the snippet runs; 1-65536 characters */
+                            source: string;
+                            /**
+                             * @description How the snippet's result is rendered by default
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            /**
+                             * @description archived: kept, and shown as drift by the revisions that use it
+                             * @enum {string}
+                             */
+                            state: "active" | "archived";
+                            /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a snippet (If-Match)
+         * @description Revisions that use it show `current_state: missing`; restoring one of them is blocked (409, 7100).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a snippet (If-Match); a change gives it a new etag
+         * @description A PATCH that changes nothing keeps the etag. Widgets that pin the old etag show it in `snippet_etag_drift`.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description The fields given replace the current ones; a change gives a new etag */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        /** @description The query the snippet runs; 1-65536 characters */
+                        source?: string;
+                        /**
+                         * @description How the snippet's result is rendered by default
+                         * @enum {string|null}
+                         */
+                        display_type?: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            /** @description The query the snippet runs; 1-65536 characters */
+                            source: string;
+                            /**
+                             * @description How the snippet's result is rendered by default
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            /**
+                             * @description archived: kept, and shown as drift by the revisions that use it
+                             * @enum {string}
+                             */
+                            state: "active" | "archived";
+                            /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/snippets/{id}:archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a snippet (If-Match)
+         * @description The snippet is kept; revisions that use it show `current_state: archived`, and restoring one reactivates it. Archiving an archived snippet changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            /** @description The query the snippet runs; 1-65536 characters */
+                            source: string;
+                            /**
+                             * @description How the snippet's result is rendered by default
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            /**
+                             * @description archived: kept, and shown as drift by the revisions that use it
+                             * @enum {string}
+                             */
+                            state: "active" | "archived";
+                            /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets/{id}:unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an archived snippet active again (If-Match)
+         * @description Unarchiving an active snippet changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            /** @description The query the snippet runs; 1-65536 characters */
+                            source: string;
+                            /**
+                             * @description How the snippet's result is rendered by default
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            /**
+                             * @description archived: kept, and shown as drift by the revisions that use it
+                             * @enum {string}
+                             */
+                            state: "active" | "archived";
+                            /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's dashboards, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                workspace_id: string;
+                                name: string;
+                                description: string | null;
+                                /** @enum {string} */
+                                purpose: "workspace_overview" | "custom";
+                                /** @description At most 24; keys unique (422, 7105) */
+                                filter_definitions: ({
+                                    /** @enum {string} */
+                                    kind: "time";
+                                    /** @enum {string} */
+                                    key: "time";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "comparison";
+                                    /** @enum {string} */
+                                    key: "comparison";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @enum {string} */
+                                    key: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "status";
+                                    /** @enum {string} */
+                                    key: "status";
+                                    label: string;
+                                    options: string[];
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "variable";
+                                    key: string;
+                                    /** @description The input of a variable filter, discriminated by `kind` */
+                                    input: {
+                                        /** @enum {string} */
+                                        kind: "time_range";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        /** @description Both bounds required */
+                                        default?: {
+                                            from: number;
+                                            to: number;
+                                        };
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "resource";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        /** @enum {string} */
+                                        resource: "cluster" | "install" | "product" | "package" | "region";
+                                        /** @description One resource (at most 255 characters) or 1-100 of them */
+                                        default?: string | string[];
+                                        multiple?: boolean;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "enum";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        options: string[];
+                                        default?: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "boolean";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        default?: boolean;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "number";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        min?: number;
+                                        max?: number;
+                                        default?: number;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "text";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        default?: string;
+                                        max_length?: number;
+                                    };
+                                })[];
+                                /** @description Free-form: the filters’ values when the dashboard opens */
+                                default_filter_values: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description At most 100; widget_id unique (422, 7104) */
+                                widgets: ({
+                                    widget_id: string;
+                                    position: number;
+                                    title: string | null;
+                                    /**
+                                     * @description 1, 2, 3 or 4
+                                     * @enum {number}
+                                     */
+                                    col_span: 1 | 2 | 3 | 4;
+                                    /** @enum {string} */
+                                    height: "compact" | "standard" | "tall";
+                                    drill_down: string | null;
+                                    /** @description Free-form */
+                                    visualization_options: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                    freshness_policy: {
+                                        /** @enum {string} */
+                                        mode: "provider_default";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "max_age";
+                                        max_age_seconds: number;
+                                    };
+                                    /** @enum {string} */
+                                    widget_type: "snippet";
+                                    /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                    snippet_id: string;
+                                    /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                    snippet_etag: string;
+                                    /** @description The snippet's inputs, by name */
+                                    input_bindings: {
+                                        [key: string]: {
+                                            /** @enum {string} */
+                                            mode: "inherit";
+                                            /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                            filter_key: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "fixed";
+                                            /** @description Any JSON value */
+                                            value: unknown;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "unbound";
+                                        };
+                                    };
+                                    /** @enum {string|null} */
+                                    visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                    /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                    refresh_policy: {
+                                        /** @enum {string} */
+                                        mode: "on_load";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "manual";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "interval";
+                                        interval_seconds: number;
+                                    };
+                                    /**
+                                     * @description How the snippet result is rendered in the widget
+                                     * @enum {string|null}
+                                     */
+                                    display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                                } | {
+                                    widget_id: string;
+                                    position: number;
+                                    title: string | null;
+                                    /**
+                                     * @description 1, 2, 3 or 4
+                                     * @enum {number}
+                                     */
+                                    col_span: 1 | 2 | 3 | 4;
+                                    /** @enum {string} */
+                                    height: "compact" | "standard" | "tall";
+                                    drill_down: string | null;
+                                    /** @description Free-form */
+                                    visualization_options: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                    freshness_policy: {
+                                        /** @enum {string} */
+                                        mode: "provider_default";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "max_age";
+                                        max_age_seconds: number;
+                                    };
+                                    /** @enum {string} */
+                                    widget_type: "platform_metric";
+                                    metric_key: string;
+                                    metric_version: number;
+                                    /** @description The metric's filters, by name */
+                                    filter_bindings: {
+                                        [key: string]: {
+                                            /** @enum {string} */
+                                            mode: "inherit";
+                                            /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                            filter_key: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "fixed";
+                                            /** @description Any JSON value */
+                                            value: unknown;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "unbound";
+                                        };
+                                    };
+                                })[];
+                                /** @description The revision whose content this is */
+                                current_revision_id: string;
+                                etag: string;
+                                created_at: number;
+                                updated_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a dashboard and its first revision
+         * @description The first revision has `source: manual`, no parent and `structural_diff: null`. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        description?: string | null;
+                        /** @enum {string} */
+                        purpose: "workspace_overview" | "custom";
+                        /** @description At most 24; keys unique (422, 7105) */
+                        filter_definitions: ({
+                            /** @enum {string} */
+                            kind: "time";
+                            /** @enum {string} */
+                            key: "time";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "comparison";
+                            /** @enum {string} */
+                            key: "comparison";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "resource";
+                            /** @enum {string} */
+                            key: "cluster" | "install" | "product" | "package" | "region";
+                            /** @enum {string} */
+                            resource: "cluster" | "install" | "product" | "package" | "region";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "status";
+                            /** @enum {string} */
+                            key: "status";
+                            label: string;
+                            options: string[];
+                        } | {
+                            /** @enum {string} */
+                            kind: "variable";
+                            key: string;
+                            /** @description The input of a variable filter, discriminated by `kind` */
+                            input: {
+                                /** @enum {string} */
+                                kind: "time_range";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                /** @description Both bounds required */
+                                default?: {
+                                    from: number;
+                                    to: number;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                /** @description One resource (at most 255 characters) or 1-100 of them */
+                                default?: string | string[];
+                                multiple?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                kind: "enum";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                options: string[];
+                                default?: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "boolean";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                default?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                kind: "number";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                min?: number;
+                                max?: number;
+                                default?: number;
+                            } | {
+                                /** @enum {string} */
+                                kind: "text";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                default?: string;
+                                max_length?: number;
+                            };
+                        })[];
+                        /** @description Free-form: the filters’ values when the dashboard opens */
+                        default_filter_values: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 100; widget_id unique (422, 7104) */
+                        widgets: ({
+                            widget_id?: string;
+                            position: number;
+                            title: string | null;
+                            /**
+                             * @description 1, 2, 3 or 4
+                             * @enum {number}
+                             */
+                            col_span: 1 | 2 | 3 | 4;
+                            /** @enum {string} */
+                            height: "compact" | "standard" | "tall";
+                            drill_down: string | null;
+                            /** @description Free-form */
+                            visualization_options: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                            freshness_policy: {
+                                /** @enum {string} */
+                                mode: "provider_default";
+                            } | {
+                                /** @enum {string} */
+                                mode: "max_age";
+                                max_age_seconds: number;
+                            };
+                            /** @enum {string} */
+                            widget_type: "snippet";
+                            /** @description A snippet of the workspace, `snp_<id>` or bare */
+                            snippet_id: string;
+                            /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                            snippet_etag: string;
+                            /** @description The snippet's inputs, by name */
+                            input_bindings: {
+                                [key: string]: {
+                                    /** @enum {string} */
+                                    mode: "inherit";
+                                    /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                    filter_key: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    /** @description Any JSON value */
+                                    value: unknown;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "unbound";
+                                };
+                            };
+                            /** @enum {string|null} */
+                            visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                            /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                            refresh_policy: {
+                                /** @enum {string} */
+                                mode: "on_load";
+                            } | {
+                                /** @enum {string} */
+                                mode: "manual";
+                            } | {
+                                /** @enum {string} */
+                                mode: "interval";
+                                interval_seconds: number;
+                            };
+                            /**
+                             * @description How the snippet result is rendered in the widget
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                        } | {
+                            widget_id?: string;
+                            position: number;
+                            title: string | null;
+                            /**
+                             * @description 1, 2, 3 or 4
+                             * @enum {number}
+                             */
+                            col_span: 1 | 2 | 3 | 4;
+                            /** @enum {string} */
+                            height: "compact" | "standard" | "tall";
+                            drill_down: string | null;
+                            /** @description Free-form */
+                            visualization_options: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                            freshness_policy: {
+                                /** @enum {string} */
+                                mode: "provider_default";
+                            } | {
+                                /** @enum {string} */
+                                mode: "max_age";
+                                max_age_seconds: number;
+                            };
+                            /** @enum {string} */
+                            widget_type: "platform_metric";
+                            metric_key: string;
+                            metric_version: number;
+                            /** @description The metric's filters, by name */
+                            filter_bindings: {
+                                [key: string]: {
+                                    /** @enum {string} */
+                                    mode: "inherit";
+                                    /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                    filter_key: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    /** @description Any JSON value */
+                                    value: unknown;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "unbound";
+                                };
+                            };
+                        })[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description The revision whose content this is */
+                            current_revision_id: string;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dashboard: the content of its current revision */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description The revision whose content this is */
+                            current_revision_id: string;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a dashboard and its revisions (If-Match) */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a dashboard (If-Match): a new revision with its structural diff
+         * @description Each field given replaces that field; `summary` describes the new revision (`source: manual`). A PATCH that changes nothing makes no revision and keeps the etag. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Each field given replaces that field as a whole; `summary` describes the revision */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        description?: string | null;
+                        /** @enum {string} */
+                        purpose?: "workspace_overview" | "custom";
+                        /** @description At most 24; keys unique (422, 7105) */
+                        filter_definitions?: ({
+                            /** @enum {string} */
+                            kind: "time";
+                            /** @enum {string} */
+                            key: "time";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "comparison";
+                            /** @enum {string} */
+                            key: "comparison";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "resource";
+                            /** @enum {string} */
+                            key: "cluster" | "install" | "product" | "package" | "region";
+                            /** @enum {string} */
+                            resource: "cluster" | "install" | "product" | "package" | "region";
+                            label: string;
+                        } | {
+                            /** @enum {string} */
+                            kind: "status";
+                            /** @enum {string} */
+                            key: "status";
+                            label: string;
+                            options: string[];
+                        } | {
+                            /** @enum {string} */
+                            kind: "variable";
+                            key: string;
+                            /** @description The input of a variable filter, discriminated by `kind` */
+                            input: {
+                                /** @enum {string} */
+                                kind: "time_range";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                /** @description Both bounds required */
+                                default?: {
+                                    from: number;
+                                    to: number;
+                                };
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                /** @description One resource (at most 255 characters) or 1-100 of them */
+                                default?: string | string[];
+                                multiple?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                kind: "enum";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                options: string[];
+                                default?: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "boolean";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                default?: boolean;
+                            } | {
+                                /** @enum {string} */
+                                kind: "number";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                min?: number;
+                                max?: number;
+                                default?: number;
+                            } | {
+                                /** @enum {string} */
+                                kind: "text";
+                                /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                key: string;
+                                label: string;
+                                description?: string;
+                                required?: boolean;
+                                default?: string;
+                                max_length?: number;
+                            };
+                        })[];
+                        /** @description Free-form: the filters’ values when the dashboard opens */
+                        default_filter_values?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description At most 100; widget_id unique (422, 7104) */
+                        widgets?: ({
+                            widget_id?: string;
+                            position: number;
+                            title: string | null;
+                            /**
+                             * @description 1, 2, 3 or 4
+                             * @enum {number}
+                             */
+                            col_span: 1 | 2 | 3 | 4;
+                            /** @enum {string} */
+                            height: "compact" | "standard" | "tall";
+                            drill_down: string | null;
+                            /** @description Free-form */
+                            visualization_options: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                            freshness_policy: {
+                                /** @enum {string} */
+                                mode: "provider_default";
+                            } | {
+                                /** @enum {string} */
+                                mode: "max_age";
+                                max_age_seconds: number;
+                            };
+                            /** @enum {string} */
+                            widget_type: "snippet";
+                            /** @description A snippet of the workspace, `snp_<id>` or bare */
+                            snippet_id: string;
+                            /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                            snippet_etag: string;
+                            /** @description The snippet's inputs, by name */
+                            input_bindings: {
+                                [key: string]: {
+                                    /** @enum {string} */
+                                    mode: "inherit";
+                                    /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                    filter_key: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    /** @description Any JSON value */
+                                    value: unknown;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "unbound";
+                                };
+                            };
+                            /** @enum {string|null} */
+                            visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                            /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                            refresh_policy: {
+                                /** @enum {string} */
+                                mode: "on_load";
+                            } | {
+                                /** @enum {string} */
+                                mode: "manual";
+                            } | {
+                                /** @enum {string} */
+                                mode: "interval";
+                                interval_seconds: number;
+                            };
+                            /**
+                             * @description How the snippet result is rendered in the widget
+                             * @enum {string|null}
+                             */
+                            display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                        } | {
+                            widget_id?: string;
+                            position: number;
+                            title: string | null;
+                            /**
+                             * @description 1, 2, 3 or 4
+                             * @enum {number}
+                             */
+                            col_span: 1 | 2 | 3 | 4;
+                            /** @enum {string} */
+                            height: "compact" | "standard" | "tall";
+                            drill_down: string | null;
+                            /** @description Free-form */
+                            visualization_options: {
+                                [key: string]: unknown;
+                            };
+                            /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                            freshness_policy: {
+                                /** @enum {string} */
+                                mode: "provider_default";
+                            } | {
+                                /** @enum {string} */
+                                mode: "max_age";
+                                max_age_seconds: number;
+                            };
+                            /** @enum {string} */
+                            widget_type: "platform_metric";
+                            metric_key: string;
+                            metric_version: number;
+                            /** @description The metric's filters, by name */
+                            filter_bindings: {
+                                [key: string]: {
+                                    /** @enum {string} */
+                                    mode: "inherit";
+                                    /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                    filter_key: string;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "fixed";
+                                    /** @description Any JSON value */
+                                    value: unknown;
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "unbound";
+                                };
+                            };
+                        })[];
+                        /** @description Why the revision was made; at most 1000 characters */
+                        summary?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description The revision whose content this is */
+                            current_revision_id: string;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/dashboards/{id}:reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a workspace_overview dashboard to the built-in default layout (If-Match)
+         * @description Its filter definitions, default filter values and widgets become the built-in ones in a new revision (`source: reset`); name, description and purpose stay. Another purpose is 409 (7103). The body, `{summary}`, may be left out.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Optional: `{summary}` for the new revision */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why the revision was made; at most 1000 characters */
+                        summary?: string | null;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description The revision whose content this is */
+                            current_revision_id: string;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboards/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A dashboard's immutable revisions, newest first
+         * @description `snippet_etag_drift` is computed when read: one item per snippet widget whose snippet now has another etag or is not active.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Revisions per page, 1-10 */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Newest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                dashboard_id: string;
+                                workspace_id: string;
+                                parent_revision_id: string | null;
+                                restored_from_revision_id: string | null;
+                                /** @enum {string} */
+                                source: "manual" | "automatic" | "restore" | "reset" | "backfill";
+                                /** @description The acting user, or the workspace API token that acted */
+                                author_id: string;
+                                /** @description Why the revision was made; at most 1000 characters */
+                                summary: string | null;
+                                name: string;
+                                description: string | null;
+                                /** @enum {string} */
+                                purpose: "workspace_overview" | "custom";
+                                /** @description At most 24; keys unique (422, 7105) */
+                                filter_definitions: ({
+                                    /** @enum {string} */
+                                    kind: "time";
+                                    /** @enum {string} */
+                                    key: "time";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "comparison";
+                                    /** @enum {string} */
+                                    key: "comparison";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @enum {string} */
+                                    key: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    label: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "status";
+                                    /** @enum {string} */
+                                    key: "status";
+                                    label: string;
+                                    options: string[];
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "variable";
+                                    key: string;
+                                    /** @description The input of a variable filter, discriminated by `kind` */
+                                    input: {
+                                        /** @enum {string} */
+                                        kind: "time_range";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        /** @description Both bounds required */
+                                        default?: {
+                                            from: number;
+                                            to: number;
+                                        };
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "resource";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        /** @enum {string} */
+                                        resource: "cluster" | "install" | "product" | "package" | "region";
+                                        /** @description One resource (at most 255 characters) or 1-100 of them */
+                                        default?: string | string[];
+                                        multiple?: boolean;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "enum";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        options: string[];
+                                        default?: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "boolean";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        default?: boolean;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "number";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        min?: number;
+                                        max?: number;
+                                        default?: number;
+                                    } | {
+                                        /** @enum {string} */
+                                        kind: "text";
+                                        /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                        key: string;
+                                        label: string;
+                                        description?: string;
+                                        required?: boolean;
+                                        default?: string;
+                                        max_length?: number;
+                                    };
+                                })[];
+                                /** @description Free-form: the filters’ values when the dashboard opens */
+                                default_filter_values: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description At most 100; widget_id unique (422, 7104) */
+                                widgets: ({
+                                    widget_id: string;
+                                    position: number;
+                                    title: string | null;
+                                    /**
+                                     * @description 1, 2, 3 or 4
+                                     * @enum {number}
+                                     */
+                                    col_span: 1 | 2 | 3 | 4;
+                                    /** @enum {string} */
+                                    height: "compact" | "standard" | "tall";
+                                    drill_down: string | null;
+                                    /** @description Free-form */
+                                    visualization_options: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                    freshness_policy: {
+                                        /** @enum {string} */
+                                        mode: "provider_default";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "max_age";
+                                        max_age_seconds: number;
+                                    };
+                                    /** @enum {string} */
+                                    widget_type: "snippet";
+                                    /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                    snippet_id: string;
+                                    /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                    snippet_etag: string;
+                                    /** @description The snippet's inputs, by name */
+                                    input_bindings: {
+                                        [key: string]: {
+                                            /** @enum {string} */
+                                            mode: "inherit";
+                                            /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                            filter_key: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "fixed";
+                                            /** @description Any JSON value */
+                                            value: unknown;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "unbound";
+                                        };
+                                    };
+                                    /** @enum {string|null} */
+                                    visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                    /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                    refresh_policy: {
+                                        /** @enum {string} */
+                                        mode: "on_load";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "manual";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "interval";
+                                        interval_seconds: number;
+                                    };
+                                    /**
+                                     * @description How the snippet result is rendered in the widget
+                                     * @enum {string|null}
+                                     */
+                                    display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                                } | {
+                                    widget_id: string;
+                                    position: number;
+                                    title: string | null;
+                                    /**
+                                     * @description 1, 2, 3 or 4
+                                     * @enum {number}
+                                     */
+                                    col_span: 1 | 2 | 3 | 4;
+                                    /** @enum {string} */
+                                    height: "compact" | "standard" | "tall";
+                                    drill_down: string | null;
+                                    /** @description Free-form */
+                                    visualization_options: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                    freshness_policy: {
+                                        /** @enum {string} */
+                                        mode: "provider_default";
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "max_age";
+                                        max_age_seconds: number;
+                                    };
+                                    /** @enum {string} */
+                                    widget_type: "platform_metric";
+                                    metric_key: string;
+                                    metric_version: number;
+                                    /** @description The metric's filters, by name */
+                                    filter_bindings: {
+                                        [key: string]: {
+                                            /** @enum {string} */
+                                            mode: "inherit";
+                                            /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                            filter_key: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "fixed";
+                                            /** @description Any JSON value */
+                                            value: unknown;
+                                        } | {
+                                            /** @enum {string} */
+                                            mode: "unbound";
+                                        };
+                                    };
+                                })[];
+                                /** @description null for a first revision */
+                                structural_diff: {
+                                    /** @enum {number} */
+                                    version: 1;
+                                    dashboard_fields: ("name" | "description" | "purpose" | "filter_definitions" | "default_filter_values")[];
+                                    widgets: {
+                                        added: {
+                                            count: number;
+                                            widget_ids: string[];
+                                        };
+                                        removed: {
+                                            count: number;
+                                            widget_ids: string[];
+                                        };
+                                        changed: {
+                                            count: number;
+                                            widgets: {
+                                                widget_id: string;
+                                                fields: ("position" | "title" | "col_span" | "height" | "drill_down" | "visualization_options" | "freshness_policy" | "widget_type" | "snippet_id" | "input_bindings" | "visualization" | "refresh_policy" | "display_type" | "metric_key" | "metric_version" | "filter_bindings")[];
+                                            }[];
+                                        };
+                                    };
+                                } | null;
+                                snippet_etag_drift: {
+                                    widget_id: string;
+                                    snippet_id: string;
+                                    /** @description The etag the revision pins */
+                                    snapshot_etag: string;
+                                    /** @description null when the snippet is missing */
+                                    current_etag: string | null;
+                                    /** @enum {string} */
+                                    current_state: "active" | "archived" | "missing";
+                                    /**
+                                     * @description What a restore of this revision does about the snippet
+                                     * @enum {string}
+                                     */
+                                    restore_action: "none" | "reactivate" | "blocked";
+                                }[];
+                                /** @description Unix seconds */
+                                created_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboards/{id}/revisions/{revision_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One revision of a dashboard */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                    /** @description Revision id, `drev_<id>` or bare; length 1-55 */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An immutable snapshot of a dashboard */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            dashboard_id: string;
+                            workspace_id: string;
+                            parent_revision_id: string | null;
+                            restored_from_revision_id: string | null;
+                            /** @enum {string} */
+                            source: "manual" | "automatic" | "restore" | "reset" | "backfill";
+                            /** @description The acting user, or the workspace API token that acted */
+                            author_id: string;
+                            /** @description Why the revision was made; at most 1000 characters */
+                            summary: string | null;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description null for a first revision */
+                            structural_diff: {
+                                /** @enum {number} */
+                                version: 1;
+                                dashboard_fields: ("name" | "description" | "purpose" | "filter_definitions" | "default_filter_values")[];
+                                widgets: {
+                                    added: {
+                                        count: number;
+                                        widget_ids: string[];
+                                    };
+                                    removed: {
+                                        count: number;
+                                        widget_ids: string[];
+                                    };
+                                    changed: {
+                                        count: number;
+                                        widgets: {
+                                            widget_id: string;
+                                            fields: ("position" | "title" | "col_span" | "height" | "drill_down" | "visualization_options" | "freshness_policy" | "widget_type" | "snippet_id" | "input_bindings" | "visualization" | "refresh_policy" | "display_type" | "metric_key" | "metric_version" | "filter_bindings")[];
+                                        }[];
+                                    };
+                                };
+                            } | null;
+                            snippet_etag_drift: {
+                                widget_id: string;
+                                snippet_id: string;
+                                /** @description The etag the revision pins */
+                                snapshot_etag: string;
+                                /** @description null when the snippet is missing */
+                                current_etag: string | null;
+                                /** @enum {string} */
+                                current_state: "active" | "archived" | "missing";
+                                /**
+                                 * @description What a restore of this revision does about the snippet
+                                 * @enum {string}
+                                 */
+                                restore_action: "none" | "reactivate" | "blocked";
+                            }[];
+                            /** @description Unix seconds */
+                            created_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dashboards/{id}/revisions/{revision_id}:restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a revision's content as a new revision (If-Match: the dashboard's etag)
+         * @description A new revision with `source: restore` and `restored_from_revision_id`; its diff is against the current revision. Archived snippets it uses are made active again; a deleted one blocks the restore (409, 7100, `metadata.widget_id` and `metadata.snippet_id` per widget). The body, `{summary}`, may be left out.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
+                    id: string;
+                    /** @description Revision id, `drev_<id>` or bare; length 1-55 */
+                    revision_id: string;
+                };
+                cookie?: never;
+            };
+            /** @description Optional: `{summary}` for the new revision */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why the revision was made; at most 1000 characters */
+                        summary?: string | null;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            workspace_id: string;
+                            name: string;
+                            description: string | null;
+                            /** @enum {string} */
+                            purpose: "workspace_overview" | "custom";
+                            /** @description At most 24; keys unique (422, 7105) */
+                            filter_definitions: ({
+                                /** @enum {string} */
+                                kind: "time";
+                                /** @enum {string} */
+                                key: "time";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "comparison";
+                                /** @enum {string} */
+                                key: "comparison";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "resource";
+                                /** @enum {string} */
+                                key: "cluster" | "install" | "product" | "package" | "region";
+                                /** @enum {string} */
+                                resource: "cluster" | "install" | "product" | "package" | "region";
+                                label: string;
+                            } | {
+                                /** @enum {string} */
+                                kind: "status";
+                                /** @enum {string} */
+                                key: "status";
+                                label: string;
+                                options: string[];
+                            } | {
+                                /** @enum {string} */
+                                kind: "variable";
+                                key: string;
+                                /** @description The input of a variable filter, discriminated by `kind` */
+                                input: {
+                                    /** @enum {string} */
+                                    kind: "time_range";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @description Both bounds required */
+                                    default?: {
+                                        from: number;
+                                        to: number;
+                                    };
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "resource";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    /** @enum {string} */
+                                    resource: "cluster" | "install" | "product" | "package" | "region";
+                                    /** @description One resource (at most 255 characters) or 1-100 of them */
+                                    default?: string | string[];
+                                    multiple?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "enum";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    options: string[];
+                                    default?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "boolean";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: boolean;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "number";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    min?: number;
+                                    max?: number;
+                                    default?: number;
+                                } | {
+                                    /** @enum {string} */
+                                    kind: "text";
+                                    /** @description Lower-case letter, then up to 31 of a-z, 0-9, _ */
+                                    key: string;
+                                    label: string;
+                                    description?: string;
+                                    required?: boolean;
+                                    default?: string;
+                                    max_length?: number;
+                                };
+                            })[];
+                            /** @description Free-form: the filters’ values when the dashboard opens */
+                            default_filter_values: {
+                                [key: string]: unknown;
+                            };
+                            /** @description At most 100; widget_id unique (422, 7104) */
+                            widgets: ({
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "snippet";
+                                /** @description A snippet of the workspace, `snp_<id>` or bare */
+                                snippet_id: string;
+                                /** @description The snippet's etag this widget was built against; a new pin must be the current one (409, 7101) */
+                                snippet_etag: string;
+                                /** @description The snippet's inputs, by name */
+                                input_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                                /** @enum {string|null} */
+                                visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+                                /** @description When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400 */
+                                refresh_policy: {
+                                    /** @enum {string} */
+                                    mode: "on_load";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "manual";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "interval";
+                                    interval_seconds: number;
+                                };
+                                /**
+                                 * @description How the snippet result is rendered in the widget
+                                 * @enum {string|null}
+                                 */
+                                display_type: "table" | "stat" | "json" | "logs" | "timeseries" | null;
+                            } | {
+                                widget_id: string;
+                                position: number;
+                                title: string | null;
+                                /**
+                                 * @description 1, 2, 3 or 4
+                                 * @enum {number}
+                                 */
+                                col_span: 1 | 2 | 3 | 4;
+                                /** @enum {string} */
+                                height: "compact" | "standard" | "tall";
+                                drill_down: string | null;
+                                /** @description Free-form */
+                                visualization_options: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description How old the data may be, discriminated by `mode`; max_age_seconds 30-86400 */
+                                freshness_policy: {
+                                    /** @enum {string} */
+                                    mode: "provider_default";
+                                } | {
+                                    /** @enum {string} */
+                                    mode: "max_age";
+                                    max_age_seconds: number;
+                                };
+                                /** @enum {string} */
+                                widget_type: "platform_metric";
+                                metric_key: string;
+                                metric_version: number;
+                                /** @description The metric's filters, by name */
+                                filter_bindings: {
+                                    [key: string]: {
+                                        /** @enum {string} */
+                                        mode: "inherit";
+                                        /** @description time, comparison, cluster, install, product, package, region, status, or var.<name> */
+                                        filter_key: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "fixed";
+                                        /** @description Any JSON value */
+                                        value: unknown;
+                                    } | {
+                                        /** @enum {string} */
+                                        mode: "unbound";
+                                    };
+                                };
+                            })[];
+                            /** @description The revision whose content this is */
+                            current_revision_id: string;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -4890,7 +8755,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7034 (409), 7035 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7034 (409), 7035 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB, SnippetsTable } from '../db/tables.js';
+import { forUpdate, type Engine } from '../db/database.js';
 
 export type SnippetChanges = Partial<Pick<SnippetsTable, 'name' | 'source' | 'display_type' | 'state'>> & Pick<SnippetsTable, 'etag' | 'updated_at'>;
 
@@ -14,6 +15,15 @@ export const snippetStore = {
     ids.length === 0
       ? Promise.resolve([])
       : db.selectFrom('snippets').select(['id', 'etag', 'state']).where('workspace_id', '=', workspaceId).where('id', 'in', [...ids]).execute(),
+
+  /**
+   * The same, locked until the transaction ends (PostgreSQL; SQLite writers are serialized
+   * already): a snippet a restore found cannot be deleted under it.
+   */
+  lockByIds: (db: Kysely<DB>, engine: Engine, workspaceId: string, ids: readonly string[]) =>
+    ids.length === 0
+      ? Promise.resolve([])
+      : forUpdate(engine, db.selectFrom('snippets').select(['id', 'etag', 'state']).where('workspace_id', '=', workspaceId).where('id', 'in', [...ids])).execute(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`. */
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {

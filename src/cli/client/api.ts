@@ -1,5 +1,4 @@
-import type { Client } from 'openapi-fetch';
-import { createClient, type ErrorEnvelope, type paths } from '../../sdk/index.js';
+import { createClient, type ErrorEnvelope, type WspClient } from '../../sdk/index.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Credentials } from './credentials.js';
 
@@ -8,8 +7,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 const timedFetch = (request: Request) => fetch(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
 
-export function apiFor<P extends {} = paths>(server: string, token?: string, workspace?: string | null): Client<P> {
-  return createClient<P>({
+export function apiFor(server: string, token?: string, workspace?: string | null): WspClient {
+  return createClient({
     baseUrl: server,
     token,
     workspace: workspace ?? undefined,

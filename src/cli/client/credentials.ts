@@ -69,3 +69,9 @@ export function requireCredentials(env?: NodeJS.ProcessEnv): Credentials {
   if (!c) throw new CliError('not logged in: run `wsp login` first', EXIT.NOT_LOGGED_IN);
   return c;
 }
+
+/** Workspace commands need a workspace: say how to choose one instead of relaying a 403. */
+export function requireWorkspace(c: Credentials): Credentials & { workspace: string } {
+  if (!c.workspace) throw new CliError('no workspace chosen: run `wsp workspace use ws_...` (see `wsp workspace list`)', EXIT.USAGE);
+  return c as Credentials & { workspace: string };
+}

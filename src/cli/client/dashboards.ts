@@ -1,36 +1,10 @@
-import { apiFor, send } from './api.js';
+import { apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
-import { requireCredentials } from './credentials.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printJson, printTable, time } from './output.js';
-import { requireWorkspace } from './tokens.js';
 
-interface Revision {
-  id: string;
-  dashboard_id: string;
-  parent_revision_id: string | null;
-  restored_from_revision_id: string | null;
-  source: 'manual' | 'automatic' | 'restore' | 'reset' | 'backfill';
-  author_id: string;
-  summary: string | null;
-  name: string;
-  created_at: number;
-}
-
-/**
- * The spec's GET /v1/dashboards/{id}/revisions (a list envelope, 1-10 a page), typed here
- * until the dashboards routes are in the generated SDK; then `apiAs` and `paths` replace it.
- */
-interface RevisionPaths {
-  '/v1/dashboards/{id}/revisions': {
-    get: {
-      parameters: { path: { id: string }; query?: { limit?: number; cursor?: string } };
-      responses: {
-        200: { content: { 'application/json': { data: Revision[]; has_more: boolean; next_cursor: string | null } } };
-        default: { content: { 'application/json': unknown } };
-      };
-    };
-  };
-}
+/** The spec's page size bound for revisions. */
+const PAGE = 10;
 
 export const dashboardsRevisions: Command = {
   name: 'dashboards revisions',
@@ -40,11 +14,11 @@ export const dashboardsRevisions: Command = {
     const id = idArg(ctx, 0, 'the dashboard id', 'dash');
     noMoreArgs(ctx, 1);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
-    const api = apiFor<RevisionPaths>(c.server, c.token, c.workspace);
-    const revisions: Revision[] = [];
+    const api = apiAs(c);
+    const revisions = [];
     let cursor: string | undefined;
     do {
-      const page = await send(c.server, api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: 10, ...(cursor ? { cursor } : {}) } } }));
+      const page = await send(c.server, api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: PAGE, ...(cursor ? { cursor } : {}) } } }));
       revisions.push(...page.data);
       cursor = page.next_cursor ?? undefined;
     } while (cursor);

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
 import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
-import { requireCredentials } from './credentials.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, Spinner } from './output.js';
-import { requireWorkspace } from './tokens.js';
 
 const POLL_MS = 1000;
 

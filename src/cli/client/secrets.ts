@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
 import { arg, idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials } from './credentials.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, printTable, time, type Io } from './output.js';
-import { requireWorkspace } from './tokens.js';
 
 /** CONTRACT §4: a payload is at most 64 KiB; reading stops just past that. */
 const MAX_PAYLOAD = 65536;

@@ -2,15 +2,8 @@ import type { WspClient } from '../../sdk/index.js';
 import { UsageError, stringFlag } from '../args.js';
 import { apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
-import { requireCredentials, type Credentials } from './credentials.js';
-import { CliError, EXIT } from './exit-codes.js';
+import { requireCredentials, requireWorkspace, type Credentials } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
-
-/** Workspace commands need a workspace: say how to choose one instead of relaying a 403. */
-export function requireWorkspace(c: Credentials): Credentials & { workspace: string } {
-  if (!c.workspace) throw new CliError('no workspace chosen: run `wsp workspace use ws_...` (see `wsp workspace list`)', EXIT.USAGE);
-  return c as Credentials & { workspace: string };
-}
 
 /** `30d`, `12h`, `90m` or seconds, from now. */
 function expiresAt(raw: string, now: number): number {

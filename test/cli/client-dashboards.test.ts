@@ -1,0 +1,46 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { writeCredentials } from '../../src/cli/client/credentials.js';
+import { dashboardBody, dashboardsClient } from '../dashboards/fixtures.js';
+import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+
+/** `wsp dashboards revisions` follows the pages (10 at most each, as the spec bounds them). */
+let h: TestApp;
+let s: Seed;
+let configDir: string;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  configDir = tempConfigDir();
+  writeCredentials({ server, token: s.member.session, user_id: s.member.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+});
+after(async () => {
+  removeTempConfigDirs();
+  await h.close();
+});
+
+test('every revision, newest first, across pages; a table for people', async () => {
+  const c = dashboardsClient(h, s);
+  let dashboard = (await c.create(dashboardBody({ name: 'r0' }))).json();
+  for (let i = 1; i <= 11; i++) {
+    const res = await c.patch(dashboard.id, dashboard.etag, { name: `r${i}`, summary: `rename ${i}` });
+    assert.equal(res.statusCode, 200, res.body);
+    dashboard = res.json();
+  }
+  const run = await runCli(['dashboards', 'revisions', dashboard.id, '--json'], { configDir });
+  assert.equal(run.code, 0, run.stderr);
+  const revisions = JSON.parse(run.stdout).data as { id: string; name: string; source: string }[];
+  assert.equal(revisions.length, 12);
+  assert.deepEqual(revisions.map((r) => r.name), Array.from({ length: 12 }, (_, i) => `r${11 - i}`));
+  assert.equal(revisions[0]!.id, dashboard.current_revision_id);
+
+  const table = await runCli(['dashboards', 'revisions', dashboard.id], { configDir });
+  assert.match(table.stdout, /^ID +SOURCE +CREATED +AUTHOR +RESTORED FROM +SUMMARY$/m);
+  assert.match(table.stdout, /manual .* rename 11$/m);
+
+  const missing = await runCli(['dashboards', 'revisions', 'dash_01jd0000000000000000000000'], { configDir });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /404/);
+});
