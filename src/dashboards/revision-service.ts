@@ -17,17 +17,14 @@ import type { Dashboard } from './schemas/dashboard.js';
 import type { DashboardRevision } from './schemas/revision.js';
 import type { Widget } from './schemas/widgets.js';
 
-/** The workspace's snippets that `widgets` pin, by canonical id. */
-async function snippetsOf(db: Kysely<DB>, workspaceId: string, widgets: readonly Widget[]): Promise<Map<string, SnippetNow>> {
-  const ids = [...new Set(widgets.filter(isSnippetWidget).map(snippetKey))];
-  return new Map((await snippetStore.byIds(db, workspaceId, ids)).map((s) => [s.id, s]));
-}
+const pinnedIds = (widgets: readonly Widget[]) => [...new Set(widgets.filter(isSnippetWidget).map(snippetKey))];
+const byId = (rows: SnippetNow[]) => new Map(rows.map((s) => [s.id, s]));
 
 /** History: list and read revisions (their drift computed now), restore one, reset to the default layout. */
-export function createRevisionService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+export function createRevisionService({ db, engine, clock, cursors }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'>) {
   async function present(ctx: WorkspaceContext, rows: DashboardRevisionsTable[]): Promise<Map<string, DashboardRevision>> {
     const contents = rows.map((r) => ({ row: r, content: toContent(r) }));
-    const snippets = await snippetsOf(db, ctx.workspaceId, contents.flatMap((c) => c.content.widgets));
+    const snippets = byId(await snippetStore.byIds(db, ctx.workspaceId, pinnedIds(contents.flatMap((c) => c.content.widgets))));
     return new Map(contents.map(({ row, content }) => [row.id, toRevision(row, content, snippetEtagDrift(content.widgets, snippets))]));
   }
 
@@ -99,7 +96,7 @@ export function createRevisionService({ db, clock, cursors }: Pick<ServiceDeps, 
         },
         async (trx, head, source) => {
           const content = toContent(source);
-          const snippets = await snippetsOf(trx, ctx.workspaceId, content.widgets);
+          const snippets = byId(await snippetStore.lockByIds(trx, engine, ctx.workspaceId, pinnedIds(content.widgets)));
           const blocked = content.widgets.filter(isSnippetWidget).filter((w) => !snippets.has(snippetKey(w)));
           if (blocked.length > 0) {
             throw new ApiError('DASHBOARD_SNIPPET_MISSING', {

@@ -5,6 +5,7 @@ import { quoteEtag } from '../http/etag.js';
 import { CreateDashboardBody, Dashboard, DashboardList, DashboardParams, ListDashboardsQuery, RevisionActionBody, UpdateDashboardBody } from './schemas/dashboard.js';
 import type { DashboardService } from './service.js';
 import type { RevisionService } from './revision-service.js';
+import { dashboardBodyValidator } from './body-validator.js';
 
 const tags = ['dashboards'];
 
@@ -16,6 +17,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
     '/dashboards',
     {
       config: { scope: 'workspace' },
+      validatorCompiler: dashboardBodyValidator,
       schema: {
         tags,
         summary: 'Create a dashboard and its first revision',
@@ -69,6 +71,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
     '/dashboards/:id',
     {
       config: { scope: 'workspace' },
+      validatorCompiler: dashboardBodyValidator,
       schema: {
         tags,
         summary: 'Change a dashboard (If-Match): a new revision with its structural diff',

@@ -5,7 +5,6 @@ import { nowSeconds } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import { toPage } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
-import { assertUniqueKeys } from './content-rules.js';
 import { checkSnippetPins } from './snippet-pins.js';
 import { sameContent } from './diff.js';
 import { contentColumns, toContent, toDashboard } from './representation.js';
@@ -22,9 +21,11 @@ const withWidgetIds = (widgets: WidgetInput[]): Widget[] => widgets.map((w) => (
 
 export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
   return {
-    /** A dashboard and its first revision (`source: manual`, no parent, no diff). */
+    /**
+     * A dashboard and its first revision (`source: manual`, no parent, no diff). Bodies come
+     * validated, unique widget ids and filter keys included (body-validator.ts).
+     */
     async create(ctx: WorkspaceContext, body: CreateDashboardBody): Promise<Dashboard> {
-      assertUniqueKeys(body, BODY);
       const pins = await checkSnippetPins(db, ctx.workspaceId, withWidgetIds(body.widgets), [], BODY);
       if (pins.conflict) throw pins.conflict;
       const content: DashboardContent = {
@@ -63,7 +64,6 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
      * pinned), then If-Match, then the pins' state (409).
      */
     async update(ctx: WorkspaceContext, rawId: string, body: UpdateDashboardBody, ifMatch: string): Promise<Dashboard> {
-      assertUniqueKeys(body, BODY);
       const id = canonicalId('dash', rawId);
       const head = await db.transaction().execute(async (trx) => {
         const head = await dashboardStore.lock(trx, ctx.workspaceId, id);

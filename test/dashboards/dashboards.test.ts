@@ -113,6 +113,8 @@ describe('POST /v1/dashboards', () => {
       cursor = res.json().next_cursor;
     } while (cursor);
     assert.deepEqual(seen, [...ids].reverse());
+    for (const limit of ['0', '101']) assert422(await fc.call('GET', `/v1/dashboards?limit=${limit}`), ['query', 'limit']);
+    assert.equal((await fc.call('GET', '/v1/dashboards?limit=100')).json().data.length, 5);
   });
 });
 

@@ -194,6 +194,16 @@ describe('POST /v1/dashboards/{id}/revisions/{revision_id}:restore', () => {
   });
 });
 
+test('20 concurrent restores and resets with one If-Match: exactly one 200, nineteen 409, one new revision', async () => {
+  const d = ok(await c.create(dashboardBody({ purpose: 'workspace_overview' })), 201);
+  const v2 = ok(await c.patch(d.id, d.etag, { name: 'v2' }));
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? c.restore(d.id, d.current_revision_id, v2.etag) : c.reset(d.id, v2.etag))),
+  );
+  assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, ...Array(19).fill(409)]);
+  assert.equal((await history(d.id)).data.length, 3);
+});
+
 describe('POST /v1/dashboards/{id}:reset', () => {
   test('a workspace_overview dashboard gets the built-in layout back (source reset); name and description stay; again changes nothing', async () => {
     const d = ok(await c.create(dashboardBody({ purpose: 'workspace_overview', name: 'Overview' })), 201);

@@ -321,6 +321,11 @@ describe('the dashboard itself', () => {
     assert422(await c.create(dupVariable), F(dupVariable.filter_definitions.length - 1, 'key'), 7105);
     const base = (await c.create(body())).json();
     assert422(await c.patch(base.id, base.etag, { widgets: [metricWidget({ widget_id: 'a' }), metricWidget({ widget_id: 'a' })] }), W(1, 'widget_id'), 7104);
+    // A rule of the body: checked with the schema, before Service-Context (403) and existence (404).
+    const noContext = (payload: object) => h.app.inject({ method: 'POST', url: '/v1/dashboards', headers: { authorization: `Bearer ${s.owner.session}` }, payload });
+    assert422(await noContext(dupWidget), W(2, 'widget_id'), 7104);
+    assert.equal((await noContext(body())).statusCode, 403);
+    assert422(await c.patch('dash_' + '0'.repeat(26), 'x', { filter_definitions: dupFilter.filter_definitions }), F(dupFilter.filter_definitions.length - 1, 'key'), 7105);
   });
 
   test('several violations give one entry each, each with its path', async () => {
