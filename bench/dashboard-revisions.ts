@@ -27,6 +27,7 @@ import { CursorCodec } from '../src/http/cursor.js';
 import { newId } from '../src/shared/ids.js';
 import type { DashboardRevisionsTable } from '../src/db/tables.js';
 import type { App } from '../src/http/fastify-types.js';
+import { widget } from './lib/fixtures.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -53,23 +54,6 @@ interface Figures {
   p95Ms: number;
 }
 
-const widget = (i: number, snippetId: string, etag: string) => ({
-  widget_id: `w${i}`,
-  widget_type: 'snippet',
-  position: i,
-  title: `Widget ${i}`,
-  col_span: 2,
-  height: 'standard',
-  drill_down: null,
-  visualization_options: { stacked: true },
-  freshness_policy: { mode: 'max_age', max_age_seconds: 300 },
-  snippet_id: snippetId,
-  snippet_etag: etag,
-  input_bindings: { since: { mode: 'inherit', filter_key: 'time' }, limit: { mode: 'fixed', value: 50 } },
-  visualization: 'line',
-  refresh_policy: { mode: 'interval', interval_seconds: 60 },
-  display_type: 'timeseries',
-});
 
 async function withDatabase<T>(engine: 'sqlite' | 'postgres', fn: (database: Database, dataDir: string) => Promise<T>): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-dash-'));

@@ -32,6 +32,7 @@ export interface Scenario {
 
 import type { BenchDb } from './lib/db.js';
 import { ulid } from '../src/shared/ids.js';
+import { widget } from './lib/fixtures.js';
 
 export type Api = (method: string, path: string, headers: Record<string, string>, body?: unknown) => Promise<{ status: number; json: any }>;
 
@@ -71,6 +72,8 @@ export const scenarios: Scenario[] = [
       return { method: 'GET', path: '/v1/notifications', route: '/v1/notifications', headers: bearer(c.session_token), expectStatus: 200 };
     },
   },
+  revisions(100_000),
+  revisions(10),
   {
     name: 'POST /v1/secrets/{id}/versions (1 KiB, encrypt + insert)',
     floor: 'secret_version',
@@ -122,3 +125,36 @@ export const scenarios: Scenario[] = [
     },
   },
 ];
+
+
+/** A dashboard with `total` revisions (3 snippet widgets each, so drift is computed), seeded by direct inserts. */
+function revisions(total: number): Scenario {
+  return {
+    name: `GET /v1/dashboards/{id}/revisions (${total.toLocaleString('en')} revisions)`,
+    floor: 'revisions',
+    async seed(api, c, db) {
+      const h = { ...bearer(c.api_token), ...json };
+      const snippet = await must(api('POST', '/v1/snippets', h, { name: `Errors ${total}`, source: 'select 1' }), 201);
+      const body = { name: 'Revision 1', purpose: 'custom', filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }], default_filter_values: {}, widgets: [0, 1, 2].map((i) => widget(i, snippet.id, snippet.etag)) };
+      const dash = await must(api('POST', '/v1/dashboards', h, body), 201);
+      const [first] = await db.all('select * from dashboard_revisions where id = ?', [dash.current_revision_id]);
+      const columns = Object.keys(first!);
+      const insert = `insert into dashboard_revisions (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+      let parent = String(first!.id);
+      let batch: { sql: string; params: unknown[] }[] = [];
+      for (let seq = 2; seq <= total; seq++) {
+        const id = `drev_${ulid()}`;
+        const row: Record<string, unknown> = { ...first, id, seq, parent_revision_id: parent, name: `Revision ${seq}`, created_at: Number(first!.created_at) + seq };
+        batch.push({ sql: insert, params: columns.map((k) => row[k]) });
+        parent = id;
+        if (batch.length === 2000) {
+          await db.batch(batch);
+          batch = [];
+        }
+      }
+      if (batch.length) await db.batch(batch);
+      await db.run('update dashboards set current_revision_id = ? where id = ?', [parent, dash.id]);
+      return { method: 'GET', path: `/v1/dashboards/${dash.id}/revisions`, route: '/v1/dashboards/:id/revisions', headers: bearer(c.api_token), expectStatus: 200 };
+    },
+  };
+}

@@ -43,6 +43,21 @@ if (engines.includes('postgres') && !pgUrl) {
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 }
 
+/** Test apps each get a schema (t_..., fresh_...); they are dropped here, once no test runs. */
+async function dropTestSchemas(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    const { rows } = await client.query(`select nspname from pg_namespace where nspname like 't\\_%' or nspname like 'fresh\\_%'`);
+    for (const { nspname } of rows) await client.query(`drop schema "${nspname}" cascade`);
+  } catch (err) {
+    console.error(`could not drop the test schemas: ${err.message}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 let failed = false;
 for (const engine of engines) {
   console.log(`\n=== npm test on ${engine} (${files.length} files) ===\n`);
@@ -52,6 +67,7 @@ for (const engine of engines) {
     ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', '--test-reporter=spec', ...files],
     { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}) } },
   );
+  if (engine === 'postgres') await dropTestSchemas(pgUrl);
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   if (res.status !== 0) {
     failed = true;

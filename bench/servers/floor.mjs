@@ -82,6 +82,28 @@ const handlers = {
     );
     return reply.code(201).send(version);
   },
+  async revisions(req, reply) {
+    const ws = await tokenWorkspace(req);
+    if (!ws) return reply.code(401).send(unauthorized);
+    const [dash] = await query('select id from dashboards where workspace_id = ? and id = ?', [ws, req.params.id]);
+    if (!dash) return reply.code(404).send({ success: false, errors: [{ code: 7002, message: 'not found' }], result: {} });
+    const rows = await query('select * from dashboard_revisions where dashboard_id = ? and workspace_id = ? order by seq desc limit 11', [dash.id, ws]);
+    const page = rows.slice(0, 10).map((r) => ({ ...r, filter_definitions: JSON.parse(r.filter_definitions), default_filter_values: JSON.parse(r.default_filter_values), widgets: JSON.parse(r.widgets), structural_diff: r.structural_diff ? JSON.parse(r.structural_diff) : null }));
+    const ids = [...new Set(page.flatMap((r) => r.widgets.filter((w) => w.widget_type === 'snippet').map((w) => w.snippet_id)))];
+    const snippets = ids.length ? await query(`select id, etag, state from snippets where workspace_id = ? and id in (${ids.map(() => '?').join(',')})`, [ws, ...ids]) : [];
+    const byId = new Map(snippets.map((x) => [x.id, x]));
+    for (const r of page) {
+      delete r.seq;
+      r.snippet_etag_drift = r.widgets
+        .filter((w) => w.widget_type === 'snippet')
+        .flatMap((w) => {
+          const sn = byId.get(w.snippet_id);
+          if (sn && sn.state === 'active' && sn.etag === w.snippet_etag) return [];
+          return [{ widget_id: w.widget_id, snippet_id: w.snippet_id, snapshot_etag: w.snippet_etag, current_etag: sn?.etag ?? null, current_state: sn ? sn.state : 'missing', restore_action: !sn ? 'blocked' : sn.state === 'archived' ? 'reactivate' : 'none' }];
+        });
+    }
+    return { data: page, has_more: rows.length > 10, next_cursor: rows.length > 10 ? 'x' : null };
+  },
   async unauthorized(req, reply) {
     const [tok] = await query('select id from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
     if (!tok) return reply.code(401).send(unauthorized);
