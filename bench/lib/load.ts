@@ -2,6 +2,8 @@ import autocannon from 'autocannon';
 
 export interface LoadResult {
   rps: number;
+  /** Answers with a 2xx status. */
+  ok: number;
   p50: number;
   p99: number;
   non2xx: number;
@@ -40,8 +42,8 @@ export async function load(spec: LoadSpec): Promise<LoadResult> {
       }) as never);
     },
   } as never);
-  const r = result as unknown as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number };
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: wrongStatus, errors: r.errors + r.timeouts };
+  const r = result as unknown as { requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; '2xx': number };
+  return { rps: r.requests.average, ok: r['2xx'], p50: r.latency.p50, p99: r.latency.p99, non2xx: wrongStatus, errors: r.errors + r.timeouts };
 }
 
 export function median(xs: number[]): number {
