@@ -2,6 +2,7 @@
 // Runs the whole suite once on SQLite and once on PostgreSQL; fails if either fails.
 // PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
 // WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only.
+// WSP_TEST_TIMEOUT_MS (per test file, default 120000) and WSP_TEST_CONCURRENCY (default 3): for npm run soak.
 import { spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -64,7 +65,7 @@ for (const engine of engines) {
   const started = Date.now();
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=120000', '--test-reporter=spec', ...files],
+    ['--import', 'tsx', '--test', `--test-concurrency=${process.env.WSP_TEST_CONCURRENCY || 3}`, `--test-timeout=${process.env.WSP_TEST_TIMEOUT_MS || 120000}`, '--test-reporter=spec', ...files],
     { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}) } },
   );
   if (engine === 'postgres') await dropTestSchemas(pgUrl);

@@ -178,8 +178,15 @@ export class GitCliStorage implements RepositoryStorage {
     const res = await runGit(['update-ref', '-m', 'wsp: advance main', MAIN, assertSha(next), expected ? assertSha(expected) : ZERO_SHA], { gitDir });
     if (res.code === 0) return true;
     if ((await this.head(repoId)) !== expected) return false;
-    // Another writer holds the ref's lock (past git's own 100 ms wait): it is moving main.
-    if (/cannot lock ref|\.lock/.test(res.stderr)) return false;
+    if (/cannot lock ref|\.lock/.test(res.stderr)) {
+      // A lock left by a writer that died holding it (the machine or container killed in the
+      // middle of update-ref) is never removed by git, and would fail every later render of the
+      // install. A ref lock is held for milliseconds: one older than a minute is stale. (Writers of
+      // one repository also hold its install's row lock, so no two of them meet a stale lock at once.)
+      if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`))) return this.advanceMain(repoId, next, expected);
+      // Otherwise another writer holds it (past git's own 100 ms wait): it is moving main.
+      return false;
+    }
     throw new GitError(`git update-ref failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
   }
 
@@ -188,6 +195,23 @@ export class GitCliStorage implements RepositoryStorage {
     if (res.code === 0) return true;
     if (res.code === 1) return false;
     throw new GitError(`git merge-base failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
+  }
+}
+
+/** A lock file untouched for this long belongs to no live writer. */
+const STALE_LOCK_MS = 60_000;
+
+/** Removes a lock file older than STALE_LOCK_MS; true only when it did. */
+async function removeStaleLock(lock: string): Promise<boolean> {
+  try {
+    const { mtimeMs } = await fs.stat(lock);
+    if (Date.now() - mtimeMs < STALE_LOCK_MS) return false;
+    await fs.unlink(lock);
+    return true;
+  } catch (err) {
+    // Gone meanwhile: its writer finished; the caller's next try will see the new head.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 

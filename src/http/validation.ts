@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
@@ -19,7 +19,53 @@ const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
 const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  storableTextOnly((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object));
+
+/**
+ * Text that cannot be kept as it was sent: NUL (PostgreSQL's text type refuses it, so a lookup
+ * or insert of it was a 500 there while SQLite kept it) and unpaired UTF-16 surrogates (they
+ * have no UTF-8 form: both engines would store U+FFFD instead). Refused in every string value
+ * of every validated part of a request (422 at the field's path), so whatever is accepted comes
+ * back byte for byte on both engines. Object keys are left to their area: a fixed schema refuses
+ * unknown ones, free-form objects are stored as JSON (which escapes both), and file paths have
+ * their own rules (7307).
+ */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSTORABLE_MESSAGE = 'must not contain NUL (U+0000) or an unpaired UTF-16 surrogate';
+
+/** The string values of a parsed value that cannot be stored; iterative, so nesting depth cannot overflow the stack. */
+function unstorableText(data: unknown): ErrorObject[] {
+  const found: ErrorObject[] = [];
+  const stack: { value: unknown; pointer: string }[] = [{ value: data, pointer: '' }];
+  const error = (instancePath: string): ErrorObject => ({ keyword: 'storableText', instancePath, schemaPath: '#', params: {}, message: UNSTORABLE_MESSAGE });
+  while (stack.length > 0 && found.length < MAX_ENTRIES) {
+    const { value, pointer } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) found.push(error(pointer));
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        stack.push({ value: child, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+      }
+    }
+  }
+  return found;
+}
+
+type CompiledValidator = ((data: unknown, ctx?: Parameters<ValidateFunction>[1]) => boolean) & { errors?: ErrorObject[] | null; schemaEnv?: unknown };
+
+function storableTextOnly(validate: ValidateFunction): CompiledValidator {
+  const checked: CompiledValidator = (data, ctx) => {
+    const valid = validate(data, ctx) as boolean;
+    const bad = unstorableText(data);
+    checked.errors = bad.length > 0 ? [...(validate.errors ?? []), ...bad] : validate.errors;
+    return valid && bad.length === 0;
+  };
+  // Fastify passes the parent object (so defaults can be applied to the root) when this is set.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
+}
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
 const MAX_ENTRIES = 50;

@@ -74,7 +74,11 @@ export async function startServer(env: Record<string, string>, args: string[] = 
   const output: string[] = [];
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${output.join('\n')}`)), 30_000);
+    const timer = setTimeout(() => {
+      // A server that never said it listens must not outlive the test (it would keep it running).
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start:\n${output.join('\n')}`));
+    }, 30_000);
     const onLine = (line: string) => {
       output.push(line);
       try {

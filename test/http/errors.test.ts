@@ -97,8 +97,7 @@ describe('bodies', () => {
   test('__proto__ and constructor.prototype in a body are a 4xx, never a 500, and pollute nothing', async () => {
     for (const body of ['{"__proto__":{"polluted":true},"name":"x"}', '{"name":"x","constructor":{"prototype":{"polluted":true}}}', '{"name":{"__proto__":{"a":1}}}']) {
       const res = await post(body);
-      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${body}: ${res.statusCode}`);
-      expectEnvelope(res, res.statusCode, firstError(res.json()).code);
+      expectEnvelope(res, 422, 7004);
     }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { api } from '../helpers/processes.js';
+
+/** Calls for real server processes (test/helpers/processes.ts's api) as one credential. */
+export function client(credential: string, workspaceId?: string) {
+  const call = (base: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
+    api(base, method, url, { credential, ...(workspaceId ? { workspaceId } : {}), ...(body === undefined ? {} : { body }), headers });
+  return {
+    call,
+    async ok(base: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
+      const res = await call(base, method, url, body, headers);
+      assert.ok(res.status >= 200 && res.status < 300, `${method} ${url} -> ${res.status} ${res.text}`);
+      return res.body;
+    },
+    /** Every item of a paged list. */
+    async all(base: string, url: string): Promise<any[]> {
+      const out: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const sep = url.includes('?') ? '&' : '?';
+        const res = await call(base, 'GET', `${url}${sep}limit=${url.startsWith('/v1/notifications') ? 50 : 100}${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(res.status, 200, res.text);
+        out.push(...res.body.data);
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      return out;
+    },
+  };
+}
+
+/** The same master key for every process and restart of one test (a key file would be per data dir anyway). */
+export const masterKey = () => randomBytes(32).toString('base64');
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await probe();
+    if (got) return got;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export function git(repo: string, ...args: string[]): string {
+  return execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repo, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+/** The bare repositories of a data directory's installs. */
+export function repositories(dataDir: string): string[] {
+  const root = path.join(dataDir, 'repos');
+  if (!fs.existsSync(root)) return [];
+  return fs
+    .readdirSync(root)
+    .filter((n) => n.endsWith('.git'))
+    .map((n) => path.join(root, n));
+}
+
+/**
+ * What a repository of an install must be after anything happened to its server: it passes
+ * `git fsck --strict`, every commit on main is a render's (by its Render-Id trailer), and every
+ * render that names a commit names one that is on main.
+ */
+export function checkRepository(repo: string, renders: { id: string; commit_sha: string | null }[]): void {
+  git(repo, 'fsck', '--strict', '--no-dangling', '--no-progress');
+  const chain = git(repo, 'rev-list', 'refs/heads/main').split('\n').filter(Boolean);
+  const ids = new Set(renders.map((r) => r.id));
+  for (const sha of chain) {
+    const trailer = /^Render-Id: (\S+)$/m.exec(git(repo, 'cat-file', 'commit', sha))?.[1];
+    assert.ok(trailer && ids.has(trailer), `${repo}: commit ${sha} names no render of its install (${trailer})`);
+  }
+  for (const r of renders) {
+    if (r.commit_sha) assert.ok(chain.includes(r.commit_sha), `${repo}: render ${r.id} names ${r.commit_sha}, which is not on main`);
+  }
+}

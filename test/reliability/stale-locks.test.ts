@@ -1,0 +1,63 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { installFixture } from '../installs/fixture.js';
+import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { repoRoot } from '../../src/config.js';
+
+/**
+ * Issue 9.4: a crash of the whole machine or container in the middle of `git update-ref` leaves
+ * `refs/heads/main.lock` behind, and git never removes such a file itself. A ref lock is held for
+ * milliseconds, so one older than a minute is a dead writer's: it is cleared and the render goes
+ * on. A fresh lock is another writer's and is respected.
+ */
+let h: TestApp;
+let s: Seed;
+let f: ReturnType<typeof installFixture>;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  f = installFixture(h, s);
+});
+after(() => h.close());
+
+function plantLock(installId: string, ageSeconds: number): string {
+  const lock = path.join(f.repoPath(installId), 'refs', 'heads', 'main.lock');
+  fs.writeFileSync(lock, `${'0'.repeat(40)}\n`);
+  const t = new Date(Date.now() - ageSeconds * 1000);
+  fs.utimesSync(lock, t, t);
+  return lock;
+}
+
+test('a stale lock on main left by a killed writer is cleared, and the render commits', async () => {
+  const { install } = await f.installed();
+  await h.app.jobs.runDue();
+  const lock = plantLock(install.id, 300);
+  await f.patch(install.id, { values: { who: 'after the crash' } });
+  await h.app.jobs.runDue();
+  const [newest] = await f.renders(install.id);
+  assert.equal(newest.state, 'succeeded', newest.message);
+  assert.equal(f.git(install.id, 'show', `${newest.commit_sha}:hello.txt`), 'Hello after the crash v1');
+  assert.equal(fs.existsSync(lock), false);
+  f.git(install.id, 'fsck', '--strict', '--no-dangling');
+});
+
+test('a fresh lock is another writer at work: advanceMain leaves it alone and reports the lost race', async () => {
+  const repos = new GitCliStorage(repoRoot(h.config));
+  const { install } = await f.installed();
+  await h.app.jobs.runDue();
+  const head = (await repos.head(install.id))!;
+  const next = await repos.commit(install.id, { tree: await repos.treeOf(install.id, head), parent: head, message: 'next\n', timeSeconds: 1 });
+  const lock = plantLock(install.id, 0);
+  assert.equal(await repos.advanceMain(install.id, next, head), false);
+  assert.equal(fs.existsSync(lock), true, 'the lock was left alone');
+  assert.equal(await repos.head(install.id), head);
+  // Once it is old, it is a dead writer's.
+  const t = new Date(Date.now() - 61_000);
+  fs.utimesSync(lock, t, t);
+  assert.equal(await repos.advanceMain(install.id, next, head), true);
+  assert.equal(await repos.head(install.id), next);
+  assert.equal(fs.existsSync(lock), false);
+});
