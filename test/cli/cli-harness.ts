@@ -18,6 +18,8 @@ export interface CliOptions {
   env?: Record<string, string>;
   /** Called for every wait of the client instead of sleeping (move a clock, approve a login). */
   onSleep?: (ms: number, stderrSoFar: string) => Promise<void> | void;
+  /** Both streams claim to be a terminal, as in an interactive shell. */
+  terminal?: boolean;
 }
 
 const made: string[] = [];
@@ -35,8 +37,9 @@ export function removeTempConfigDirs(): void {
 
 /** Runs `wsp <argv>` in this process, with captured streams and a fake sleep. */
 export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> {
-  const out = new PassThrough();
-  const err = new PassThrough();
+  const out: PassThrough & { isTTY?: boolean } = new PassThrough();
+  const err: PassThrough & { isTTY?: boolean } = new PassThrough();
+  if (opts.terminal) out.isTTY = err.isTTY = true;
   const outChunks: Buffer[] = [];
   const errChunks: Buffer[] = [];
   out.on('data', (c: Buffer) => outChunks.push(c));

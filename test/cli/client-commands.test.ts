@@ -167,6 +167,9 @@ describe('wsp secrets', () => {
     const asJson = await runCli(['secrets', 'access', secret.id, version1.id, '--json'], { configDir });
     assert.deepEqual(JSON.parse(asJson.stdout), { id: version1.id, data: binary.toString('base64') });
     const outFile = path.join(configDir, 'out.bin');
+    // An existing file others can read is made private before the payload goes in.
+    fs.writeFileSync(outFile, 'old', { mode: 0o644 });
+    fs.chmodSync(outFile, 0o644);
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id, '--output', outFile], { configDir })).code, 0);
     assert.deepEqual(fs.readFileSync(outFile), binary);
     assert.equal(fs.statSync(outFile).mode & 0o777, 0o600);

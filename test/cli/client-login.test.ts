@@ -24,10 +24,11 @@ const approve = (credential: string, userCode: string, decision: 'approve' | 'de
   h.app.inject({ method: 'POST', url: `/v1/oauth/device/${decision}`, headers: as(credential), payload: { user_code: userCode } });
 
 /** A login that the given user approves during the client's first wait. */
-async function loginAs(credential: string, configDir = tempConfigDir(), extra: string[] = []) {
+async function loginAs(credential: string, configDir = tempConfigDir(), extra: string[] = [], terminal = false) {
   const waits: number[] = [];
   const run = await runCli(['login', '--server', server, ...extra], {
     configDir,
+    terminal,
     onSleep: async (ms, stderr) => {
       waits.push(ms);
       if (waits.length === 1) assert.equal((await approve(credential, userCodeIn(stderr)!)).statusCode, 200);
@@ -39,7 +40,10 @@ async function loginAs(credential: string, configDir = tempConfigDir(), extra: s
 
 describe('wsp login', () => {
   test('shows the code and URL, waits the interval, saves a 0600 credential, and --json says who', async () => {
-    const { run, waits, configDir } = await loginAs(s.owner.session, tempConfigDir(), ['--json']);
+    const dir = tempConfigDir();
+    // An existing directory open to others is closed (0700) before a credential goes in.
+    fs.chmodSync(dir, 0o755);
+    const { run, waits, configDir } = await loginAs(s.owner.session, dir, ['--json']);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /To sign in, open http:\/\/localhost:8080\/device/);
     assert.match(run.stderr, /enter the code: [BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}/);
@@ -61,6 +65,15 @@ describe('wsp login', () => {
     assert.equal(who.code, 0);
     assert.match(who.stdout, new RegExp(`workspace: +Acme \\(${s.workspaceId}\\)`));
     assert.match(who.stdout, /role: +owner/);
+  });
+
+  test('in a terminal, a spinner on stderr while waiting; stdout keeps only the result', async () => {
+    const { run } = await loginAs(s.owner.session, tempConfigDir(), [], true);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Waiting/);
+    assert.doesNotMatch(run.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|\x1b/);
+    const piped = await loginAs(s.owner.session, tempConfigDir());
+    assert.doesNotMatch(piped.run.stderr, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/, 'no spinner when stderr is not a terminal');
   });
 
   test('honours slow_down: after one, every wait is 5 s longer', async () => {

@@ -35,7 +35,7 @@ async function discover(clientId = 'wsp-cli') {
   return client.discovery(new URL(issuer), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
 }
 
-test('openid-client: discover, initiate, approve, poll; the access token is a session', async () => {
+test('openid-client: discover, initiate, poll (authorization_pending), approve, poll again; the access token is a session', async () => {
   const config = await discover();
   assert.equal(config.serverMetadata().issuer, issuer);
   const started = await client.initiateDeviceAuthorization(config, {});
@@ -43,12 +43,25 @@ test('openid-client: discover, initiate, approve, poll; the access token is a se
   assert.equal(started.verification_uri, `${issuer}/device`);
   assert.equal(started.interval, 5);
 
-  const approved = await decide(h, 'approve', s.admin.session, started.user_code.toLowerCase());
-  assert.equal(approved.statusCode, 200, approved.body);
-  // The server's clock is the test's: move it past the interval the client is about to wait.
-  h.clock.advanceSeconds(started.interval!);
-
-  const tokens = await client.pollDeviceAuthorizationGrant(config, started);
+  // The client waits in real time and the server's clock is the test's: the client is told a
+  // 1 s interval, and the server's clock moves the real 5 s before each poll. The first poll
+  // meets authorization_pending; only then does someone approve.
+  const answers: string[] = [];
+  config[client.customFetch] = async (url, options) => {
+    h.clock.advanceSeconds(started.interval!);
+    const res = await fetch(url, options as RequestInit);
+    if (new URL(url).pathname === '/v1/oauth/token') {
+      const body = (await res.clone().json()) as { error?: string };
+      answers.push(body.error ?? 'token');
+      if (body.error === 'authorization_pending') {
+        const approved = await decide(h, 'approve', s.admin.session, started.user_code.toLowerCase());
+        assert.equal(approved.statusCode, 200, approved.body);
+      }
+    }
+    return res;
+  };
+  const tokens = await client.pollDeviceAuthorizationGrant(config, { ...started, interval: 1 });
+  assert.deepEqual(answers, ['authorization_pending', 'token'], 'openid-client kept polling after authorization_pending');
   assert.equal(tokens.token_type, 'bearer');
   const me = await fetch(`${issuer}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   assert.equal(me.status, 200);

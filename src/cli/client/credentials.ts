@@ -45,13 +45,29 @@ export function readCredentials(env?: NodeJS.ProcessEnv): Credentials | null {
 /** The credential file is a secret: 0600 in a 0700 directory, replaced atomically. */
 export function writeCredentials(c: Credentials, env?: NodeJS.ProcessEnv): string {
   const file = credentialsPath(env);
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const dir = path.dirname(file);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode is masked by the umask and ignored for a directory that already exists.
+  fs.chmodSync(dir, 0o700);
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 });
-  // The mode given to writeFileSync is masked by the umask and ignored for an existing file.
-  fs.chmodSync(tmp, 0o600);
+  writePrivateFile(tmp, `${JSON.stringify(c, null, 2)}\n`);
   fs.renameSync(tmp, file);
   return file;
+}
+
+/**
+ * Writes a file only its owner can read (0600), also when it already exists: the mode given to
+ * writeFileSync is masked by the umask and ignored for an existing file, so it is set before
+ * anything secret is written.
+ */
+export function writePrivateFile(file: string, data: string | Uint8Array): void {
+  const fd = fs.openSync(file, 'w', 0o600);
+  try {
+    fs.fchmodSync(fd, 0o600);
+    fs.writeFileSync(fd, data);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export function deleteCredentials(env?: NodeJS.ProcessEnv): boolean {

@@ -46,8 +46,8 @@ export function printFields(io: Io, fields: [string, string | number | null | un
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /**
- * A spinner on stdout while waiting, only when stdout is a terminal (never in --json
- * output or a pipe, where it would be noise in the data).
+ * A spinner on stderr while waiting (progress goes to stderr, data to stdout), only when stderr
+ * is a terminal and the output is not --json (in a pipe or a log it would be noise).
  */
 export class Spinner {
   private timer: NodeJS.Timeout | null = null;
@@ -57,7 +57,7 @@ export class Spinner {
   constructor(private readonly io: Io, private readonly enabled: boolean) {}
 
   static for(io: Io, json: boolean): Spinner {
-    return new Spinner(io, !json && io.out.isTTY === true);
+    return new Spinner(io, !json && io.err.isTTY === true);
   }
 
   start(text: string): void {
@@ -75,11 +75,11 @@ export class Spinner {
     if (!this.timer) return;
     clearInterval(this.timer);
     this.timer = null;
-    this.io.out.write('\r\x1b[K');
+    this.io.err.write('\r\x1b[K');
   }
 
   private draw(): void {
-    this.io.out.write(`\r\x1b[K${FRAMES[this.frame++ % FRAMES.length]} ${this.text}`);
+    this.io.err.write(`\r\x1b[K${FRAMES[this.frame++ % FRAMES.length]} ${this.text}`);
   }
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
 import { arg, idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials, requireWorkspace } from './credentials.js';
+import { requireCredentials, requireWorkspace, writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, printTable, time, type Io } from './output.js';
 
@@ -144,7 +144,7 @@ const secretsAccess: Command = {
     if (ctx.json) return printJson(ctx.io, accessed);
     const bytes = Buffer.from(accessed.data, 'base64');
     if (output) {
-      fs.writeFileSync(output, bytes, { mode: 0o600 });
+      writePrivateFile(output, bytes);
       ctx.io.err.write(`Wrote ${bytes.length} bytes to ${output}.\n`);
       return;
     }
