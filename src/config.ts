@@ -62,10 +62,13 @@ function providerFromEnv(env: NodeJS.ProcessEnv): Config['provider'] {
   if (!/^[a-z][a-z0-9_-]{0,31}$/.test(id)) throw new ConfigError(`WSP_PROVIDER_ID must match [a-z][a-z0-9_-]{0,31}, got "${id}"`);
   const url = env.WSP_PROVIDER_URL || undefined;
   if (url && !/^https?:\/\//.test(url)) throw new ConfigError('WSP_PROVIDER_URL must be an http(s):// URL');
+  const token = env.WSP_PROVIDER_TOKEN?.trim() || undefined;
+  // The platform's account answers the catalog for every config and acts for every config without a secret_id.
+  if (url && !token) throw new ConfigError("WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN (the platform's provider API token)");
   return {
     id,
     url,
-    token: env.WSP_PROVIDER_TOKEN || undefined,
+    token,
     timeoutMs: positiveIntFromEnv(env, 'WSP_PROVIDER_TIMEOUT_SECONDS', 10) * 1000,
     actionPollMs: 1000,
   };

@@ -1,5 +1,6 @@
 import { ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 import type { ComputeProvider } from './provider/types.js';
+import type { Glob } from './configs/glob.js';
 
 /** Longer than any image name a provider uses: not worth asking about. */
 const MAX_IMAGE_NAME = 255;
@@ -7,7 +8,7 @@ const MAX_IMAGE_NAME = 255;
 const entry = (field: string, message: string): ErrorEntry => ({ code: ErrorCodes.VALIDATION_FAILED.code, message, path: ['body', field] });
 
 /** What a new compute config names that the provider does not offer: one 422 entry per field. */
-export async function configViolations(provider: ComputeProvider, c: { region: string; image: string; filter: RegExp }): Promise<ErrorEntry[]> {
+export async function configViolations(provider: ComputeProvider, c: { region: string; image: string; filter: Glob }): Promise<ErrorEntry[]> {
   const [locations, types, image] = await Promise.all([
     provider.listLocations(),
     provider.listServerTypes(),
@@ -26,7 +27,7 @@ export async function configViolations(provider: ComputeProvider, c: { region: s
 }
 
 /** Why a server type cannot be used with a config, or null when it can. */
-export async function serverTypeProblem(provider: ComputeProvider, config: { region: string; machine_type_filter: string }, filter: RegExp, serverType: string): Promise<string | null> {
+export async function serverTypeProblem(provider: ComputeProvider, config: { region: string; machine_type_filter: string }, filter: Glob, serverType: string): Promise<string | null> {
   if (!filter.test(serverType)) return `server_type does not match the compute config's machine_type_filter "${config.machine_type_filter}"`;
   const type = (await provider.listServerTypes()).find((t) => t.name === serverType);
   if (!type) return 'server_type is not a server type of the provider';

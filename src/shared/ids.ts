@@ -69,6 +69,11 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;
 }
 
+/** The base of a canonical id (`mch_01h...` -> `01h...`); a bare id is its own base. */
+export function baseOf(id: string): string {
+  return id.slice(id.indexOf('_') + 1);
+}
+
 /**
  * A path id in canonical (`sec_01h...`) or bare (`01h...`) form, made canonical.
  * Length rules are the schema's; anything else that names nothing is simply not found.

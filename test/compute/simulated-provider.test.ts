@@ -1,7 +1,11 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig, ConfigError } from '../../src/config.js';
+import { runWsp } from '../helpers/processes.js';
 
 /** With no WSP_PROVIDER_URL the embedded simulated provider serves the whole compute flow offline. */
 let h: TestApp;
@@ -92,6 +96,22 @@ describe('compute settings', () => {
     assert.equal(c.schedulerIntervalSeconds, 30);
     for (const env of [{ WSP_PROVIDER_ID: 'Bad Id' }, { WSP_PROVIDER_URL: 'ftp://x' }, { WSP_SUSPENSION_RETENTION_DAYS: '0' }, { WSP_SCHEDULER_INTERVAL_SECONDS: 'soon' }]) {
       assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
+    }
+  });
+
+  test('WSP_PROVIDER_URL without WSP_PROVIDER_TOKEN stops the start with a clear message (no empty bearer is ever sent)', async () => {
+    for (const token of [undefined, '', '   ']) {
+      const env = { WSP_PROVIDER_URL: 'https://api.hetzner.cloud/v1', ...(token === undefined ? {} : { WSP_PROVIDER_TOKEN: token }) };
+      assert.throws(() => loadConfig(env), (err: Error) => err instanceof ConfigError && /WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN/.test(err.message), JSON.stringify(env));
+    }
+    assert.equal(loadConfig({ WSP_PROVIDER_TOKEN: 'unused' }).provider.url, undefined, 'a token alone is harmless: the simulation runs');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-provider-'));
+    try {
+      const res = await runWsp(['serve'], { WSP_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', WSP_PROVIDER_URL: 'http://127.0.0.1:9/v1' });
+      assert.equal(res.code, 1, res.stdout + res.stderr);
+      assert.match(res.stderr, /WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -2,30 +2,88 @@
  * `machine_type_filter` globs: `*` any run of characters, `?` one character, `[abc]`,
  * `[a-z]` and `[!x]` character classes; everything else literal. Matched against the
  * whole server type name, case-sensitively (provider type names are lower case).
+ *
+ * Matching never uses a regular expression: `*` as `.*` backtracks exponentially on
+ * patterns such as `**********x`, and it runs on the server's only thread. The matcher
+ * below is two pointers that backtrack only to the last `*` seen, so a match costs at most
+ * (pattern length × name length) steps, whatever the pattern.
  */
 export const GLOB_PATTERN = '^(?:[A-Za-z0-9._*?-]|\\[!?[A-Za-z0-9._-]+\\])+$';
+/** The schema's bound on a filter, kept here too so nothing else can hand the matcher more. */
+export const GLOB_MAX_LENGTH = 100;
 
-const REGEX_SPECIAL = /[.+^${}()|\\/]/g;
+type Token = { kind: 'star' } | { kind: 'any' } | { kind: 'char'; ch: string } | { kind: 'class'; negated: boolean; ranges: [string, string][] };
 
-/** The glob as an anchored regular expression, or null when it is not a valid glob. */
-export function globToRegExp(glob: string): RegExp | null {
-  if (!new RegExp(GLOB_PATTERN).test(glob)) return null;
-  let re = '';
+export interface Glob {
+  /** Whether the whole of `name` matches. */
+  test(name: string): boolean;
+}
+
+const SHAPE = new RegExp(GLOB_PATTERN);
+
+/** The glob compiled, or null when it is not a valid glob (bad shape, too long, or a reversed range such as `[z-a]`). */
+export function compileGlob(glob: string): Glob | null {
+  if (glob.length === 0 || glob.length > GLOB_MAX_LENGTH || !SHAPE.test(glob)) return null;
+  const tokens: Token[] = [];
   for (let i = 0; i < glob.length; i++) {
     const ch = glob[i]!;
-    if (ch === '*') re += '.*';
-    else if (ch === '?') re += '.';
+    if (ch === '*') {
+      // `**` means the same as `*`: one token, so a run of stars costs nothing extra.
+      if (tokens.at(-1)?.kind !== 'star') tokens.push({ kind: 'star' });
+    } else if (ch === '?') tokens.push({ kind: 'any' });
     else if (ch === '[') {
       const end = glob.indexOf(']', i + 1);
-      const body = glob.slice(i + 1, end);
-      re += body.startsWith('!') ? `[^${body.slice(1)}]` : `[${body}]`;
+      let body = glob.slice(i + 1, end);
+      const negated = body.startsWith('!');
+      if (negated) body = body.slice(1);
+      const ranges: [string, string][] = [];
+      for (let j = 0; j < body.length; j++) {
+        if (body[j + 1] === '-' && j + 2 < body.length) {
+          if (body[j]! > body[j + 2]!) return null;
+          ranges.push([body[j]!, body[j + 2]!]);
+          j += 2;
+        } else ranges.push([body[j]!, body[j]!]);
+      }
+      tokens.push({ kind: 'class', negated, ranges });
       i = end;
-    } else re += ch.replace(REGEX_SPECIAL, '\\$&');
+    } else tokens.push({ kind: 'char', ch });
   }
-  try {
-    // A reversed range such as [z-a] is the one way a well-shaped glob can still be invalid.
-    return new RegExp(`^${re}$`);
-  } catch {
-    return null;
+  return { test: (name) => matches(tokens, name) };
+}
+
+function matchesOne(t: Token, ch: string): boolean {
+  switch (t.kind) {
+    case 'any':
+      return true;
+    case 'char':
+      return t.ch === ch;
+    case 'class':
+      return t.ranges.some(([lo, hi]) => ch >= lo && ch <= hi) !== t.negated;
+    default:
+      return false;
   }
+}
+
+function matches(tokens: Token[], name: string): boolean {
+  let p = 0;
+  let s = 0;
+  /** The last `*` passed, and where in the name it currently ends. */
+  let star = -1;
+  let starEnd = 0;
+  while (s < name.length) {
+    const t = tokens[p];
+    if (t !== undefined && t.kind === 'star') {
+      star = p++;
+      starEnd = s;
+    } else if (t !== undefined && matchesOne(t, name[s]!)) {
+      p++;
+      s++;
+    } else if (star >= 0) {
+      // Let the last star take one more character and try the rest again from there.
+      p = star + 1;
+      s = ++starEnd;
+    } else return false;
+  }
+  while (tokens[p]?.kind === 'star') p++;
+  return p === tokens.length;
 }

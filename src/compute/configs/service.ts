@@ -9,7 +9,7 @@ import { assertIfMatch, newEtag } from '../../http/etag.js';
 import type { ProviderAccounts, SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
 import { configViolations } from '../catalog.js';
-import { globToRegExp } from './glob.js';
+import { compileGlob } from './glob.js';
 import { computeConfigStore } from './store.js';
 import type { CreateComputeConfigBody } from './schemas.js';
 
@@ -32,7 +32,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, account
      */
     async create(ctx: WorkspaceContext, body: CreateComputeConfigBody): Promise<{ id: string }> {
       const filterText = body.machine_type_filter ?? '*';
-      const filter = globToRegExp(filterText);
+      const filter = compileGlob(filterText);
       if (!filter) throw validationError(['body', 'machine_type_filter'], 'machine_type_filter is not a valid glob (a character range is reversed)');
       // What is offered is the same for every account, so the platform's account answers it.
       const violations = await duringRequest(() => configViolations(accounts.forToken(null), { region: body.region, image: body.image, filter }));

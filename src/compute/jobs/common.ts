@@ -3,6 +3,7 @@ import type { MachinesTable } from '../../db/tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { PermanentJobError } from '../../jobs/runner.js';
 import { ErrorCodes } from '../../shared/errors.js';
+import { baseOf } from '../../shared/ids.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
 import { toJobError } from '../provider/errors.js';
 import type { ComputeProvider, Labels, ProviderAction } from '../provider/types.js';
@@ -24,8 +25,8 @@ export const MACHINE_JOB_ATTEMPTS = 25;
 const POLLS_PER_RUN = 10;
 
 /** What the platform labels its servers and snapshots with at the provider. */
-export const machineLabels = (machineId: string): Labels => ({ 'wsp-machine': machineId.slice(machineId.indexOf('_') + 1) });
-export const operationLabels = (operationId: string): Labels => ({ 'wsp-operation': operationId.slice(operationId.indexOf('_') + 1) });
+export const machineLabels = (machineId: string): Labels => ({ 'wsp-machine': baseOf(machineId) });
+export const operationLabels = (operationId: string): Labels => ({ 'wsp-operation': baseOf(operationId) });
 
 /** Not a failure: the provider is still working; the job runs again after its backoff. */
 export class StillRunning extends Error {}

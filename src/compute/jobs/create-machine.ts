@@ -1,5 +1,6 @@
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
+import { baseOf } from '../../shared/ids.js';
 import { newEtag } from '../../http/etag.js';
 import { machineStore } from '../machines/store.js';
 import type { ComputeProvider } from '../provider/types.js';
@@ -7,7 +8,7 @@ import type { MachineJob } from './kinds.js';
 import { awaitAction, machineLabels, providerForMachine, runUndoable, StillRunning, type ComputeJobDeps } from './common.js';
 
 /** The provider's server name: unique per project and a valid host name, unlike the machine's id. */
-export const serverName = (machineId: string) => `wsp-${machineId.slice(machineId.indexOf('_') + 1)}`;
+export const serverName = (machineId: string) => `wsp-${baseOf(machineId)}`;
 
 const cloudConfig = (hostname: string) => `#cloud-config\nhostname: ${hostname}\n`;
 

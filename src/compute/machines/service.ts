@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { MachinesTable } from '../../db/tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
-import { canonicalId, newId } from '../../shared/ids.js';
+import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { toPage } from '../../http/cursor.js';
@@ -10,7 +10,7 @@ import { startOperation } from '../../operations/service.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
 import { serverTypeProblem } from '../catalog.js';
-import { globToRegExp } from '../configs/glob.js';
+import { compileGlob } from '../configs/glob.js';
 import { computeConfigStore } from '../configs/store.js';
 import { clusterStore } from '../clusters/store.js';
 import { JOB, OPERATION, type MachineJob, type SuspendJob } from '../jobs/kinds.js';
@@ -22,8 +22,6 @@ export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 
   accounts: ProviderAccounts;
   secrets: SecretLookup;
 }
-
-const baseOf = (id: string) => id.slice(id.indexOf('_') + 1);
 
 export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets }: MachineServiceDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<MachinesTable> {
@@ -42,7 +40,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
       const configId = canonicalId('cc', body.compute_config_id);
       const config = await computeConfigStore.get(db, ctx.workspaceId, configId);
       if (!config) throw notFound('compute config', ['body', 'compute_config_id']);
-      const filter = globToRegExp(config.machine_type_filter)!;
+      const filter = compileGlob(config.machine_type_filter)!;
       const problem = await duringRequest(() => serverTypeProblem(accounts.forToken(null), config, filter, body.server_type));
       if (problem) throw validationError(['body', 'server_type'], problem);
       const now = nowSeconds(clock);

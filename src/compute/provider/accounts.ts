@@ -19,11 +19,14 @@ export function createProviderAccounts(config: Config['provider'], clock: Clock)
     const simulated = SimulatedProvider.projects();
     return { providerId: config.id, forToken: simulated };
   }
+  // loadConfig refuses this too; a config made in code must not send an empty bearer either.
+  if (!config.token) throw new Error("a provider URL needs the platform's provider token (WSP_PROVIDER_TOKEN)");
+  const platformToken = config.token;
   const clients = new Map<string, ComputeProvider>();
   return {
     providerId: config.id,
     forToken(token) {
-      const key = token ?? config.token ?? '';
+      const key = token ?? platformToken;
       let client = clients.get(key);
       if (!client) {
         // Rotated-away tokens must not pile up: the oldest client is dropped past the bound.

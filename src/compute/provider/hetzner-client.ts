@@ -162,10 +162,10 @@ export class HetznerClient implements ComputeProvider {
     this.blockedUntilMs = Math.max(this.blockedUntilMs, this.opts.clock.nowMs() + secs * 1000);
   }
 
-  /** GET that answers null for the provider's not_found. */
-  private async getOrNull(path: string): Promise<Json | null> {
+  /** A request whose target being gone (the provider's not_found) answers null instead of failing. */
+  private async requestOrNull(method: string, path: string): Promise<Json | null> {
     try {
-      return (await this.request('GET', path)).json;
+      return (await this.request(method, path)).json;
     } catch (err) {
       if (err instanceof ProviderError && err.providerCode === 'not_found') return null;
       throw err;
@@ -229,7 +229,7 @@ export class HetznerClient implements ComputeProvider {
   }
 
   async getServer(id: number): Promise<ProviderServer | null> {
-    const json = await this.getOrNull(`/servers/${id}`);
+    const json = await this.requestOrNull('GET', `/servers/${id}`);
     return json ? toServer(json.server) : null;
   }
 
@@ -238,12 +238,8 @@ export class HetznerClient implements ComputeProvider {
   }
 
   async deleteServer(id: number): Promise<ProviderAction | null> {
-    try {
-      return toAction((await this.request('DELETE', `/servers/${id}`)).json.action);
-    } catch (err) {
-      if (err instanceof ProviderError && err.providerCode === 'not_found') return null;
-      throw err;
-    }
+    const json = await this.requestOrNull('DELETE', `/servers/${id}`);
+    return json ? toAction(json.action) : null;
   }
 
   async createSnapshot(serverId: number, req: { description: string; labels: Labels }) {
@@ -252,7 +248,7 @@ export class HetznerClient implements ComputeProvider {
   }
 
   async getImage(id: number): Promise<ProviderImage | null> {
-    const json = await this.getOrNull(`/images/${id}`);
+    const json = await this.requestOrNull('GET', `/images/${id}`);
     return json ? toImage(json.image) : null;
   }
 
@@ -261,13 +257,7 @@ export class HetznerClient implements ComputeProvider {
   }
 
   async deleteImage(id: number): Promise<boolean> {
-    try {
-      await this.request('DELETE', `/images/${id}`);
-      return true;
-    } catch (err) {
-      if (err instanceof ProviderError && err.providerCode === 'not_found') return false;
-      throw err;
-    }
+    return (await this.requestOrNull('DELETE', `/images/${id}`)) !== null;
   }
 
   async getAction(id: number): Promise<ProviderAction> {
