@@ -77,11 +77,6 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
     /**
      * A new revision with the content of an earlier one (`source: restore`). Archived snippets
      * it pins are made active again; a deleted one blocks the restore (409, 7100, one entry per
-     * widget). The restored revision's pins are kept as they were: drift shows any etag since.
-     */
-    /**
-     * A new revision with the content of an earlier one (`source: restore`). Archived snippets
-     * it pins are made active again; a deleted one blocks the restore (409, 7100, one entry per
      * widget). The pins are kept as they were: drift shows any etag the snippets have since.
      */
     restore: (ctx: WorkspaceContext, rawId: string, rawRevisionId: string, ifMatch: string, summary: string | null) =>

@@ -137,11 +137,18 @@ describe('filter definitions', () => {
       { name: 'enum options missing', change: input({ kind: 'enum' }), path: I('options') },
       { name: 'enum default 101', change: input({ kind: 'enum', options: ['a'], default: str(101) }), path: I('default') },
       { name: 'enum default empty', change: input({ kind: 'enum', options: ['a'], default: '' }), path: I('default') },
+      { name: 'enum default 100', change: input({ kind: 'enum', options: ['a'], default: str(100) }), path: null },
+      { name: 'enum option of 100', change: input({ kind: 'enum', options: [str(100)] }), path: null },
+      { name: 'enum option of 101', change: input({ kind: 'enum', options: ['a', str(101)] }), path: I('options', '1') },
+      { name: 'enum empty option', change: input({ kind: 'enum', options: [''] }), path: I('options', '0') },
       { name: 'resource default 255', change: input({ kind: 'resource', resource: 'install', default: str(255) }), path: null },
       { name: 'resource default 256', change: input({ kind: 'resource', resource: 'install', default: str(256) }), path: I('default') },
       { name: 'resource default 100 items', change: input({ kind: 'resource', resource: 'install', default: Array(100).fill('i') }), path: null },
       { name: 'resource default 101 items', change: input({ kind: 'resource', resource: 'install', default: Array(101).fill('i') }), path: I('default') },
+      { name: 'resource default a number', change: input({ kind: 'resource', resource: 'install', default: 7 }), path: I('default') },
       { name: 'resource default no items', change: input({ kind: 'resource', resource: 'install', default: [] }), path: I('default') },
+      { name: 'resource default item 255', change: input({ kind: 'resource', resource: 'install', default: ['i', str(255)] }), path: null },
+      { name: 'resource default item 256', change: input({ kind: 'resource', resource: 'install', default: ['i', str(256)] }), path: I('default', '1') },
       { name: 'resource missing', change: input({ kind: 'resource' }), path: I('resource') },
       { name: 'resource multiple not boolean', change: input({ kind: 'resource', resource: 'install', multiple: 1 }), path: I('multiple') },
       { name: 'time_range default half', change: input({ kind: 'time_range', default: { from: 1 } }), path: I('default', 'to') },
@@ -259,6 +266,10 @@ describe('widgets', () => {
       })),
       { name: 'inherit bogus', change: bind({ mode: 'inherit', filter_key: 'machine' }), path: B('filter_key') },
       { name: 'inherit var.Upper', change: bind({ mode: 'inherit', filter_key: 'var.Tier' }), path: B('filter_key') },
+      { name: 'inherit var. 32 characters', change: bind({ mode: 'inherit', filter_key: `var.a${str(31)}` }), path: null },
+      { name: 'inherit var. 33 characters', change: bind({ mode: 'inherit', filter_key: `var.a${str(32)}` }), path: B('filter_key') },
+      { name: 'inherit var. digit first', change: bind({ mode: 'inherit', filter_key: 'var.1a' }), path: B('filter_key') },
+      { name: 'inherit var. alone', change: bind({ mode: 'inherit', filter_key: 'var.' }), path: B('filter_key') },
       { name: 'inherit missing key', change: bind({ mode: 'inherit' }), path: B('filter_key') },
       { name: 'fixed null', change: bind({ mode: 'fixed', value: null }), path: null },
       { name: 'fixed nested', change: bind({ mode: 'fixed', value: { a: [1, 'two', { three: true }] } }), path: null },
@@ -283,7 +294,17 @@ describe('widgets', () => {
       { name: 'widget_id 55', change: (b) => (b.widgets[2].widget_id = str(55)), path: W(2, 'widget_id') },
       { name: 'widget_id empty', change: (b) => (b.widgets[2].widget_id = ''), path: W(2, 'widget_id') },
       { name: 'snippet_id 55', change: (b) => (b.widgets[2].snippet_id = str(55)), path: W(2, 'snippet_id') },
+      { name: 'snippet_id empty', change: (b) => (b.widgets[2].snippet_id = ''), path: W(2, 'snippet_id') },
     ]));
+
+  test('snippet_id of 54 characters is well-formed: past validation, an unknown snippet is 404 at that field', async () => {
+    const b = body();
+    b.widgets[2].snippet_id = `snp_${str(50)}`;
+    const res = await c.create(b);
+    assert.equal(res.statusCode, 404, res.body);
+    assert.equal(res.json().errors[0].code, 7002);
+    assert.deepEqual(res.json().errors[0].path, W(2, 'snippet_id'));
+  });
 
   test('at most 100 widgets', () =>
     check([

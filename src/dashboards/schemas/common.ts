@@ -25,6 +25,9 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
   return Type.Union([schema, Type.Null()], options);
 }
 
+/** Options of an object the spec allows "no extra properties". */
+export const closed = { additionalProperties: false } as const;
+
 /** A JSON object whose content the API does not interpret. */
 export const FreeFormObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
 

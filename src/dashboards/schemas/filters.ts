@@ -1,10 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DiscriminatedUnion, RESOURCE_KINDS, StringEnum, VARIABLE_FILTER_KEY } from './common.js';
+import { closed, DiscriminatedUnion, RESOURCE_KINDS, StringEnum, VARIABLE_FILTER_KEY } from './common.js';
 import { VariableInput } from './variables.js';
 
 const Label = Type.String({ minLength: 1, maxLength: 100 });
-const closed = { additionalProperties: false } as const;
-
 export const TimeFilter = Type.Object({ kind: Type.Literal('time'), key: Type.Literal('time'), label: Label }, closed);
 
 export const ComparisonFilter = Type.Object({ kind: Type.Literal('comparison'), key: Type.Literal('comparison'), label: Label }, closed);

@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DiscriminatedUnion, VARIABLE_FILTER_KEY } from './common.js';
-
-const closed = { additionalProperties: false } as const;
+import { closed, DiscriminatedUnion, VARIABLE_FILTER_KEY } from './common.js';
 
 const FILTER_KEY = `^(time|comparison|cluster|install|product|package|region|status|${VARIABLE_FILTER_KEY})$`;
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, UnixSeconds } from '../../http/schemas.js';
-import { Nullable, StringEnum } from './common.js';
+import { closed, Nullable, StringEnum } from './common.js';
 import { contentFields, Summary } from './content.js';
 import { Widget, WidgetId } from './widgets.js';
 
@@ -30,7 +30,6 @@ export type WidgetField = (typeof WIDGET_FIELDS)[number];
 
 export const REVISION_SOURCES = ['manual', 'automatic', 'restore', 'reset', 'backfill'] as const;
 
-const closed = { additionalProperties: false } as const;
 const Count = Type.Integer({ minimum: 0 });
 const WidgetIdSet = Type.Object({ count: Count, widget_ids: Type.Array(WidgetId) }, closed);
 

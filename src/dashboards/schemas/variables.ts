@@ -28,8 +28,16 @@ export const ResourceInput = variant(
   'resource',
   {
     resource: StringEnum(RESOURCE_KINDS),
+    // One schema with two types, not a union: string keywords apply to a string and array keywords
+    // to an array, so a bad item is reported once at its own path, without the other branch's
+    // "must be string" beside it.
     default: Type.Optional(
-      Type.Union([ResourceValue, Type.Array(ResourceValue, { minItems: 1, maxItems: 100 })], {
+      Type.Unsafe<string | string[]>({
+        type: ['string', 'array'],
+        maxLength: ResourceValue.maxLength,
+        items: ResourceValue,
+        minItems: 1,
+        maxItems: 100,
         description: 'One resource (at most 255 characters) or 1-100 of them',
       }),
     ),
