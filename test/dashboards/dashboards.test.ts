@@ -75,6 +75,24 @@ describe('POST /v1/dashboards', () => {
     assert.equal(first.created_at, d.created_at);
   });
 
+  test('every kind of variable default comes back exactly as sent (a resource default as one string or as a list)', async () => {
+    const variable = (key: string, input: Record<string, unknown>) => ({ kind: 'variable', key: `var.${key}`, input: { key, label: key, ...input } });
+    const filters = [
+      variable('one', { kind: 'resource', resource: 'cluster', default: 'cl_main' }),
+      variable('many', { kind: 'resource', resource: 'region', default: ['fsn1', 'nbg1'], multiple: true }),
+      variable('range', { kind: 'time_range', default: { from: -60, to: 0 } }),
+      variable('choice', { kind: 'enum', options: ['a', 'b'], default: 'b' }),
+      variable('flag', { kind: 'boolean', default: false }),
+      variable('count', { kind: 'number', min: 0.5, max: 9, default: 1 }),
+      variable('note', { kind: 'text', default: '', max_length: 20 }),
+    ];
+    const created = await c.create(dashboardBody({ filter_definitions: filters }));
+    assert.equal(created.statusCode, 201, created.body);
+    assert.deepEqual(created.json().filter_definitions, filters);
+    const [revision] = await revisionsOf(created.json().id);
+    assert.deepEqual(revision.filter_definitions, filters);
+  });
+
   test('a widget without widget_id gets a wdg_ id; description defaults to null', async () => {
     const body: Record<string, unknown> = dashboardBody({ widgets: [metricWidget(), metricWidget({ widget_id: 'mine' })] });
     delete body.description;

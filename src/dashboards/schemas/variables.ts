@@ -30,10 +30,11 @@ export const ResourceInput = variant(
     resource: StringEnum(RESOURCE_KINDS),
     // One schema with two types, not a union: string keywords apply to a string and array keywords
     // to an array, so a bad item is reported once at its own path, without the other branch's
-    // "must be string" beside it.
+    // "must be string" beside it. `array` comes first: the response serializer tries the types in
+    // order, and its `string` would turn an array into "a,b".
     default: Type.Optional(
       Type.Unsafe<string | string[]>({
-        type: ['string', 'array'],
+        type: ['array', 'string'],
         maxLength: ResourceValue.maxLength,
         items: ResourceValue,
         minItems: 1,
