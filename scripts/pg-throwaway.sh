@@ -4,7 +4,11 @@
 # PostgreSQL refuses to run as root, so as root it runs as the `postgres` user in a directory it owns.
 set -euo pipefail
 cmd=${1:?start|stop}
-bindir=$(pg_config --bindir 2>/dev/null || true)
+# PostgreSQL 15 (what CI and the project are tested on) when installed; else pg_config's, else the
+# newest under /usr/lib/postgresql. PG_BINDIR overrides the choice.
+bindir=${PG_BINDIR:-}
+if [ -z "$bindir" ] && [ -x /usr/lib/postgresql/15/bin/initdb ]; then bindir=/usr/lib/postgresql/15/bin; fi
+if [ -z "$bindir" ]; then bindir=$(pg_config --bindir 2>/dev/null || true); fi
 if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
   for d in /usr/lib/postgresql/*/bin; do [ -x "$d/initdb" ] && bindir=$d; done
 fi
@@ -17,6 +21,8 @@ as_pg() {
 case "$cmd" in
   start)
     port=${2:?port}; dir=${3:?dir}
+    # stdout carries only the URL: the version goes to stderr, for the log.
+    echo "pg-throwaway: $("$bindir/initdb" --version) from $bindir" >&2
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
     as_pg "$bindir/initdb" -D "$dir/data" --auth=trust -U postgres -E UTF8 --locale=C >"$dir/initdb.log" 2>&1

@@ -30,11 +30,14 @@ if (files.length === 0) {
 const engines = (process.env.WSP_TEST_ENGINES || 'sqlite,postgres').split(',').map((s) => s.trim());
 let pgUrl = process.env.WSP_TEST_PG_URL;
 let pgDir;
+/** The data directory of a PostgreSQL this run started: the at-rest tests must scan its files (test/secrets/byte-scan.ts). */
+let pgDataDir = process.env.WSP_TEST_PG_DATA_DIR;
 if (engines.includes('postgres') && !pgUrl) {
   pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pg-'));
   const port = String(20000 + Math.floor(Math.random() * 20000));
   try {
     pgUrl = execFileSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'start', port, pgDir], { encoding: 'utf8' }).trim();
+    pgDataDir = path.join(pgDir, 'data');
   } catch (e) {
     console.error('could not start a throwaway PostgreSQL; set WSP_TEST_PG_URL to a database to test against');
     process.exit(1);
@@ -66,7 +69,7 @@ for (const engine of engines) {
   const res = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${process.env.WSP_TEST_CONCURRENCY || 3}`, `--test-timeout=${process.env.WSP_TEST_TIMEOUT_MS || 120000}`, '--test-reporter=spec', ...files],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}) } },
+    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}), ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}) } },
   );
   if (engine === 'postgres') await dropTestSchemas(pgUrl);
   const secs = ((Date.now() - started) / 1000).toFixed(1);

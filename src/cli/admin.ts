@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../config.js';
 import { migrate, openDatabase, type Database } from '../db/database.js';
 import { rotateMasterKey } from '../secrets/rotation.js';
+import { MasterKeyError } from '../secrets/master-key.js';
 import { importDashboardFile } from '../dashboards/import.js';
 import { systemClock } from '../shared/clock.js';
 import { AdminError, createAdminService, type AdminService } from '../admin/service.js';
@@ -77,7 +78,7 @@ export async function runAdmin(
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof AdminError || e instanceof UsageError) {
+    if (e instanceof AdminError || e instanceof UsageError || e instanceof MasterKeyError) {
       err.write(`error: ${e.message}\n`);
       return e instanceof UsageError ? 2 : 1;
     }

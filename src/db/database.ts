@@ -2,7 +2,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SelectQueryBuilder } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+  type SelectQueryBuilder,
+  type SqliteDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -49,8 +62,33 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   sqlite.pragma('foreign_keys = ON');
   // Destroyed secret payloads must not linger in free pages.
   sqlite.pragma('secure_delete = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * SQLite transactions begin with BEGIN IMMEDIATE: the write lock is taken at the start (waiting
+ * up to busy_timeout for it), not at the first write. A deferred transaction that reads and then
+ * writes fails with SQLITE_BUSY_SNAPSHOT, which no busy timeout covers, when another process
+ * (`wsp admin`, a rotation, a second server) committed after its first read. Within this process
+ * Kysely runs one transaction at a time on the one connection, so nothing waits longer than before.
+ * A transaction declared read only stays deferred.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  // Kysely passes the transaction's settings; its SqliteDriver declares no parameter for them.
+  override async beginTransaction(connection: DatabaseConnection, ...rest: [settings?: TransactionSettings]): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(rest[0]?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;

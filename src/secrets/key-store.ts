@@ -19,6 +19,16 @@ export const secretKeyStore = {
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: keyId }))
       .execute(),
 
+  /**
+   * Every master key id the database depends on: those wrapping data keys, and the one recorded
+   * as current (a server checks it at start).
+   */
+  masterKeyIdsInUse: async (db: Kysely<DB>): Promise<string[]> => {
+    const recorded = await secretKeyStore.masterKeyId(db);
+    const wrapping = await secretKeyStore.keyIdsInUse(db);
+    return [...new Set([...(recorded !== undefined ? [recorded] : []), ...wrapping])];
+  },
+
   keyIdsInUse: async (db: Kysely<DB>): Promise<string[]> =>
     (await db.selectFrom('secrets').select('key_id').distinct().execute()).map((r) => r.key_id),
 

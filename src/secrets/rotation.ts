@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -31,7 +32,17 @@ const MAX_PASSES = 5;
  * using key files re-reads them when it meets the new key id.
  */
 export async function rotateMasterKey(db: Kysely<DB>, config: Pick<Config, 'masterKey' | 'masterKeyPrevious' | 'dataDir'>): Promise<RotationResult> {
-  if (!config.masterKey) replaceKeyFile(config.dataDir);
+  // Nothing is written (no key file, no recorded id) until every master key this database
+  // depends on is known: a failed run must leave servers able to restart as they were.
+  const inUse = await secretKeyStore.masterKeyIdsInUse(db);
+  if (config.masterKey) {
+    const given = keyringFromConfig(config);
+    requireKnown(inUse, given.ids(), '');
+  } else {
+    const { ids, keyFileMissing } = keyFileIds(config);
+    requireKnown(inUse, ids, keyFileMissing ? ` (there is no ${path.join(config.dataDir, KEY_FILE)}: is WSP_DATA_DIR the servers' data directory?)` : '');
+    replaceKeyFile(config.dataDir);
+  }
   const keyring = keyringFromConfig(config);
   const current = keyring.current;
   // From here on, servers using key files wrap new data keys under the new key too.
@@ -87,6 +98,24 @@ async function countWrappedByOtherKeys(db: Kysely<DB>, keyId: string): Promise<n
     n += batch.length;
     after = batch[batch.length - 1]!.id;
   }
+}
+
+/** Refuses (before anything is written) when a master key id the database uses is not among `known`. */
+function requireKnown(inUse: string[], known: string[], hint: string): void {
+  const missing = inUse.filter((id) => !known.includes(id));
+  if (missing.length === 0) return;
+  throw new MasterKeyError(
+    `this database uses master key id ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not among the keys given (${known.join(', ') || 'none'})${hint}; ` +
+      'nothing was changed. Put the old key in WSP_MASTER_KEY_PREVIOUS (or master.key.previous) and run the command again',
+  );
+}
+
+/** The ids of the keys the key files (and WSP_MASTER_KEY_PREVIOUS) hold, read without creating anything. */
+function keyFileIds(config: Pick<Config, 'masterKeyPrevious' | 'dataDir'>): { ids: string[]; keyFileMissing: boolean } {
+  const extra = config.masterKeyPrevious.map((k) => keyIdOf(Buffer.from(k, 'base64')));
+  if (!fs.existsSync(path.join(config.dataDir, KEY_FILE))) return { ids: extra, keyFileMissing: true };
+  const { current, previous } = readKeyFiles(config.dataDir);
+  return { ids: [...new Set([...[current, ...previous].map(keyIdOf), ...extra])], keyFileMissing: false };
 }
 
 /**

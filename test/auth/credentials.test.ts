@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import zlib from 'node:zlib';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
 import { apiTokenChecksum, hasValidChecksum } from '../../src/auth/credentials.js';
@@ -104,6 +105,17 @@ describe('workspace API token format (CONTRACT §2)', () => {
     assert.equal(base62(62, 6), '000010');
     assert.equal(base62(0xffffffff, 6), base62Reference(0xffffffff));
     assert.equal(apiTokenChecksum(`sk_svc_${'0'.repeat(32)}`), base62Reference(crc32Reference(`sk_svc_${'0'.repeat(32)}`)));
+  });
+
+  test('a literal vector: the checksum of sk_svc_ + 32 zeros is 1fuxv8 (CRC-32 0x5b867872, checked with zlib.crc32)', () => {
+    const head = `sk_svc_${'0'.repeat(32)}`;
+    // Computed apart from this code: Node's zlib.crc32 (where it exists) and the digits by hand.
+    const zlibCrc32 = (zlib as { crc32?: (data: string) => number }).crc32;
+    if (zlibCrc32) assert.equal(zlibCrc32(head), 0x5b867872);
+    assert.equal(crc32(head), 0x5b867872);
+    assert.equal(apiTokenChecksum(head), '1fuxv8');
+    assert.ok(hasValidChecksum(`${head}1fuxv8`));
+    assert.ok(!hasValidChecksum(`${head}1fuxv9`));
   });
 
   test('issued tokens: sk_svc_ + 32 base62 + 6 base62 of the CRC-32 of everything before', async () => {

@@ -35,6 +35,11 @@ export function findNeedles(haystacks: Haystack[], needles: Needle[]): string[] 
  * shared memory). PostgreSQL: every row as the server returns it and, when this process can
  * read the server's data directory (a local test server), the files of the schema's tables,
  * indexes and TOAST tables after a checkpoint, and the whole WAL.
+ *
+ * The data directory is the server's `data_directory` setting. A run that starts its own
+ * PostgreSQL (.ci/run, scripts/test.mjs) names it in WSP_TEST_PG_DATA_DIR: then the files must
+ * be scanned, and a directory that cannot be read (or belongs to another server) fails the test
+ * instead of quietly scanning rows only.
  */
 export async function databaseBytes(h: TestApp): Promise<{ haystacks: Haystack[]; notes: string[] }> {
   const haystacks: Haystack[] = [{ name: 'rows', bytes: Buffer.from(await dumpAllRows(h.database)) }];
@@ -47,11 +52,21 @@ export async function databaseBytes(h: TestApp): Promise<{ haystacks: Haystack[]
     return { haystacks, notes };
   }
   const db = h.database.db;
+  const required = process.env.WSP_TEST_PG_DATA_DIR;
   let dataDir: string;
+  // Reading the setting needs a superuser (or pg_read_all_settings).
+  const reported = await sql<{ dir: string }>`select current_setting('data_directory') as dir`
+    .execute(db)
+    .then((r) => r.rows[0]!.dir, () => undefined);
   try {
-    dataDir = (await sql<{ dir: string }>`select current_setting('data_directory') as dir`.execute(db)).rows[0]!.dir;
+    if (reported === undefined && !required) throw new Error('the data_directory setting is not readable');
+    if (required && reported !== undefined && fs.realpathSync(required) !== fs.realpathSync(reported)) {
+      throw new Error(`the server's data directory is ${reported}, not WSP_TEST_PG_DATA_DIR (${required})`);
+    }
+    dataDir = (required || reported)!;
     fs.accessSync(path.join(dataDir, 'pg_wal'), fs.constants.R_OK);
-  } catch {
+  } catch (err) {
+    if (required) throw new Error(`WSP_TEST_PG_DATA_DIR=${required} is set, so the PostgreSQL files must be scanned, but: ${(err as Error).message}`);
     notes.push('the PostgreSQL data directory is not readable from here: rows scanned, files not');
     return { haystacks, notes };
   }

@@ -1,6 +1,7 @@
-import { test, after } from 'node:test';
+import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -151,4 +152,63 @@ test('a corrupt data key is reported and left alone; a key id nobody has stops t
 
   await h.database.db.updateTable('secrets').set({ key_id: 'abababababababab' }).where('id', '=', victim!.id).execute();
   await assert.rejects(rotateMasterKey(h.database.db, config), /master key id abababababababab, which is not among the keys given/);
+});
+
+describe('a failed rotation changes nothing: servers restart with the key they had', () => {
+  test('WSP_MASTER_KEY: a new key without the old one in WSP_MASTER_KEY_PREVIOUS', async () => {
+    const { h, s, stored } = await setUp();
+    const oldKey = h.config.masterKey!;
+    const recorded = await recordedKeyId(h);
+    const before = await h.database.db.selectFrom('secrets').select(['id', 'key_id', 'wrapped_key']).orderBy('id').execute();
+    const newKey = randomBytes(32).toString('base64');
+    await assert.rejects(
+      rotateMasterKey(h.database.db, { masterKey: newKey, masterKeyPrevious: [], dataDir: h.config.dataDir }),
+      new RegExp(`master key id ${idOf(oldKey)}, which is not among the keys given \\(${idOf(newKey)}\\).*nothing was changed`),
+    );
+    assert.equal(await recordedKeyId(h), recorded);
+    assert.deepEqual(await h.database.db.selectFrom('secrets').select(['id', 'key_id', 'wrapped_key']).orderBy('id').execute(), before);
+    // A server restarted with the old key starts and reads everything.
+    const restarted = await another(h, { masterKey: oldKey, masterKeyPrevious: [] });
+    await readThroughout(restarted, s, stored, Promise.resolve());
+  });
+
+  test('key file: a mistaken WSP_DATA_DIR creates no key file and records nothing', async () => {
+    const { h, s, stored } = await setUp({ masterKey: undefined });
+    const recorded = await recordedKeyId(h);
+    const wrongDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-wrong-dir-'));
+    closers.push(async () => fs.rmSync(wrongDir, { recursive: true, force: true }));
+    await assert.rejects(
+      rotateMasterKey(h.database.db, { masterKey: undefined, masterKeyPrevious: [], dataDir: wrongDir }),
+      /which is not among the keys given \(none\) \(there is no .*master\.key: is WSP_DATA_DIR the servers' data directory\?\); nothing was changed/,
+    );
+    assert.deepEqual(fs.readdirSync(wrongDir), [], 'no key file was made');
+    assert.equal(await recordedKeyId(h), recorded);
+    // Through the command too (on PostgreSQL: with SQLite, another data directory is another database).
+    if (h.database.engine === 'postgres') {
+      const env = { ...h.dbEnv, WSP_DATA_DIR: wrongDir, WSP_MASTER_KEY: '', WSP_MASTER_KEY_PREVIOUS: '' };
+      const out = new PassThrough();
+      const err = new PassThrough();
+      let printed = '';
+      err.on('data', (c: Buffer) => (printed += c.toString()));
+      assert.equal(await runAdmin(['rotate-master-key', '--json'], out, err, env), 1);
+      assert.match(printed, /^error: this database uses master key id .* nothing was changed/);
+      assert.deepEqual(fs.readdirSync(wrongDir), []);
+      assert.equal(await recordedKeyId(h), recorded);
+    }
+    // The server restarts with its key file and reads everything.
+    const restarted = await another(h, { masterKey: undefined, masterKeyPrevious: [] });
+    await readThroughout(restarted, s, stored, Promise.resolve());
+  });
+
+  test('the recorded key counts too: with no secret yet, a key other than the recorded one is refused', async () => {
+    const h = await createTestApp();
+    closers.push(() => h.close());
+    const recorded = await recordedKeyId(h);
+    await assert.rejects(
+      rotateMasterKey(h.database.db, { masterKey: randomBytes(32).toString('base64'), masterKeyPrevious: [], dataDir: h.config.dataDir }),
+      new RegExp(`master key id ${recorded}, which is not among the keys given`),
+    );
+    assert.equal(await recordedKeyId(h), recorded);
+    await another(h, { masterKey: h.config.masterKey, masterKeyPrevious: [] });
+  });
 });
