@@ -10,6 +10,11 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { createAdminService, type AdminService } from '../../src/admin/service.js';
 import type { JwtVerifier } from '../../src/auth/jwt.js';
 import type { App } from '../../src/http/fastify-types.js';
+import { captureStream, harvest, harvestAuthorization, installLogScan, parseBody, registerSecret } from './log-scan.js';
+
+// Every test file that uses the harness ends with a scan of every log line its apps and servers
+// wrote: no credential, token or secret payload may be in one (test/helpers/log-scan.ts).
+installLogScan();
 
 /** Which engine this run of the suite uses: the runner runs it once per engine. */
 export const ENGINE: 'sqlite' | 'postgres' = process.env.WSP_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
@@ -95,7 +100,10 @@ export interface TestApp {
 export interface TestAppOptions {
   config?: Partial<Config>;
   verifyJwt?: JwtVerifier;
-  /** Capture the app's JSON log lines (the server's own logger settings, redaction included). */
+  /**
+   * Also write the app's JSON log lines here (the server's own logger settings, redaction
+   * included). Lines are captured for the end-of-file log scan either way.
+   */
   logStream?: NodeJS.WritableStream;
 }
 
@@ -107,11 +115,10 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   // (config: {masterKey: undefined}).
   const masterKey = randomBytes(32).toString('base64');
   const config = { ...loadConfig({}), dataDir: testDb.dataDir, publicUrl: 'http://localhost:8080', authFailuresPerMinute: 1_000_000, masterKey, ...opts.config };
-  const logger = opts.logStream
-    ? { ...(loggerOptions('info') as object), stream: opts.logStream }
-    : process.env.WSP_TEST_LOG
-      ? { level: 'debug' }
-      : false;
+  // Always the server's own logger settings (level, redaction), into the log scan's capture;
+  // WSP_TEST_LOG also prints the lines.
+  const logger = { ...(loggerOptions(config.logLevel) as object), stream: captureStream(`app ${++appCount}`, opts.logStream) };
+  registerSecret(config.masterKey, ...(config.masterKeyPrevious ?? []));
   const app = await buildApp({
     config,
     database: testDb.database,
@@ -119,7 +126,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     logger,
     ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),
   });
-  const admin = createAdminService(testDb.database.db, clock);
+  watchInject(app);
+  const admin = watchAdmin(createAdminService(testDb.database.db, clock));
   async function member(workspaceId: string, role: 'owner' | 'admin' | 'member'): Promise<Member> {
     const { user_id } = await admin.createUser({ name: role });
     await admin.addMember(workspaceId, user_id, role);
@@ -146,6 +154,47 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
       await testDb.cleanup();
     },
   };
+}
+
+let appCount = 0;
+
+/**
+ * Registers for the log scan what passes through `app.inject`: credential-shaped Authorization
+ * values, credentials in bodies and answers, and secret payloads that were accepted or returned.
+ */
+function watchInject(app: App): void {
+  const inject = app.inject.bind(app) as (...args: unknown[]) => unknown;
+  (app as unknown as { inject: (...args: unknown[]) => unknown }).inject = (...args: unknown[]) => {
+    const [opts, callback] = args;
+    if (opts === undefined || typeof opts !== 'object' || typeof callback === 'function') return inject(...args);
+    const o = opts as { headers?: Record<string, unknown>; payload?: unknown; body?: unknown };
+    const headers = o.headers ?? {};
+    const type = headers['content-type'] ?? headers['Content-Type'];
+    harvestAuthorization(headers.authorization ?? headers.Authorization);
+    const sent = parseBody(o.payload ?? o.body, type);
+    harvest(sent, false);
+    return (inject(opts) as Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }>).then((res) => {
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        harvest(sent, true);
+        if (String(res.headers['content-type'] ?? '').includes('json')) harvest(parseBody(res.body, 'application/json'), true);
+      }
+      return res;
+    });
+  };
+}
+
+/** The admin service, with every credential it hands out registered for the log scan. */
+function watchAdmin(admin: AdminService): AdminService {
+  const svc = admin as unknown as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(svc)) {
+    if (typeof fn !== 'function' || fn.constructor.name !== 'AsyncFunction') continue;
+    svc[name] = async (...args: unknown[]) => {
+      const out = await (fn as (...a: unknown[]) => Promise<unknown>).apply(admin, args);
+      harvest(out, false);
+      return out;
+    };
+  }
+  return admin;
 }
 
 /** Headers of a call made with a credential, and a Service-Context when given. */

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
+import { captureLines, harvest, harvestAuthorization, installLogScan, registerSecret } from './log-scan.js';
+
+// Every line a server started here writes is scanned when the test file ends (test/helpers/log-scan.ts).
+installLogScan();
 
 /** The installed command, as a user runs it: `bin/wsp.js` (on the built `dist/`; npm test builds first). */
 export const WSP_BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../bin/wsp.js');
@@ -51,7 +55,9 @@ export async function adminJson(args: string[], env: Record<string, string>): Pr
   if (res.code !== 0) throw new Error(`wsp admin ${args.join(' ')} exited ${res.code}: ${res.stderr}`);
   const lines = res.stdout.trim().split('\n');
   if (lines.length !== 1) throw new Error(`expected one JSON line, got: ${res.stdout}`);
-  return JSON.parse(lines[0]!) as Record<string, string>;
+  const out = JSON.parse(lines[0]!) as Record<string, string>;
+  harvest(out, false);
+  return out;
 }
 
 export interface ServerProcess {
@@ -72,13 +78,15 @@ export async function startServer(env: Record<string, string>, args: string[] = 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  captureLines(`wsp serve ${args.join(' ')}`.trim(), output);
+  registerSecret(env.WSP_MASTER_KEY, env.WSP_PROVIDER_TOKEN);
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // A server that never said it listens must not outlive the test (it would keep it running).
       child.kill('SIGKILL');
       reject(new Error(`the server did not start:\n${output.join('\n')}`));
-    }, 30_000);
+    }, 60_000);
     const onLine = (line: string) => {
       output.push(line);
       try {
@@ -133,6 +141,8 @@ export async function api(
   if (opts.credential) headers.authorization = `Bearer ${opts.credential}`;
   if (opts.workspaceId) headers['service-context'] = opts.workspaceId;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  harvestAuthorization(headers.authorization);
+  harvest(opts.body, false);
   const res = await fetch(base + url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
   const text = await res.text();
   let body: unknown = null;
@@ -140,6 +150,11 @@ export async function api(
     body = text ? JSON.parse(text) : null;
   } catch {
     body = text;
+  }
+  // What was accepted or answered: credentials, and secret payloads.
+  if (res.ok) {
+    harvest(opts.body, true);
+    harvest(body, true);
   }
   return { status: res.status, headers: res.headers, body, text };
 }
