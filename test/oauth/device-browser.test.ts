@@ -1,0 +1,218 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { adminJson, runWsp, startServer, WSP_BIN, wspEnv, type ServerProcess } from '../helpers/processes.js';
+
+/**
+ * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
+ * URL opened in a real browser (Debian's headless Chromium driven by playwright-core), the
+ * code typed in, Approve clicked, and the terminal's poll completes. Skipped, with the reason
+ * printed, only where Chromium is not installed; `.ci/run` installs it so that CI runs this.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const noChromium = fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
+if (noChromium) console.log(`# device-browser: skipped: ${noChromium}`);
+
+/** The flags this machine needs: no sandbox as root, and no background traffic to a closed network. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let tdb: TestDatabase;
+let server: ServerProcess | undefined;
+let browser: Browser | undefined;
+/** Started first, alongside the database and server; `after` closes it even if `before` failed. */
+let launching: Promise<Browser> | undefined;
+let tmp: string;
+let keepTmp = false;
+let session: string;
+let userId: string;
+const clis = new Set<ChildProcess>();
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+before(async () => {
+  if (noChromium) return;
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-device-browser-'));
+  // Playwright gives every launch a new, empty profile directory (its own --user-data-dir).
+  launching = import('playwright-core').then(({ chromium }) =>
+    chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }),
+  );
+  launching.catch(() => undefined);
+  tdb = await openTestDatabase();
+  const boot = await adminJson(['bootstrap'], tdb.env);
+  session = boot.session_token!;
+  userId = boot.user_id!;
+  // The public URL is the one the CLI prints and the person opens: it must be this server.
+  const port = await freePort();
+  server = await startServer({ ...tdb.env, PORT: String(port), WSP_PUBLIC_URL: `http://127.0.0.1:${port}` });
+  browser = await launching;
+});
+
+after(async () => {
+  for (const child of clis) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  const launched = browser ?? (await launching?.catch(() => undefined));
+  await launched?.close().catch(() => undefined);
+  if (server) await server.stop('SIGTERM', 5_000);
+  if (tdb) await tdb.cleanup();
+  if (tmp && !keepTmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface LoginProcess {
+  configDir: string;
+  /** The URL and code `wsp login` printed, once it has printed them. */
+  prompt: Promise<{ uri: string; uriComplete: string; userCode: string }>;
+  /** Exit code and output, once the process has ended. */
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
+/** `wsp login --server URL` as a separate process with its own config directory. */
+function startCliLogin(name: string): LoginProcess {
+  const configDir = fs.mkdtempSync(path.join(tmp, `${name}-config-`));
+  const child = spawn(process.execPath, [WSP_BIN, 'login', '--server', server!.url], {
+    env: wspEnv({ WSP_CONFIG_DIR: configDir }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  clis.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  const prompt = new Promise<{ uri: string; uriComplete: string; userCode: string }>((resolve, reject) => {
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+      const m = /To sign in, open (\S+)\nand enter the code: ([A-Z]{4}-[A-Z]{4})\n\(or open (\S+)\)/.exec(stderr);
+      if (m) resolve({ uri: m[1]!, userCode: m[2]!, uriComplete: m[3]! });
+    });
+    child.on('exit', (code) => reject(new Error(`wsp login exited (${code}) before printing a code:\n${stderr}`)));
+  });
+  prompt.catch(() => undefined);
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  return { configDir, prompt, done };
+}
+
+/** Waits for the CLI to end, but not forever: its poll interval is 5 s, so 30 s is plenty even on a loaded machine. */
+async function finished(login: LoginProcess, ms = 30_000) {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`wsp login did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([login.done, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A fresh browser context and page; JS errors and console errors (CSP violations among them) are collected. */
+async function openPage(): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser!.newContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    // An error page's own status (401 for a bad token) is logged too: that one is by design.
+    if (/^Failed to load resource: the server responded with a status of 4\d\d\b/.test(msg.text())) return;
+    if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
+  });
+  return { page, problems };
+}
+
+/** Runs a browser step; on failure saves a screenshot (and the HTML) into the temp dir, kept. */
+async function withScreenshot(page: Page, name: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    keepTmp = true;
+    const shot = path.join(tmp, `${name}.png`);
+    await page.screenshot({ path: shot, fullPage: true }).catch(() => undefined);
+    fs.writeFileSync(path.join(tmp, `${name}.html`), await page.content().catch(() => ''));
+    console.log(`# device-browser: screenshot of the failure: ${shot}`);
+    throw err;
+  } finally {
+    await page.context().close().catch(() => undefined);
+  }
+}
+
+describe('the /device page in headless Chromium', () => {
+  test('wsp login, the code typed into /device in lower case without the dash, Approve: the CLI logs in', { skip: noChromium }, async () => {
+    const login = startCliLogin('approve');
+    const { uri, userCode } = await login.prompt;
+    assert.equal(uri, `${server!.url}/device`);
+
+    const { page, problems } = await openPage();
+    await withScreenshot(page, 'approve', async () => {
+      const res = await page.goto(uri);
+      assert.equal(res?.status(), 200);
+      await page.getByRole('heading', { name: 'Sign in a device' }).waitFor();
+      // As a person might type it: lower case, no dash.
+      await page.getByLabel('Code').fill(userCode.replace('-', '').toLowerCase());
+      await page.getByLabel('Session token').fill(session);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { name: 'Device approved' }).waitFor();
+      assert.match(await page.getByRole('status').innerText(), new RegExp(`Approved\\. wsp-cli \\(code ${userCode}\\) is signing in as you`));
+      assert.equal(new URL(page.url()).pathname, '/device');
+      assert.ok(!(await page.content()).includes(session), 'the token is not echoed into the page');
+      assert.deepEqual(problems, [], 'no script errors or CSP violations on the page');
+    });
+
+    const run = await finished(login);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`Logged in to ${server!.url.replace(/\./g, '\\.')} as .*\\(${userId}\\)`));
+
+    const who = await runWsp(['whoami', '--json'], { WSP_CONFIG_DIR: login.configDir });
+    assert.equal(who.code, 0, who.stderr);
+    const me = JSON.parse(who.stdout);
+    assert.equal(me.server, server!.url);
+    assert.equal(me.user.id, userId);
+    assert.equal(me.credential.kind, 'session');
+  });
+
+  test('a wrong session token first (the page says so, keeps the code), then Deny: the CLI exits 1 saying so', { skip: noChromium }, async () => {
+    const login = startCliLogin('deny');
+    const { uriComplete, userCode } = await login.prompt;
+
+    const { page, problems } = await openPage();
+    await withScreenshot(page, 'deny', async () => {
+      await page.goto(uriComplete);
+      assert.equal(await page.getByLabel('Code').inputValue(), userCode, 'the code is filled in from verification_uri_complete');
+      await page.getByLabel('Session token').fill('x'.repeat(32));
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That session token is not valid' }).waitFor();
+      assert.equal(await page.getByLabel('Code').inputValue(), userCode, 'the code is kept for another try');
+      assert.equal(await page.getByLabel('Session token').inputValue(), '', 'the token is not');
+
+      await page.getByLabel('Session token').fill(session);
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await page.getByRole('heading', { name: 'Device denied' }).waitFor();
+      assert.match(await page.getByRole('status').innerText(), new RegExp(`Denied\\. The login of wsp-cli \\(code ${userCode}\\) will fail`));
+      assert.deepEqual(problems, [], 'no script errors or CSP violations on the page');
+    });
+
+    const run = await finished(login);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /the login was denied in the browser/);
+    assert.ok(!fs.existsSync(path.join(login.configDir, 'credentials.json')), 'nothing saved');
+  });
+});
