@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { adminJson, runWsp, startServer, WSP_BIN, wspEnv, type ServerProcess } from '../helpers/processes.js';
+import { registerSecret } from '../helpers/log-scan.js';
 
 /**
  * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
@@ -180,6 +181,9 @@ describe('the /device page in headless Chromium', () => {
     const run = await finished(login);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`Logged in to ${server!.url.replace(/\./g, '\\.')} as .*\\(${userId}\\)`));
+
+    // The session the login was given must not be in the server's log either (the file's log scan).
+    registerSecret(JSON.parse(fs.readFileSync(path.join(login.configDir, 'credentials.json'), 'utf8')).token);
 
     const who = await runWsp(['whoami', '--json'], { WSP_CONFIG_DIR: login.configDir });
     assert.equal(who.code, 0, who.stderr);
