@@ -248,6 +248,11 @@ export interface MachinesTable {
   suspension_id: string | null;
   /** The operation of the latest asynchronous change (create, suspend, resume). */
   operation_id: string | null;
+  /**
+   * JSON `{code, message}` (its failure) while a job that gave up still puts things right at the
+   * provider (src/compute/jobs/common.ts); null otherwise.
+   */
+  cleanup: string | null;
   etag: string;
   created_at: number;
   updated_at: number;

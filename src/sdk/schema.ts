@@ -2414,7 +2414,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a compute config (If-Match)
-         * @description 409 (7400) while machines that are not failed or expired still use it.
+         * @description 409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).
          */
         delete: {
             parameters: {
@@ -2835,7 +2835,7 @@ export interface paths {
         put?: never;
         /**
          * Suspend a running machine (If-Match): snapshot it, then delete its server
-         * @description Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions; if the provider fails part-way the machine is back to `running` and the snapshot is removed. Body optional: `{reason: "manual"}`.
+         * @description Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions. If the job fails part-way it stays `suspending` until the provider confirms what is left: then it is back to `running` with the snapshot removed (its server still there), or `suspended` after all (the server already deleted, the snapshot kept). Body optional: `{reason: "manual"}`.
          */
         post: {
             parameters: {
@@ -5256,7 +5256,7 @@ export interface paths {
                                         /** @enum {string} */
                                         resource: "cluster" | "install" | "product" | "package" | "region";
                                         /** @description One resource (at most 255 characters) or 1-100 of them */
-                                        default?: string | string[];
+                                        default?: string[] | string;
                                         multiple?: boolean;
                                     } | {
                                         /** @enum {string} */
@@ -5542,7 +5542,7 @@ export interface paths {
                                 /** @enum {string} */
                                 resource: "cluster" | "install" | "product" | "package" | "region";
                                 /** @description One resource (at most 255 characters) or 1-100 of them */
-                                default?: string | string[];
+                                default?: string[] | string;
                                 multiple?: boolean;
                             } | {
                                 /** @enum {string} */
@@ -5779,7 +5779,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -6096,7 +6096,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -6469,7 +6469,7 @@ export interface paths {
                                 /** @enum {string} */
                                 resource: "cluster" | "install" | "product" | "package" | "region";
                                 /** @description One resource (at most 255 characters) or 1-100 of them */
-                                default?: string | string[];
+                                default?: string[] | string;
                                 multiple?: boolean;
                             } | {
                                 /** @enum {string} */
@@ -6708,7 +6708,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -7038,7 +7038,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -7373,7 +7373,7 @@ export interface paths {
                                         /** @enum {string} */
                                         resource: "cluster" | "install" | "product" | "package" | "region";
                                         /** @description One resource (at most 255 characters) or 1-100 of them */
-                                        default?: string | string[];
+                                        default?: string[] | string;
                                         multiple?: boolean;
                                     } | {
                                         /** @enum {string} */
@@ -7734,7 +7734,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -8098,7 +8098,7 @@ export interface paths {
                                     /** @enum {string} */
                                     resource: "cluster" | "install" | "product" | "package" | "region";
                                     /** @description One resource (at most 255 characters) or 1-100 of them */
-                                    default?: string | string[];
+                                    default?: string[] | string;
                                     multiple?: boolean;
                                 } | {
                                     /** @enum {string} */
@@ -8755,7 +8755,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7034 (409), 7035 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7034 (409), 7035 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -56,6 +56,7 @@ export const ErrorCodes = {
   PROVIDER_UNAVAILABLE: { code: 7404, status: 503, message: 'The compute provider is unreachable, timing out or rate limiting; retry later' },
   PROVIDER_REJECTED: { code: 7405, status: 422, message: 'The compute provider refused the request' },
   PROVIDER_ACTION_FAILED: { code: 7406, status: 502, message: 'A compute provider action ended in error' },
+  PROVIDER_ACTION_TIMEOUT: { code: 7407, status: 504, message: 'The compute provider did not finish an action (a snapshot, a server) in time' },
   PACKAGE_NAME_TAKEN: { code: 7300, status: 409, message: 'The workspace already has a package with this name' },
   PACKAGE_VERSION_EXISTS: { code: 7301, status: 409, message: 'The package already has a version with this semver; versions are immutable' },
   INSTALL_NAME_TAKEN: { code: 7302, status: 409, message: 'The workspace already has an install with this name' },

@@ -4,10 +4,10 @@ import pino from 'pino';
 import { as } from '../helpers/harness.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { registerComputeJobs } from '../../src/compute/jobs/register.js';
-import { expiryScanJob } from '../../src/compute/scheduler/expiry-scan.js';
+import { expiryScanJob, SNAPSHOT_DELETE_RETRY_SECONDS } from '../../src/compute/scheduler/expiry-scan.js';
 import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
 import { createProviderAccounts } from '../../src/compute/provider/accounts.js';
-import { computeTestApp, getMachine, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { computeTestApp, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
 
 const DAY = 86_400;
 let t: ComputeTest;
@@ -161,5 +161,83 @@ describe('the expiry scheduler', () => {
       await runBoth();
     }
     assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), false);
+  });
+
+  test('the scan itself ends a suspension past its expiry: a resume right after it is 404 even before any job ran', async () => {
+    const { machine, susp } = await suspendedMachine();
+    moveTo(susp.expires_at, -5);
+    await expiryScanJob(otherDeps)();
+    const resume = await t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${susp.id}:resume`, headers: as(t.s.apiToken) });
+    assert.equal(resume.statusCode, 404);
+    assert.equal((await getMachine(t, machine.id)).status, 'expired');
+    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    await runBoth();
+    assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(susp.provider_suspend_data.snapshot_id), false);
+  });
+
+  test('a suspension being resumed at its expiry is left alone; when that resume fails, the next scan expires it and deletes the snapshot', async () => {
+    const { machine, susp } = await suspendedMachine();
+    const snapshotId = susp.provider_suspend_data.snapshot_id;
+    // The new server never finishes starting, so the resume is still under way at the expiry.
+    t.stub.actionPolls = 1000;
+    moveTo(susp.expires_at, -5);
+    const resumed = await t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${susp.id}:resume`, headers: as(t.s.apiToken) });
+    assert.equal(resumed.statusCode, 200, 'past expires_at but not yet expired: it can be resumed');
+    for (let i = 0; i < 3; i++) {
+      await runBoth();
+      t.h.clock.advanceSeconds(61);
+    }
+    assert.equal((await getMachine(t, machine.id)).status, 'resuming', 'the expiry changed nothing while the resume ran');
+    // The provider now refuses the resume for good: it undoes itself and the suspension is active again.
+    t.stub.fail({ method: 'GET', path: /^\/servers$/, status: 403, code: 'forbidden', message: 'not allowed' });
+    t.stub.actionPolls = 1;
+    t.stub.finishActions();
+    for (let i = 0; i < 4; i++) {
+      t.h.clock.advanceSeconds(61);
+      await runBoth();
+    }
+    assert.equal((await getOperation(t, resumed.json().operation_id)).error.code, 7405);
+    const after = await getMachine(t, machine.id);
+    assert.equal(after.status, 'expired', 'expired by a later scan');
+    assert.equal(after.suspension_id, null);
+    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false, 'no longer listed (nor billed)');
+    assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), false, 'the snapshot is deleted');
+    assert.deepEqual([...t.stub.project(PLATFORM_TOKEN).servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)), [], 'no server left');
+  });
+
+  test('a snapshot deletion that gave up is queued again each retry period until the provider confirms; meanwhile its config cannot be deleted', async () => {
+    const { machine, susp } = await suspendedMachine();
+    const snapshotId = susp.provider_suspend_data.snapshot_id;
+    t.stub.fail({ method: 'DELETE', path: new RegExp(`^/images/${snapshotId}$`), status: 503, code: 'unavailable', times: 100_000 });
+    moveTo(susp.expires_at, -5);
+    // Start a retry period afresh, so the first job spends all its attempts inside it.
+    t.h.clock.set((Math.ceil(t.h.clock.nowMs() / 1000 / SNAPSHOT_DELETE_RETRY_SECONDS) * SNAPSHOT_DELETE_RETRY_SECONDS + 1) * 1000);
+    for (let i = 0; i < 27; i++) {
+      await runBoth();
+      t.h.clock.advanceSeconds(380);
+    }
+    const deletions = await t.h.database.db.selectFrom('jobs').select(['state', 'attempts']).where('kind', '=', 'compute.suspension_expire').where('payload', 'like', `%${susp.id}%`).execute();
+    assert.deepEqual(deletions.map((j) => [j.state, j.attempts]), [['failed', 25]], 'the first deletion gave up');
+    assert.ok(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId));
+    assert.equal((await getMachine(t, machine.id)).status, 'expired');
+
+    // The provider still holds the machine's data: the config's account is still needed.
+    const configUrl = `/v1/compute/configs/${machine.compute_config_id}`;
+    const refused = await t.h.app.inject({ method: 'DELETE', url: configUrl, headers: as(t.s.apiToken, undefined, { 'if-match': '*' }) });
+    assert.equal(refused.statusCode, 409);
+    assert.equal(refused.json().errors[0].code, 7400);
+
+    t.stub.clearFaults();
+    t.h.clock.advanceSeconds(SNAPSHOT_DELETE_RETRY_SECONDS);
+    await runBoth();
+    await runBoth();
+    assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), false, 'deleted by the job of the next period');
+    const row = await t.h.database.db.selectFrom('machines').select(['snapshot_id']).where('id', '=', machine.id).executeTakeFirstOrThrow();
+    assert.equal(row.snapshot_id, null);
+    t.h.clock.advanceSeconds(SNAPSHOT_DELETE_RETRY_SECONDS);
+    await runBoth();
+    const after = await t.h.database.db.selectFrom('jobs').select(['state']).where('kind', '=', 'compute.suspension_expire').where('payload', 'like', `%${susp.id}%`).execute();
+    assert.equal(after.length, 2, 'nothing more is queued once the provider confirmed');
+    assert.equal((await t.h.app.inject({ method: 'DELETE', url: configUrl, headers: as(t.s.apiToken, undefined, { 'if-match': '*' }) })).statusCode, 204);
   });
 });

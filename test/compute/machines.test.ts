@@ -155,14 +155,16 @@ describe('POST /v1/machines', () => {
     assert.deepEqual(servers, []);
   });
 
-  test('a provider down for every attempt: the job gives up (7404) and the machine fails', async () => {
+  test('a provider down for every attempt: the job gives up (7404) and the machine fails once the provider confirms no server was left', async () => {
     t.stub.fail({ path: /^\/servers$/, status: 502, code: 'server_error', times: 1000 });
     const m = (await create({ compute_config_id: configId, server_type: 'cx22' })).json();
     for (let i = 0; i < 26; i++) {
       await t.h.app.jobs.runDue();
       t.h.clock.advanceSeconds(400);
     }
+    assert.equal((await getMachine(t, m.id)).status, 'creating', 'the provider cannot say yet whether a server was made');
     t.stub.clearFaults();
+    await t.h.app.jobs.runDue();
     assert.equal((await getMachine(t, m.id)).status, 'failed');
     const op = await getOperation(t, m.operation_id);
     assert.equal(op.error.code, 7404);

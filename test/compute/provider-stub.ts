@@ -50,6 +50,8 @@ export interface Fault {
   /** Matched against the path (without the query). */
   path: RegExp;
   times?: number;
+  /** Requests that match but pass through untouched before the fault starts (default 0). */
+  skip?: number;
   /** Answer with this error... */
   status?: number;
   code?: string;
@@ -241,7 +243,11 @@ export class ProviderStub {
     };
     const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) => send(status, { error: { code, message, details: {} } }, headers);
 
-    const fault = this.faults.find((f) => (f.method ?? method) === method && f.path.test(path) && (f.times ?? 1) > 0);
+    let fault = this.faults.find((f) => (f.method ?? method) === method && f.path.test(path) && (f.times ?? 1) > 0);
+    if (fault && (fault.skip ?? 0) > 0) {
+      fault.skip = fault.skip! - 1;
+      fault = undefined;
+    }
     if (fault) {
       fault.times = (fault.times ?? 1) - 1;
       if (fault.hang) {

@@ -260,3 +260,67 @@ describe('POST /v1/compute/suspensions/{id}:resume', () => {
     assert.ok((await suspensions(t)).some((s: { id: string }) => s.id === suspension.id));
   });
 });
+
+describe('provider faults during resume and suspend are retried, and a rate limit is honoured', () => {
+  const settle = async (times: number, seconds: number) => {
+    for (let i = 0; i < times; i++) {
+      t.h.clock.advanceSeconds(seconds);
+      await t.h.app.jobs.runDue();
+    }
+  };
+
+  test('resume: the provider answering 5xx is retried, then the machine runs', async () => {
+    const { machine, suspension } = await suspended();
+    t.stub.fail({ method: 'POST', path: /^\/servers$/, status: 503, code: 'unavailable', times: 2 });
+    const op = (await resume(suspension.id)).json().operation_id;
+    await t.h.app.jobs.runDue();
+    assert.equal((await getMachine(t, machine.id)).status, 'resuming');
+    assert.equal((await getOperation(t, op)).done, false);
+    await settle(3, 10);
+    assert.equal((await getMachine(t, machine.id)).status, 'running');
+    assert.equal(t.stub.requestsTo('POST', /^\/servers$/).filter((r) => r.body?.image === suspension.provider_suspend_data.snapshot_id).length, 3);
+    assert.equal(platform().snapshots.has(suspension.provider_suspend_data.snapshot_id), false);
+    assert.deepEqual((await getOperation(t, op)).error, null);
+  });
+
+  test('resume: a provider that does not answer in time is retried, then the machine runs', async () => {
+    const { machine, suspension } = await suspended();
+    t.stub.fail({ method: 'GET', path: new RegExp(`^/images/${suspension.provider_suspend_data.snapshot_id}$`), hang: true });
+    await resume(suspension.id);
+    await t.h.app.jobs.runDue();
+    assert.equal((await getMachine(t, machine.id)).status, 'resuming');
+    await settle(2, 10);
+    const running = await getMachine(t, machine.id);
+    assert.equal(running.status, 'running');
+    assert.equal([...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)).length, 1, 'one server');
+  });
+
+  test("resume: a 429 with Retry-After: nothing is sent to the provider before it has passed", async () => {
+    const { machine, suspension } = await suspended();
+    t.stub.fail({ method: 'POST', path: /^\/servers$/, status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '120' } });
+    await resume(suspension.id);
+    await t.h.app.jobs.runDue();
+    const sent = t.stub.requests.length;
+    await settle(3, 30);
+    assert.equal(t.stub.requests.length, sent, 'the retries waited for the provider');
+    assert.equal((await getMachine(t, machine.id)).status, 'resuming');
+    await settle(2, 400);
+    assert.equal((await getMachine(t, machine.id)).status, 'running');
+  });
+
+  test("suspend: a 429 with Retry-After on the snapshot: nothing is sent before it has passed, then one snapshot and suspended", async () => {
+    const m = await runningMachine(t);
+    t.stub.fail({ method: 'POST', path: /^\/servers\/\d+\/actions\/create_image$/, status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '90' } });
+    await suspend(t, m);
+    await t.h.app.jobs.runDue();
+    const sent = t.stub.requests.length;
+    await settle(2, 30);
+    assert.equal(t.stub.requests.length, sent, 'the retries waited for the provider');
+    assert.equal((await getMachine(t, m.id)).status, 'suspending');
+    await settle(2, 400);
+    const done = await getMachine(t, m.id);
+    assert.equal(done.status, 'suspended');
+    assert.equal(snapshotsOf(m.id).length, 1);
+    assert.ok((await suspensions(t)).some((s: { id: string }) => s.id === done.suspension_id));
+  });
+});

@@ -22,8 +22,18 @@ export const computeConfigStore = {
     return q.orderBy('id', 'desc').limit(limit).execute();
   },
 
+  /**
+   * Whether a machine still needs the config's provider account: one under way or in use,
+   * or any (also `failed` or `expired`) whose server or snapshot the provider still holds.
+   */
   inUse: async (db: Kysely<DB>, id: string): Promise<boolean> => {
-    const row = await db.selectFrom('machines').select('id').where('compute_config_id', '=', id).where('status', 'in', USING_STATES).limit(1).executeTakeFirst();
+    const row = await db
+      .selectFrom('machines')
+      .select('id')
+      .where('compute_config_id', '=', id)
+      .where((eb) => eb.or([eb('status', 'in', USING_STATES), eb('snapshot_id', 'is not', null), eb('provider_server_id', 'is not', null), eb('cleanup', 'is not', null)]))
+      .limit(1)
+      .executeTakeFirst();
     return row !== undefined;
   },
 

@@ -3,9 +3,8 @@ import { nowSeconds } from '../../shared/clock.js';
 import { baseOf } from '../../shared/ids.js';
 import { newEtag } from '../../http/etag.js';
 import { machineStore } from '../machines/store.js';
-import type { ComputeProvider } from '../provider/types.js';
 import type { MachineJob } from './kinds.js';
-import { awaitAction, machineLabels, providerForMachine, runUndoable, StillRunning, type ComputeJobDeps } from './common.js';
+import { awaitAction, machineLabels, providerForMachine, removeServers, runMachineJob, StillRunning, type ComputeJobDeps } from './common.js';
 
 /** The provider's server name: unique per project and a valid host name, unlike the machine's id. */
 export const serverName = (machineId: string) => `wsp-${baseOf(machineId)}`;
@@ -14,21 +13,21 @@ const cloudConfig = (hostname: string) => `#cloud-config\nhostname: ${hostname}\
 
 /**
  * Creates the machine's server. Safe to repeat: a server that an earlier run created is
- * found by its label instead of being made twice.
+ * found by its label instead of being made twice. When it gives up, the machine fails only
+ * once the provider confirms that no server with its label is left.
  */
 export function createMachineJob(deps: ComputeJobDeps) {
   return async (job: Job<MachineJob>) => {
     const machine = await machineStore.byId(deps.db, job.payload.machineId);
     if (!machine || machine.status !== 'creating') return { machine_id: job.payload.machineId };
     const labels = machineLabels(machine.id);
-    let createdId: number | null = null;
-    let provider: ComputeProvider | null = null;
 
-    return runUndoable(
+    return runMachineJob(
       deps,
       job,
+      machine,
       async () => {
-        provider = await providerForMachine(deps, machine);
+        const provider = await providerForMachine(deps, machine);
         let [server] = await provider.findServers(labels);
         if (!server) {
           const created = await provider.createServer({
@@ -40,11 +39,10 @@ export function createMachineJob(deps: ComputeJobDeps) {
             userData: cloudConfig(machine.hostname),
           });
           server = created.server;
-          createdId = server.id;
-          await awaitAction(deps, provider, created.action, 'create the server');
+          await awaitAction(deps, provider, created.action, 'create the server', 'the creation of the server');
           server = (await provider.getServer(server.id)) ?? server;
         } else if (server.status === 'initializing' || server.status === 'starting') {
-          throw new StillRunning('The server is still starting');
+          throw new StillRunning('The server is still starting', 'the creation of the server');
         }
         await machineStore.transition(deps.db, machine.id, 'creating', {
           status: 'running',
@@ -55,12 +53,13 @@ export function createMachineJob(deps: ComputeJobDeps) {
         });
         return { machine_id: machine.id, provider_server_id: server.id };
       },
-      async () => {
-        await machineStore.transition(deps.db, machine.id, 'creating', { status: 'failed', etag: newEtag(), updated_at: nowSeconds(deps.clock) });
-        if (!provider) return;
-        // A server made for a machine that failed would run (and cost) unseen.
-        const leftovers = createdId !== null ? [{ id: createdId }] : await provider.findServers(labels);
-        for (const s of leftovers) await provider.deleteServer(s.id);
+      // A server made for a machine that failed would run (and cost) unseen: the machine
+      // fails once none is left. Without a usable account (the workspace's own token
+      // refused or disabled) nothing can be looked at: whatever is left is in its own project.
+      async (failure, provider) => {
+        if (provider) await removeServers(deps, provider, labels);
+        await machineStore.transition(deps.db, machine.id, 'creating', { status: 'failed', cleanup: null, etag: newEtag(), updated_at: nowSeconds(deps.clock) });
+        return { failed: failure };
       },
     );
   };

@@ -72,7 +72,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
         tags: ['compute'],
         summary: 'Suspend a running machine (If-Match): snapshot it, then delete its server',
         description:
-          'Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions; if the provider fails part-way the machine is back to `running` and the snapshot is removed. Body optional: `{reason: "manual"}`.',
+          'Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions. If the job fails part-way it stays `suspending` until the provider confirms what is left: then it is back to `running` with the snapshot removed (its server still there), or `suspended` after all (the server already deleted, the snapshot kept). Body optional: `{reason: "manual"}`.',
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
         params: MachineParams,
         body: SuspendMachineBody,

@@ -71,6 +71,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         snapshot_id: null,
         suspension_id: null,
         operation_id: null,
+        cleanup: null,
         etag: newEtag(),
         created_at: now,
         updated_at: now,

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { ComputeSuspensionsTable, DB } from '../../db/tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { newEtag } from '../../http/etag.js';
@@ -8,10 +10,21 @@ import type { SuspensionJob } from '../jobs/kinds.js';
 import { providerForMachine, type ComputeJobDeps } from '../jobs/common.js';
 
 /**
- * Ends a suspension whose retention is over and deletes its snapshot at the provider.
- * The suspension ends first (compare-and-swap from active), so a resume can never start
- * on a snapshot being deleted; the machine keeps `snapshot_id` until the provider has
- * confirmed the deletion, so a retry knows there is still something to delete.
+ * Ends a suspension whose retention is over (compare-and-swap from active, in the caller's
+ * transaction): no longer listed, resume 404, the machine `expired`. The machine keeps
+ * `snapshot_id` until the provider has confirmed the deletion. False when it was not active
+ * (being resumed, or already over).
+ */
+export async function endSuspension(trx: Kysely<DB>, s: ComputeSuspensionsTable, now: number): Promise<boolean> {
+  if (!(await suspensionStore.transition(trx, s.id, 'active', { state: 'expired', ended_at: now }))) return false;
+  await machineStore.transition(trx, s.machine_id, 'suspended', { status: 'expired', suspension_id: null, etag: newEtag(), updated_at: now });
+  return true;
+}
+
+/**
+ * Deletes the snapshot of an expired suspension at the provider, then forgets it on the
+ * machine. Queued by the expiry scan, and queued again each retry period for as long as the
+ * machine still records the snapshot, so a deletion that gave up is not the end of it.
  */
 export function expireSuspensionJob(deps: ComputeJobDeps) {
   const { db, clock } = deps;
@@ -19,12 +32,8 @@ export function expireSuspensionJob(deps: ComputeJobDeps) {
     const now = nowSeconds(clock);
     const susp = await suspensionStore.byId(db, job.payload.suspensionId);
     if (!susp || (susp.state === 'active' && susp.expires_at > now)) return { suspension_id: job.payload.suspensionId, expired: false };
-    if (susp.state === 'active') {
-      await db.transaction().execute(async (trx) => {
-        if (!(await suspensionStore.transition(trx, susp.id, 'active', { state: 'expired', ended_at: now }))) return;
-        await machineStore.transition(trx, susp.machine_id, 'suspended', { status: 'expired', suspension_id: null, etag: newEtag(), updated_at: now });
-      });
-    }
+    // A job queued before the scan ended suspensions itself may still find one active.
+    if (susp.state === 'active') await db.transaction().execute((trx) => endSuspension(trx, susp, now));
     const ended = await suspensionStore.byId(db, susp.id);
     const machine = await machineStore.byId(db, susp.machine_id);
     if (ended?.state !== 'expired' || !machine || machine.snapshot_id !== susp.snapshot_id) return { suspension_id: susp.id, expired: ended?.state === 'expired' };

@@ -34,6 +34,22 @@ export const suspensionStore = {
       .limit(limit)
       .execute(),
 
+  /**
+   * Expired suspensions whose snapshot the provider may still hold: their machine still
+   * records it (the deletion is not confirmed yet).
+   */
+  expiredWithSnapshot: (db: Kysely<DB>, limit: number) =>
+    db
+      .selectFrom('machines as m')
+      .innerJoin('compute_suspensions as s', (j) => j.onRef('s.machine_id', '=', 'm.id').onRef('s.snapshot_id', '=', 'm.snapshot_id'))
+      .selectAll('s')
+      .where('m.status', '=', 'expired')
+      .where('m.snapshot_id', 'is not', null)
+      .where('s.state', '=', 'expired')
+      .orderBy('s.id')
+      .limit(limit)
+      .execute(),
+
   /** Compare-and-swap on the state, as for machines. */
   transition: async (db: Kysely<DB>, id: string, from: SuspensionState, set: Updateable<ComputeSuspensionsTable>): Promise<boolean> => {
     const res = await db.updateTable('compute_suspensions').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst();

@@ -7,6 +7,7 @@ import * as installs from './0005_installs.js';
 import * as compute from './0006_compute.js';
 import * as notifications from './0007_notifications.js';
 import * as device from './0008_device.js';
+import * as computeCleanup from './0009_compute_cleanup.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006_compute': compute,
   '0007_notifications': notifications,
   '0008_device': device,
+  '0009_compute_cleanup': computeCleanup,
 };
 
 export const migrationProvider: MigrationProvider = {
