@@ -34,7 +34,7 @@ const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
  * hook or a developer's shell) and no system or global configuration (a user's
  * `commit.gpgSign` would make commit-tree ask for a key) can change what a command does.
  */
-function isolatedEnv(extra: Record<string, string> | undefined, gitDir: string | undefined): NodeJS.ProcessEnv {
+export function isolatedEnv(extra: Record<string, string> | undefined, gitDir: string | undefined): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: os.tmpdir(),

@@ -10,6 +10,8 @@ import { registerRenderJobs } from '../renders/jobs.js';
 import { createInstallService } from './service.js';
 import { createRestoreService } from './restore.js';
 import { installRoutes } from './routes.js';
+import { createRepositoryService } from './repository-service.js';
+import { repositoryRoutes } from './repository-routes.js';
 import { registerAutoUpdates } from './auto-updates.js';
 
 /** Packages, installs and renders: their routes, and the jobs that render into git. */
@@ -17,6 +19,7 @@ export function installsArea(app: App, deps: ServiceDeps): void {
   const installDeps = { ...deps, repos: new GitCliStorage(repoRoot(deps.config)) };
   packageRoutes(app, createPackageService(deps));
   installRoutes(app, createInstallService(installDeps), createRestoreService(installDeps));
+  repositoryRoutes(app, createRepositoryService(installDeps));
   renderRoutes(app, createRenderService(deps));
   registerRenderJobs(installDeps);
   registerAutoUpdates(installDeps);

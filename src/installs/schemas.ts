@@ -75,3 +75,34 @@ export const ListInstallsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
+export const InstallRepository = Type.Object(
+  {
+    head_commit_sha: Type.Union([Type.String({ pattern: '^[0-9a-f]{40}$' }), Type.Null()], {
+      description: 'The commit `main` points at (40 lower-case hex); null before the first commit',
+    }),
+    clone_url: Type.String({
+      description: 'Absolute URL for `git clone` over HTTP (read-only): `<WSP_PUBLIC_URL>/v1/installs/<id>/repository.git`',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type InstallRepository = Static<typeof InstallRepository>;
+
+export const GitInfoRefsQuery = Type.Object(
+  {
+    service: Type.Unsafe<'git-upload-pack' | 'git-receive-pack'>({
+      type: 'string',
+      enum: ['git-upload-pack', 'git-receive-pack'],
+      description: 'Set by git: `git-upload-pack` (fetch, clone); `git-receive-pack` (push) is refused with 403',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** Set by git itself; passed to git only when it is exactly `version=0`, `1` or `2`, otherwise ignored (protocol v0). */
+export const GitProtocolHeader = Type.Optional(Type.String({ maxLength: 256, description: 'Set by git (`version=2`): the protocol version it asks for' }));
+
+/** The bytes git sends and receives: pkt-lines and packs, not JSON (held whole, or streamed). */
+export const GitBytes = (description: string) => Type.Unsafe<Buffer | NodeJS.ReadableStream>({ type: 'string', format: 'binary', description });

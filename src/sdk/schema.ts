@@ -4248,6 +4248,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/installs/{id}/repository": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The install's git repository: the head of `main` and a clone URL
+         * @description `head_commit_sha` is null before the first commit (a restore's commit shows at once, before its operation completes). `clone_url` serves a read-only clone over git's smart HTTP protocol (v0 and v2). Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Install id, `inst_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The commit `main` points at (40 lower-case hex); null before the first commit */
+                            head_commit_sha: string | null;
+                            /** @description Absolute URL for `git clone` over HTTP (read-only): `<WSP_PUBLIC_URL>/v1/installs/<id>/repository.git` */
+                            clone_url: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not ready */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/installs/{id}/renders": {
         parameters: {
             query?: never;
@@ -8307,6 +8402,216 @@ export interface paths {
                 };
                 /** @description Validation error: one entry per field, with its path */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/installs/{id}/repository.git/info/refs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)
+         * @description The first request of `git clone <clone_url>`. Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. `service=git-receive-pack` (push) is 403 (7020): install repositories only change through renders and restores.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Set by git: `git-upload-pack` (fetch, clone); `git-receive-pack` (push) is refused with 403 */
+                    service: "git-upload-pack" | "git-receive-pack";
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Set by git (`version=2`): the protocol version it asks for */
+                    "git-protocol"?: string;
+                };
+                path: {
+                    /** @description Install id, `inst_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description git pkt-lines */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-git-upload-pack-advertisement": string;
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not ready */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/installs/{id}/repository.git/git-upload-pack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)
+         * @description Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. The body may be gzip-encoded (`Content-Encoding: gzip`); as sent it is held to the 1 MiB limit (413), inflated to 8 MiB. A body git refuses is 422 at `["body"]`. An Idempotency-Key is not used: this is a read.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Set by git (`version=2`): the protocol version it asks for */
+                    "git-protocol"?: string;
+                };
+                path: {
+                    /** @description Install id, `inst_<id>` or bare; length 1-55 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description pkt-lines of wants, haves and capabilities (v0) or a command (v2) */
+            requestBody: {
+                content: {
+                    "application/x-git-upload-pack-request": string;
+                };
+            };
+            responses: {
+                /** @description git pkt-lines and the pack, streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/x-git-upload-pack-result": string;
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not ready */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

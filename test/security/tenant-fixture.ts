@@ -126,12 +126,13 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
     `/v1/compute/configs/${configId}`,
     `/v1/machines/${machine.id}`,
     `/v1/installs/${install.id}`,
+    `/v1/installs/${install.id}/repository`,
     `/v1/renders/${ids.render}`,
     `/v1/snippets/${snippet.id}`,
     `/v1/dashboards/${dashboard.id}`,
   ]) {
     const body = await ok('GET', url);
-    for (const k of ['etag', 'commit_sha', 'render_hash', 'tree_sha']) if (typeof body[k] === 'string') etags.push(body[k]);
+    for (const k of ['etag', 'commit_sha', 'head_commit_sha', 'render_hash', 'tree_sha']) if (typeof body[k] === 'string') etags.push(body[k]);
   }
   const bare = (id: string) => id.slice(id.indexOf('_') + 1);
   const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, ...plain, ...b64];

@@ -41,6 +41,10 @@ const KIND_OF_COLLECTION: Record<string, string> = {
 };
 /** Routes that need the owner or admin role (CONTRACT §2): 403 7023 for a member or an API token. */
 const ROLE_ROUTES = new Set(['DELETE /v1/api_tokens/{id}', 'PATCH /v1/workspaces/{id}']);
+/** Values of the required query parameters of a route (git's advertisement names its service). */
+const QUERY_VALUES: Record<string, Record<string, string>> = {
+  'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
+};
 /** User-scoped routes (CONTRACT §7): no workspace; an API token is 403 7024; unowned ids answer 204. */
 const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read']);
 
@@ -135,6 +139,8 @@ function bodyFor(route: Route): unknown {
     'PATCH /v1/dashboards/{id}': { name: 'planted' },
     'POST /v1/dashboards/{id}:reset': {},
     'POST /v1/dashboards/{id}/revisions/{revision_id}:restore': {},
+    // git's own body (application/x-git-upload-pack-request): a bare flush, as git's probe sends.
+    'POST /v1/installs/{id}/repository.git/git-upload-pack': Buffer.from('0000'),
   };
   if (key in bodies) return bodies[key];
   if (!route.op.requestBody) return undefined;
@@ -151,13 +157,29 @@ function headersFor(route: Route): Record<string, string> {
     else if (p.name === 'idempotency-key') headers['idempotency-key'] = `iso-${randomBytes(6).toString('hex')}`;
     else assert.fail(`${route.method} ${route.path}: required header ${p.name} unknown to the suite`);
   }
+  // A body that is not JSON goes with the one media type the route documents.
+  const media = Object.keys(route.op.requestBody?.content ?? {});
+  if (media.length > 0 && !media.includes('application/json')) headers['content-type'] = media[0]!;
   return headers;
+}
+
+function queryOf(route: Route): string {
+  const key = `${route.method} ${route.path}`;
+  const pairs = (route.op.parameters ?? [])
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => {
+      const value = QUERY_VALUES[key]?.[p.name];
+      assert.ok(value !== undefined, `${key}: required query parameter ${p.name} unknown to the suite; add it to QUERY_VALUES`);
+      return [p.name, value];
+    });
+  return new URLSearchParams(pairs).toString();
 }
 
 function urlOf(route: Route, idOf: (kind: string, index: number) => string): string {
   let url = route.path;
   route.params.forEach((p, i) => (url = url.replace(`{${p.name}}`, idOf(p.kind, i))));
-  return url;
+  const query = queryOf(route);
+  return query ? `${url}?${query}` : url;
 }
 
 interface Expect {

@@ -1,0 +1,100 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import { validatorCompiler } from '../http/validation.js';
+import { UPLOAD_PACK_ADVERTISEMENT, UPLOAD_PACK_REQUEST, UPLOAD_PACK_RESULT } from '../git/smart-http.js';
+import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRepository } from './schemas.js';
+import { ignoreIdempotencyKey, MAX_INFLATED_BYTES, uploadPackRequestBody } from './upload-pack-request.js';
+import type { RepositoryService } from './repository-service.js';
+
+const CREDENTIALS =
+  'Authenticated like every route, with the credential in git\'s own header: ' +
+  '`git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs ' +
+  '`-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace\'s install is 404; no or a revoked credential 401.';
+
+/** git's bytes are checked by the route's hooks and by git, not by the JSON validator (a Buffer is not a JSON string). */
+const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route));
+
+const gitHeaders = Type.Object({ ...requestHeaders().properties, 'git-protocol': GitProtocolHeader });
+
+export function repositoryRoutes(app: App, repositories: RepositoryService): void {
+  app.get(
+    '/installs/:id/repository',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: "The install's git repository: the head of `main` and a clone URL",
+        description: `\`head_commit_sha\` is null before the first commit (a restore's commit shows at once, before its operation completes). \`clone_url\` serves a read-only clone over git's smart HTTP protocol (v0 and v2). ${CREDENTIALS}`,
+        headers: requestHeaders(),
+        params: InstallParams,
+        response: { 200: InstallRepository, ...errorResponses(401, 403, 404, 422, 503) },
+      },
+    },
+    async (request) => repositories.describe(workspaceCtx(request), request.params.id, request.log),
+  );
+
+  // git's request body type is accepted by these two routes only: a scope of their own.
+  app.register(async (scope) => {
+    const git = scope as unknown as App;
+    git.addContentTypeParser(UPLOAD_PACK_REQUEST, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    git.get(
+      '/installs/:id/repository.git/info/refs',
+      {
+        config: { scope: 'workspace' },
+        schema: {
+          tags: ['installs'],
+          summary: 'git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)',
+          description: `The first request of \`git clone <clone_url>\`. ${CREDENTIALS} \`service=git-receive-pack\` (push) is 403 (7020): install repositories only change through renders and restores.`,
+          headers: gitHeaders,
+          params: InstallParams,
+          querystring: GitInfoRefsQuery,
+          response: {
+            200: { description: 'git pkt-lines', content: { [UPLOAD_PACK_ADVERTISEMENT]: { schema: GitBytes('The refs (protocol v0) or the capabilities (v2), in pkt-lines') } } },
+            ...errorResponses(401, 403, 404, 422, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const ctx = workspaceCtx(request);
+        const protocol = request.headers['git-protocol'] as string | undefined;
+        const advertisement = await repositories.advertise(ctx, request.params.id, request.query.service, protocol, request.log);
+        return reply.header('content-type', UPLOAD_PACK_ADVERTISEMENT).header('cache-control', 'no-cache').send(advertisement);
+      },
+    );
+
+    git.post(
+      '/installs/:id/repository.git/git-upload-pack',
+      {
+        config: { scope: 'workspace' },
+        validatorCompiler: gitBodyValidator,
+        preValidation: async (request) => {
+          ignoreIdempotencyKey(request);
+          request.body = await uploadPackRequestBody(request);
+        },
+        schema: {
+          tags: ['installs'],
+          summary: 'git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)',
+          description: `${CREDENTIALS} The body may be gzip-encoded (\`Content-Encoding: gzip\`); as sent it is held to the 1 MiB limit (413), inflated to ${MAX_INFLATED_BYTES / 1024 / 1024} MiB. A body git refuses is 422 at \`["body"]\`. An Idempotency-Key is not used: this is a read.`,
+          consumes: [UPLOAD_PACK_REQUEST],
+          headers: gitHeaders,
+          params: InstallParams,
+          body: GitBytes('pkt-lines of wants, haves and capabilities (v0) or a command (v2)'),
+          response: {
+            200: { description: 'git pkt-lines and the pack, streamed', content: { [UPLOAD_PACK_RESULT]: { schema: GitBytes('Acknowledgements and the pack (side-band), in pkt-lines') } } },
+            ...errorResponses(401, 403, 404, 413, 415, 422, 503),
+          },
+        },
+      },
+      async (request, reply) => {
+        const ctx = workspaceCtx(request);
+        const protocol = request.headers['git-protocol'] as string | undefined;
+        const output = await repositories.uploadPack(ctx, request.params.id, request.body as Buffer, protocol, request.log);
+        return reply.header('content-type', UPLOAD_PACK_RESULT).header('cache-control', 'no-cache').send(output);
+      },
+    );
+  });
+}

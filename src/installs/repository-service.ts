@@ -1,0 +1,95 @@
+import type { Readable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import type { RepositoryStorage } from '../git/repository-storage.js';
+import { advertiseUploadPack, startUploadPack, UploadPackRefused } from '../git/smart-http.js';
+import { canonicalId } from '../shared/ids.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { installStore } from './store.js';
+import type { InstallRepository } from './schemas.js';
+
+/** Repositories that live on this machine's disk, so git can serve them (GitCliStorage). */
+export type LocalRepositories = RepositoryStorage & { pathOf(repoId: string): string };
+
+export type RepositoryServiceDeps = Pick<ServiceDeps, 'db' | 'config'> & { repos: LocalRepositories };
+
+/** Where the clone URL points: the smart-HTTP routes of src/installs/repository-routes.ts. */
+export const repositoryPath = (installId: string) => `/v1/installs/${installId}/repository.git`;
+
+/**
+ * Read access to an install's history: its head and clone URL, and git's fetch protocol over
+ * HTTP. The caller's workspace is the whole rule, as for every install route: another
+ * workspace's install is 404. Nothing of git (its messages, paths on disk) reaches an answer:
+ * a failure is logged with the request and answered in the envelope.
+ */
+export function createRepositoryService(deps: RepositoryServiceDeps) {
+  const { db, config, repos } = deps;
+
+  async function visible(ctx: WorkspaceContext, rawId: string) {
+    const row = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawId));
+    if (!row) throw notFound('install');
+    return row;
+  }
+
+  /** The repository is the server's to keep: when git cannot read it, that is ours (503), logged. */
+  function unreadable(log: FastifyBaseLogger, installId: string, err: unknown): ApiError {
+    log.error({ err, installId }, 'install repository unreadable');
+    return new ApiError('UNAVAILABLE', { message: "The install's repository cannot be read right now; retry later" });
+  }
+
+  async function gitDirOf(log: FastifyBaseLogger, installId: string): Promise<string> {
+    if (!(await repos.exists(installId))) throw unreadable(log, installId, new Error('the repository directory is missing'));
+    return repos.pathOf(installId);
+  }
+
+  return {
+    async describe(ctx: WorkspaceContext, rawId: string, log: FastifyBaseLogger): Promise<InstallRepository> {
+      const install = await visible(ctx, rawId);
+      let head: string | null;
+      try {
+        head = await repos.head(install.id);
+      } catch (err) {
+        throw unreadable(log, install.id, err);
+      }
+      return { head_commit_sha: head, clone_url: `${config.publicUrl}${repositoryPath(install.id)}` };
+    },
+
+    /** `info/refs`: the advertisement for a fetch; push is not served (403, after 404). */
+    async advertise(ctx: WorkspaceContext, rawId: string, service: string, protocol: string | undefined, log: FastifyBaseLogger): Promise<Buffer> {
+      const install = await visible(ctx, rawId);
+      if (service !== 'git-upload-pack') {
+        throw new ApiError('FORBIDDEN', {
+          message: 'Install repositories are read-only over HTTP: push (git-receive-pack) is not served; commits come from renders and restores',
+          path: ['query', 'service'],
+        });
+      }
+      const gitDir = await gitDirOf(log, install.id);
+      try {
+        return await advertiseUploadPack(gitDir, protocol);
+      } catch (err) {
+        throw unreadable(log, install.id, err);
+      }
+    },
+
+    /** `git-upload-pack`: one negotiation round, answered as git's output stream. */
+    async uploadPack(ctx: WorkspaceContext, rawId: string, request: Buffer, protocol: string | undefined, log: FastifyBaseLogger): Promise<Readable> {
+      const install = await visible(ctx, rawId);
+      const gitDir = await gitDirOf(log, install.id);
+      try {
+        return await startUploadPack(gitDir, request, {
+          protocol,
+          onLateFailure: (err) => log.warn({ err, installId: install.id }, 'git upload-pack failed after its answer began; the answer was cut short'),
+        });
+      } catch (err) {
+        if (err instanceof UploadPackRefused) {
+          log.info({ err, installId: install.id }, 'git upload-pack refused the request');
+          throw new ApiError('VALIDATION_FAILED', { message: 'git could not serve this upload-pack request: it is not a valid negotiation for this repository', path: ['body'] });
+        }
+        throw unreadable(log, install.id, err);
+      }
+    },
+  };
+}
+
+export type RepositoryService = ReturnType<typeof createRepositoryService>;
