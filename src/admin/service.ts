@@ -3,10 +3,10 @@ import type { DB, Role } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 import { newEtag } from '../http/etag.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { hashToken, newApiToken } from '../auth/credentials.js';
+import { MAX_SUBJECT_LENGTH } from '../auth/credentials.js';
 import { identityStore } from '../identity/store.js';
 import { createSession } from '../sessions/service.js';
-import { tokenStore } from '../tokens/store.js';
+import { issueApiToken } from '../tokens/service.js';
 
 export class AdminError extends Error {}
 
@@ -40,8 +40,12 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
     },
 
     async linkSubject(userId: string, subject: string): Promise<{ user_id: string; subject: string }> {
-      await requireUser(userId);
       if (!subject) throw new AdminError('--subject must not be empty');
+      // A JWT whose sub is longer is refused (401) by the authenticator: such a link could never be used.
+      if (subject.length > MAX_SUBJECT_LENGTH) {
+        throw new AdminError(`--subject is ${subject.length} characters; a JWT subject is at most ${MAX_SUBJECT_LENGTH}`);
+      }
+      await requireUser(userId);
       await identityStore.linkSubject(db, { subject, user_id: userId, created_at: now() });
       return { user_id: userId, subject };
     },
@@ -62,29 +66,21 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
 
     /** A workspace API token made by an operator (`created_by` is the user it is made for). */
     async createApiToken(workspaceId: string, createdBy: string, name: string): Promise<{ id: string; token: string }> {
-      const token = newApiToken();
-      const id = newId('tok');
-      await tokenStore.insert(db, {
-        id,
-        workspace_id: workspaceId,
-        name,
-        prefix: token.slice(0, 12),
-        token_hash: hashToken(token),
-        expires_at: null,
-        created_at: now(),
-        created_by: createdBy,
-        last_used_at: null,
-      });
+      const { id, token } = await issueApiToken(db, { workspaceId, name, createdBy, expiresAt: null, now: now() });
       return { id, token };
     },
 
+    /** All of it or nothing: one transaction, so a failure leaves no half-made workspace behind. */
     async bootstrap(): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
-      const { workspace_id } = await service.createWorkspace('Default workspace');
-      const { user_id } = await service.createUser({ name: 'Owner' });
-      await service.addMember(workspace_id, user_id, 'owner');
-      const { session_token } = await service.createSession(user_id);
-      const { token } = await service.createApiToken(workspace_id, user_id, 'bootstrap');
-      return { workspace_id, user_id, session_token, api_token: token };
+      return db.transaction().execute(async (trx) => {
+        const inTrx = createAdminService(trx, clock);
+        const { workspace_id } = await inTrx.createWorkspace('Default workspace');
+        const { user_id } = await inTrx.createUser({ name: 'Owner' });
+        await inTrx.addMember(workspace_id, user_id, 'owner');
+        const { session_token } = await inTrx.createSession(user_id);
+        const { token } = await inTrx.createApiToken(workspace_id, user_id, 'bootstrap');
+        return { workspace_id, user_id, session_token, api_token: token };
+      });
     },
   };
   return service;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { ApiError } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { bearerToken, classifyCredential } from './credentials.js';
+import { bearerToken, classifyCredential, MAX_SUBJECT_LENGTH } from './credentials.js';
 import type { JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 import { sessionStore } from '../sessions/store.js';
@@ -43,7 +43,7 @@ export function createAuthenticator(deps: { db: Kysely<DB>; clock: Clock; verify
         const claims = await verifyJwt(shape.token);
         const sub = claims?.sub;
         // jose checks the signature and the registered claims it is asked to, not sub's type.
-        if (typeof sub !== 'string' || sub === '' || sub.length > 255) throw unauthorized();
+        if (typeof sub !== 'string' || sub === '' || sub.length > MAX_SUBJECT_LENGTH) throw unauthorized();
         let userId: string | null = null;
         if (sub.startsWith('usr_')) userId = (await identityStore.getUser(db, sub))?.id ?? null;
         userId ??= await identityStore.userIdForSubject(db, sub);

@@ -3,6 +3,7 @@ import { migrate, openDatabase, type Database } from '../db/database.js';
 import { rotateMasterKey } from '../secrets/rotation.js';
 import { MasterKeyError } from '../secrets/master-key.js';
 import { importDashboardFile } from '../dashboards/import.js';
+import { suspendMachineAsOperator } from '../compute/machines/operator.js';
 import { systemClock } from '../shared/clock.js';
 import { AdminError, createAdminService, type AdminService } from '../admin/service.js';
 import { parseArgs, stringFlag, UsageError, type Parsed } from './args.js';
@@ -23,6 +24,11 @@ which they create and migrate if needed. --json prints one JSON object.
   wsp admin rotate-master-key [--json]              re-wrap every secret's data key under the current master key
                                                     (a new key file, or WSP_MASTER_KEY with the old one in
                                                     WSP_MASTER_KEY_PREVIOUS); servers keep running
+  wsp admin machine suspend --machine MCH --reason downgrade|manual [--json]
+                                                    the platform suspends a running machine (a plan downgrade):
+                                                    queues the job POST /v1/machines/{id}:suspend queues, which a
+                                                    server's worker runs; the suspension lists the reason
+                                                    -> {machine_id, workspace_id, status, operation_id, reason}
 `;
 
 type Command = (svc: AdminService, p: Parsed, env: { database: Database; config: Config }) => Promise<Record<string, unknown>>;
@@ -41,7 +47,27 @@ const COMMANDS: Record<string, Command> = {
     return importDashboardFile(database.db, file);
   },
   'rotate-master-key': async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }),
+  'machine suspend': (_svc, p, { database }) => suspendMachineAsOperator(database, systemClock, stringFlag(p, 'machine', true), stringFlag(p, 'reason', true)),
 };
+
+/** Why the database cannot be used, naming it without its password: a line for an operator, not a stack. */
+function cannotOpen(config: Config, e: unknown): string {
+  let where = `the SQLite database in ${config.dataDir}`;
+  if (config.databaseUrl) {
+    const url = new URL(config.databaseUrl);
+    if (url.password) url.password = '***';
+    where = `the database at ${url.toString()}`;
+  }
+  return `cannot open or migrate ${where}: ${reasonOf(e)}`;
+}
+
+function reasonOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  // Node reports a connection refused on every address of a host name as an AggregateError with no message.
+  const inner = e instanceof AggregateError ? e.errors.map(reasonOf).filter(Boolean) : [];
+  const code = (e as NodeJS.ErrnoException).code;
+  return e.message || inner.join('; ') || code || e.name;
+}
 
 function humanize(result: Record<string, unknown>): string {
   return Object.entries(result)
@@ -71,9 +97,17 @@ export async function runAdmin(
     return parsed.flags.help ? 0 : 2;
   }
   const config = loadConfig(env);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, connectTimeoutMs: 15_000 }).catch((e: unknown) => e as Error);
+  if (database instanceof Error) {
+    err.write(`error: ${cannotOpen(config, database)}\n`);
+    return 1;
+  }
   try {
-    await migrate(database);
+    try {
+      await migrate(database);
+    } catch (e) {
+      throw new AdminError(cannotOpen(config, e));
+    }
     const result = await COMMANDS[name]!(createAdminService(database.db, systemClock), parsed, { database, config });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;

@@ -36,6 +36,8 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to use (tests give each app its own). */
   pgSchema?: string;
   poolSize?: number;
+  /** PostgreSQL: give up connecting after this long (the pool's default waits forever). */
+  connectTimeoutMs?: number;
 }
 
 // int8 columns hold Unix seconds and counters, all far inside Number's exact range.
@@ -46,6 +48,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
+      ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
     // An idle client losing its connection must not crash the process.

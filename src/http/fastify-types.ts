@@ -16,6 +16,12 @@ declare module 'fastify' {
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
     taggedUnauthorized?: boolean;
+    /**
+     * Well-formedness a schema cannot express because it needs the clock (a time in the future):
+     * run by the pipeline after schema validation and before Service-Context and role, so its
+     * 422 comes before any 403 (CONTRACT §1). Throws an ApiError; `now` is the injected clock's.
+     */
+    validate?: (request: FastifyRequest, now: number) => void;
   }
   interface FastifyInstance {
     /** This process's job runner: started by `wsp serve` / `wsp worker`, driven by hand in tests. */

@@ -5,7 +5,7 @@ import type { DB } from '../db/tables.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { requireRole, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
-import type { Clock } from '../shared/clock.js';
+import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
 import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
@@ -90,6 +90,8 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
   // 2. Validation runs between these (422). 3. Service-Context and role (403). 4. Idempotency.
   app.addHook('preHandler', async (request, reply) => {
     const config = request.routeOptions.config;
+    // 2b. The route's clock-dependent checks of well-formedness: still 422, still before 403.
+    if (config?.validate) config.validate(request, nowSeconds(clock));
     if (!request.principal || !config?.scope) return;
     const headers = request.headers as Record<string, string | undefined>;
     // The spec's header rules hold even on a route whose schema forgot to declare them.

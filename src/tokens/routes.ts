@@ -2,7 +2,7 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { storeForReplayInstead, workspaceCtx } from '../http/context.js';
 import { ApiError, envelope } from '../shared/errors.js';
-import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenList } from './schemas.js';
+import { CreatedToken, CreateTokenBody, expiresInFuture, ListTokensQuery, TokenIdParams, TokenList } from './schemas.js';
 import type { TokenService } from './service.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
@@ -11,7 +11,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.post(
     '/api_tokens',
     {
-      config: { scope: 'workspace', roles: MANAGERS },
+      config: { scope: 'workspace', roles: MANAGERS, validate: expiresInFuture },
       schema: {
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',

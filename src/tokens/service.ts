@@ -4,7 +4,7 @@ import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken } from '../auth/credentials.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { notFound, validationError } from '../shared/errors.js';
+import { notFound } from '../shared/errors.js';
 import { toPage, type CursorCodec } from '../http/cursor.js';
 import { tokenStore } from './store.js';
 import type { CreateTokenBody } from './schemas.js';
@@ -15,26 +15,43 @@ export interface TokenServiceDeps {
   cursors: CursorCodec;
 }
 
+export interface IssuedToken {
+  id: string;
+  name: string;
+  /** The plaintext: shown once, stored only as its SHA-256. */
+  token: string;
+  expires_at: number | null;
+}
+
+/**
+ * Makes and stores a workspace API token (the API's POST /v1/api_tokens and `wsp admin
+ * bootstrap` alike): `prefix` is its first 12 characters; `created_by` the acting user or token.
+ */
+export async function issueApiToken(
+  db: Kysely<DB>,
+  opts: { workspaceId: string; name: string; createdBy: string; expiresAt: number | null; now: number },
+): Promise<IssuedToken> {
+  const token = newApiToken();
+  const id = newId('tok');
+  await tokenStore.insert(db, {
+    id,
+    workspace_id: opts.workspaceId,
+    name: opts.name,
+    prefix: token.slice(0, 12),
+    token_hash: hashToken(token),
+    expires_at: opts.expiresAt,
+    created_at: opts.now,
+    created_by: opts.createdBy,
+    last_used_at: null,
+  });
+  return { id, name: opts.name, token, expires_at: opts.expiresAt };
+}
+
 export function createTokenService({ db, clock, cursors }: TokenServiceDeps) {
   return {
-    async create(ctx: WorkspaceContext, body: CreateTokenBody) {
-      const now = nowSeconds(clock);
-      const expiresAt = body.expires_at ?? null;
-      if (expiresAt !== null && expiresAt <= now) throw validationError(['body', 'expires_at'], 'expires_at must be in the future (Unix seconds)');
-      const token = newApiToken();
-      const id = newId('tok');
-      await tokenStore.insert(db, {
-        id,
-        workspace_id: ctx.workspaceId,
-        name: body.name,
-        prefix: token.slice(0, 12),
-        token_hash: hashToken(token),
-        expires_at: expiresAt,
-        created_at: now,
-        created_by: ctx.actorId,
-        last_used_at: null,
-      });
-      return { id, name: body.name, token, expires_at: expiresAt };
+    /** `expires_at` is already known to be in the future (the route's `validate`, before 403). */
+    async create(ctx: WorkspaceContext, body: CreateTokenBody): Promise<IssuedToken> {
+      return issueApiToken(db, { workspaceId: ctx.workspaceId, name: body.name, createdBy: ctx.actorId, expiresAt: body.expires_at ?? null, now: nowSeconds(clock) });
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {

@@ -114,6 +114,7 @@ describe('clear errors and a non-zero exit', () => {
     ['an unknown workspace', () => ['member', 'add', '--workspace', 'ws_00000000000000000000000000', '--user', usr, '--role', 'member'], /unknown workspace/],
     ['an unknown user (session create)', () => ['session', 'create', '--user', 'usr_nobody'], /unknown user/],
     ['an unknown user (user link)', () => ['user', 'link', '--user', 'usr_nobody', '--subject', 's'], /unknown user/],
+    ['a subject longer than a JWT sub may be (user link)', () => ['user', 'link', '--user', usr, '--subject', 's'.repeat(256)], /a JWT subject is at most 255/],
     ['a missing --role', () => ['member', 'add', '--workspace', ws, '--user', usr], /--role is required/],
     ['a flag without its value', () => ['workspace', 'create', '--name'], /--name needs a value/],
     ['an empty workspace name', () => ['workspace', 'create', '--name', ''], /non-empty --name/],
@@ -140,6 +141,19 @@ describe('clear errors and a non-zero exit', () => {
     assert.equal(res.code, 0);
     for (const c of ['bootstrap', 'workspace create', 'user create', 'user link', 'member add', 'session create']) assert.ok(res.stdout.includes(c), c);
   });
+});
+
+test('an unreachable database is a one-line error and exit 1, not a stack trace', async () => {
+  // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
+  for (const url of ['postgres://wsp:hunter2@127.0.0.1:1/wsp', 'postgres://wsp@localhost:1/wsp']) {
+    const res = await runWsp(['admin', 'user', 'create', '--json'], { DATABASE_URL: url, WSP_DATA_DIR: h.config.dataDir });
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stdout, '');
+    assert.match(res.stderr, /^error: cannot open or migrate the database at postgres:\/\/wsp(:\*\*\*)?@(127\.0\.0\.1|localhost):1\/wsp: .*ECONNREFUSED/);
+    assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
+    assert.ok(!res.stderr.includes('hunter2'), 'the password is not printed');
+    assert.ok(!/\n\s+at /.test(res.stderr), 'no stack trace');
+  }
 });
 
 test('on a fresh machine (an empty data directory or database schema) bootstrap creates and migrates the database', async () => {

@@ -60,6 +60,29 @@ describe('POST /v1/api_tokens', () => {
     assert.equal((await create(as(s.owner.session, s.workspaceId), { name: 'never2' })).json().expires_at, null);
   });
 
+  test('order of checks: an expires_at in the past is 422 before the 403 of a missing role or a foreign Service-Context', async () => {
+    const now = Math.floor(h.clock.nowMs() / 1000);
+    const other = await h.seed('Elsewhere');
+    const callers: [string, Record<string, string>][] = [
+      ['a member (no role)', as(s.member.session, s.workspaceId)],
+      ['a workspace API token (no role)', as(s.apiToken)],
+      ['a workspace token naming another workspace', as(s.apiToken, other.workspaceId)],
+      ['an owner naming a workspace not theirs', as(s.owner.session, other.workspaceId)],
+      ['a session without Service-Context', as(s.owner.session)],
+    ];
+    for (const [who, headers] of callers) {
+      for (const expires_at of [5, now]) {
+        const res = await create(headers, { name: 'early', expires_at });
+        assert.equal(res.statusCode, 422, `${who}, expires_at ${expires_at}: ${res.body}`);
+        assert.deepEqual(firstError(res.json()).path, ['body', 'expires_at']);
+      }
+      // Well-formed, the same callers get their 403.
+      assert.equal((await create(headers, { name: 'later', expires_at: now + 60 })).statusCode, 403, who);
+    }
+    // A bad credential is still 401 first.
+    assert.equal((await create({ authorization: 'Bearer nope' }, { name: 'early', expires_at: 5 })).statusCode, 401);
+  });
+
   test('name: 100 characters accepted, 101 and empty refused with their path', async () => {
     assert.equal((await create(as(s.owner.session, s.workspaceId), { name: 'n'.repeat(100) })).statusCode, 201);
     for (const name of ['n'.repeat(101), '']) {

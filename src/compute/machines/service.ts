@@ -13,9 +13,10 @@ import { serverTypeProblem } from '../catalog.js';
 import { compileGlob } from '../configs/glob.js';
 import { computeConfigStore } from '../configs/store.js';
 import { clusterStore } from '../clusters/store.js';
-import { JOB, OPERATION, type MachineJob, type SuspendJob } from '../jobs/kinds.js';
+import { JOB, OPERATION, type MachineJob } from '../jobs/kinds.js';
 import { machineStore } from './store.js';
 import { toMachine } from './present.js';
+import { startSuspend } from './suspend-start.js';
 import type { CreateMachineBody } from './schemas.js';
 
 export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs'> {
@@ -107,11 +108,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         if (row.status !== 'running') {
           throw new ApiError('MACHINE_NOT_RUNNING', { message: `Only a running machine can be suspended; this one is ${row.status}`, metadata: { status: row.status } });
         }
-        const operationId = await startOperation(trx, clock, ctx.workspaceId, OPERATION.suspendMachine);
-        const set = { status: 'suspending' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
-        await machineStore.update(trx, id, set);
-        await jobs.enqueue(trx, { kind: JOB.suspendMachine, payload: { machineId: id, reason } satisfies SuspendJob, operationId });
-        return toMachine({ ...row, ...set });
+        return toMachine(await startSuspend(trx, clock, (db, job) => jobs.enqueue(db, job), row, reason));
       });
     },
   };

@@ -1,0 +1,46 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { AdminError } from '../../src/admin/service.js';
+
+/** The operator commands' rules, in process (test/cli/admin.test.ts runs them as commands). */
+let h: TestApp;
+before(async () => {
+  h = await createTestApp();
+});
+after(() => h.close());
+
+const counts = async () => {
+  const db = h.database.db;
+  const n = async (table: 'workspaces' | 'users' | 'memberships' | 'sessions' | 'api_tokens') =>
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return { workspaces: await n('workspaces'), users: await n('users'), memberships: await n('memberships'), sessions: await n('sessions') };
+};
+
+test('bootstrap is one transaction: a failure at its last step leaves no workspace, user, membership or session', async () => {
+  await h.admin.bootstrap();
+  const before = await counts();
+  // The API token, made last, cannot be written.
+  await sql`alter table api_tokens rename to api_tokens_away`.execute(h.database.db);
+  try {
+    await assert.rejects(h.admin.bootstrap());
+  } finally {
+    await sql`alter table api_tokens_away rename to api_tokens`.execute(h.database.db);
+  }
+  assert.deepEqual(await counts(), before);
+  // And it works again once the table is back.
+  const out = await h.admin.bootstrap();
+  assert.match(out.api_token, /^sk_svc_/);
+  assert.equal((await counts()).workspaces, before.workspaces + 1);
+});
+
+test('user link: a subject is 1-255 characters, as the authenticator accepts; longer is refused and nothing is linked', async () => {
+  const { user_id } = await h.admin.createUser({ name: 'Linked' });
+  const long = 's'.repeat(256);
+  await assert.rejects(h.admin.linkSubject(user_id, long), (err: Error) => err instanceof AdminError && /256 characters; a JWT subject is at most 255/.test(err.message));
+  await assert.rejects(h.admin.linkSubject(user_id, ''), /must not be empty/);
+  assert.equal(await h.database.db.selectFrom('external_identities').select('subject').where('user_id', '=', user_id).executeTakeFirst(), undefined);
+  const exact = 's'.repeat(255);
+  assert.deepEqual(await h.admin.linkSubject(user_id, exact), { user_id, subject: exact });
+});
