@@ -47,13 +47,17 @@ if (engines.includes('postgres') && !pgUrl) {
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
 }
 
-/** Test apps each get a schema (t_..., fresh_...); they are dropped here, once no test runs. */
+/**
+ * Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped
+ * here, once none of its tests runs, and no other run's (several may share one PostgreSQL).
+ */
+const runId = `${Math.random().toString(36).slice(2, 8)}_`;
 async function dropTestSchemas(url) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
-    const { rows } = await client.query(`select nspname from pg_namespace where nspname like 't\\_%' or nspname like 'fresh\\_%'`);
+    const { rows } = await client.query(`select nspname from pg_namespace where nspname like $1`, [`t\\_${runId.replace('_', '\\_')}%`]);
     for (const { nspname } of rows) await client.query(`drop schema "${nspname}" cascade`);
   } catch (err) {
     console.error(`could not drop the test schemas: ${err.message}`);
@@ -69,7 +73,7 @@ for (const engine of engines) {
   const res = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--test', `--test-concurrency=${process.env.WSP_TEST_CONCURRENCY || 3}`, `--test-timeout=${process.env.WSP_TEST_TIMEOUT_MS || 120000}`, '--test-reporter=spec', ...files],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}), ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}) } },
+    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, WSP_TEST_RUN_ID: runId, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}), ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}) } },
   );
   if (engine === 'postgres') await dropTestSchemas(pgUrl);
   const secs = ((Date.now() - started) / 1000).toFixed(1);

@@ -33,7 +33,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   if (ENGINE === 'postgres') {
     const url = process.env.WSP_TEST_PG_URL;
     if (!url) throw new Error('WSP_TEST_ENGINE=postgres needs WSP_TEST_PG_URL');
-    const schema = `t_${randomBytes(6).toString('hex')}`;
+    // Prefixed with the run's id (scripts/test.mjs), which drops only its own run's schemas at the end.
+    const schema = `t_${process.env.WSP_TEST_RUN_ID ?? ''}${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await admin.query(`create schema ${schema}`);
