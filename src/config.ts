@@ -40,6 +40,8 @@ export interface Config {
   };
   suspensionRetentionDays: number;
   schedulerIntervalSeconds: number;
+  /** WSP_COMPUTE_CLOCK_OFFSET_FILE: tests only; moves the compute area's clock (src/compute/clock.ts). */
+  computeClockOffsetFile?: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -130,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     provider: providerFromEnv(env),
     suspensionRetentionDays: positiveIntFromEnv(env, 'WSP_SUSPENSION_RETENTION_DAYS', 30),
     schedulerIntervalSeconds: positiveIntFromEnv(env, 'WSP_SCHEDULER_INTERVAL_SECONDS', 60),
+    computeClockOffsetFile: env.WSP_COMPUTE_CLOCK_OFFSET_FILE ? path.resolve(env.WSP_COMPUTE_CLOCK_OFFSET_FILE) : undefined,
   };
 }
 
