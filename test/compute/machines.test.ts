@@ -200,9 +200,18 @@ describe('GET /v1/machines and configs in use', () => {
     assert.equal(firstError(res.json()).code, 7400);
 
     t.stub.fail({ method: 'POST', path: /^\/servers$/, status: 422, code: 'invalid_input' });
-    await create({ compute_config_id: cfg, server_type: 'cx22' });
+    const failed = (await create({ compute_config_id: cfg, server_type: 'cx22' })).json();
     await t.h.app.jobs.runDue();
-    const del = await t.h.app.inject({ method: 'DELETE', url: `/v1/compute/configs/${cfg}`, headers: as(t.s.apiToken, undefined, { 'if-match': '*' }) });
-    assert.equal(del.statusCode, 204);
+    assert.equal((await getMachine(t, failed.id)).status, 'failed');
+    const deleteConfig = () => t.h.app.inject({ method: 'DELETE', url: `/v1/compute/configs/${cfg}`, headers: as(t.s.apiToken, undefined, { 'if-match': '*' }) });
+    // A failed machine whose server or snapshot the provider still held would still need the account.
+    for (const held of [{ provider_server_id: 5_000_000_777 }, { snapshot_id: 5_000_000_778 }]) {
+      await t.h.database.db.updateTable('machines').set(held).where('id', '=', failed.id).execute();
+      const refused = await deleteConfig();
+      assert.equal(refused.statusCode, 409, JSON.stringify(held));
+      assert.equal(firstError(refused.json()).code, 7400);
+      await t.h.database.db.updateTable('machines').set({ provider_server_id: null, snapshot_id: null }).where('id', '=', failed.id).execute();
+    }
+    assert.equal((await deleteConfig()).statusCode, 204);
   });
 });
