@@ -13,7 +13,8 @@ import { ulid } from './shared/ids.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
 import { CursorCodec } from './http/cursor.js';
-import { validatorCompiler } from './http/validation.js';
+import { closeUndeclaredParts, validatorCompiler } from './http/validation.js';
+import { installJsonParser } from './http/json-body.js';
 import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter } from './http/rate-limit.js';
@@ -99,9 +100,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
+  // Every route takes exactly what it declares: no body and no query parameters unless it says so.
+  closeUndeclaredParts(app);
   // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');
+  installJsonParser(app);
   app.addSchema(ErrorEnvelopeSchema);
 
   const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');

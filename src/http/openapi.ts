@@ -1,6 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../config.js';
 import { ErrorCodes } from '../shared/errors.js';
+import { isNoBodySchema } from './validation.js';
 
 const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
@@ -26,6 +27,13 @@ export function openApiOptions(config: Config): SwaggerOptions {
         },
       },
       security: [{ bearer: [] }],
+    },
+    // A route that takes no body validates one against a schema of its own (`closeUndeclaredParts`):
+    // the document shows no requestBody for it, which is what "no body" means in OpenAPI.
+    transform: ({ schema, url }) => {
+      if (!schema || !isNoBodySchema((schema as { body?: unknown }).body)) return { schema, url };
+      const { body: _noBody, ...rest } = schema as Record<string, unknown>;
+      return { schema: rest as typeof schema, url };
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

@@ -37,8 +37,6 @@ export function toApiError(err: FastifyError | Error): ApiError {
       return new ApiError('BODY_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('UNSUPPORTED_MEDIA_TYPE', { path: ['headers', 'content-type'] });
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('MALFORMED_JSON', { message: 'The body is empty but Content-Type says JSON', path: ['body'] });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('VALIDATION_FAILED', { message: 'Content-Length does not match the body', path: ['headers', 'content-length'] });
   }

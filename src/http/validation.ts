@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -18,8 +18,81 @@ const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
 // Query strings, path parameters and headers arrive as text and need coercion.
 const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
 
+/** Padded standard base64 (RFC 4648 §4): groups of four, `=` only as the final padding. */
+export const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The bytes a padded standard base64 text decodes to, without decoding it. */
+export const base64DecodedLength = (text: string) => (text.length / 4) * 3 - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
+
+/**
+ * `'x-base64-bytes': {min, max}` on a string: padded standard base64 (Node's decoder would
+ * silently skip what it does not understand) of `min` to `max` decoded bytes. A length bound
+ * alone cannot say this: 65,536 and 65,537 bytes both take 87,384 characters.
+ */
+export const BASE64_BYTES = 'x-base64-bytes';
+
+/** An ajv keyword's function; it reports through its `errors` (ajv adds where). */
+type KeywordCheck<S> = ((schema: S, data: any) => boolean) & { errors?: Partial<ErrorObject>[] };
+
+const base64Bytes: KeywordCheck<{ min: number; max: number }> = (bounds, data: string) => {
+  const fail = (message: string) => {
+    base64Bytes.errors = [{ keyword: BASE64_BYTES, params: bounds, message }];
+    return false;
+  };
+  if (!STANDARD_BASE64.test(data)) return fail('must be padded standard base64 (RFC 4648 §4: A-Z a-z 0-9 + /, length a multiple of 4, = only as padding)');
+  const bytes = base64DecodedLength(data);
+  if (bytes < bounds.min) return fail(bytes === 0 ? 'must not be empty' : `decodes to ${bytes} bytes; at least ${bounds.min} are needed`);
+  if (bytes > bounds.max) return fail(`decodes to ${bytes} bytes; at most ${bounds.max} are allowed`);
+  return true;
+};
+bodyAjv.addKeyword({ keyword: BASE64_BYTES, type: 'string', schemaType: 'object', errors: true, validate: base64Bytes });
+
+/**
+ * `'x-no-body': true`: what a route that takes no body validates its body with (see
+ * `closeUndeclaredParts`). No body, an empty one, JSON `null` or `{}` pass; anything else is 422,
+ * each property of an object at its own path.
+ */
+const NO_BODY = 'x-no-body';
+const NO_BODY_MESSAGE = 'this operation takes no body (send none, or {})';
+const noBody: KeywordCheck<boolean> = (_on, data: unknown) => {
+  if (data === null || data === undefined) return true;
+  if (typeof data === 'object' && !Array.isArray(data)) {
+    const keys = Object.keys(data);
+    if (keys.length === 0) return true;
+    noBody.errors = keys.slice(0, MAX_ENTRIES).map((key) => ({ keyword: 'additionalProperties', params: { additionalProperty: key }, message: `is not allowed: ${NO_BODY_MESSAGE}` }));
+    return false;
+  }
+  noBody.errors = [{ keyword: NO_BODY, params: {}, message: `must be empty: ${NO_BODY_MESSAGE}` }];
+  return false;
+};
+bodyAjv.addKeyword({ keyword: NO_BODY, errors: true, validate: noBody });
+
+const NoBodySchema = { [NO_BODY]: true, description: 'No body' };
+const NoQuerySchema = { type: 'object', properties: {}, additionalProperties: false };
+
+/** Whether a route's body schema is the one `closeUndeclaredParts` gave it (the OpenAPI document shows no body then). */
+export const isNoBodySchema = (schema: unknown) => typeof schema === 'object' && schema !== null && (schema as Record<string, unknown>)[NO_BODY] === true;
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Every route declares what it takes: one without a body schema takes no body (see NO_BODY),
+ * one without a querystring schema takes no query parameters (an unknown one is 422 like
+ * everywhere else). Not for the reference page's assets (`/docs`), which are not the API's.
+ */
+export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, any>): void {
+  app.addHook('onRoute', (route) => {
+    if (route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const schema = { ...(route.schema ?? {}) } as FastifySchema;
+    if (!schema.querystring) schema.querystring = NoQuerySchema;
+    if (!schema.body && methods.some((m) => BODY_METHODS.has(m))) schema.body = NoBodySchema;
+    route.schema = schema;
+  });
+}
+
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  storableTextOnly((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object));
+  checkedValidator((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object), httpPart ?? 'body');
 
 /**
  * Text that cannot be kept as it was sent: NUL (PostgreSQL's text type refuses it, so a lookup
@@ -33,20 +106,40 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSTORABLE_MESSAGE = 'must not contain NUL (U+0000) or an unpaired UTF-16 surrogate';
 
-/** The string values of a parsed value that cannot be stored; iterative, so nesting depth cannot overflow the stack. */
-function unstorableText(data: unknown): ErrorObject[] {
+/**
+ * How deeply objects and arrays may nest in any part of a request, the part itself (the body)
+ * being level 1. Free-form JSON (a dashboard's filter values, an install's values) is stored
+ * and fingerprinted with recursive JSON code: 5,000 levels in a 10 KB body overflowed the stack
+ * (a 500). 64 is far beyond any real document.
+ */
+export const MAX_NESTING_DEPTH = 64;
+const TOO_DEEP_MESSAGE = `nests objects and arrays more than ${MAX_NESTING_DEPTH} levels deep`;
+
+/**
+ * The values of a parsed part that cannot be stored: text with NUL or a lone surrogate, and
+ * nesting past MAX_NESTING_DEPTH (reported once, at the first container past it, whose content
+ * is not looked at). Iterative, so no depth can overflow the stack.
+ */
+function unstorable(data: unknown): ErrorObject[] {
   const found: ErrorObject[] = [];
-  const stack: { value: unknown; pointer: string }[] = [{ value: data, pointer: '' }];
-  const error = (instancePath: string): ErrorObject => ({ keyword: 'storableText', instancePath, schemaPath: '#', params: {}, message: UNSTORABLE_MESSAGE });
+  const stack: { value: unknown; pointer: string; depth: number }[] = [{ value: data, pointer: '', depth: 1 }];
+  const error = (instancePath: string, keyword: string, message: string): ErrorObject => ({ keyword, instancePath, schemaPath: '#', params: {}, message });
+  let tooDeep = false;
   while (stack.length > 0 && found.length < MAX_ENTRIES) {
-    const { value, pointer } = stack.pop()!;
+    const { value, pointer, depth } = stack.pop()!;
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) found.push(error(pointer));
+      if (UNSTORABLE.test(value)) found.push(error(pointer, 'storableText', UNSTORABLE_MESSAGE));
     } else if (value !== null && typeof value === 'object') {
+      if (depth > MAX_NESTING_DEPTH) {
+        // Once: the first container past the limit (in document order) names where.
+        if (!tooDeep) found.push(error(pointer, 'maxNestingDepth', TOO_DEEP_MESSAGE));
+        tooDeep = true;
+        continue;
+      }
       const entries = Object.entries(value);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
-        stack.push({ value: child, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+        stack.push({ value: child, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth: depth + 1 });
       }
     }
   }
@@ -55,11 +148,20 @@ function unstorableText(data: unknown): ErrorObject[] {
 
 type CompiledValidator = ((data: unknown, ctx?: Parameters<ValidateFunction>[1]) => boolean) & { errors?: ErrorObject[] | null; schemaEnv?: unknown };
 
-function storableTextOnly(validate: ValidateFunction): CompiledValidator {
+/**
+ * A compiled schema plus the rules every part shares (unstorable text, nesting depth); their
+ * errors come first, as the most specific reason. A body that is required but absent (no body,
+ * or an empty one with Content-Type JSON) is one clear entry on ["body"].
+ */
+function checkedValidator(validate: ValidateFunction, httpPart: string): CompiledValidator {
   const checked: CompiledValidator = (data, ctx) => {
     const valid = validate(data, ctx) as boolean;
-    const bad = unstorableText(data);
-    checked.errors = bad.length > 0 ? [...(validate.errors ?? []), ...bad] : validate.errors;
+    if (!valid && httpPart === 'body' && (data === null || data === undefined)) {
+      checked.errors = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: this operation takes a JSON body' }];
+      return false;
+    }
+    const bad = unstorable(data);
+    checked.errors = bad.length > 0 ? [...bad, ...(validate.errors ?? [])] : validate.errors;
     return valid && bad.length === 0;
   };
   // Fastify passes the parent object (so defaults can be applied to the root) when this is set.
@@ -92,9 +194,9 @@ function describe(err: ErrorObject, path: string[]): string {
   const p = err.params as Record<string, unknown>;
   switch (err.keyword) {
     case 'required':
-      return `${field} is required`;
+      return typeof p.missingProperty === 'string' ? `${field} is required` : `${field} ${err.message ?? 'is required'}`;
     case 'additionalProperties':
-      return `${field} is not an allowed property`;
+      return `${field} ${err.message?.startsWith('is not allowed') ? err.message : 'is not an allowed property'}`;
     case 'discriminator':
       return p.error === 'mapping' ? `${field} must be one of the allowed kinds` : `${field} must be a string naming the kind`;
     case 'enum':

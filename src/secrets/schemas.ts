@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { BASE64_BYTES } from '../http/validation.js';
 
 /** CONTRACT §4: at most 64 KiB of payload, decoded. */
 export const MAX_PAYLOAD_BYTES = 65536;
-/** The base64 length of MAX_PAYLOAD_BYTES; the decoded size is checked exactly by the service. */
+/** The base64 length of MAX_PAYLOAD_BYTES: a bound for the document; the decoded size is `x-base64-bytes`'s. */
 const MAX_PAYLOAD_BASE64 = Math.ceil(MAX_PAYLOAD_BYTES / 3) * 4;
 
 export const Secret = Type.Object(
@@ -52,6 +53,8 @@ export const AddVersionBody = Type.Object(
     data: Type.String({
       maxLength: MAX_PAYLOAD_BASE64,
       contentEncoding: 'base64',
+      // Checked by the body validator (src/http/validation.ts): the exact decoded size, strict base64.
+      [BASE64_BYTES]: { min: 1, max: MAX_PAYLOAD_BYTES },
       description: 'The payload: padded standard base64 (RFC 4648 §4) of 1 to 65,536 bytes',
     }),
     comment: Type.Optional(Type.String({ maxLength: 200, description: 'At most 200 characters' })),

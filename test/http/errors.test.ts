@@ -83,10 +83,9 @@ describe('bodies', () => {
     }
   });
 
-  test('an empty body that says JSON is 422; a body of the wrong JSON type is 422 on ["body"]', async () => {
+  test('an empty body that says JSON is no body (422 7003: this route needs one); a body of the wrong JSON type is 422 on ["body"]', async () => {
     const empty = await post('');
-    assert.equal(empty.statusCode, 422);
-    expectClean(empty);
+    expectEnvelope(empty, 422, 7003, ['body']);
     for (const wrong of ['null', '[]', '"name"', '5', 'true']) {
       const res = await post(wrong);
       assert.equal(res.statusCode, 422, `${wrong}: ${res.body}`);
@@ -100,6 +99,24 @@ describe('bodies', () => {
       expectEnvelope(res, 422, 7004);
     }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  test('a poisoned key and a syntax error have distinct, accurate messages (both 422 7004 on ["body"])', async () => {
+    for (const body of ['{"__proto__":{"polluted":true},"name":"x"}', '{"name":"x","a":[{"__proto__":{}}]}', '{"\\u005f_proto__":{"polluted":true}}']) {
+      const res = await post(body);
+      expectEnvelope(res, 422, 7004, ['body']);
+      const { message } = firstError(res.json());
+      assert.match(message, /valid JSON but has a "__proto__" key, which is refused/, body);
+    }
+    const ctor = await post('{"name":"x","constructor":{"prototype":{"polluted":true}}}');
+    expectEnvelope(ctor, 422, 7004, ['body']);
+    assert.match(firstError(ctor.json()).message, /valid JSON but has a "constructor" key holding a "prototype"/);
+    const syntax = await post('{"__proto__":');
+    expectEnvelope(syntax, 422, 7004, ['body']);
+    assert.match(firstError(syntax.json()).message, /^The request body is not valid JSON: /);
+    // A key merely named constructor, holding no prototype, is an ordinary (here unexpected) property.
+    const plain = await post('{"name":"x","constructor":"y"}');
+    expectEnvelope(plain, 422, 7003, ['body', 'constructor']);
   });
 
   test('a content type other than JSON is 415 (7006)', async () => {

@@ -76,6 +76,40 @@ describe('POST /v1/secrets/{id}/versions', () => {
     assert.equal(versions.length, 1, 'refused payloads made no version');
   });
 
+  test('order of checks: malformed, empty or oversized data is 422 before the 403 of a foreign Service-Context and the 404 of an unknown secret', async () => {
+    const secret = await api.createSecret();
+    const other = await h.seed('Elsewhere');
+    const foreign: [string, Record<string, string>][] = [
+      ['a workspace API token naming another workspace', as(other.apiToken, s.workspaceId)],
+      ['a session naming a workspace not its own', as(other.owner.session, s.workspaceId)],
+      ['a session without Service-Context', as(s.member.session)],
+    ];
+    const malformed = ['abc', 'YQ', '', randomBytes(65537).toString('base64')];
+    for (const [who, headers] of foreign) {
+      for (const data of malformed) {
+        const res = await h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers, payload: { data } });
+        assert.equal(res.statusCode, 422, `${who}, ${data.length} characters: ${res.body.slice(0, 300)}`);
+        assert.deepEqual(firstError(res.json()).path, ['body', 'data']);
+      }
+      const wellFormed = await h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers, payload: { data: 'YWJj' } });
+      assert.equal(wellFormed.statusCode, 403, who);
+    }
+    const unknown = await api.call('POST', '/secrets/sec_00000000000000000000000000/versions', { data: 'YQ' });
+    assert.equal(unknown.statusCode, 422);
+    assert.equal((await api.call('POST', '/secrets/sec_00000000000000000000000000/versions', { data: 'YWJj' })).statusCode, 404);
+  });
+
+  test('the decoded size is exact: the messages name the bytes; 65,536 and 65,537 bytes have the same base64 length', async () => {
+    const secret = await api.createSecret();
+    assert.equal(randomBytes(65536).toString('base64').length, randomBytes(65537).toString('base64').length);
+    const over = await api.call('POST', `/secrets/${secret.id}/versions`, { data: randomBytes(65537).toString('base64') });
+    assert.match(firstError(over.json()).message, /^data decodes to 65537 bytes; at most 65536 are allowed$/);
+    const empty = await api.call('POST', `/secrets/${secret.id}/versions`, { data: '' });
+    assert.match(firstError(empty.json()).message, /^data must not be empty$/);
+    const bad = await api.call('POST', `/secrets/${secret.id}/versions`, { data: 'YQ' });
+    assert.match(firstError(bad.json()).message, /^data must be padded standard base64/);
+  });
+
   test('comment: 200 characters accepted, 201 refused on body.comment', async () => {
     const secret = await api.createSecret();
     const ok = await api.addVersion(secret.id, Buffer.from('x'), 'é'.repeat(200));
