@@ -70,6 +70,8 @@ export interface IdempotencyKeysTable {
   created_at: number;
   locked_until: number;
   expires_at: number;
+  /** The random token of the current claim: only its holder completes or releases it. */
+  claim_token: string | null;
 }
 
 export interface FoundationTables {

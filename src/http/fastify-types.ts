@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Role } from '../db/tables.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { Scope } from '../auth/workspace-context.js';
-import type { IdempotencyScope } from './idempotency.js';
+import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
 
 declare module 'fastify' {
@@ -30,7 +30,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     ctx: RequestContext | null;
-    idem: { scope: IdempotencyScope; replayed: boolean; override?: { status: number; body: unknown } } | null;
+    /** The Idempotency-Key claim this request holds (null when it replays a stored response). */
+    idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
   }
 }
 

@@ -1,12 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { hmacSha256 } from '../shared/crypto.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
+import { parseIfMatch } from './etag.js';
 
 /** Results are kept this long, as CONTRACT §1 says. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** A claim not completed by then is taken to be abandoned (its server died). */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;
+
+/** The bounds of an Idempotency-Key header (CONTRACT §1: an empty or over-long one is 422). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
 
 export interface IdempotencyScope {
   workspaceId: string;
@@ -14,8 +20,14 @@ export interface IdempotencyScope {
   key: string;
 }
 
+/** A claim held by one request: its scope and the random token only it knows. */
+export interface IdempotencyClaim {
+  scope: IdempotencyScope;
+  token: string;
+}
+
 export type ClaimOutcome =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; token: string }
   | { kind: 'replay'; status: number; body: string; headers: Record<string, string> }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' };
@@ -23,11 +35,15 @@ export type ClaimOutcome =
 /**
  * The fingerprint of a request, kept instead of the request itself. It is keyed with a
  * server secret: a plain hash of a body holding a short secret payload could be reversed by
- * guessing, a keyed one cannot without the key.
+ * guessing, a keyed one cannot without the key. The same request always gives the same one:
+ * the body as canonical JSON (keys sorted, so their order does not matter) and If-Match as
+ * parsed (`"e"`, `e` and `W/"e"` are the same condition).
  */
 export function fingerprint(key: Buffer, method: string, url: string, body: unknown, ifMatch: string | undefined): string {
-  return hmacSha256(key, JSON.stringify([method, url, body ?? null, ifMatch ?? null])).toString('hex');
+  return hmacSha256(key, canonicalJson([method, url, body ?? null, ifMatch === undefined ? null : parseIfMatch(ifMatch)])).toString('hex');
 }
+
+const newClaimToken = () => randomBytes(16).toString('base64url');
 
 const where = (s: IdempotencyScope) => (qb: any) =>
   qb.where('workspace_id', '=', s.workspaceId).where('principal_id', '=', s.principalId).where('key', '=', s.key);
@@ -39,6 +55,7 @@ const where = (s: IdempotencyScope) => (qb: any) =>
 export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string): Promise<ClaimOutcome> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = nowSeconds(clock);
+    const token = newClaimToken();
     const inserted = await db
       .insertInto('idempotency_keys')
       .values({
@@ -53,10 +70,11 @@ export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyS
         created_at: now,
         locked_until: now + IDEMPOTENCY_LEASE_SECONDS,
         expires_at: now + IDEMPOTENCY_TTL_SECONDS,
+        claim_token: token,
       })
       .onConflict((oc) => oc.columns(['workspace_id', 'principal_id', 'key']).doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'claimed' };
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return { kind: 'claimed', token };
 
     const row = await where(scope)(db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue;
@@ -74,25 +92,32 @@ export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyS
       };
     }
     if (row.locked_until > now) return { kind: 'in_flight' };
+    // The lease ran out: its request is taken to be dead (its server crashed). The claim moves
+    // to this request, with a new token, so the old one can no longer complete or release it.
     const taken = await where(scope)(db.updateTable('idempotency_keys'))
-      .set({ locked_until: now + IDEMPOTENCY_LEASE_SECONDS })
+      .set({ locked_until: now + IDEMPOTENCY_LEASE_SECONDS, claim_token: token })
       .where('state', '=', 'running')
       .where('locked_until', '=', row.locked_until)
       .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) > 0) return { kind: 'claimed' };
+    if (Number(taken.numUpdatedRows) > 0) return { kind: 'claimed', token };
   }
   return { kind: 'in_flight' };
 }
 
-export async function completeKey(db: Kysely<DB>, scope: IdempotencyScope, status: number, body: string, headers: Record<string, string>): Promise<void> {
-  await where(scope)(db.updateTable('idempotency_keys'))
-    .set({ state: 'done', status_code: status, response_body: body, response_headers: JSON.stringify(headers) })
-    .execute();
+/** Stores the final response, if `claim` still holds the key (false when it was taken over). */
+export async function completeKey(db: Kysely<DB>, claim: IdempotencyClaim, status: number, body: string, headers: Record<string, string>): Promise<boolean> {
+  const res = await where(claim.scope)(db.updateTable('idempotency_keys'))
+    .set({ state: 'done', status_code: status, response_body: body, response_headers: JSON.stringify(headers), claim_token: null })
+    .where('state', '=', 'running')
+    .where('claim_token', '=', claim.token)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
-/** Forgets a claim whose request failed in a way the client may retry (5xx, 422). */
-export async function releaseKey(db: Kysely<DB>, scope: IdempotencyScope): Promise<void> {
-  await where(scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'running').execute();
+/** Forgets a claim whose request failed in a way the client may retry (5xx, 422), if `claim` still holds it. */
+export async function releaseKey(db: Kysely<DB>, claim: IdempotencyClaim): Promise<boolean> {
+  const res = await where(claim.scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'running').where('claim_token', '=', claim.token).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
 }
 
 export async function purgeExpiredKeys(db: Kysely<DB>, clock: Clock): Promise<number> {

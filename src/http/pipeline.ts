@@ -7,7 +7,8 @@ import { requireRole, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
+import { claimKey, completeKey, fingerprint, IDEMPOTENCY_KEY_MAX_LENGTH, releaseKey } from './idempotency.js';
+import { WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
 import type { App } from './fastify-types.js';
 
@@ -25,7 +26,7 @@ interface PipelineDeps {
   limits?: { authFailures?: FixedWindowLimiter; perCredential?: FixedWindowLimiter };
 }
 
-const SERVICE_CONTEXT_RE = /^ws_[A-Za-z0-9]+$/;
+const SERVICE_CONTEXT_RE = new RegExp(WORKSPACE_WIRE_ID_PATTERN);
 
 /** Maps anything thrown during a request to the spec's envelope. Never leaks a stack or SQL. */
 export function toApiError(err: FastifyError | Error): ApiError {
@@ -94,13 +95,16 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const headers = request.headers as Record<string, string | undefined>;
     // The spec's header rules hold even on a route whose schema forgot to declare them.
     const named = headers['service-context'];
-    if (named !== undefined && (named.length > 53 || !SERVICE_CONTEXT_RE.test(named))) {
-      throw new ApiError('VALIDATION_FAILED', { message: 'service-context must be a workspace id ws_<id> of 1-53 characters', path: ['headers', 'service-context'] });
+    if (named !== undefined && (named.length > WORKSPACE_WIRE_ID_MAX_LENGTH || !SERVICE_CONTEXT_RE.test(named))) {
+      throw new ApiError('VALIDATION_FAILED', {
+        message: `service-context must be a workspace id ws_<id> of 1-${WORKSPACE_WIRE_ID_MAX_LENGTH} characters`,
+        path: ['headers', 'service-context'],
+      });
     }
     const key = headers['idempotency-key'];
     const isWrite = WRITE_METHODS.has(request.method);
-    if (isWrite && key !== undefined && (key.length < 1 || key.length > 64)) {
-      throw new ApiError('VALIDATION_FAILED', { message: 'idempotency-key must be 1-64 characters', path: ['headers', 'idempotency-key'] });
+    if (isWrite && key !== undefined && (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
+      throw new ApiError('VALIDATION_FAILED', { message: `idempotency-key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, path: ['headers', 'idempotency-key'] });
     }
     request.ctx = await resolveContext(db, request.principal, named, config.scope);
     if (config.roles) requireRole(request.ctx, config.roles);
@@ -111,14 +115,14 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const outcome = await claimKey(db, clock, scope, fp);
     switch (outcome.kind) {
       case 'claimed':
-        request.idem = { scope, replayed: false };
+        request.idem = { claim: { scope, token: outcome.token }, replayed: false };
         return;
       case 'mismatch':
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', { path: ['headers', 'idempotency-key'] });
       case 'in_flight':
         throw new ApiError('IDEMPOTENCY_IN_FLIGHT', { path: ['headers', 'idempotency-key'] });
       case 'replay':
-        request.idem = { scope, replayed: true };
+        request.idem = { claim: null, replayed: true };
         for (const [k, v] of Object.entries(outcome.headers)) reply.header(k, v);
         reply.header('idempotent-replayed', 'true');
         return reply.code(outcome.status).send(outcome.body === '' ? undefined : outcome.body);
@@ -131,11 +135,11 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     reply.header('referrer-policy', 'no-referrer');
     if (!reply.hasHeader('cache-control') && request.url.startsWith('/v1/')) reply.header('cache-control', 'no-store');
     const idem = request.idem;
-    if (!idem || idem.replayed) return payload;
+    if (!idem?.claim) return payload;
     request.idem = null;
     const status = reply.statusCode;
     if (status >= 500 || status === 422) {
-      await releaseKey(db, idem.scope);
+      await releaseKey(db, idem.claim);
       return payload;
     }
     const stored = idem.override ?? { status, body: payload };
@@ -146,7 +150,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       if (typeof v === 'string') headers[h] = v;
     }
     if (idem.override) headers['content-type'] = 'application/json; charset=utf-8';
-    await completeKey(db, idem.scope, stored.status, body, headers);
+    await completeKey(db, idem.claim, stored.status, body, headers);
     return payload;
   });
 

@@ -1,5 +1,6 @@
 import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
 import { ErrorCodes } from '../shared/errors.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.js';
 
 /** The spec's error envelope: one shared component in the OpenAPI document. */
 export const ErrorEntrySchema = Type.Object(
@@ -57,11 +58,15 @@ export function ListEnvelope<T extends TSchema>(item: T, description?: string) {
 
 export const CursorQuery = Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$', description: 'The next_cursor of a previous response' });
 
+/** A workspace id as sent (Service-Context, path): the schema below and the pipeline's own check share these. */
+export const WORKSPACE_WIRE_ID_PATTERN = '^ws_[A-Za-z0-9]+$';
+export const WORKSPACE_WIRE_ID_MAX_LENGTH = 53;
+
 export const WorkspaceWireId = Type.String({
   minLength: 1,
-  maxLength: 53,
-  pattern: '^ws_[A-Za-z0-9]+$',
-  description: 'A workspace wire id `ws_<id>`, length 1-53',
+  maxLength: WORKSPACE_WIRE_ID_MAX_LENGTH,
+  pattern: WORKSPACE_WIRE_ID_PATTERN,
+  description: `A workspace wire id \`ws_<id>\`, length 1-${WORKSPACE_WIRE_ID_MAX_LENGTH}`,
 });
 
 type HeaderRule = 'required' | 'optional' | 'none';
@@ -75,7 +80,11 @@ export function requestHeaders(opts: { ifMatch?: HeaderRule; idempotencyKey?: He
   const ifMatch = Type.String({ minLength: 1, maxLength: 256, description: 'The etag of the resource version last read (quoted or bare, or *)' });
   if (opts.ifMatch === 'required') props['if-match'] = ifMatch;
   else if (opts.ifMatch === 'optional') props['if-match'] = Type.Optional(ifMatch);
-  const key = Type.String({ minLength: 1, maxLength: 64, description: 'Caller-chosen key; a retry with the same key replays the first response (24 h)' });
+  const key = Type.String({
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+    description: 'Caller-chosen key; a retry with the same key replays the first response (24 h)',
+  });
   if (opts.idempotencyKey === 'required') props['idempotency-key'] = key;
   else if (opts.idempotencyKey === 'optional') props['idempotency-key'] = Type.Optional(key);
   return Type.Object(props);

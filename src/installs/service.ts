@@ -12,7 +12,7 @@ import { packageStore } from '../packages/store.js';
 import { installStore } from './store.js';
 import { queueRender } from './render-queue.js';
 import { toInstall } from './representation.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
 
 export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'> & { repos: RepositoryStorage };

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
-import { claimKey, fingerprint } from '../../src/http/idempotency.js';
+import { claimKey, completeKey, fingerprint, releaseKey } from '../../src/http/idempotency.js';
+import { secretClient } from '../secrets/secret-client.js';
 
 /** CONTRACT §1 Idempotency-Key. */
 let h: TestApp;
@@ -185,7 +186,7 @@ describe('time', () => {
     const scope = { workspaceId: s.workspaceId, principalId: s.owner.userId, key };
     const fpKey = await h.database.db.selectFrom('settings').select('value').where('key', '=', 'idempotency_hmac_key').executeTakeFirstOrThrow();
     const fp = fingerprint(Buffer.from(fpKey.value, 'base64'), 'POST', '/v1/api_tokens', body, undefined);
-    assert.deepEqual(await claimKey(h.database.db, h.clock, scope, fp), { kind: 'claimed' });
+    assert.equal((await claimKey(h.database.db, h.clock, scope, fp)).kind, 'claimed');
     const busy = await createToken(s.owner.session, key, body, s.workspaceId);
     assert.equal(busy.statusCode, 409);
     const e = firstError(busy.json());
@@ -200,6 +201,111 @@ describe('time', () => {
     const taken = await createToken(s.owner.session, key, body, s.workspaceId);
     assert.equal(taken.statusCode, 201, taken.body);
     assert.equal(await tokensNamed(body.name), 1);
+  });
+});
+
+describe('the same request is recognized however it is written', () => {
+  test('a body with its keys in another order is the same request: replayed, not 422', async () => {
+    const secret = await secretClient(h, as(s.apiToken)).createSecret();
+    const key = uniqueKey();
+    const send = (payload: string) =>
+      h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers: as(s.apiToken, undefined, { 'idempotency-key': key, 'content-type': 'application/json' }), payload });
+    const first = await send('{"data":"YWJj","comment":"one"}');
+    assert.equal(first.statusCode, 201, first.body);
+    const reordered = await send('{"comment":"one",\n "data":"YWJj"}');
+    assert.equal(reordered.statusCode, 201, reordered.body);
+    assert.equal(reordered.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(reordered.json(), first.json());
+    // Another value is still another request.
+    const other = await send('{"comment":"two","data":"YWJj"}');
+    assert.equal(other.statusCode, 422);
+    assert.equal(firstError(other.json()).code, 7032);
+  });
+
+  test('If-Match quoted, bare or weak is the same condition: replayed, not 422', async () => {
+    const seed = await h.seed('IfMatchForms');
+    const key = uniqueKey();
+    const etag = await etagOf(seed);
+    const first = await rename(seed, key, `"${etag}"`, 'Forms');
+    assert.equal(first.statusCode, 200, first.body);
+    for (const form of [etag, `W/"${etag}"`, ` "${etag}" `]) {
+      const again = await rename(seed, key, form, 'Forms');
+      assert.equal(again.statusCode, 200, `${form}: ${again.body}`);
+      assert.equal(again.headers['idempotent-replayed'], 'true', form);
+    }
+    assert.equal(firstError((await rename(seed, key, '*', 'Forms')).json()).code, 7032, '* is another condition');
+  });
+});
+
+describe('claims', () => {
+  const claimFor = async (key: string) => {
+    const scope = { workspaceId: s.workspaceId, principalId: s.owner.userId, key };
+    const fp = fingerprint(Buffer.alloc(32, 7), 'POST', '/v1/somewhere', { a: 1 }, undefined);
+    return { scope, fp };
+  };
+  const row = (key: string) => h.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', key).executeTakeFirst();
+
+  test('a claim taken over after its lease cannot be completed or released by its first holder', async () => {
+    const key = uniqueKey();
+    const { scope, fp } = await claimFor(key);
+    const first = await claimKey(h.database.db, h.clock, scope, fp);
+    assert.equal(first.kind, 'claimed');
+    h.clock.advanceSeconds(120);
+    const second = await claimKey(h.database.db, h.clock, scope, fp);
+    assert.equal(second.kind, 'claimed');
+    assert.ok(first.kind === 'claimed' && second.kind === 'claimed' && first.token !== second.token);
+    const firstClaim = { scope, token: (first as { token: string }).token };
+    const secondClaim = { scope, token: (second as { token: string }).token };
+
+    // The first request finishes late: its answer is not stored and it deletes nothing.
+    assert.equal(await completeKey(h.database.db, firstClaim, 201, '{"late":true}', {}), false);
+    assert.equal(await releaseKey(h.database.db, firstClaim), false);
+    assert.equal((await row(key))?.state, 'running');
+    // The second one's answer is the one kept, and replayed.
+    assert.equal(await completeKey(h.database.db, secondClaim, 201, '{"second":true}', { 'content-type': 'application/json' }), true);
+    assert.equal(await releaseKey(h.database.db, firstClaim), false);
+    const replay = await claimKey(h.database.db, h.clock, scope, fp);
+    assert.deepEqual(replay, { kind: 'replay', status: 201, body: '{"second":true}', headers: { 'content-type': 'application/json' } });
+  });
+
+  test('a release by the holder frees the key; a done key is never released', async () => {
+    const key = uniqueKey();
+    const { scope, fp } = await claimFor(key);
+    const claimed = (await claimKey(h.database.db, h.clock, scope, fp)) as { kind: 'claimed'; token: string };
+    assert.equal(await releaseKey(h.database.db, { scope, token: claimed.token }), true);
+    assert.equal(await row(key), undefined);
+    const again = (await claimKey(h.database.db, h.clock, scope, fp)) as { kind: 'claimed'; token: string };
+    assert.equal(again.kind, 'claimed');
+    assert.equal(await completeKey(h.database.db, { scope, token: again.token }, 204, '', {}), true);
+    assert.equal(await releaseKey(h.database.db, { scope, token: again.token }), false);
+    assert.equal((await row(key))?.state, 'done');
+  });
+});
+
+describe('5xx answers are not stored', () => {
+  test('a 500 (a tampered data key) is not replayed: once repaired, a retry with the same key runs and answers 201', async () => {
+    const api = secretClient(h, as(s.apiToken));
+    const secret = await api.createSecret();
+    const { wrapped_key } = await h.database.db.selectFrom('secrets').select('wrapped_key').where('id', '=', secret.id).executeTakeFirstOrThrow();
+    const flipped = Buffer.from(wrapped_key, 'base64');
+    flipped[20] = flipped[20]! ^ 0xff;
+    await h.database.db.updateTable('secrets').set({ wrapped_key: flipped.toString('base64') }).where('id', '=', secret.id).execute();
+    const key = uniqueKey();
+    const add = () =>
+      h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers: as(s.apiToken, undefined, { 'idempotency-key': key }), payload: { data: 'YWJj' } });
+    const failed = await add();
+    assert.equal(failed.statusCode, 500, failed.body);
+    assert.equal(firstError(failed.json()).code, 7203);
+    assert.equal(await h.database.db.selectFrom('idempotency_keys').select('key').where('key', '=', key).executeTakeFirst(), undefined, 'nothing kept');
+
+    await h.database.db.updateTable('secrets').set({ wrapped_key }).where('id', '=', secret.id).execute();
+    const retried = await add();
+    assert.equal(retried.statusCode, 201, retried.body);
+    assert.equal(retried.headers['idempotent-replayed'], undefined);
+    const replayed = await add();
+    assert.equal(replayed.statusCode, 201);
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(replayed.json(), retried.json());
   });
 });
 

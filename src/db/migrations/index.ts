@@ -8,6 +8,7 @@ import * as compute from './0006_compute.js';
 import * as notifications from './0007_notifications.js';
 import * as device from './0008_device.js';
 import * as computeCleanup from './0009_compute_cleanup.js';
+import * as idempotencyClaimToken from './0010_idempotency_claim_token.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007_notifications': notifications,
   '0008_device': device,
   '0009_compute_cleanup': computeCleanup,
+  '0010_idempotency_claim_token': idempotencyClaimToken,
 };
 
 export const migrationProvider: MigrationProvider = {
