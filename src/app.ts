@@ -19,7 +19,7 @@ import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
-import { ErrorEnvelopeSchema } from './http/schemas.js';
+import { documentPipelineErrors, ErrorEnvelopeSchema } from './http/schemas.js';
 import { openApiOptions } from './http/openapi.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
@@ -102,6 +102,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   // Every route takes exactly what it declares: no body and no query parameters unless it says so.
   closeUndeclaredParts(app);
+  // ... and documents every error status the pipeline can answer on it.
+  documentPipelineErrors(app);
   // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');

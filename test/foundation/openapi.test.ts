@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { createTestApp, as, type TestApp } from '../helpers/harness.js';
 
 /**
  * The OpenAPI document (CONTRACT §8): 3.1, version 1.0.0, HTTP bearer security, and every
@@ -9,6 +9,7 @@ import { createTestApp, type TestApp } from '../helpers/harness.js';
  */
 interface Operation {
   security?: Record<string, string[]>[];
+  parameters?: { in: string; name: string; required?: boolean }[];
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
 }
 interface Doc {
@@ -99,4 +100,85 @@ test('every $ref resolves inside the document', () => {
     for (const part of ref.slice(2).split('/')) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
     assert.ok(node !== undefined, `unresolved ${ref}`);
   }
+});
+
+/** The OAuth endpoints answer in RFC 6749's error format (400), with an error handler of their own. */
+const OWN_ERROR_FORMAT = new Set(['/v1/oauth/device_authorization', '/v1/oauth/token']);
+const WRITES = new Set(['post', 'put', 'patch', 'delete']);
+const isPublic = (op: Operation) => Array.isArray(op.security) && op.security.length === 0;
+
+/**
+ * What the pipeline can answer on any route, as docs/spec-gaps.md says: 422 and 500 everywhere;
+ * 413 and 415 where a body is read; 401 and 429 where a credential is needed, and there 403
+ * (Service-Context, role: every authenticated route resolves one) and, on writes, 409 (an
+ * Idempotency-Key in flight: the pipeline takes one on every write).
+ */
+function pipelineStatuses(method: string, op: Operation): number[] {
+  const out = [422, 500];
+  if (WRITES.has(method)) out.push(413, 415);
+  if (!isPublic(op)) out.push(401, 403, 429);
+  if (!isPublic(op) && WRITES.has(method)) out.push(409);
+  return out;
+}
+
+test('every operation documents each status the pipeline can answer on it (401, 403, 409, 413, 415, 422, 429, 500)', () => {
+  const problems: string[] = [];
+  for (const { path, method, op } of operations()) {
+    if (OWN_ERROR_FORMAT.has(path)) continue;
+    for (const status of pipelineStatuses(method, op)) {
+      if (!op.responses[String(status)]) problems.push(`${method} ${path}: no ${status}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  // The example the defect was found on.
+  assert.ok(doc.paths['/v1/sessions/current']!.delete!.responses['409'], 'DELETE /v1/sessions/current takes an Idempotency-Key: 409 7031');
+  // An operation's own statuses keep their own description (here the secret's unreadable payload).
+  assert.match(JSON.stringify(doc.paths['/v1/secrets/{id}/versions/{vid}:access']!.get!.responses['500']), /7203/);
+});
+
+/** A concrete URL of a documented path (each parameter a short well-formed id), with a probe of the query. */
+const urlOf = (path: string, query = '') => `${path.replace(/\{[^}]+\}/g, 'abc')}${query}`;
+
+test('and the statuses are real: provoked on every operation, each answer is one it documents', async () => {
+  const s = await h.seed('Probes');
+  const headers = as(s.owner.session, s.workspaceId);
+  // 429 on a credential past WSP_RATE_LIMIT_PER_MINUTE; 500 when the database is gone.
+  const limited = await createTestApp({ config: { rateLimitPerMinute: 1 } });
+  const ls = await limited.seed('Limited');
+  const broken = await createTestApp();
+  const bs = await broken.seed('Broken');
+  await broken.database.db.destroy();
+  const seen = new Map<string, Set<number>>();
+  const saw = (key: string, status: number) => seen.set(key, (seen.get(key) ?? new Set()).add(status));
+  try {
+    await limited.app.inject({ method: 'GET', url: '/v1/me', headers: as(ls.owner.session) });
+    for (const { path, method, op } of operations()) {
+      if (OWN_ERROR_FORMAT.has(path)) continue;
+      const key = `${method} ${path}`;
+      const m = method.toUpperCase() as 'GET';
+      saw(key, (await h.app.inject({ method: m, url: urlOf(path, '?wsp_probe=1'), headers })).statusCode);
+      if (!isPublic(op)) {
+        saw(key, (await h.app.inject({ method: m, url: urlOf(path) })).statusCode);
+        saw(key, (await limited.app.inject({ method: m, url: urlOf(path), headers: as(ls.owner.session, ls.workspaceId) })).statusCode);
+        saw(key, (await broken.app.inject({ method: m, url: urlOf(path), headers: as(bs.owner.session, bs.workspaceId) })).statusCode);
+      }
+      if (WRITES.has(method)) {
+        const big = `{"x":"${'x'.repeat(1024 * 1024)}"}`;
+        saw(key, (await h.app.inject({ method: m, url: urlOf(path), headers: { ...headers, 'content-type': 'application/json' }, payload: big })).statusCode);
+        saw(key, (await h.app.inject({ method: m, url: urlOf(path), headers: { ...headers, 'content-type': 'text/plain' }, payload: 'x' })).statusCode);
+      }
+    }
+  } finally {
+    await limited.close();
+    await broken.app.close();
+  }
+  const problems: string[] = [];
+  for (const { path, method, op } of operations()) {
+    for (const status of seen.get(`${method} ${path}`) ?? []) {
+      if (status >= 400 && !op.responses[String(status)]) problems.push(`${method} ${path}: answered ${status}, not documented`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  const all = new Set([...seen.values()].flatMap((x) => [...x]));
+  for (const status of [401, 413, 415, 422, 429, 500]) assert.ok(all.has(status), `${status} was provoked`);
 });

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from './fixture.js';
+import { withPipelineStatuses } from '../helpers/openapi.js';
 
 /**
  * GET /v1/installs/{id}/repository and the git smart-HTTP routes under its clone URL, through
@@ -302,14 +303,14 @@ describe('a repository git cannot read', () => {
 test('the OpenAPI document shows the three routes with their error statuses', async () => {
   const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
   const repo = doc.paths['/v1/installs/{id}/repository']?.get;
-  assert.deepEqual(Object.keys(repo.responses).sort(), ['200', '401', '403', '404', '422', '503']);
+  assert.deepEqual(Object.keys(repo.responses).sort(), withPipelineStatuses('get', ['200', '401', '403', '404', '422', '503']));
   assert.deepEqual(Object.keys(repo.responses['200'].content['application/json'].schema.properties).sort(), ['clone_url', 'head_commit_sha']);
   const refs = doc.paths['/v1/installs/{id}/repository.git/info/refs']?.get;
-  assert.deepEqual(Object.keys(refs.responses).sort(), ['200', '401', '403', '404', '422', '503']);
+  assert.deepEqual(Object.keys(refs.responses).sort(), withPipelineStatuses('get', ['200', '401', '403', '404', '422', '503']));
   assert.ok(refs.responses['200'].content['application/x-git-upload-pack-advertisement']);
   assert.ok(refs.parameters.some((p: { in: string; name: string; required: boolean }) => p.in === 'query' && p.name === 'service' && p.required));
   const pack = doc.paths['/v1/installs/{id}/repository.git/git-upload-pack']?.post;
-  assert.deepEqual(Object.keys(pack.responses).sort(), ['200', '401', '403', '404', '413', '415', '422', '503']);
+  assert.deepEqual(Object.keys(pack.responses).sort(), withPipelineStatuses('post', ['200', '401', '403', '404', '413', '415', '422', '503']));
   assert.deepEqual(Object.keys(pack.requestBody.content), ['application/x-git-upload-pack-request']);
   assert.ok(pack.responses['200'].content['application/x-git-upload-pack-result']);
   assert.match(refs.description, /Service-Context/);

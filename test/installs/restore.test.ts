@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { withPipelineStatuses } from '../helpers/openapi.js';
 import { renderStore } from '../../src/renders/store.js';
 import { installFixture } from './fixture.js';
 
@@ -239,7 +240,7 @@ describe('POST /v1/installs/{id}:restore', () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const op = doc.paths['/v1/installs/{id}:restore']?.post;
     assert.ok(op, Object.keys(doc.paths).filter((p: string) => p.includes('install')).join(', '));
-    assert.deepEqual(Object.keys(op.responses).sort(), ['200', '401', '403', '404', '409', '422']);
+    assert.deepEqual(Object.keys(op.responses).sort(), withPipelineStatuses('post', ['200', '401', '403', '404', '409', '422']));
     const required = op.parameters.filter((p: { in: string; required?: boolean }) => p.in === 'header' && p.required).map((p: { name: string }) => p.name).sort();
     assert.deepEqual(required, ['idempotency-key', 'if-match']);
   });

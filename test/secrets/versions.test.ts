@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { secretClient, type Version } from './secret-client.js';
+import { withPipelineStatuses } from '../helpers/openapi.js';
 
 let h: TestApp;
 let s: Seed;
@@ -358,10 +359,10 @@ describe('OpenAPI', () => {
       assert.ok(op, action);
       assert.ok(op.parameters.some((p) => p.in === 'header' && p.name === 'if-match' && p.required === true));
       assert.ok(op.parameters.some((p) => p.in === 'header' && p.name === 'idempotency-key' && !p.required));
-      assert.deepEqual(Object.keys(op.responses).sort(), ['200', '401', '403', '404', '409', '422']);
+      assert.deepEqual(Object.keys(op.responses).sort(), withPipelineStatuses('post', ['200', '401', '403', '404', '409', '422']));
     }
     const access = doc.paths['/v1/secrets/{id}/versions/{vid}:access']?.get;
-    assert.deepEqual(Object.keys(access!.responses).sort(), ['200', '401', '403', '404', '409', '422', '500']);
+    assert.deepEqual(Object.keys(access!.responses).sort(), withPipelineStatuses('get', ['200', '401', '403', '404', '409', '422', '500']));
     assert.ok(doc.paths['/v1/secrets/{id}']?.delete?.parameters.some((p) => p.name === 'if-match' && p.required === true));
   });
 });
