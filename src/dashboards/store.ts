@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DashboardRevisionsTable, DashboardsTable, DB } from '../db/tables.js';
+import { ifEtag } from '../db/database.js';
 
 /** The content columns a dashboard shows from its current revision. */
 export type ContentColumns = Pick<DashboardRevisionsTable, 'name' | 'description' | 'purpose' | 'filter_definitions' | 'default_filter_values' | 'widgets'>;
@@ -62,8 +63,7 @@ export const dashboardStore = {
 
   /** Conditional delete (any etag for `*`); its revisions go with it (ON DELETE CASCADE). */
   deleteIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
-    let q = db.deleteFrom('dashboards').where('workspace_id', '=', workspaceId).where('id', '=', id);
-    if (expected !== '*') q = q.where('etag', '=', expected);
+    const q = db.deleteFrom('dashboards').where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected));
     return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
   },
 

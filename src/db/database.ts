@@ -144,6 +144,17 @@ export async function migrate(database: Database): Promise<void> {
   }
 }
 
+/**
+ * The etag condition of a conditional write (`qb.$call(ifEtag(expected))`): the row's `etag`
+ * must still be `expected`, the If-Match value as parsed (`parseIfMatch`); `*` matches any.
+ */
+export const ifEtag =
+  (expected: string) =>
+  <QB extends object>(qb: QB): QB =>
+    // Any UPDATE, DELETE or SELECT builder of a table with an `etag` column (Kysely's overloaded
+    // `where` does not unify with a generic constraint, hence the cast).
+    expected === '*' ? qb : (qb as unknown as { where(lhs: 'etag', op: '=', rhs: string): QB }).where('etag', '=', expected);
+
 /** Row lock for read-then-write in a transaction; SQLite serializes writers already. */
 export function forUpdate<QB extends SelectQueryBuilder<any, any, any>>(engine: Engine, qb: QB): QB {
   return engine === 'postgres' ? (qb.forUpdate() as QB) : qb;

@@ -5,9 +5,9 @@ import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
-import { etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { assertIfMatch, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
 import { toPage } from '../http/cursor.js';
-import { secretStore, type SecretRow, type VersionRow } from './store.js';
+import { secretStore, type SecretRow, type VersionRow, type VersionWithKey } from './store.js';
 import { SecretEnvelope } from './envelope.js';
 import { keyringFromConfig } from './master-key.js';
 import { nextState, type VersionAction } from './transitions.js';
@@ -51,6 +51,10 @@ export function createSecretService(deps: SecretServiceDeps) {
       log.warn({ err }, 'could not checkpoint the WAL after deleting secret data; it is flushed at the next checkpoint');
     }
   }
+
+  /** The plaintext of a version read with its secret's wrapped data key (the caller zeroes it). */
+  const openVersion = (row: VersionWithKey): Buffer =>
+    envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
 
   /** 404 on the right path parameter: the secret itself, or only the version. */
   async function versionNotFound(ctx: WorkspaceContext, secretId: string): Promise<never> {
@@ -145,7 +149,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const row = await secretStore.versionWithKey(db, ctx.workspaceId, secretId, canonicalId('secv', rawVersionId));
       if (!row) return versionNotFound(ctx, secretId);
       if (row.state !== 'enabled') throw new ApiError('SECRET_VERSION_NOT_ENABLED', { metadata: { state: row.state } });
-      const payload = envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
+      const payload = openVersion(row);
       try {
         return { id: row.id, data: payload.toString('base64') };
       } finally {
@@ -161,12 +165,11 @@ export function createSecretService(deps: SecretServiceDeps) {
     async transition(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string, action: VersionAction, ifMatch: string): Promise<SecretVersion> {
       const secretId = canonicalId('sec', rawSecretId);
       const versionId = canonicalId('secv', rawVersionId);
-      const expected = parseIfMatch(ifMatch);
       const now = nowSeconds(clock);
       const outcome = await db.transaction().execute(async (trx) => {
         const row = await secretStore.lockVersion(trx, engine, ctx.workspaceId, secretId, versionId);
         if (!row) return null;
-        if (expected !== '*' && expected !== row.etag) throw etagMismatch(row.etag);
+        assertIfMatch(ifMatch, row.etag);
         const next = nextState(row.state, action);
         if (next === row.state) return { row, changed: false };
         const patch = { state: next, etag: newEtag(), ...(next === 'destroyed' ? { ciphertext: null, destroyed_at: now } : {}) };
@@ -192,8 +195,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async newestEnabledPayload(workspaceId: string, secretId: string): Promise<Buffer | null> {
       const row = await secretStore.newestEnabledWithKey(db, workspaceId, canonicalId('sec', secretId));
-      if (!row) return null;
-      return envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
+      return row ? openVersion(row) : null;
     },
   };
 }

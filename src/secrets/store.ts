@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, SecretsTable, SecretVersionsTable } from '../db/tables.js';
-import { forUpdate, type Engine } from '../db/database.js';
+import { forUpdate, ifEtag, type Engine } from '../db/database.js';
 
 const SECRET_FIELDS = ['id', 'workspace_id', 'name', 'etag', 'created_at', 'updated_at'] as const;
 /** Everything of a version but its payload: listing and reading never load ciphertext. */
@@ -9,6 +9,18 @@ const VERSION_FIELDS = ['id', 'secret_id', 'version_number', 'state', 'comment',
 export type SecretRow = Pick<SecretsTable, (typeof SECRET_FIELDS)[number]>;
 export type VersionRow = Pick<SecretVersionsTable, (typeof VERSION_FIELDS)[number]>;
 export type VersionPatch = Pick<SecretVersionsTable, 'state' | 'etag'> & Partial<Pick<SecretVersionsTable, 'ciphertext' | 'destroyed_at'>>;
+
+/** A secret's versions, each with its payload and the secret's wrapped data key. */
+const versionsWithKey = (db: Kysely<DB>, workspaceId: string, secretId: string) =>
+  db
+    .selectFrom('secret_versions as v')
+    .innerJoin('secrets as s', 's.id', 'v.secret_id')
+    .select(['v.id', 'v.state', 'v.ciphertext', 's.id as secret_id', 's.key_id', 's.wrapped_key'])
+    .where('v.workspace_id', '=', workspaceId)
+    .where('v.secret_id', '=', secretId);
+
+/** A version as `versionWithKey` and `newestEnabledWithKey` read it. */
+export type VersionWithKey = NonNullable<Awaited<ReturnType<ReturnType<typeof versionsWithKey>['executeTakeFirst']>>>;
 
 export const secretStore = {
   insertSecret: (db: Kysely<DB>, row: SecretsTable) => db.insertInto('secrets').values(row).execute(),
@@ -25,9 +37,7 @@ export const secretStore = {
 
   /** Conditional delete: only while the etag is still `expected` (any etag for `*`). Versions go with it. */
   deleteSecret: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
-    let q = db.deleteFrom('secrets').where('workspace_id', '=', workspaceId).where('id', '=', id);
-    if (expected !== '*') q = q.where('etag', '=', expected);
-    const res = await q.executeTakeFirst();
+    const res = await db.deleteFrom('secrets').where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected)).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   },
 
@@ -81,28 +91,11 @@ export const secretStore = {
   },
 
   /** A version with its payload and its secret's wrapped data key: all that decryption needs. */
-  versionWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) =>
-    db
-      .selectFrom('secret_versions as v')
-      .innerJoin('secrets as s', 's.id', 'v.secret_id')
-      .select(['v.id', 'v.state', 'v.ciphertext', 's.id as secret_id', 's.key_id', 's.wrapped_key'])
-      .where('v.workspace_id', '=', workspaceId)
-      .where('v.secret_id', '=', secretId)
-      .where('v.id', '=', id)
-      .executeTakeFirst(),
+  versionWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) => versionsWithKey(db, workspaceId, secretId).where('v.id', '=', id).executeTakeFirst(),
 
   /** The newest enabled version with its secret's wrapped data key. */
   newestEnabledWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string) =>
-    db
-      .selectFrom('secret_versions as v')
-      .innerJoin('secrets as s', 's.id', 'v.secret_id')
-      .select(['v.id', 'v.state', 'v.ciphertext', 's.id as secret_id', 's.key_id', 's.wrapped_key'])
-      .where('v.workspace_id', '=', workspaceId)
-      .where('v.secret_id', '=', secretId)
-      .where('v.state', '=', 'enabled')
-      .orderBy('v.version_number', 'desc')
-      .limit(1)
-      .executeTakeFirst(),
+    versionsWithKey(db, workspaceId, secretId).where('v.state', '=', 'enabled').orderBy('v.version_number', 'desc').limit(1).executeTakeFirst(),
 
   /**
    * SQLite keeps old page images in the WAL until a checkpoint, and the WAL file is reused,

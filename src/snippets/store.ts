@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB, SnippetsTable } from '../db/tables.js';
-import { forUpdate, type Engine } from '../db/database.js';
+import { forUpdate, ifEtag, type Engine } from '../db/database.js';
 
 export type SnippetChanges = Partial<Pick<SnippetsTable, 'name' | 'source' | 'display_type' | 'state'>> & Pick<SnippetsTable, 'etag' | 'updated_at'>;
 
@@ -34,14 +34,12 @@ export const snippetStore = {
 
   /** Conditional update: only while the etag is still `expected` (any etag for `*`). */
   updateIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string, changes: SnippetChanges): Promise<boolean> => {
-    let q = db.updateTable('snippets').set(changes).where('workspace_id', '=', workspaceId).where('id', '=', id);
-    if (expected !== '*') q = q.where('etag', '=', expected);
+    const q = db.updateTable('snippets').set(changes).where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected));
     return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   },
 
   deleteIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
-    let q = db.deleteFrom('snippets').where('workspace_id', '=', workspaceId).where('id', '=', id);
-    if (expected !== '*') q = q.where('etag', '=', expected);
+    const q = db.deleteFrom('snippets').where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected));
     return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
   },
 };

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
+import { ifEtag } from '../db/database.js';
 
 export const workspaceStore = {
   /** The workspaces a user belongs to, with the user's role. */
@@ -16,9 +17,7 @@ export const workspaceStore = {
 
   /** Conditional rename: only if the etag is still `expected` (or unconditionally for `*`). */
   rename: async (db: Kysely<DB>, id: string, name: string, expected: string, etag: string, now: number): Promise<boolean> => {
-    let q = db.updateTable('workspaces').set({ name, etag, updated_at: now }).where('id', '=', id);
-    if (expected !== '*') q = q.where('etag', '=', expected);
-    const res = await q.executeTakeFirst();
+    const res = await db.updateTable('workspaces').set({ name, etag, updated_at: now }).where('id', '=', id).$call(ifEtag(expected)).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
 };
