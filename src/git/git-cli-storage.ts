@@ -156,9 +156,21 @@ export class GitCliStorage implements RepositoryStorage {
   }
 
   async commitMessage(repoId: string, commit: string): Promise<string> {
-    const raw = (await git(['cat-file', 'commit', assertSha(commit)], { gitDir: this.pathOf(repoId) })).toString('utf8');
+    const raw = await this.rawCommit(repoId, commit);
     const blank = raw.indexOf('\n\n');
     return blank < 0 ? '' : raw.slice(blank + 2);
+  }
+
+  async parentOf(repoId: string, commit: string): Promise<string | null> {
+    const raw = await this.rawCommit(repoId, commit);
+    const blank = raw.indexOf('\n\n');
+    // The first `parent` header line; the message after the blank line is not looked at.
+    const parent = /^parent ([0-9a-f]{40})$/m.exec(blank < 0 ? raw : raw.slice(0, blank));
+    return parent ? parent[1]! : null;
+  }
+
+  private async rawCommit(repoId: string, commit: string): Promise<string> {
+    return (await git(['cat-file', 'commit', assertSha(commit)], { gitDir: this.pathOf(repoId) })).toString('utf8');
   }
 
   async head(repoId: string): Promise<string | null> {

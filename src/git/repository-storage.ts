@@ -32,6 +32,8 @@ export interface RepositoryStorage {
   /** Writes a commit object (the branch does not move). */
   commit(repoId: string, commit: NewCommit): Promise<string>;
   commitMessage(repoId: string, commit: string): Promise<string>;
+  /** The first parent of a commit; null for a root commit. */
+  parentOf(repoId: string, commit: string): Promise<string | null>;
   /** The commit `main` points at; null while the branch is unborn. */
   head(repoId: string): Promise<string | null>;
   /**

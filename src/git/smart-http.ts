@@ -21,7 +21,7 @@ export const GIT_PROTOCOL_RE = /^version=[0-2]$/;
 
 const ADVERTISE_TIMEOUT_MS = 30_000;
 /** One fetch (negotiation and pack) of an install repository; bounds a stuck or abandoned process. */
-const UPLOAD_PACK_TIMEOUT_MS = 10 * 60_000;
+export const UPLOAD_PACK_TIMEOUT_MS = 10 * 60_000;
 const STDERR_KEPT = 8192;
 
 /** git exited with an error before writing anything: it refused the request it was given. */
@@ -55,7 +55,18 @@ export async function advertiseUploadPack(gitDir: string, protocol: string | und
  * framing, the pack's checksum) reject a cut answer, and an `ERR` line git wrote reaches it.
  * Destroying the stream (the client went away) kills git.
  */
-export function startUploadPack(gitDir: string, request: Buffer, opts: { protocol?: string | undefined; onLateFailure?: (err: GitError) => void }): Promise<Readable> {
+export function startUploadPack(
+  gitDir: string,
+  request: Buffer,
+  opts: {
+    protocol?: string | undefined;
+    onLateFailure?: (err: GitError) => void;
+    /** Once, when the git process is gone (exited or killed, even with output unread; or never started). */
+    onExit?: () => void;
+    /** How long one fetch may run before git is killed: UPLOAD_PACK_TIMEOUT_MS (10 minutes). */
+    timeoutMs?: number;
+  },
+): Promise<Readable> {
   return new Promise((resolve, reject) => {
     const env = protocolEnv(opts.protocol);
     const child = spawn('git', ['upload-pack', '--stateless-rpc', '--strict', gitDir], {
@@ -63,9 +74,15 @@ export function startUploadPack(gitDir: string, request: Buffer, opts: { protoco
       env: isolatedEnv(env, undefined),
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
-      timeout: UPLOAD_PACK_TIMEOUT_MS,
+      timeout: opts.timeoutMs ?? UPLOAD_PACK_TIMEOUT_MS,
       killSignal: 'SIGKILL',
     });
+    let exited = false;
+    const gone = () => {
+      if (exited) return;
+      exited = true;
+      opts.onExit?.();
+    };
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8');
@@ -80,8 +97,14 @@ export function startUploadPack(gitDir: string, request: Buffer, opts: { protoco
     });
     out.on('close', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // What git wrote that nobody will read: drop it, so the pipe closes with the process.
+      child.stdout.destroy();
     });
+    // The process itself, whether or not its output was read to the end.
+    child.on('exit', gone);
     child.on('error', (err) => {
+      // No process (spawn failed), or one that could not be killed: either way nothing runs on.
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) gone();
       if (started) out.destroy(err);
       else reject(err);
     });

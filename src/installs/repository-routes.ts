@@ -4,7 +4,8 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { workspaceCtx } from '../http/context.js';
 import { validatorCompiler } from '../http/validation.js';
-import { UPLOAD_PACK_ADVERTISEMENT, UPLOAD_PACK_REQUEST, UPLOAD_PACK_RESULT } from '../git/smart-http.js';
+import { UPLOAD_PACK_ADVERTISEMENT, UPLOAD_PACK_REQUEST, UPLOAD_PACK_RESULT, UPLOAD_PACK_TIMEOUT_MS } from '../git/smart-http.js';
+import { DEFAULT_FETCH_SLOT_LIMITS } from '../git/fetch-slots.js';
 import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRepository } from './schemas.js';
 import { ignoreIdempotencyKey, MAX_INFLATED_BYTES, uploadPackRequestBody } from './upload-pack-request.js';
 import type { RepositoryService } from './repository-service.js';
@@ -19,6 +20,10 @@ const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) => (route.httpP
 
 const gitHeaders = Type.Object({ ...requestHeaders().properties, 'git-protocol': GitProtocolHeader });
 
+const LIMITS =
+  `Each request runs one git process: a server runs at most ${DEFAULT_FETCH_SLOT_LIMITS.perProcess} at once, at most ${DEFAULT_FETCH_SLOT_LIMITS.perCredential} of them for one credential; ` +
+  `beyond that the answer is 429 (7007, this credential) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process; one fetch runs at most ${UPLOAD_PACK_TIMEOUT_MS / 60_000} minutes.`;
+
 export function repositoryRoutes(app: App, repositories: RepositoryService): void {
   app.get(
     '/installs/:id/repository',
@@ -27,7 +32,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       schema: {
         tags: ['installs'],
         summary: "The install's git repository: the head of `main` and a clone URL",
-        description: `\`head_commit_sha\` is null before the first commit (a restore's commit shows at once, before its operation completes). \`clone_url\` serves a read-only clone over git's smart HTTP protocol (v0 and v2). ${CREDENTIALS}`,
+        description: `\`head_commit_sha\` is null before the first commit (a restore's commit normally shows at once, before its operation completes). \`clone_url\` serves a read-only clone over git's smart HTTP protocol (v0 and v2). ${CREDENTIALS}`,
         headers: requestHeaders(),
         params: InstallParams,
         response: { 200: InstallRepository, ...errorResponses(401, 403, 404, 422, 503) },
@@ -48,13 +53,13 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
         schema: {
           tags: ['installs'],
           summary: 'git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)',
-          description: `The first request of \`git clone <clone_url>\`. ${CREDENTIALS} \`service=git-receive-pack\` (push) is 403 (7020): install repositories only change through renders and restores.`,
+          description: `The first request of \`git clone <clone_url>\`. ${CREDENTIALS} \`service=git-receive-pack\` (push) is 403 (7020): install repositories only change through renders and restores. ${LIMITS}`,
           headers: gitHeaders,
           params: InstallParams,
           querystring: GitInfoRefsQuery,
           response: {
             200: { description: 'git pkt-lines', content: { [UPLOAD_PACK_ADVERTISEMENT]: { schema: GitBytes('The refs (protocol v0) or the capabilities (v2), in pkt-lines') } } },
-            ...errorResponses(401, 403, 404, 422, 503),
+            ...errorResponses(401, 403, 404, 422, 429, 503),
           },
         },
       },
@@ -78,14 +83,14 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
         schema: {
           tags: ['installs'],
           summary: 'git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)',
-          description: `${CREDENTIALS} The body may be gzip-encoded (\`Content-Encoding: gzip\`); as sent it is held to the 1 MiB limit (413), inflated to ${MAX_INFLATED_BYTES / 1024 / 1024} MiB. A body git refuses is 422 at \`["body"]\`. An Idempotency-Key is not used: this is a read.`,
+          description: `${CREDENTIALS} The body may be gzip-encoded (\`Content-Encoding: gzip\`); as sent it is held to the 1 MiB limit (413), inflated to ${MAX_INFLATED_BYTES / 1024 / 1024} MiB. A body git refuses is 422 at \`["body"]\`. An Idempotency-Key is not used: this is a read. ${LIMITS}`,
           consumes: [UPLOAD_PACK_REQUEST],
           headers: gitHeaders,
           params: InstallParams,
           body: GitBytes('pkt-lines of wants, haves and capabilities (v0) or a command (v2)'),
           response: {
             200: { description: 'git pkt-lines and the pack, streamed', content: { [UPLOAD_PACK_RESULT]: { schema: GitBytes('Acknowledgements and the pack (side-band), in pkt-lines') } } },
-            ...errorResponses(401, 403, 404, 413, 415, 422, 503),
+            ...errorResponses(401, 403, 404, 413, 415, 422, 429, 503),
           },
         },
       },

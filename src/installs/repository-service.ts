@@ -4,6 +4,7 @@ import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import type { RepositoryStorage } from '../git/repository-storage.js';
 import { advertiseUploadPack, startUploadPack, UploadPackRefused } from '../git/smart-http.js';
+import { fetchSlots, FETCH_RETRY_AFTER_SECONDS, type FetchSlots } from '../git/fetch-slots.js';
 import { canonicalId } from '../shared/ids.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { installStore } from './store.js';
@@ -12,7 +13,13 @@ import type { InstallRepository } from './schemas.js';
 /** Repositories that live on this machine's disk, so git can serve them (GitCliStorage). */
 export type LocalRepositories = RepositoryStorage & { pathOf(repoId: string): string };
 
-export type RepositoryServiceDeps = Pick<ServiceDeps, 'db' | 'config'> & { repos: LocalRepositories };
+export type RepositoryServiceDeps = Pick<ServiceDeps, 'db' | 'config'> & { repos: LocalRepositories; slots?: FetchSlots };
+
+/** Whose share of the git processes a request uses: the credential itself, not its user. */
+function credentialOf(ctx: WorkspaceContext): string {
+  const p = ctx.principal;
+  return p.kind === 'api_token' ? `tok:${p.tokenId}` : p.kind === 'session' ? `ses:${p.sessionId}` : `jwt:${p.subject}`;
+}
 
 /** Where the clone URL points: the smart-HTTP routes of src/installs/repository-routes.ts. */
 export const repositoryPath = (installId: string) => `/v1/installs/${installId}/repository.git`;
@@ -25,6 +32,21 @@ export const repositoryPath = (installId: string) => `/v1/installs/${installId}/
  */
 export function createRepositoryService(deps: RepositoryServiceDeps) {
   const { db, config, repos } = deps;
+  const slots = deps.slots ?? fetchSlots;
+
+  /**
+   * A slot for one git process, or 429 (this credential runs its share of fetches already) or
+   * 503 (this server runs as many as it serves at once), both with Retry-After.
+   */
+  function slotFor(ctx: WorkspaceContext): () => void {
+    const slot = slots.acquire(credentialOf(ctx));
+    if (typeof slot === 'function') return slot;
+    const headers = { 'retry-after': String(FETCH_RETRY_AFTER_SECONDS) };
+    if (slot === 'credential') {
+      throw new ApiError('RATE_LIMITED', { message: `This credential already runs ${slots.limits.perCredential} git fetches on this server; retry after Retry-After seconds`, headers });
+    }
+    throw new ApiError('UNAVAILABLE', { message: `This server already runs the ${slots.limits.perProcess} git fetches it serves at once; retry after Retry-After seconds`, headers });
+  }
 
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const row = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawId));
@@ -65,10 +87,13 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
         });
       }
       const gitDir = await gitDirOf(log, install.id);
+      const release = slotFor(ctx);
       try {
         return await advertiseUploadPack(gitDir, protocol);
       } catch (err) {
         throw unreadable(log, install.id, err);
+      } finally {
+        release();
       }
     },
 
@@ -76,12 +101,16 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
     async uploadPack(ctx: WorkspaceContext, rawId: string, request: Buffer, protocol: string | undefined, log: FastifyBaseLogger): Promise<Readable> {
       const install = await visible(ctx, rawId);
       const gitDir = await gitDirOf(log, install.id);
+      // Held for as long as git runs: until it exits, is killed with its client gone, or times out.
+      const release = slotFor(ctx);
       try {
         return await startUploadPack(gitDir, request, {
           protocol,
+          onExit: release,
           onLateFailure: (err) => log.warn({ err, installId: install.id }, 'git upload-pack failed after its answer began; the answer was cut short'),
         });
       } catch (err) {
+        release();
         if (err instanceof UploadPackRefused) {
           log.info({ err, installId: install.id }, 'git upload-pack refused the request');
           throw new ApiError('VALIDATION_FAILED', { message: 'git could not serve this upload-pack request: it is not a valid negotiation for this repository', path: ['body'] });

@@ -4,12 +4,12 @@ import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
-import { appendCommit } from '../git/append-commit.js';
 import { startOperation } from '../operations/service.js';
 import { packageStore } from '../packages/store.js';
 import { renderStore } from '../renders/store.js';
 import { toRender } from '../renders/representation.js';
 import { commitMessage, commitSubject } from '../renders/commit-message.js';
+import { landCommit, landRunningRestores } from '../renders/landing.js';
 import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from '../renders/job-kinds.js';
 import { installStore } from './store.js';
 import { supersedeQueued } from './render-queue.js';
@@ -19,9 +19,15 @@ import type { InstallServiceDeps } from './service.js';
 /**
  * POST /v1/installs/{id}:restore, as Helm's rollback: a restore is a new render whose commit
  * holds the old render's tree on top of the current head. Nothing is rewritten.
+ *
+ * The database is the source of truth (src/renders/landing.ts): under the install's lock the
+ * commit object is made on the current head without moving `main`, the render that names it and
+ * its job are committed, and only then does `main` move, by compare-and-swap from that head. A
+ * transaction that fails leaves `main` as it was (a retry with the same Idempotency-Key makes
+ * the one commit); a process that dies after it committed leaves the move to the restore's job.
  */
 export function createRestoreService(deps: InstallServiceDeps) {
-  const { db, clock, jobs, repos } = deps;
+  const { db, clock, jobs, repos, log } = deps;
 
   /** The spec's order: unknown (404), another package's (422), another install's (404), not succeeded (409). */
   async function restorable(ctx: WorkspaceContext, install: { id: string; package_id: string }, rawRenderId: string): Promise<RendersTable> {
@@ -45,16 +51,20 @@ export function createRestoreService(deps: InstallServiceDeps) {
       const version = (await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id))!;
       const pkg = (await packageStore.get(db, ctx.workspaceId, found.package_id))!;
 
-      return db.transaction().execute(async (trx) => {
+      const answer = await db.transaction().execute(async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
         if (!etagMatches(ifMatch, install.etag)) throw etagMismatch(install.etag);
         const now = nowSeconds(clock);
         const id = newId('rnd');
         const subject = { renderId: id, installId: install.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
-        // The commit is made here, under the install's lock, so the answer can carry its sha.
+        // A restore whose request died before moving main goes first: ours builds on it.
+        await landRunningRestores(trx, repos, install.id);
+        // The commit object is made here, under the install's lock, so the answer can carry its
+        // sha; main moves only once the render naming it is committed (below).
         const tree = source.tree_sha ?? (await repos.treeOf(install.id, source.commit_sha!));
-        const { commit } = await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: now });
+        const parent = await repos.head(install.id);
+        const commit = await repos.commit(install.id, { tree, parent, message: commitMessage(subject), timeSeconds: now });
 
         await supersedeQueued(trx, clock, install.id, id);
         const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_RESTORE);
@@ -89,6 +99,16 @@ export function createRestoreService(deps: InstallServiceDeps) {
         const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
         return { install: toRestoredInstall(updated), render: toRender(render) };
       });
+      // Committed: the answer stands whatever happens to the branch move now. Failing here would
+      // be a 5xx, which the idempotency layer does not keep, and a retry would restore twice.
+      const { render } = answer;
+      try {
+        const landing = await landCommit(repos, render.install_id, render.commit_sha!);
+        if (landing !== 'landed') log.warn({ installId: render.install_id, renderId: render.id, landing }, 'restore commit not on main yet; its job lands it');
+      } catch (err) {
+        log.warn({ err, installId: render.install_id, renderId: render.id }, 'restore commit not on main yet; its job lands it');
+      }
+      return answer;
     },
   };
 }

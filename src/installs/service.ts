@@ -15,10 +15,10 @@ import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
 
-export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'> & { repos: RepositoryStorage };
+export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log'> & { repos: RepositoryStorage };
 
 export function createInstallService(deps: InstallServiceDeps) {
-  const { db, clock, cursors, repos } = deps;
+  const { db, clock, cursors, repos, log } = deps;
 
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const row = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawId));
@@ -59,13 +59,18 @@ export function createInstallService(deps: InstallServiceDeps) {
         await db.transaction().execute(async (trx) => {
           await installStore.insert(trx, row);
           await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
-          // Last, so a refused insert leaves no repository behind; the render job cannot
-          // see the install before this transaction commits.
-          await repos.create(row.id);
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('INSTALL_NAME_TAKEN', { path: ['body', 'name'] });
         throw err;
+      }
+      // After the commit, so that a transaction that fails (or a process that dies before it
+      // commits) leaves no repository behind. The install exists now whatever happens here: a
+      // repository that could not be made is made by the first render's job (src/renders/jobs.ts).
+      try {
+        await repos.create(row.id);
+      } catch (err) {
+        log.warn({ err, installId: row.id }, 'install repository not made yet; its first render makes it');
       }
       return toInstall({ ...row, render_seq: 1, desired_semver: version.semver, current_semver: null });
     },

@@ -48,9 +48,18 @@ export class RetryLaterError extends Error {
   }
 }
 
+/**
+ * Called once when a job is given up without being run again: every attempt it had ended with
+ * its worker gone (killed, out of memory) before it could record an outcome. `reason` is what the
+ * operation's error says. Must be safe to repeat (a worker dying during it leaves the job to the
+ * next worker).
+ */
+export type GiveUpHandler<P = any> = (job: Job<P>, reason: string) => Promise<void>;
+
 interface Registration {
   handler: JobHandler;
   maxAttempts: number;
+  onGiveUp: GiveUpHandler | undefined;
 }
 
 interface Periodic {
@@ -108,9 +117,9 @@ export class JobRunner {
     };
   }
 
-  register<P>(kind: string, handler: JobHandler<P>, opts: { maxAttempts?: number } = {}): void {
+  register<P>(kind: string, handler: JobHandler<P>, opts: { maxAttempts?: number; onGiveUp?: GiveUpHandler<P> } = {}): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} is registered twice`);
-    this.handlers.set(kind, { handler: handler as JobHandler, maxAttempts: opts.maxAttempts ?? 5 });
+    this.handlers.set(kind, { handler: handler as JobHandler, maxAttempts: opts.maxAttempts ?? 5, onGiveUp: opts.onGiveUp as GiveUpHandler | undefined });
   }
 
   /** Runs `kind` every `everySeconds`, once per period across all workers. */
@@ -165,6 +174,7 @@ export class JobRunner {
   async runDue(): Promise<number> {
     await this.schedulePeriodic();
     const kinds = [...this.handlers.keys()];
+    await this.giveUpExhausted(kinds);
     let ran = 0;
     const slots: Promise<void>[] = [];
     const next = async (): Promise<void> => {
@@ -179,6 +189,33 @@ export class JobRunner {
     for (let i = 0; i < this.opts.concurrency; i++) slots.push(next());
     await Promise.all(slots);
     return ran;
+  }
+
+  /**
+   * Jobs whose lease ran out on their last attempt: the worker died while running it every time
+   * it was tried (a job that is killed for its memory would kill each worker that took it). A
+   * claim never takes them (src/jobs/store.ts); here one worker takes each over, tells its area
+   * (`onGiveUp`), and fails it and its operation with an error that says so.
+   */
+  private async giveUpExhausted(kinds: string[]): Promise<void> {
+    const { db, clock, log } = this.deps;
+    for (const row of await jobStore.exhausted(db, clock.nowMs(), kinds)) {
+      if (!(await jobStore.takeOver(db, row.id, this.opts.workerId, clock.nowMs(), this.opts.leaseMs))) continue;
+      const reason = `Gave up: the worker running this job stopped (killed or out of memory) during each of its ${row.attempts} attempts; it is not run again`;
+      log.error({ job: row.id, kind: row.kind, attempts: row.attempts }, 'job given up: its worker died on every attempt');
+      const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
+      try {
+        await this.handlers.get(row.kind)!.onGiveUp?.(job, reason);
+        const now = clock.nowMs();
+        await db.transaction().execute(async (trx) => {
+          if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, { state: 'failed' }, reason))) return;
+          if (row.operation_id) await operationStore.complete(trx, row.operation_id, nowSeconds(clock), { error: { code: 7399, message: reason } });
+        });
+      } catch (err) {
+        // The lease runs out again and the next round tries once more.
+        log.error({ err, job: row.id, kind: row.kind }, 'giving up a job failed; retrying later');
+      }
+    }
   }
 
   private async schedulePeriodic(): Promise<void> {

@@ -48,9 +48,11 @@ export const jobStore = {
   },
 
   /**
-   * Claims the next due job (queued and due, or running with an expired lease) for one
-   * worker. One statement, so two workers never claim the same job: on PostgreSQL the
-   * inner select skips rows another worker has locked; SQLite serializes writers.
+   * Claims the next due job (queued and due, or running with an expired lease and attempts
+   * left) for one worker. One statement, so two workers never claim the same job: on PostgreSQL
+   * the inner select skips rows another worker has locked (FOR UPDATE SKIP LOCKED: a claim never
+   * waits for another's); SQLite serializes writers. A job whose lease ran out on its last
+   * attempt is never run again: see `exhausted`.
    */
   async claim(db: Kysely<DB>, engine: Engine, workerId: string, nowMs: number, leaseMs: number, kinds: string[]): Promise<JobsTable | null> {
     if (kinds.length === 0) return null;
@@ -61,13 +63,42 @@ export const jobStore = {
       where id = (
         select id from jobs
         where kind in (${sql.join(kinds)})
-          and ((state = 'queued' and run_at <= ${nowMs}) or (state = 'running' and locked_until < ${nowMs}))
+          and ((state = 'queued' and run_at <= ${nowMs}) or (state = 'running' and locked_until < ${nowMs} and attempts < max_attempts))
         order by run_at, id
         limit 1
         ${lock}
       )
       returning *`.execute(db);
     return res.rows[0] ?? null;
+  },
+
+  /** Jobs whose lease ran out on their last attempt: their worker died every time; to be given up. */
+  exhausted: (db: Kysely<DB>, nowMs: number, kinds: string[], limit = 20): Promise<JobsTable[]> =>
+    kinds.length === 0
+      ? Promise.resolve([])
+      : db
+          .selectFrom('jobs')
+          .selectAll()
+          .where('state', '=', 'running')
+          .where('locked_until', '<', nowMs)
+          .where((eb) => eb('attempts', '>=', eb.ref('max_attempts')))
+          .where('kind', 'in', kinds)
+          .limit(limit)
+          .execute(),
+
+  /**
+   * Takes over a job whose lease ran out without counting an attempt (to give it up, not to run
+   * it); false when another worker took it first.
+   */
+  async takeOver(db: Kysely<DB>, id: string, workerId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    const res = await db
+      .updateTable('jobs')
+      .set({ locked_by: workerId, locked_until: nowMs + leaseMs, updated_at: nowMs })
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .where('locked_until', '<', nowMs)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   },
 
   /** Extends a lease; false when the job is no longer this worker's (it was taken over). */

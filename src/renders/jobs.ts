@@ -15,6 +15,7 @@ import { renderHash } from './render-hash.js';
 import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_RESTORE, RENDER_RUN, type RenderJob } from './job-kinds.js';
+import { landRunningRestores } from './landing.js';
 
 /** Attempts of a render job before its render is marked failed (git or database trouble). */
 export const RENDER_MAX_ATTEMPTS = 5;
@@ -70,6 +71,17 @@ export function registerRenderJobs(deps: Deps): void {
     }
   };
 
+  /**
+   * The install's repository is made after its creation commits (src/installs/service.ts); if
+   * that failed or the process died first, the first render makes it. Only then: a missing
+   * repository of an install that already has commits is lost history, never made again empty.
+   */
+  async function ensureRepository(installId: string): Promise<void> {
+    if (await repos.exists(installId)) return;
+    if (await renderStore.lastCommitted(db, installId)) throw new Error(`the repository of ${installId} is missing, but the install has commits: not made again`);
+    await repos.create(installId);
+  }
+
   async function run(id: string): Promise<unknown> {
     const found = await renderStore.byId(db, id);
     if (!found) throw new PermanentJobError(`render ${id} does not exist`);
@@ -77,6 +89,7 @@ export function registerRenderJobs(deps: Deps): void {
     if (found.state === 'queued') await renderStore.transition(db, id, 'queued', { state: 'running', message: 'Rendering', updated_at: nowSeconds(clock) });
     const render = found.state === 'queued' ? (await renderStore.byId(db, id))! : found;
     if (render.state !== 'running') return renderOutcome(render);
+    await ensureRepository(render.install_id);
 
     const version = (await packageStore.getVersion(db, render.workspace_id, render.package_version_id))!;
     const pkg = (await packageStore.get(db, render.workspace_id, version.package_id))!;
@@ -102,6 +115,8 @@ export function registerRenderJobs(deps: Deps): void {
         await renderStore.transition(trx, id, 'running', { state: 'superseded', message: `Superseded by ${last.id}, which reached the branch first`, updated_at: nowSeconds(clock) });
         return renderOutcome({ id, state: 'superseded', commit_sha: null });
       }
+      // A restore the database has but the branch not yet lands first: this commit follows it.
+      await landRunningRestores(trx, repos, install.id);
       // An earlier attempt may have moved the branch and then lost its database write.
       const head = await repos.head(install.id);
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
@@ -110,35 +125,46 @@ export function registerRenderJobs(deps: Deps): void {
     });
   }
 
-  /** Completes a restore: its commit must hold exactly the restored render's tree and be on `main`. */
+  /**
+   * Completes a restore: its commit (made and recorded by the request) reaches `main` if the
+   * request could not move it there (it died, or the branch was locked), by compare-and-swap
+   * from the commit's parent, never by force; then it must hold exactly the restored render's
+   * tree and be in the history of `main`.
+   */
   async function completeRestore(id: string): Promise<unknown> {
     const render = await renderStore.byId(db, id);
     if (!render) throw new PermanentJobError(`render ${id} does not exist`);
     if (render.state !== 'running') return renderOutcome(render);
     const source = (await renderStore.byId(db, render.restored_from_render_id!))!;
     const installId = render.install_id;
+    // Objects never change: the tree is checked before the install is locked.
     const tree = await repos.treeOf(installId, render.commit_sha!);
     const sourceTree = await repos.treeOf(installId, source.commit_sha!);
     const hash = renderHash(await repos.readTree(installId, tree));
-    const head = await repos.head(installId);
-    const problem =
-      tree !== sourceTree || hash !== source.render_hash
-        ? `commit ${render.commit_sha} does not hold the tree of ${source.id}`
-        : head === null || !(await repos.isAncestor(installId, render.commit_sha!, head))
-          ? `commit ${render.commit_sha} is no longer in the history of main`
-          : null;
-    if (problem) {
-      await fail(id, problem);
-      throw new PermanentJobError(problem, ErrorCodes.RESTORE_VERIFICATION_FAILED.code);
-    }
-    return db.transaction().execute(async (trx) => {
+    const wrongTree = tree !== sourceTree || hash !== source.render_hash;
+    const outcome = await db.transaction().execute(async (trx): Promise<{ done: unknown } | { problem: string }> => {
       const install = (await installStore.lock(trx, installId))!;
       const current = (await renderStore.byId(trx, id))!;
-      if (current.state !== 'running') return renderOutcome(current);
-      return succeed(trx, install, current, { commit_sha: current.commit_sha, tree_sha: tree, render_hash: hash, message: current.message });
+      if (current.state !== 'running') return { done: renderOutcome(current) };
+      const landing = wrongTree ? null : (await landRunningRestores(trx, repos, installId)).get(id);
+      const problem = wrongTree
+        ? `commit ${current.commit_sha} does not hold the tree of ${source.id}`
+        : landing !== 'landed'
+          ? `commit ${current.commit_sha} is not in the history of main, which moved elsewhere; it was not forced in`
+          : null;
+      if (problem) {
+        await renderStore.transition(trx, id, 'running', { state: 'failed', message: problem, updated_at: nowSeconds(clock) });
+        return { problem };
+      }
+      return { done: await succeed(trx, install, current, { commit_sha: current.commit_sha, tree_sha: tree, render_hash: hash, message: current.message }) };
     });
+    if ('problem' in outcome) throw new PermanentJobError(outcome.problem, ErrorCodes.RESTORE_VERIFICATION_FAILED.code);
+    return outcome.done;
   }
 
-  jobs.register(RENDER_RUN, guarded(run), { maxAttempts: RENDER_MAX_ATTEMPTS });
-  jobs.register(RENDER_RESTORE, guarded(completeRestore), { maxAttempts: RENDER_MAX_ATTEMPTS });
+  /** A job whose worker died on every attempt (killed, out of memory) is given up: so is its render. */
+  const onGiveUp = async (job: Job<RenderJob>, reason: string) => fail(job.payload.render_id, reason);
+
+  jobs.register(RENDER_RUN, guarded(run), { maxAttempts: RENDER_MAX_ATTEMPTS, onGiveUp });
+  jobs.register(RENDER_RESTORE, guarded(completeRestore), { maxAttempts: RENDER_MAX_ATTEMPTS, onGiveUp });
 }

@@ -31,6 +31,21 @@ export const renderStore = {
       .limit(1)
       .executeTakeFirst(),
 
+  /**
+   * Restores whose commit the database records but that are not finished: their commit may not
+   * be on `main` yet (src/renders/landing.ts). Oldest first.
+   */
+  runningRestores: (db: Kysely<DB>, installId: string) =>
+    db
+      .selectFrom('renders')
+      .select(['id', 'seq', 'commit_sha'])
+      .where('install_id', '=', installId)
+      .where('state', '=', 'running')
+      .where('restored_from_render_id', 'is not', null)
+      .where('commit_sha', 'is not', null)
+      .orderBy('seq', 'asc')
+      .execute() as Promise<{ id: string; seq: number; commit_sha: string }[]>,
+
   /** Moves a render from one state to another only if it is still in `from`: false otherwise. */
   transition: async (
     db: Kysely<DB>,

@@ -5447,7 +5447,7 @@ export interface paths {
         };
         /**
          * The install's git repository: the head of `main` and a clone URL
-         * @description `head_commit_sha` is null before the first commit (a restore's commit shows at once, before its operation completes). `clone_url` serves a read-only clone over git's smart HTTP protocol (v0 and v2). Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401.
+         * @description `head_commit_sha` is null before the first commit (a restore's commit normally shows at once, before its operation completes). `clone_url` serves a read-only clone over git's smart HTTP protocol (v0 and v2). Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401.
          */
         get: {
             parameters: {
@@ -10138,7 +10138,7 @@ export interface paths {
         };
         /**
          * git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)
-         * @description The first request of `git clone <clone_url>`. Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. `service=git-receive-pack` (push) is 403 (7020): install repositories only change through renders and restores.
+         * @description The first request of `git clone <clone_url>`. Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. `service=git-receive-pack` (push) is 403 (7020): install repositories only change through renders and restores. Each request runs one git process: a server runs at most 16 at once, at most 4 of them for one credential; beyond that the answer is 429 (7007, this credential) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process; one fetch runs at most 10 minutes.
          */
         get: {
             parameters: {
@@ -10253,7 +10253,7 @@ export interface paths {
         put?: never;
         /**
          * git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)
-         * @description Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. The body may be gzip-encoded (`Content-Encoding: gzip`); as sent it is held to the 1 MiB limit (413), inflated to 8 MiB. A body git refuses is 422 at `["body"]`. An Idempotency-Key is not used: this is a read.
+         * @description Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. The body may be gzip-encoded (`Content-Encoding: gzip`); as sent it is held to the 1 MiB limit (413), inflated to 8 MiB. A body git refuses is 422 at `["body"]`. An Idempotency-Key is not used: this is a read. Each request runs one git process: a server runs at most 16 at once, at most 4 of them for one credential; beyond that the answer is 429 (7007, this credential) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process; one fetch runs at most 10 minutes.
          */
         post: {
             parameters: {

@@ -40,6 +40,16 @@ describe('git CLI repository storage', () => {
     assert.deepEqual(fs.readdirSync(root).filter((e) => e.startsWith('.tmp')), [], 'no temp directory left behind');
   });
 
+  test('parentOf names a commit’s first parent, null for a root commit, whatever its message says', async () => {
+    const id = await freshRepo();
+    const tree = await repos.writeTree(id, [{ path: 'a', content: Buffer.from('a') }]);
+    const root = await repos.commit(id, { tree, parent: null, message: 'root\n\nparent 0000000000000000000000000000000000000000\n', timeSeconds: 1 });
+    const child = await repos.commit(id, { tree, parent: root, message: 'child\n', timeSeconds: 2 });
+    assert.equal(await repos.parentOf(id, root), null);
+    assert.equal(await repos.parentOf(id, child), root);
+    assert.equal(await repos.head(id), null, 'making commits does not move main');
+  });
+
   test('ids that are not repository ids never become paths', () => {
     for (const bad of ['../etc', 'inst_../../x', '', 'INST_01', `inst_${'a'.repeat(25)}/`]) assert.throws(() => repos.pathOf(bad));
   });

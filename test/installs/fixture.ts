@@ -3,6 +3,39 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 import { as, type Seed, type TestApp } from '../helpers/harness.js';
 import { repoRoot } from '../../src/config.js';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Database } from '../../src/db/database.js';
+
+/**
+ * Makes the database refuse, at COMMIT, any transaction that inserts a row of `table` matching
+ * `when` (SQL over `new.<column>`): every statement succeeds, the commit fails. A trigger inserts
+ * a row that breaks a deferred foreign key, which both engines check only at COMMIT. It shows
+ * what is left behind by work done before the commit (a repository, a branch move).
+ */
+export async function failAtCommit(database: Database, table: string, when: string): Promise<{ remove(): Promise<void> }> {
+  const tag = `wsp_probe_${randomBytes(4).toString('hex')}`;
+  const run = (text: string) => sql.raw(text).execute(database.db);
+  await run(`create table ${tag}_parent (id text primary key)`);
+  await run(`create table ${tag} (ref text references ${tag}_parent(id) deferrable initially deferred)`);
+  if (database.engine === 'sqlite') {
+    await run(`create trigger ${tag}_t after insert on ${table} when ${when} begin insert into ${tag} (ref) values ('missing'); end`);
+  } else {
+    await run(`create function ${tag}_f() returns trigger language plpgsql as $$ begin insert into ${tag} (ref) values ('missing'); return new; end $$`);
+    await run(`create trigger ${tag}_t after insert on ${table} for each row when (${when}) execute function ${tag}_f()`);
+  }
+  return {
+    async remove() {
+      if (database.engine === 'sqlite') await run(`drop trigger ${tag}_t`);
+      else {
+        await run(`drop trigger ${tag}_t on ${table}`);
+        await run(`drop function ${tag}_f()`);
+      }
+      await run(`drop table ${tag}`);
+      await run(`drop table ${tag}_parent`);
+    },
+  };
+}
 
 /** Calls and checks shared by the packages, installs and renders tests. */
 export function installFixture(h: TestApp, s: Seed) {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { installFixture } from './fixture.js';
+import { repoRoot } from '../../src/config.js';
+import { failAtCommit, installFixture } from './fixture.js';
 
 let h: TestApp;
 let s: Seed;
@@ -17,6 +18,22 @@ before(async () => {
 after(() => h.close());
 
 const sha256 = (x: string | Buffer) => createHash('sha256').update(x).digest('hex');
+
+/**
+ * The repository's path is there but git cannot use it (a file stands in its place, as a volume
+ * that failed to mount might): not a missing repository, which a first render would make.
+ */
+function makeUnreachable(installId: string) {
+  const repo = f.repoPath(installId);
+  fs.renameSync(repo, `${repo}.away`);
+  fs.writeFileSync(repo, '');
+  return {
+    restore() {
+      fs.unlinkSync(repo);
+      fs.renameSync(`${repo}.away`, repo);
+    },
+  };
+}
 
 describe('render states and transitions', () => {
   test('a new install has a bare repository and a queued render that a worker commits: queued -> running -> succeeded', async () => {
@@ -133,15 +150,14 @@ describe('render states and transitions', () => {
 
   test('a render whose repository is unreachable stays running and is retried, then succeeds', async () => {
     const { install } = await f.installed();
-    const repo = f.repoPath(install.id);
-    fs.renameSync(repo, `${repo}.away`);
+    const unreachable = makeUnreachable(install.id);
     try {
       await h.app.jobs.runDue();
       const [render] = await f.renders(install.id);
       assert.equal(render.state, 'running');
       assert.equal(render.message, 'Rendering');
     } finally {
-      fs.renameSync(`${repo}.away`, repo);
+      unreachable.restore();
     }
     h.clock.advanceSeconds(5);
     await h.app.jobs.runDue();
@@ -150,8 +166,7 @@ describe('render states and transitions', () => {
 
   test('after the last attempt a render that cannot reach git is failed', async () => {
     const { install } = await f.installed();
-    const repo = f.repoPath(install.id);
-    fs.renameSync(repo, `${repo}.away`);
+    const unreachable = makeUnreachable(install.id);
     try {
       for (let i = 0; i < 5; i++) {
         await h.app.jobs.runDue();
@@ -164,7 +179,60 @@ describe('render states and transitions', () => {
       assert.equal(op.error.code, 7399);
       assert.doesNotMatch(`${op.error.message} ${render.message}`, new RegExp(h.config.dataDir), 'no server path reaches the caller');
     } finally {
+      unreachable.restore();
+    }
+  });
+
+  test('the repository is made after the install commits: a failed commit leaves none behind', async () => {
+    const pkg = await f.createPackage();
+    const v1 = await f.publish(pkg.id, '1.0.0', { 'hello.txt': 'Hello {{who}}\n' });
+    const name = f.unique('orphan');
+    // The database refuses the transaction at COMMIT, after every statement of it succeeded.
+    const probe = await failAtCommit(h.database, 'installs', `new.name = '${name}'`);
+    try {
+      const res = await f.call('POST', '/v1/installs', { name, package_id: pkg.id, version_id: v1.id, values: { who: 'x' } });
+      assert.equal(res.statusCode, 500, res.body);
+    } finally {
+      await probe.remove();
+    }
+    const installs = await h.database.db.selectFrom('installs').select('id').where('name', '=', name).execute();
+    assert.equal(installs.length, 0);
+    const repos = fs.existsSync(repoRoot(h.config)) ? fs.readdirSync(repoRoot(h.config)) : [];
+    const known = new Set((await h.database.db.selectFrom('installs').select('id').execute()).map((r) => `${r.id}.git`));
+    assert.deepEqual(repos.filter((d) => !known.has(d)), [], 'no repository without its install');
+    // The same request again works.
+    const again = await f.call('POST', '/v1/installs', { name, package_id: pkg.id, version_id: v1.id, values: { who: 'x' } });
+    assert.equal(again.statusCode, 201, again.body);
+    assert.ok(fs.existsSync(f.repoPath(again.json().id)));
+  });
+
+  test('an install whose repository was not made (the process died after the commit) gets it from its first render', async () => {
+    const { install } = await f.installed();
+    fs.rmSync(f.repoPath(install.id), { recursive: true });
+    await h.app.jobs.runDue();
+    const [render] = await f.renders(install.id);
+    assert.equal(render.state, 'succeeded');
+    assert.equal(f.git(install.id, 'rev-parse', 'refs/heads/main'), render.commit_sha);
+    assert.equal(f.git(install.id, 'show', 'refs/heads/main:hello.txt'), 'Hello world v1');
+  });
+
+  test('the repository of an install with commits is never made again empty (history would be lost)', async () => {
+    const { install, v2 } = await f.installed();
+    await h.app.jobs.runDue();
+    const repo = f.repoPath(install.id);
+    fs.renameSync(repo, `${repo}.away`);
+    try {
+      await f.patch(install.id, { desired_version_id: v2.id });
+      await h.app.jobs.runDue();
+      const [render] = await f.renders(install.id);
+      assert.equal(render.state, 'running', 'retried later, not committed on an empty repository');
+      assert.equal(fs.existsSync(repo), false);
+    } finally {
       fs.renameSync(`${repo}.away`, repo);
     }
+    h.clock.advanceSeconds(5);
+    await h.app.jobs.runDue();
+    assert.equal((await f.renders(install.id))[0].state, 'succeeded');
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'refs/heads/main'), '2');
   });
 });

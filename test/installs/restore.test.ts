@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
 import { renderStore } from '../../src/renders/store.js';
-import { installFixture } from './fixture.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { failAtCommit, installFixture } from './fixture.js';
 
 let h: TestApp;
 let s: Seed;
@@ -117,6 +119,108 @@ describe('POST /v1/installs/{id}:restore', () => {
     assert.equal(firstError(other.json()).code, 7032);
   });
 
+  test('ten replays of one Idempotency-Key, at once and one after another, make one commit', async () => {
+    const { install, first } = await twoRenders();
+    const key = f.unique('ten');
+    const concurrent = await Promise.all(Array.from({ length: 5 }, () => f.restore(install.id, first.id, install.etag, key)));
+    const sequential = [];
+    for (let i = 0; i < 5; i++) sequential.push(await f.restore(install.id, first.id, install.etag, key));
+    const answers = [...concurrent, ...sequential];
+    const won = answers.filter((a) => a.statusCode === 200 && a.headers['idempotent-replayed'] !== 'true');
+    assert.equal(won.length, 1, answers.map((a) => a.statusCode).join(','));
+    for (const a of answers) {
+      if (a.statusCode === 200) assert.deepEqual(a.json(), won[0]!.json());
+      else assert.deepEqual([a.statusCode, firstError(a.json()).code], [409, 7031], 'still in flight');
+    }
+    for (const a of sequential) assert.equal(a.headers['idempotent-replayed'], 'true');
+    await h.app.jobs.runDue();
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '3');
+    assert.equal((await f.renders(install.id)).filter((r) => r.restored_from_render_id).length, 1);
+  });
+
+  test('a restore whose transaction fails leaves main as it was; the retry with the same key makes the one commit', async () => {
+    const { install, first, second } = await twoRenders();
+    // The database refuses the restore's transaction at COMMIT: the commit object is made by then.
+    const probe = await failAtCommit(h.database, 'renders', 'new.restored_from_render_id is not null');
+    let failed;
+    try {
+      failed = await f.restore(install.id, first.id, install.etag, 'fails-then-works');
+    } finally {
+      await probe.remove();
+    }
+    assert.equal(failed.statusCode, 500, failed.body);
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), second.commit_sha, 'main did not move');
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '2');
+    assert.equal((await f.renders(install.id)).length, 2, 'no render recorded');
+    assert.equal((await f.getInstall(install.id)).etag, install.etag);
+
+    const retry = await f.restore(install.id, first.id, install.etag, 'fails-then-works');
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(retry.headers['idempotent-replayed'], undefined, 'a 5xx is not kept: the retry ran');
+    const { render } = retry.json();
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), render.commit_sha);
+    assert.equal(f.git(install.id, 'rev-parse', `${render.commit_sha}^`), second.commit_sha);
+    await h.app.jobs.runDue();
+    assert.equal((await f.getRender(render.id)).state, 'succeeded');
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '3', 'exactly one restore commit');
+    // Every commit on main names a render the database has.
+    const named = f.git(install.id, 'log', '--format=%(trailers:key=Render-Id,valueonly)', 'main').split('\n').filter(Boolean);
+    const renders = new Set((await f.renders(install.id)).map((r) => r.id));
+    assert.equal(named.length, 3);
+    for (const id of named) assert.ok(renders.has(id), `${id} names no render`);
+  });
+
+  test('a process that died between its commit and the branch move: the job moves main, from the recorded parent', async () => {
+    const { install, first, second, v1 } = await twoRenders();
+    // What `kill -9` after the transaction leaves: the render committed, main not moved. Here
+    // the move fails because main's lock file is held (by a live writer, young), as it would be.
+    const lock = path.join(f.repoPath(install.id), 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, '');
+    let res;
+    try {
+      res = await f.restore(install.id, first.id, install.etag);
+    } finally {
+      fs.unlinkSync(lock);
+    }
+    assert.equal(res.statusCode, 200, res.body);
+    const { render } = res.json();
+    assert.match(render.commit_sha, /^[0-9a-f]{40}$/);
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), second.commit_sha, 'not moved yet');
+    assert.equal(f.git(install.id, 'rev-parse', `${render.commit_sha}^`), second.commit_sha, 'the commit is built on the head it read');
+    await h.app.jobs.runDue();
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), render.commit_sha, 'the job moved main');
+    const done = await f.getRender(render.id);
+    assert.deepEqual([done.state, done.commit_sha], ['succeeded', render.commit_sha]);
+    assert.deepEqual((await f.getInstall(install.id)).current_version, { id: v1.id, semver: '1.0.0' });
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '3');
+  });
+
+  test('a render made after a restore that is not on main yet lands the restore first, then builds on it', async () => {
+    const { install, first, second } = await twoRenders();
+    const lock = path.join(f.repoPath(install.id), 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, '');
+    let restored;
+    try {
+      restored = (await f.restore(install.id, first.id, install.etag)).json().render;
+    } finally {
+      fs.unlinkSync(lock);
+    }
+    // Another writer of main (a render, under the install's lock) comes before the restore's job.
+    await f.patch(install.id, { values: { who: 'after' } });
+    const [next] = await f.renders(install.id);
+    const renderJob = await h.database.db.selectFrom('jobs').select('id').where('kind', '=', 'render.run').where('payload', 'like', `%${next.id}%`).executeTakeFirstOrThrow();
+    await h.database.db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', renderJob.id).execute();
+    await h.database.db.updateTable('jobs').set({ run_at: h.clock.nowMs() + 3_600_000 }).where('kind', '=', 'render.restore').where('payload', 'like', `%${restored.id}%`).execute();
+    await h.app.jobs.runDue();
+    const after = await f.getRender(next.id);
+    assert.equal(after.state, 'succeeded');
+    assert.deepEqual(f.git(install.id, 'rev-list', 'main').split('\n'), [after.commit_sha, restored.commit_sha, second.commit_sha, first.commit_sha]);
+    h.clock.advanceSeconds(3600);
+    await h.app.jobs.runDue();
+    assert.equal((await f.getRender(restored.id)).state, 'succeeded');
+    assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '4');
+  });
+
   test('Idempotency-Key and If-Match are required (422 at their header); a stale If-Match is 409 with current_etag', async () => {
     const { install, first } = await twoRenders();
     const url = `/v1/installs/${install.id}:restore`;
@@ -222,15 +326,16 @@ describe('POST /v1/installs/{id}:restore', () => {
     assert.equal((await f.getRender(render.id)).state, 'succeeded');
   });
 
-  test('a restore whose commit left the history of main fails its verification (7311)', async () => {
+  test('a restore whose commit left the history of main fails its verification (7311); main is never forced', async () => {
     const { install, first, second } = await twoRenders();
     const { render } = (await f.restore(install.id, first.id, install.etag)).json();
-    // Someone rewrites main behind the platform's back, dropping the restore's commit.
-    f.git(install.id, 'update-ref', 'refs/heads/main', second.commit_sha);
+    // Someone rewrites main behind the platform's back, dropping the restore's commit and its parent.
+    f.git(install.id, 'update-ref', 'refs/heads/main', first.commit_sha);
     await h.app.jobs.runDue();
     const failed = await f.getRender(render.id);
     assert.equal(failed.state, 'failed');
-    assert.match(failed.message, /no longer in the history of main/);
+    assert.match(failed.message, /is not in the history of main/);
+    assert.equal(f.git(install.id, 'rev-parse', 'refs/heads/main'), first.commit_sha, 'the job does not move main from a head it did not build on');
     const op = await f.ok('GET', `/v1/operations/${render.operation_id}`);
     assert.equal(op.error.code, 7311);
     assert.equal((await f.getInstall(install.id)).current_version.id, second.package_version_id, 'current_version does not follow a failed restore');
