@@ -1,4 +1,5 @@
 import type { App } from '../http/fastify-types.js';
+import { errorResponses } from '../http/schemas.js';
 import { AuthorizationServerMetadata, DEVICE_CODE_GRANT, DeviceAuthorizationBody, DeviceAuthorizationResponse, OAuthErrorResponse, TokenBody, TokenResponse } from './schemas.js';
 import { noStore, oauthErrorHandler } from './oauth-error.js';
 import type { DeviceService } from './service.js';
@@ -54,7 +55,7 @@ export function metadataRoute(app: App, publicUrl: string): void {
     '/.well-known/oauth-authorization-server',
     {
       config: { auth: 'none' },
-      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: AuthorizationServerMetadata } },
+      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: AuthorizationServerMetadata, ...errorResponses(422) } },
     },
     async () => ({
       issuer: publicUrl,

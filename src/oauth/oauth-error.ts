@@ -1,14 +1,20 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validationEntries } from '../http/validation.js';
+import { ApiError } from '../shared/errors.js';
 import { DEVICE_CODE_GRANT, type OAuthErrorCode } from './schemas.js';
 
 /** An RFC 6749 §5.2 error: answered as 400 JSON `{error, error_description}`, never the envelope. */
 export class OAuthError extends Error {
+  readonly description: string;
   constructor(
     readonly error: OAuthErrorCode,
-    readonly description: string,
+    description: string,
   ) {
-    super(description);
+    // RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E (no `"`, no `\`,
+    // nothing outside printable ASCII), whatever a message quotes from the request.
+    const clean = description.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+    super(clean);
+    this.description = clean;
   }
 }
 
@@ -27,6 +33,8 @@ function fromFastify(err: FastifyError, request: FastifyRequest, checksGrantType
     const entries = validationEntries(validation as never, (err as FastifyError & { validationContext?: string }).validationContext ?? 'body');
     return new OAuthError('invalid_request', entries.map((e) => e.message).join('; '));
   }
+  // What the app's own body parsing refuses (malformed JSON, a poisoned key: ApiError 4xx).
+  if (err instanceof ApiError && err.status >= 400 && err.status < 500) return new OAuthError('invalid_request', err.message);
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
     const why =
       err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'

@@ -173,7 +173,6 @@ function watchInject(app: App): void {
     const type = headers['content-type'] ?? headers['Content-Type'];
     harvestAuthorization(headers.authorization ?? headers.Authorization);
     const sent = parseBody(o.payload ?? o.body, type);
-    harvest(sent, false);
     return (inject(opts) as Promise<{ statusCode: number; body: string; headers: Record<string, unknown> }>).then((res) => {
       if (res.statusCode >= 200 && res.statusCode < 300) {
         harvest(sent, true);

@@ -142,7 +142,6 @@ export async function api(
   if (opts.workspaceId) headers['service-context'] = opts.workspaceId;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   harvestAuthorization(headers.authorization);
-  harvest(opts.body, false);
   const res = await fetch(base + url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
   const text = await res.text();
   let body: unknown = null;

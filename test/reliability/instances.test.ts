@@ -58,7 +58,11 @@ before(async () => {
     // The revocation test sends many requests that fail authentication on purpose.
     WSP_AUTH_FAILURES_PER_MINUTE: '100000',
   };
-  servers.push(...(await Promise.all(Array.from({ length: COUNT }, () => startServer(env)))));
+  // Every server that did start is stopped in after(), even when another failed to.
+  const started = await Promise.allSettled(Array.from({ length: COUNT }, () => startServer(env)));
+  for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 });
 after(async () => {
   await Promise.all(servers.map((s) => s.stop('SIGTERM')));

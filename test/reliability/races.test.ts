@@ -1,16 +1,25 @@
-import { test, before, after } from 'node:test';
+import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { repoRoot } from '../../src/config.js';
+import { documentRoutes } from '../security/tenant-fixture.js';
+import { git } from './servers.js';
 
 /**
- * Issue 9.3, races in one process (tests/cli/two-servers and test/reliability/instances do it
- * across processes). Lost updates on the etag'd writes that the area suites do not already race
- * (workspaces, secret versions, dashboard PATCH/restore/reset, snippet PATCH/archive, install
- * restore are raced there), Idempotency-Key storms on creations, and a token revoked while
- * requests are in flight.
+ * Issue 9.3, races in one process (test/reliability/instances.test.ts does it across processes):
+ * - lost updates: for EVERY route of the OpenAPI document that requires If-Match (the list is
+ *   read from the document; a route missing from RACES fails the run), N concurrent writers
+ *   with the same If-Match: exactly one wins, every other is told the etag moved (409 7030) or,
+ *   after a delete, that the resource is gone (404 7002), and what is stored is the winner's;
+ * - Idempotency-Key storms: N retries of one secret version add make one version; N retries
+ *   of one install restore make one git commit on main;
+ * - a token revoked while requests are in flight: no request that started after the
+ *   revocation was committed succeeds (judged against a committed marker, not the DELETE's answer).
+ * WSP_RACE_N sets N (default 12; npm run soak raises it).
  */
-const N = 12;
+const N = Number(process.env.WSP_RACE_N ?? 12);
 
 let h: TestApp;
 let s: Seed;
@@ -29,6 +38,11 @@ async function ok(method: string, url: string, payload?: unknown, extra: Record<
   return res.statusCode === 204 ? null : res.json();
 }
 
+/** Commits on main of an install's repository. */
+function commitsOn(installId: string): number {
+  return Number(git(path.join(repoRoot(h.config), `${installId}.git`), 'rev-list', '--count', 'refs/heads/main'));
+}
+
 async function installOf() {
   const pkg = await ok('POST', '/v1/packages', { name: `race-${Math.random()}` });
   const v = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'a.txt': '{{who}}' } });
@@ -45,17 +59,154 @@ async function runningMachine() {
 }
 
 interface Race {
+  /** The route, as the OpenAPI document names it. */
   name: string;
-  /** Makes the resource; returns its URL for reading and its etag. */
-  setup: () => Promise<{ read: string; etag: string }>;
+  /** Makes the resource; returns its URL for reading, its etag, and anything else the write needs. */
+  setup: () => Promise<{ read: string; etag: string; extra?: string }>;
   /** The i-th concurrent write, all with the same If-Match. */
-  write: (read: string, etag: string, i: number) => Promise<Res>;
+  write: (read: string, etag: string, i: number, extra?: string) => Promise<Res>;
   winner: number;
   /** Checks what is stored after the race, given the winner's answer. */
   verify?: (read: string, winner: Res, index: number) => Promise<void>;
 }
 
+async function secretVersion(state: 'enabled' | 'disabled') {
+  const sec = await ok('POST', '/v1/secrets', { name: `race-${Math.random()}` });
+  let v = await ok('POST', `/v1/secrets/${sec.id}/versions`, { data: 'AQID' });
+  if (state === 'disabled') v = await ok('POST', `/v1/secrets/${sec.id}/versions/${v.id}:disable`, undefined, { 'if-match': v.etag });
+  return { read: `/v1/secrets/${sec.id}/versions/${v.id}`, etag: v.etag as string };
+}
+
+/** A transition of a secret version: the winner's state is the one stored. */
+function versionRace(action: 'enable' | 'disable' | 'destroy', from: 'enabled' | 'disabled', to: string): Race {
+  return {
+    name: `POST /v1/secrets/{id}/versions/{vid}:${action}`,
+    setup: () => secretVersion(from),
+    write: (read, etag) => call('POST', `${read}:${action}`, undefined, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner) => {
+      const now = await ok('GET', read);
+      assert.equal(now.state, to);
+      assert.deepEqual(now, winner.json());
+    },
+  };
+}
+
+async function dashboard(purpose: 'custom' | 'workspace_overview' = 'custom') {
+  return ok('POST', '/v1/dashboards', { name: 'race', purpose, filter_definitions: [], default_filter_values: {}, widgets: [] });
+}
+
+/** The dashboard's revisions after a race: one new revision, the winner's. */
+async function oneNewRevision(read: string, winner: Res, before: number) {
+  const now = await ok('GET', read);
+  assert.equal(now.etag, winner.json().etag);
+  assert.equal((await ok('GET', `${read}/revisions?limit=10`)).data.length, before + 1, 'one new revision');
+}
+
 const RACES: Race[] = [
+  {
+    name: 'PATCH /v1/workspaces/{id}',
+    setup: async () => {
+      const ws = await ok('GET', `/v1/workspaces/${s.workspaceId}`);
+      return { read: `/v1/workspaces/${s.workspaceId}`, etag: ws.etag };
+    },
+    write: (read, etag, i) => call('PATCH', read, { name: `ws ${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      const now = await ok('GET', read);
+      assert.equal(now.name, `ws ${i}`);
+      assert.equal(now.etag, winner.json().etag);
+    },
+  },
+  versionRace('enable', 'disabled', 'enabled'),
+  versionRace('disable', 'enabled', 'disabled'),
+  versionRace('destroy', 'enabled', 'destroyed'),
+  {
+    name: 'POST /v1/installs/{id}:restore',
+    setup: async () => {
+      const { inst } = await installOf();
+      const first = (await ok('GET', `/v1/installs/${inst.id}/renders`)).data[0];
+      await ok('PATCH', `/v1/installs/${inst.id}`, { values: { who: 'b' } }, { 'if-match': inst.etag });
+      await h.app.jobs.runDue();
+      const now = await ok('GET', `/v1/installs/${inst.id}`);
+      return { read: `/v1/installs/${inst.id}`, etag: now.etag, extra: first.id };
+    },
+    write: (read, etag, i, extra) => call('POST', `${read}:restore`, { render_id: extra }, { 'if-match': etag, 'idempotency-key': `race-restore-${i}` }),
+    winner: 200,
+    verify: async (read, winner) => {
+      const now = await ok('GET', read);
+      assert.equal(String(winner.headers.etag).replace(/"/g, ''), now.etag);
+      assert.deepEqual(now.values, { who: 'a' }, 'the restored values');
+      const renders = (await ok('GET', `${read}/renders`)).data;
+      assert.equal(renders.filter((r: { restored_from_render_id: string | null }) => r.restored_from_render_id).length, 1, 'one restore render');
+      assert.equal(commitsOn(read.split('/').pop()!), 3, 'two renders and one restore on main');
+    },
+  },
+  {
+    name: 'PATCH /v1/snippets/{id}',
+    setup: async () => {
+      const snp = await ok('POST', '/v1/snippets', { name: 'race', source: 'select 1' });
+      return { read: `/v1/snippets/${snp.id}`, etag: snp.etag };
+    },
+    write: (read, etag, i) => call('PATCH', read, { name: `snippet ${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      const now = await ok('GET', read);
+      assert.equal(now.name, `snippet ${i}`);
+      assert.equal(now.etag, winner.json().etag);
+    },
+  },
+  {
+    name: 'POST /v1/snippets/{id}:archive',
+    setup: async () => {
+      const snp = await ok('POST', '/v1/snippets', { name: 'race', source: 'select 1' });
+      return { read: `/v1/snippets/${snp.id}`, etag: snp.etag };
+    },
+    write: (read, etag) => call('POST', `${read}:archive`, undefined, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner) => {
+      const now = await ok('GET', read);
+      assert.equal(now.state, 'archived');
+      assert.equal(now.etag, winner.json().etag);
+    },
+  },
+  {
+    name: 'PATCH /v1/dashboards/{id}',
+    setup: async () => {
+      const d = await dashboard();
+      return { read: `/v1/dashboards/${d.id}`, etag: d.etag };
+    },
+    write: (read, etag, i) => call('PATCH', read, { name: `dash ${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      assert.equal((await ok('GET', read)).name, `dash ${i}`);
+      await oneNewRevision(read, winner, 1);
+    },
+  },
+  {
+    name: 'POST /v1/dashboards/{id}:reset',
+    setup: async () => {
+      const d = await dashboard('workspace_overview');
+      return { read: `/v1/dashboards/${d.id}`, etag: d.etag };
+    },
+    write: (read, etag) => call('POST', `${read}:reset`, {}, { 'if-match': etag }),
+    winner: 200,
+    verify: (read, winner) => oneNewRevision(read, winner, 1),
+  },
+  {
+    name: 'POST /v1/dashboards/{id}/revisions/{revision_id}:restore',
+    setup: async () => {
+      const d = await dashboard();
+      const v2 = await ok('PATCH', `/v1/dashboards/${d.id}`, { name: 'v2' }, { 'if-match': d.etag });
+      return { read: `/v1/dashboards/${d.id}`, etag: v2.etag, extra: d.current_revision_id };
+    },
+    write: (read, etag, _i, extra) => call('POST', `${read}/revisions/${extra}:restore`, {}, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner) => {
+      assert.equal((await ok('GET', read)).name, 'race');
+      await oneNewRevision(read, winner, 2);
+    },
+  },
   {
     name: 'PATCH /v1/installs/{id}',
     setup: async () => {
@@ -142,10 +293,22 @@ const RACES: Race[] = [
   },
 ];
 
+test('every route that requires If-Match is raced here', () => {
+  const required = documentRoutes(h)
+    .filter((r) => (r.op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'if-match' && p.required))
+    .map((r) => r.key)
+    .sort();
+  assert.ok(required.length >= 15, `${required.length} routes with If-Match`);
+  assert.deepEqual(RACES.map((r) => r.name).sort(), required, 'RACES must list exactly the routes of the document that require If-Match');
+});
+
+/** Outcomes of every race, printed at the end for docs/reliability.md. */
+const outcomes: string[] = [];
+
 for (const race of RACES) {
   test(`${N} concurrent ${race.name} with one If-Match: exactly one wins, the others are refused`, async () => {
-    const { read, etag } = await race.setup();
-    const answers = await Promise.all(Array.from({ length: N }, (_, i) => race.write(read, etag, i)));
+    const { read, etag, extra } = await race.setup();
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => race.write(read, etag, i, extra)));
     const statuses = answers.map((r) => r.statusCode);
     const winners = answers.map((r, i) => [r, i] as const).filter(([r]) => r.statusCode === race.winner);
     assert.equal(winners.length, 1, statuses.join(','));
@@ -157,10 +320,13 @@ for (const race of RACES) {
     }
     if (race.winner === 204) assert.equal((await call('GET', read)).statusCode, 404);
     await race.verify?.(read, winners[0]![0], winners[0]![1]);
+    const losers = new Map<number, number>();
+    for (const x of statuses.filter((_, i) => i !== winners[0]![1])) losers.set(x, (losers.get(x) ?? 0) + 1);
+    outcomes.push(`race ${race.name}: N=${N}, 1 winner (${race.winner}), losers ${[...losers].map(([st, n]) => `${st}x${n}`).join(' ')}`);
   });
 }
 
-test('Idempotency-Key storms: one secret version and one install restore however many retries race', async () => {
+test(`Idempotency-Key storms: ${N} retries make one secret version, and one install restore makes one commit on main`, async () => {
   const sec = await ok('POST', '/v1/secrets', { name: 'storm' });
   const adds = await Promise.all(Array.from({ length: N }, () => call('POST', `/v1/secrets/${sec.id}/versions`, { data: 'c3Rvcm0=' }, { 'idempotency-key': 'storm-version' })));
   const created = adds.filter((r) => r.statusCode === 201);
@@ -171,12 +337,14 @@ test('Idempotency-Key storms: one secret version and one install restore however
   }
   assert.equal(created.filter((r) => r.headers['idempotent-replayed'] === undefined).length, 1);
   assert.equal((await ok('GET', `/v1/secrets/${sec.id}/versions`)).data.length, 1);
+  outcomes.push(`storm POST /v1/secrets/{id}/versions: N=${N}, ${adds.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined).length} made, ${adds.filter((r) => r.headers['idempotent-replayed'] === 'true').length} replayed, ${adds.filter((r) => r.statusCode === 409).length} in flight (409 7031); versions stored: 1`);
 
   const { inst } = await installOf();
   const first = (await ok('GET', `/v1/installs/${inst.id}/renders`)).data[0];
   await ok('PATCH', `/v1/installs/${inst.id}`, { values: { who: 'b' } }, { 'if-match': inst.etag });
   await h.app.jobs.runDue();
   const etag = (await ok('GET', `/v1/installs/${inst.id}`)).etag;
+  const before = commitsOn(inst.id);
   const restores = await Promise.all(
     Array.from({ length: N }, () => call('POST', `/v1/installs/${inst.id}:restore`, { render_id: first.id }, { 'if-match': etag, 'idempotency-key': 'storm-restore' })),
   );
@@ -186,38 +354,69 @@ test('Idempotency-Key storms: one secret version and one install restore however
     if (r.statusCode === 200) assert.deepEqual(r.json(), fresh[0]!.json());
     else assert.deepEqual([r.statusCode, r.json().errors[0].code], [409, 7031], r.body);
   }
-  assert.equal((await ok('GET', `/v1/installs/${inst.id}/renders`)).data.length, 3, 'one restore render');
+  // Retries after the storm replay too, and still make nothing.
+  for (let i = 0; i < 3; i++) {
+    const again = await call('POST', `/v1/installs/${inst.id}:restore`, { render_id: first.id }, { 'if-match': etag, 'idempotency-key': 'storm-restore' });
+    assert.equal(again.headers['idempotent-replayed'], 'true', again.body);
+  }
+  await h.app.jobs.runDue();
+  const after = commitsOn(inst.id);
+  assert.equal(after - before, 1, `${N + 3} requests with one Idempotency-Key made ${after - before} commits on main`);
+  const commit = fresh[0]!.json().render.commit_sha;
+  assert.equal(git(path.join(repoRoot(h.config), `${inst.id}.git`), 'rev-parse', 'refs/heads/main'), commit, 'the one new commit is the restore answered');
+  outcomes.push(`storm POST /v1/installs/{id}:restore: N=${N} (+3 later retries), 1 made, ${restores.filter((r) => r.headers['idempotent-replayed'] === 'true').length + 3} replayed, ${restores.filter((r) => r.statusCode === 409).length} in flight (409 7031); commits on main: +${after - before}`);
 });
 
-test('a token revoked while requests are in flight: every request that starts after the revocation answered is 401', async () => {
+test('a token revoked while requests are in flight: no request that started after the revocation committed succeeds', async (t: TestContext) => {
   const created = await ok('POST', '/v1/api_tokens', { name: 'in flight' });
-  const log: { started: number; status: number }[] = [];
-  let revokedAt = Infinity;
+  const log: { started: number; ended: number; status: number }[] = [];
   let stop = false;
   const lane = async () => {
     while (!stop) {
       const started = performance.now();
       const res = await h.app.inject({ method: 'GET', url: '/v1/secrets', headers: as(created.token) });
-      log.push({ started, status: res.statusCode });
+      log.push({ started, ended: performance.now(), status: res.statusCode });
       // In-process requests can complete on microtasks alone: yield, or nothing else ever runs.
       await new Promise((r) => setImmediate(r));
     }
   };
+  // The committed marker: a reader of the database (a connection of its own on PostgreSQL; on
+  // SQLite the one connection, which a transaction holds until it ends) polls for the token's
+  // row; the first time it is gone, the revocation has committed. Every request that started
+  // after that moment must be refused, whatever the DELETE's answer is doing meanwhile.
+  let committedAt = Infinity;
+  const marker = (async () => {
+    while (!stop && committedAt === Infinity) {
+      const row = await h.database.db.selectFrom('api_tokens').select('id').where('id', '=', created.id).executeTakeFirst();
+      if (!row) committedAt = performance.now();
+      else await new Promise((r) => setImmediate(r));
+    }
+  })();
   const lanes = Array.from({ length: 6 }, lane);
-  // Let the stream run, revoke in the middle of it, then let it run on.
   while (log.length < 60) await new Promise((r) => setImmediate(r));
+  const deleteSentAt = performance.now();
   const del = await call('DELETE', `/v1/api_tokens/${created.id}`);
-  revokedAt = performance.now();
+  const deleteAnsweredAt = performance.now();
   assert.equal(del.statusCode, 204);
-  const atRevocation = log.length;
-  while (log.length < atRevocation + 60) await new Promise((r) => setImmediate(r));
+  while (committedAt === Infinity || log.filter((x) => x.started > committedAt).length < 60) await new Promise((r) => setImmediate(r));
   stop = true;
-  await Promise.all(lanes);
+  await Promise.all([...lanes, marker]);
 
-  const before = log.filter((x) => x.started < revokedAt);
-  const afterwards = log.filter((x) => x.started > revokedAt);
-  assert.ok(before.filter((x) => x.status === 200).length >= 30, 'the token worked before');
-  assert.ok(afterwards.length >= 50, `${afterwards.length} requests after`);
-  assert.deepEqual([...new Set(afterwards.map((x) => x.status))], [401], 'no request that started after the revocation succeeded');
   for (const x of log) assert.ok(x.status === 200 || x.status === 401, String(x.status));
+  const before = log.filter((x) => x.ended < deleteSentAt);
+  const window = log.filter((x) => x.ended >= deleteSentAt && x.started <= committedAt);
+  const afterwards = log.filter((x) => x.started > committedAt);
+  assert.ok(committedAt <= deleteAnsweredAt + 50, 'the marker saw the revocation by the time the DELETE answered');
+  assert.ok(before.length >= 30 && before.every((x) => x.status === 200), 'the token worked before the DELETE was sent');
+  assert.ok(afterwards.length >= 60, `${afterwards.length} requests after`);
+  assert.deepEqual([...new Set(afterwards.map((x) => x.status))], [401], 'no request that started after the revocation committed succeeded');
+  const count = (xs: typeof log, st: number) => xs.filter((x) => x.status === st).length;
+  t.diagnostic(
+    `revocation in flight: ${log.length} requests on 6 lanes; before the DELETE ${before.length} (200x${count(before, 200)}); overlapping the DELETE until the commit ${window.length} (200x${count(window, 200)} 401x${count(window, 401)}); started after the commit ${afterwards.length} (401x${count(afterwards, 401)}, 200x${count(afterwards, 200)})`,
+  );
+});
+
+test('race figures', (t: TestContext) => {
+  for (const line of outcomes) t.diagnostic(line);
+  assert.ok(outcomes.length >= RACES.length + 2, `${outcomes.length} outcomes`);
 });

@@ -156,3 +156,76 @@ export function leaked(res: { body: string; headers: Record<string, unknown> }, 
     .join('\n')}`;
   return sensitive.filter((x) => !allowed.includes(x) && text.includes(x));
 }
+
+/**
+ * The collection a path id follows (its literal segments before it) to the fixture kind of that
+ * id: how the shared suites name an existing resource for every path id of the document.
+ */
+export const KIND_OF_COLLECTION: Record<string, string> = {
+  workspaces: 'workspace',
+  api_tokens: 'token',
+  operations: 'operation',
+  notifications: 'notification',
+  secrets: 'secret',
+  'secrets/versions': 'secretVersion',
+  'compute/configs': 'computeConfig',
+  machines: 'machine',
+  'compute/suspensions': 'suspension',
+  packages: 'package',
+  'packages/versions': 'packageVersion',
+  installs: 'install',
+  renders: 'render',
+  snippets: 'snippet',
+  dashboards: 'dashboard',
+  'dashboards/revisions': 'dashboardRevision',
+};
+
+/** Each `{param}` of a path with the fixture kind its collection names ('' when there is none). */
+export function paramsOf(path: string): { name: string; kind: string }[] {
+  const segments = path.replace(/^\/v1\//, '').split('/');
+  const literal: string[] = [];
+  const out: { name: string; kind: string }[] = [];
+  for (const seg of segments) {
+    const m = /^\{([^}]+)\}/.exec(seg);
+    if (m) out.push({ name: m[1]!, kind: KIND_OF_COLLECTION[literal.join('/')] ?? '' });
+    else literal.push(seg.split(':')[0]!);
+  }
+  return out;
+}
+
+/** Every operation of the app's OpenAPI document. */
+export interface DocOperation {
+  parameters?: { in: string; name: string; required?: boolean; schema?: Record<string, unknown> }[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, any> }> };
+  responses: Record<string, unknown>;
+  security?: unknown[];
+}
+export interface DocRoute {
+  method: string;
+  path: string;
+  /** `METHOD path`, as the suites' tables name routes. */
+  key: string;
+  op: DocOperation;
+  params: { name: string; kind: string }[];
+  /** The statuses the document lists for the route. */
+  documented: Set<number>;
+  /** No credential needed (`security: []`). */
+  public: boolean;
+}
+
+export function documentRoutes(h: TestApp): DocRoute[] {
+  const paths = (h.app.swagger() as unknown as { paths: Record<string, Record<string, DocOperation>> }).paths;
+  return Object.entries(paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([m]) => ['get', 'post', 'patch', 'put', 'delete'].includes(m))
+      .map(([m, op]) => ({
+        method: m.toUpperCase(),
+        path,
+        key: `${m.toUpperCase()} ${path}`,
+        op,
+        params: paramsOf(path),
+        documented: new Set(Object.keys(op.responses).map(Number)),
+        public: Array.isArray(op.security) && op.security.length === 0,
+      })),
+  );
+}

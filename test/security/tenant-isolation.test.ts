@@ -1,64 +1,79 @@
-import { test, before, after } from 'node:test';
+import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
-import { buildTenant, caller, leaked, type Call, type TenantFixture } from './tenant-fixture.js';
+import { startLogin } from '../oauth/device-helpers.js';
+import { buildTenant, caller, documentRoutes, leaked, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
 
 /**
- * CONTRACT §1-2, STYLE ("one shared cross-tenant test run against every route"): workspace A
- * holds one resource of every kind; every route of the OpenAPI document that takes a path id is
- * called with A's ids by every kind of caller that is not entitled to them. Each answer is the
- * rule's 404 (7002), 403 or 401, carries nothing of A in its body or headers, and A's resources
- * are exactly as they were afterwards. A route whose path ids this suite cannot map to a
- * resource of A fails the test, so no new route escapes it.
+ * CONTRACT §1-2, STYLE ("one shared cross-tenant test run against every route"), issue 9.2:
+ * workspace A holds one resource of every kind; EVERY route of the OpenAPI document is called
+ * by every kind of attacker the issue lists: credentials of another workspace (B's owner by
+ * session and by JWT, admin, member, API token), another workspace's Service-Context (B's
+ * callers naming A, A's token naming B), a member or an API token without the role, and A's
+ * dead credentials (revoked token, expired token, signed-out session, JWTs with a wrong issuer,
+ * audience or signature, `alg: none`, expired). Each answer is the rule's (401 7010, 403
+ * 7022/7023/7024, 404 7002; on user-scoped and public routes the caller's own answer), carries
+ * nothing of A in its body or headers, the log lines of those requests hold nothing of A, and
+ * A's resources are exactly as they were afterwards. A route the suite does not know how to
+ * attack (a path id it cannot map to a resource of A, a route without path ids missing from
+ * SCOPE_OF, a body it cannot make) fails the test, so no new route escapes it.
  */
 
 type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 const ISS = 'https://issuer.test';
 const AUD = 'workspace-platform';
 
-/** The collection a path id follows (literal segments before it) to the fixture kind of that id. */
-const KIND_OF_COLLECTION: Record<string, string> = {
-  workspaces: 'workspace',
-  api_tokens: 'token',
-  operations: 'operation',
-  notifications: 'notification',
-  secrets: 'secret',
-  'secrets/versions': 'secretVersion',
-  'compute/configs': 'computeConfig',
-  machines: 'machine',
-  'compute/suspensions': 'suspension',
-  packages: 'package',
-  'packages/versions': 'packageVersion',
-  installs: 'install',
-  renders: 'render',
-  snippets: 'snippet',
-  dashboards: 'dashboard',
-  'dashboards/revisions': 'dashboardRevision',
-};
 /** Routes that need the owner or admin role (CONTRACT §2): 403 7023 for a member or an API token. */
-const ROLE_ROUTES = new Set(['DELETE /v1/api_tokens/{id}', 'PATCH /v1/workspaces/{id}']);
+const ROLE_ROUTES = new Set(['POST /v1/api_tokens', 'DELETE /v1/api_tokens/{id}', 'PATCH /v1/workspaces/{id}']);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
 };
-/** User-scoped routes (CONTRACT §7): no workspace; an API token is 403 7024; unowned ids answer 204. */
+/** User-scoped routes with path ids (CONTRACT §7): no workspace; an API token is 403 7024; unowned ids answer 204. */
 const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read']);
+/**
+ * How each route without path ids relates to workspaces (the route's `scope`): `workspace`
+ * (Service-Context names the workspace, 403 7022 for one the caller is not in), `any` (the
+ * workspace is optional), `user` (acts for the user: no workspace, 403 7024 for an API token),
+ * `public` (no credential). Every such route of the document must be here.
+ */
+const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public'> = {
+  'GET /healthz': 'public',
+  'GET /readyz': 'public',
+  'GET /metrics': 'public',
+  'GET /.well-known/oauth-authorization-server': 'public',
+  'POST /v1/oauth/device_authorization': 'public',
+  'POST /v1/oauth/token': 'public',
+  'GET /v1/me': 'any',
+  'GET /v1/workspaces': 'any',
+  'DELETE /v1/sessions/current': 'user',
+  'GET /v1/notifications': 'user',
+  'POST /v1/oauth/device/approve': 'user',
+  'POST /v1/oauth/device/deny': 'user',
+  'POST /v1/api_tokens': 'workspace',
+  'GET /v1/api_tokens': 'workspace',
+  'POST /v1/secrets': 'workspace',
+  'GET /v1/secrets': 'workspace',
+  'POST /v1/compute/configs': 'workspace',
+  'GET /v1/compute/configs': 'workspace',
+  'POST /v1/machines': 'workspace',
+  'GET /v1/machines': 'workspace',
+  'GET /v1/compute/suspensions': 'workspace',
+  'POST /v1/packages': 'workspace',
+  'GET /v1/packages': 'workspace',
+  'POST /v1/installs': 'workspace',
+  'GET /v1/installs': 'workspace',
+  'POST /v1/snippets': 'workspace',
+  'GET /v1/snippets': 'workspace',
+  'POST /v1/dashboards': 'workspace',
+  'GET /v1/dashboards': 'workspace',
+};
 
-interface Operation {
-  parameters?: { in: string; name: string; required?: boolean }[];
-  requestBody?: { content?: Record<string, { schema?: { required?: string[] } }> };
-  security?: unknown[];
-}
-interface Route {
-  method: string;
-  path: string;
-  op: Operation;
-  params: { name: string; kind: string }[];
-}
+type Route = DocRoute;
 
 const lines: string[] = [];
 const logStream = new Writable({
@@ -86,29 +101,11 @@ before(async () => {
   A = await buildTenant(h, 'Alpha');
   B = await buildTenant(h, 'Beta');
   call = caller(h);
-  const paths = (h.app.swagger() as unknown as { paths: Record<string, Record<string, Operation>> }).paths;
-  routes = Object.entries(paths).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([m]) => ['get', 'post', 'patch', 'put', 'delete'].includes(m))
-      .map(([m, op]) => ({ method: m.toUpperCase(), path, op, params: paramsOf(path) })),
-  );
+  routes = documentRoutes(h);
 });
 after(() => h.close());
 
-/** Each `{param}` of a path with the fixture kind its collection names ('' when there is none). */
-function paramsOf(path: string): { name: string; kind: string }[] {
-  const segments = path.replace(/^\/v1\//, '').split('/');
-  const literal: string[] = [];
-  const out: { name: string; kind: string }[] = [];
-  for (const seg of segments) {
-    const m = /^\{([^}]+)\}/.exec(seg);
-    if (m) out.push({ name: m[1]!, kind: KIND_OF_COLLECTION[literal.join('/')] ?? '' });
-    else literal.push(seg.split(':')[0]!);
-  }
-  return out;
-}
-
-async function jwt(sub: string, opts: { iss?: string; aud?: string; key?: KeyLike } = {}): Promise<string> {
+async function jwt(sub: string, opts: { iss?: string; aud?: string; key?: KeyLike; exp?: number } = {}): Promise<string> {
   const now = Math.floor(h.clock.nowMs() / 1000);
   return new SignJWT({})
     .setProtectedHeader({ alg: 'ES256' })
@@ -116,7 +113,7 @@ async function jwt(sub: string, opts: { iss?: string; aud?: string; key?: KeyLik
     .setAudience(opts.aud ?? AUD)
     .setSubject(sub)
     .setIssuedAt(now - 10)
-    .setExpirationTime(now + 3600)
+    .setExpirationTime(opts.exp ?? now + 3600)
     .sign(opts.key ?? signingKey);
 }
 
@@ -141,6 +138,21 @@ function bodyFor(route: Route): unknown {
     'POST /v1/dashboards/{id}/revisions/{revision_id}:restore': {},
     // git's own body (application/x-git-upload-pack-request): a bare flush, as git's probe sends.
     'POST /v1/installs/{id}/repository.git/git-upload-pack': Buffer.from('0000'),
+    // Creations: valid bodies (naming A's resources where a field names one), so only the
+    // workspace and role rules can refuse them.
+    'POST /v1/api_tokens': { name: 'planted token' },
+    'POST /v1/secrets': { name: `planted-${randomBytes(4).toString('hex')}` },
+    'POST /v1/compute/configs': { name: 'planted', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04' },
+    'POST /v1/machines': { compute_config_id: A.ids.computeConfig, server_type: 'cx22' },
+    'POST /v1/packages': { name: `planted-${randomBytes(4).toString('hex')}` },
+    'POST /v1/installs': { name: `planted-${randomBytes(4).toString('hex')}`, package_id: A.ids.package, version_id: A.ids.packageVersion },
+    'POST /v1/snippets': { name: 'planted', source: 'select 1' },
+    'POST /v1/dashboards': { name: 'planted', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] },
+    // A fresh device login's user code is sent instead (see send()); this one names none.
+    'POST /v1/oauth/device/approve': { user_code: 'ABCD-EFGH' },
+    'POST /v1/oauth/device/deny': { user_code: 'ABCD-EFGH' },
+    'POST /v1/oauth/device_authorization': { client_id: 'wsp-cli' },
+    'POST /v1/oauth/token': { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', client_id: 'wsp-cli', device_code: 'not-a-device-code' },
   };
   if (key in bodies) return bodies[key];
   if (!route.op.requestBody) return undefined;
@@ -188,7 +200,7 @@ interface Expect {
 }
 
 function check(res: Awaited<ReturnType<Call>>, expected: Expect, where: string) {
-  assert.equal(res.statusCode, expected.status, `${where}: ${res.statusCode} ${res.body}`);
+  assert.equal(res.statusCode, expected.status, `${where}: ${res.statusCode} ${res.body.slice(0, 400)}`);
   if (expected.code !== undefined) {
     const body = res.json();
     if (res.statusCode === 401 && body.errors?.length === 0) assert.equal(body._tag, 'Unauthorized', where);
@@ -207,7 +219,12 @@ async function snapshotOfA(): Promise<Map<string, string>> {
     assert.equal(res.statusCode, 200, `the fixture id works for its owner: GET ${url} -> ${res.statusCode} ${res.body}`);
     out.set(url, res.body);
   }
-  for (const url of ['/v1/api_tokens?limit=100', '/v1/compute/suspensions', '/v1/notifications', '/v1/secrets', '/v1/installs', '/v1/dashboards', '/v1/snippets', '/v1/machines', '/v1/packages', '/v1/compute/configs']) {
+  // Every list of the document (with the largest page), so anything made in A shows.
+  const lists = routes.filter((r) => r.method === 'GET' && r.params.length === 0 && (SCOPE_OF[r.key] === 'workspace' || SCOPE_OF[r.key] === 'user'));
+  assert.ok(lists.length >= 10, `${lists.length} lists`);
+  for (const r of lists) {
+    const limit = r.op.parameters?.find((p) => p.in === 'query' && p.name === 'limit');
+    const url = limit ? `${r.path}?limit=${(limit.schema?.maximum as number | undefined) ?? 100}` : r.path;
     const res = await call(A.seed.owner.session, A.seed.workspaceId, 'GET', url);
     assert.equal(res.statusCode, 200, url);
     // last_used_at of A's own tokens moves when A uses them; nothing else may.
@@ -216,12 +233,63 @@ async function snapshotOfA(): Promise<Map<string, string>> {
   return out;
 }
 
-test('every route with path ids: no caller outside workspace A reaches a resource of A, and nothing of A leaks', async () => {
-  const unmapped = routes.filter((r) => r.params.some((p) => !p.kind || !A.ids[p.kind])).map((r) => `${r.method} ${r.path}`);
+/** The attacker kinds of the matrix, in its column order. */
+const KINDS = [
+  'B-owner',
+  'B-jwt',
+  'B-admin',
+  'B-member',
+  'B-token',
+  'B-owner@A',
+  'B-jwt@A',
+  'B-admin@A',
+  'B-member@A',
+  'B-token@A',
+  'A-token@B',
+  'A-member',
+  'A-token',
+  'revoked-token',
+  'expired-token',
+  'signed-out-session',
+  'jwt-wrong-issuer',
+  'jwt-wrong-audience',
+  'jwt-wrong-signature',
+  'jwt-alg-none',
+  'jwt-expired',
+] as const;
+type Kind = (typeof KINDS)[number];
+const LEGEND =
+  'B-x: a caller of workspace B (no Service-Context for the token, B otherwise); B-x@A: naming A in Service-Context; A-token@B: A\'s token naming B; ' +
+  "A-member, A-token: A's own member or token on a route that needs a role or a user; the rest: A's dead credentials, with A's Service-Context";
+
+interface Cell {
+  status: number;
+  code: number | undefined;
+}
+/** route key -> attacker kind -> answer: the matrix the suite prints. */
+const matrix = new Map<string, Map<Kind, Cell>>();
+/** Request ids of every attacker request, with what the attacker itself sent of A (its path ids). */
+const attackRequests = new Map<string, string[]>();
+
+function record(route: Route, kind: Kind, res: Awaited<ReturnType<Call>>) {
+  let row = matrix.get(route.key);
+  if (!row) matrix.set(route.key, (row = new Map()));
+  let code: number | undefined;
+  try {
+    code = res.json()?.errors?.[0]?.code;
+  } catch {
+    code = undefined;
+  }
+  row.set(kind, { status: res.statusCode, code });
+}
+
+test('every route of the document, every attacker kind: refused by the rule, nothing of A in answers or log lines, A unchanged', async (t: TestContext) => {
+  const unmapped = routes.filter((r) => r.params.some((p) => !p.kind || !A.ids[p.kind])).map((r) => r.key);
   assert.deepEqual(unmapped, [], 'routes whose path ids the suite cannot map to a fixture of workspace A (extend KIND_OF_COLLECTION and buildTenant)');
-  const targeted = routes.filter((r) => r.params.length > 0);
-  assert.ok(targeted.length >= 40, `only ${targeted.length} routes with path ids`);
-  for (const key of [...ROLE_ROUTES, ...USER_ROUTES]) assert.ok(targeted.some((r) => `${r.method} ${r.path}` === key), `${key} is no longer a route`);
+  const unknown = routes.filter((r) => r.params.length === 0 && !SCOPE_OF[r.key]).map((r) => r.key);
+  assert.deepEqual(unknown, [], 'routes without path ids the suite does not know how to attack (add them to SCOPE_OF)');
+  assert.ok(routes.filter((r) => r.params.length > 0).length >= 40, 'routes with path ids');
+  for (const key of [...ROLE_ROUTES, ...USER_ROUTES, ...Object.keys(SCOPE_OF)]) assert.ok(routes.some((r) => r.key === key), `${key} is no longer a route`);
 
   const now = Math.floor(h.clock.nowMs() / 1000);
   // Dead credentials of A: a revoked token, an expired token, a signed-out session.
@@ -230,59 +298,151 @@ test('every route with path ids: no caller outside workspace A reaches a resourc
   const expiring = (await call(A.seed.owner.session, A.seed.workspaceId, 'POST', '/v1/api_tokens', { name: 'expiring', expires_at: now + 5 })).json();
   const { session_token: signedOut } = await h.admin.createSession(A.seed.owner.userId);
   assert.equal((await call(signedOut, undefined, 'DELETE', '/v1/sessions/current')).statusCode, 204);
+  const expiredJwt = await jwt(A.seed.owner.userId, { exp: now + 5 });
   h.clock.advanceSeconds(10);
   const bJwt = await jwt(B.seed.owner.userId);
   assert.equal((await call(bJwt, B.seed.workspaceId, 'GET', '/v1/secrets')).statusCode, 200, "B's JWT works in B");
-  const deadOfA: Record<string, string> = {
-    'revoked token of A': revoked.token,
-    'expired token of A': expiring.token,
-    'signed-out session of A': signedOut,
-    'JWT for A with a wrong issuer': await jwt(A.seed.owner.userId, { iss: 'https://evil.test' }),
-    'JWT for A with a wrong audience': await jwt(A.seed.owner.userId, { aud: 'another-service' }),
-    'JWT for A with a wrong signature': await jwt(A.seed.owner.userId, { key: otherKey }),
-    'JWT for A with alg none': unsignedJwt(A.seed.owner.userId),
+  const dead: Partial<Record<Kind, string>> = {
+    'revoked-token': revoked.token,
+    'expired-token': expiring.token,
+    'signed-out-session': signedOut,
+    'jwt-wrong-issuer': await jwt(A.seed.owner.userId, { iss: 'https://evil.test' }),
+    'jwt-wrong-audience': await jwt(A.seed.owner.userId, { aud: 'another-service' }),
+    'jwt-wrong-signature': await jwt(A.seed.owner.userId, { key: otherKey }),
+    'jwt-alg-none': unsignedJwt(A.seed.owner.userId),
+    'jwt-expired': expiredJwt,
   };
-  const before = await snapshotOfA();
+  const snapshot = await snapshotOfA();
 
-  let calls = 0;
-  for (const route of targeted) {
-    const key = `${route.method} ${route.path}`;
-    const role = ROLE_ROUTES.has(key);
-    const user = USER_ROUTES.has(key);
+  const bUser = { 'B-owner': B.seed.owner, 'B-admin': B.seed.admin, 'B-member': B.seed.member } as const;
+  let n = 0;
+  for (const route of routes) {
+    const role = ROLE_ROUTES.has(route.key);
+    const scope = route.params.length > 0 ? (USER_ROUTES.has(route.key) ? 'user' : 'workspace') : SCOPE_OF[route.key]!;
     const url = urlOf(route, (kind) => A.ids[kind]!);
-    const body = bodyFor(route);
-    const send = async (name: string, credential: string, workspace: string | undefined, expected: Expect, target = url) => {
-      const res = await call(credential, workspace, route.method, target, body, headersFor(route));
-      check(res, expected, `${name}: ${route.method} ${target}`);
-      calls++;
+    const sentOfA = route.params.flatMap((p) => [A.ids[p.kind]!, A.ids[p.kind]!.slice(A.ids[p.kind]!.indexOf('_') + 1)]);
+
+    /** Sends the route as one attacker; `expected` undefined: not an attack for this route. */
+    const send = async (kind: Kind, credential: string, workspace: string | undefined, expected: Expect, target = url) => {
+      let body = bodyFor(route);
+      if (route.key === 'POST /v1/oauth/device/approve' || route.key === 'POST /v1/oauth/device/deny') body = { user_code: (await startLogin(h)).user_code };
+      const requestId = `atk-${++n}`;
+      attackRequests.set(requestId, sentOfA);
+      const res = await call(credential, workspace, route.method, target, body, { ...headersFor(route), 'x-request-id': requestId });
+      check(res, expected, `${kind}: ${route.method} ${target}`);
+      record(route, kind, res);
     };
-    const hidden: Expect = user ? { status: 204 } : { status: 404, code: 7002 };
-    await send("B's owner (session) in B", B.seed.owner.session, B.seed.workspaceId, hidden);
-    await send("B's owner (JWT) in B", bJwt, B.seed.workspaceId, hidden);
-    await send("B's admin in B", B.seed.admin.session, B.seed.workspaceId, hidden);
-    await send("B's member in B", B.seed.member.session, B.seed.workspaceId, role ? { status: 403, code: 7023 } : hidden);
-    await send("B's API token", B.seed.apiToken, undefined, user ? { status: 403, code: 7024 } : role ? { status: 403, code: 7023 } : hidden);
-    await send("B's owner naming A in Service-Context", B.seed.owner.session, A.seed.workspaceId, user ? hidden : { status: 403, code: 7022 });
-    await send("A's API token naming B in Service-Context", A.seed.apiToken, B.seed.workspaceId, user ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
-    if (role) await send("A's member in A", A.seed.member.session, A.seed.workspaceId, { status: 403, code: 7023 });
-    for (const [name, credential] of Object.entries(deadOfA)) await send(name, credential, A.seed.workspaceId, { status: 401, code: 7010 });
-    // A path that starts in B and ends in A: the child must be found under its parent only.
+    // DELETE /v1/sessions/current revokes the calling session: each session caller gets one of its own.
+    const sessionOf = async (member: { userId: string; session: string }) =>
+      route.key === 'DELETE /v1/sessions/current' ? (await h.admin.createSession(member.userId)).session_token : member.session;
+
+    if (scope === 'public') {
+      // No credential is needed: every attacker gets the anonymous answer, with nothing of A.
+      const body = bodyFor(route);
+      const anonymous = await h.app.inject({ method: route.method as 'GET', url, headers: headersFor(route), ...(body === undefined ? {} : { payload: body as object }) });
+      const same: Expect = { status: anonymous.statusCode };
+      for (const kind of ['B-owner', 'B-jwt', 'B-token', 'B-owner@A', 'A-token@B'] as const) {
+        const credential = { 'B-owner': B.seed.owner.session, 'B-jwt': bJwt, 'B-token': B.seed.apiToken, 'B-owner@A': B.seed.owner.session, 'A-token@B': A.seed.apiToken }[kind];
+        await send(kind, credential, kind.endsWith('@A') ? A.seed.workspaceId : kind.endsWith('@B') ? B.seed.workspaceId : undefined, same);
+      }
+      for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, same);
+      continue;
+    }
+
+    // B's callers in B (or with no workspace): another workspace's resources do not exist for them.
+    const own: Expect | undefined =
+      scope === 'workspace'
+        ? route.params.length > 0
+          ? { status: 404, code: 7002 }
+          : undefined // B acting on its own collection: not an attack (the list test checks B's lists)
+        : scope === 'user'
+          ? { status: route.params.length > 0 ? 204 : ownStatus(route) }
+          : { status: 200 }; // any: /v1/me, /v1/workspaces answer for B
+    if (own) {
+      for (const kind of ['B-owner', 'B-admin', 'B-member'] as const) {
+        const member = bUser[kind];
+        const expected = kind === 'B-member' && role ? { status: 403, code: 7023 } : own;
+        await send(kind, await sessionOf(member), scope === 'workspace' ? B.seed.workspaceId : undefined, expected);
+      }
+      // A JWT is not a session: DELETE /v1/sessions/current refuses it (403 7020).
+      await send('B-jwt', bJwt, scope === 'workspace' ? B.seed.workspaceId : undefined, route.key === 'DELETE /v1/sessions/current' ? { status: 403, code: 7020 } : own);
+      const tokenExpected: Expect = scope === 'user' ? { status: 403, code: 7024 } : role ? { status: 403, code: 7023 } : own;
+      await send('B-token', B.seed.apiToken, undefined, tokenExpected);
+    }
+    // Another workspace named in Service-Context.
+    const bNamingA: Expect = scope === 'user' ? own! : { status: 403, code: 7022 };
+    for (const kind of ['B-owner@A', 'B-admin@A', 'B-member@A'] as const) {
+      const member = bUser[kind.slice(0, -2) as 'B-owner' | 'B-admin' | 'B-member'];
+      const expected = scope === 'user' && kind === 'B-member@A' ? own! : bNamingA;
+      await send(kind, await sessionOf(member), A.seed.workspaceId, expected);
+    }
+    await send('B-jwt@A', bJwt, A.seed.workspaceId, route.key === 'DELETE /v1/sessions/current' ? { status: 403, code: 7020 } : bNamingA);
+    await send('B-token@A', B.seed.apiToken, A.seed.workspaceId, scope === 'user' ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
+    await send('A-token@B', A.seed.apiToken, B.seed.workspaceId, scope === 'user' ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
+    // A's own callers without the role (or without a user).
+    if (role) await send('A-member', A.seed.member.session, A.seed.workspaceId, { status: 403, code: 7023 });
+    if (role || scope === 'user') await send('A-token', A.seed.apiToken, undefined, { status: 403, code: role ? 7023 : 7024 });
+    // A's dead credentials, with A's Service-Context: 401 before anything else.
+    for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, { status: 401, code: 7010 });
+    // A path that starts in B and ends in A (and the reverse): the child is found under its parent only.
     if (route.params.length > 1) {
       const mixed = urlOf(route, (kind, i) => (i === route.params.length - 1 ? A.ids[kind]! : B.ids[kind]!));
-      await send("B's owner, B's parent with A's child", B.seed.owner.session, B.seed.workspaceId, { status: 404, code: 7002 }, mixed);
+      const res1 = await call(B.seed.owner.session, B.seed.workspaceId, route.method, mixed, bodyFor(route), headersFor(route));
+      check(res1, { status: 404, code: 7002 }, `B's parent with A's child: ${route.method} ${mixed}`);
       const reversed = urlOf(route, (kind, i) => (i === route.params.length - 1 ? B.ids[kind]! : A.ids[kind]!));
-      await send("B's owner, A's parent with B's child", B.seed.owner.session, B.seed.workspaceId, { status: 404, code: 7002 }, reversed);
+      const res2 = await call(B.seed.owner.session, B.seed.workspaceId, route.method, reversed, bodyFor(route), headersFor(route));
+      check(res2, { status: 404, code: 7002 }, `A's parent with B's child: ${route.method} ${reversed}`);
     }
   }
-  assert.ok(calls > targeted.length * 10, `${calls} calls`);
+
+  // The matrix: one line per route (attacker kind=status/code), then the count per attacker kind.
+  t.diagnostic(`tenant isolation: ${routes.length} routes x ${KINDS.length} attacker kinds; ${LEGEND}`);
+  for (const route of routes) {
+    const row = matrix.get(route.key);
+    assert.ok(row && row.size > 0, `${route.key} was not attacked`);
+    t.diagnostic(`isolation ${route.key}: ${KINDS.filter((k) => row.has(k)).map((k) => `${k}=${row.get(k)!.status}${row.get(k)!.code ? `/${row.get(k)!.code}` : ''}`).join(' ')}`);
+  }
+  for (const kind of KINDS) {
+    const cells = routes.map((r) => matrix.get(r.key)?.get(kind)).filter((c): c is Cell => c !== undefined);
+    const counts = new Map<string, number>();
+    for (const c of cells) counts.set(`${c.status}${c.code ? `/${c.code}` : ''}`, (counts.get(`${c.status}${c.code ? `/${c.code}` : ''}`) ?? 0) + 1);
+    t.diagnostic(`isolation kind ${kind}: ${cells.length} routes; ${[...counts].map(([k, v]) => `${k}x${v}`).join(' ')}`);
+  }
 
   const afterwards = await snapshotOfA();
-  for (const [url, body] of before) assert.equal(afterwards.get(url), body, `A's resource changed: ${url}`);
+  for (const [url, body] of snapshot) assert.equal(afterwards.get(url), body, `A's resource changed: ${url}`);
   // A's unread notification stayed unread; A's credentials still work.
   const notices = (await call(A.seed.owner.session, undefined, 'GET', '/v1/notifications?unread=true')).json();
-  assert.deepEqual(notices.data.map((n: { id: string }) => n.id), [A.ids.notification]);
+  assert.deepEqual(notices.data.map((x: { id: string }) => x.id), [A.ids.notification]);
   assert.equal((await call(A.token.token, undefined, 'GET', '/v1/api_tokens')).statusCode, 200);
+
+  // The log lines of the attackers' requests hold nothing of A but the ids the attacker sent.
+  const attackLines = lines.filter((l) => {
+    const id = /"reqId":"(atk-\d+)"/.exec(l)?.[1];
+    return id !== undefined && attackRequests.has(id);
+  });
+  assert.ok(attackLines.length >= attackRequests.size, `${attackLines.length} log lines for ${attackRequests.size} attacker requests`);
+  const hits = attackLines.flatMap((l) => {
+    const sent = attackRequests.get(/"reqId":"(atk-\d+)"/.exec(l)![1]!)!;
+    return A.sensitive.filter((x) => !sent.includes(x) && l.includes(x)).map((x) => `${x} in ${l.slice(0, 300)}`);
+  });
+  assert.deepEqual(hits, [], "A's data in the log lines of B's requests");
+  t.diagnostic(`isolation logs: ${attackRequests.size} attacker requests, ${attackLines.length} log lines, nothing of A in them`);
 });
+
+/** What a user-scoped route without path ids answers B's own callers (their own data, never A's). */
+function ownStatus(route: Route): number {
+  switch (route.key) {
+    case 'DELETE /v1/sessions/current':
+      return 204;
+    case 'GET /v1/notifications':
+    case 'POST /v1/oauth/device/approve':
+    case 'POST /v1/oauth/device/deny':
+      return 200;
+    default:
+      assert.fail(`${route.key}: the suite does not know what this user-scoped route answers its caller`);
+  }
+}
 
 test("ids of A inside request bodies are not found for B either (404 at the field), and nothing is made", async () => {
   const ctx = B.seed.workspaceId;
