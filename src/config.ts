@@ -40,6 +40,11 @@ export interface Config {
   };
   suspensionRetentionDays: number;
   schedulerIntervalSeconds: number;
+  /**
+   * WSP_JOB_LEASE_SECONDS: how long a worker's claim on a job lasts without a heartbeat (default
+   * 60); a job whose worker died is taken over by another worker once it has run out.
+   */
+  jobLeaseSeconds: number;
   /** WSP_COMPUTE_CLOCK_OFFSET_FILE: tests only; moves the compute area's clock (src/compute/clock.ts). */
   computeClockOffsetFile?: string | undefined;
 }
@@ -132,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     provider: providerFromEnv(env),
     suspensionRetentionDays: positiveIntFromEnv(env, 'WSP_SUSPENSION_RETENTION_DAYS', 30),
     schedulerIntervalSeconds: positiveIntFromEnv(env, 'WSP_SCHEDULER_INTERVAL_SECONDS', 60),
+    jobLeaseSeconds: positiveIntFromEnv(env, 'WSP_JOB_LEASE_SECONDS', 60),
     computeClockOffsetFile: env.WSP_COMPUTE_CLOCK_OFFSET_FILE ? path.resolve(env.WSP_COMPUTE_CLOCK_OFFSET_FILE) : undefined,
   };
 }

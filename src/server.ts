@@ -16,7 +16,7 @@ export interface ServeOptions {
 export async function serve(config: Config, opts: ServeOptions = { http: true, worker: true }): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(database);
-  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: opts.http });
+  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: opts.http, jobs: { leaseMs: config.jobLeaseSeconds * 1000 } });
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -1,4 +1,4 @@
-import { test, before, after } from 'node:test';
+import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -73,7 +73,7 @@ after(async () => {
 /** The i-th request's server, round robin. */
 const at = (i: number) => servers[i % servers.length]!.url;
 
-test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: Idempotency-Key storms spread over them make exactly one write`, async () => {
+test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: Idempotency-Key storms spread over them make exactly one write`, async (t: TestContext) => {
   const secret = await owner.ok(at(0), 'POST', '/v1/secrets', { name: 'storm' });
   const adds = await Promise.all(
     Array.from({ length: 12 }, (_, i) => owner.call(at(i), 'POST', `/v1/secrets/${secret.id}/versions`, { data: 'c3Rvcm0=' }, { 'idempotency-key': 'multi-version' })),
@@ -99,9 +99,13 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: Idempotency-Key storms spread ov
     else assert.deepEqual([r.status, r.body.errors[0].code], [409, 7031], r.text);
   }
   assert.equal((await owner.all(at(2), `/v1/installs/${inst.id}/renders`)).length, 2, 'one render for the one PATCH');
+  const tally = (rs: { status: number; headers: Headers }[]) =>
+    `${rs.filter((r) => r.status < 300 && r.headers.get('idempotent-replayed') === null).length} made, ${rs.filter((r) => r.headers.get('idempotent-replayed') === 'true').length} replayed, ${rs.filter((r) => r.status === 409).length} in flight (409)`;
+  t.diagnostic(`instances ${ENGINE}: ${servers.length} wsp serve process(es) on one database`);
+  t.diagnostic(`instances idempotency: 12 secret version adds over ${servers.length} process(es): ${tally(adds)}; 12 install PATCHes: ${tally(patches)}`);
 });
 
-test('jobs run once: renders queued through every process each commit once, in order, and finish', async () => {
+test('jobs run once: renders queued through every process each commit once, in order, and finish', async (t: TestContext) => {
   const pkg = await owner.ok(at(0), 'POST', '/v1/packages', { name: 'jobs' });
   const v = await owner.ok(at(0), 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'a.txt': '{{who}}' } });
   const installs = await Promise.all(
@@ -127,9 +131,10 @@ test('jobs run once: renders queued through every process each commit once, in o
   const jobs = await tdb.database.db.selectFrom('jobs').select(['id', 'kind', 'state', 'attempts', 'locked_by']).where('kind', 'like', 'render.%').execute();
   assert.ok(jobs.length >= installs.length * 6 - 4, `${jobs.length} render jobs`);
   for (const j of jobs) assert.deepEqual([j.state, j.attempts], ['succeeded', 1], `job ${j.id} ran once`);
+  t.diagnostic(`instances jobs: ${jobs.length} render jobs queued through ${servers.length} process(es), all succeeded with 1 attempt each (${jobs.reduce((n, j) => n + j.attempts, 0)} attempts in all); 4 repositories, each commit on main one render's`);
 });
 
-test('the compute scheduler of every process sends each machine_expiry notice once, to owners and admins only', async () => {
+test('the compute scheduler of every process sends each machine_expiry notice once, to owners and admins only', async (t: TestContext) => {
   const cc = await owner.ok(at(0), 'POST', '/v1/compute/configs', { name: 'expiry', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04' });
   const created = await owner.ok(at(1), 'POST', '/v1/machines', { compute_config_id: cc.id, server_type: 'cx22' });
   const running = await waitFor('the machine to run', async () => {
@@ -154,35 +159,50 @@ test('the compute scheduler of every process sends each machine_expiry notice on
   const scans = await tdb.database.db.selectFrom('jobs').select(['dedupe_key']).where('kind', '=', 'compute.expiry_scan').execute();
   assert.ok(scans.length >= 4, `${scans.length} scans ran`);
   assert.equal(new Set(scans.map((s) => s.dedupe_key)).size, scans.length, 'one scan per period');
+  t.diagnostic(`instances notices: ${scans.length} expiry scans (one per period) by ${servers.length} scheduler(s); machine_expiry notices: owner 1, admin 1, member 0`);
 });
 
-test('a token revoked on one process: no request to any process that starts after the revocation succeeds', async () => {
+test('a token revoked on one process: no request to any process that started after the revocation committed succeeds', async (t: TestContext) => {
   const created = await owner.ok(at(0), 'POST', '/v1/api_tokens', { name: 'roaming' });
   credentials.push(created.token);
   const withToken = client(created.token);
-  const log: { started: number; status: number; server: number }[] = [];
-  let revokedAt = Infinity;
+  const log: { started: number; ended: number; status: number; server: number }[] = [];
   let stop = false;
   const lane = async (i: number) => {
     while (!stop) {
       const started = performance.now();
       const res = await withToken.call(at(i), 'GET', '/v1/secrets');
-      log.push({ started, status: res.status, server: i % servers.length });
+      log.push({ started, ended: performance.now(), status: res.status, server: i % servers.length });
     }
   };
+  // The committed marker: this test's own connection to the database polls for the token's row;
+  // the first time it is gone, the revocation has committed (a reader sees only committed rows).
+  let committedAt = Infinity;
+  const marker = (async () => {
+    while (!stop && committedAt === Infinity) {
+      const row = await tdb.database.db.selectFrom('api_tokens').select('id').where('id', '=', created.id).executeTakeFirst();
+      if (!row) committedAt = performance.now();
+      else await sleep(1);
+    }
+  })();
   const lanes = Array.from({ length: 2 * COUNT }, (_, i) => lane(i));
   await waitFor('the stream', async () => log.length >= 30, 10_000, 5);
+  const deleteSentAt = performance.now();
   const del = await owner.call(at(0), 'DELETE', `/v1/api_tokens/${created.id}`);
-  revokedAt = performance.now();
   assert.equal(del.status, 204);
-  const atRevocation = log.length;
-  await waitFor('the stream after the revocation', async () => log.length >= atRevocation + 40, 10_000, 5);
+  await waitFor('the stream after the revocation', async () => committedAt < Infinity && log.filter((x) => x.started > committedAt).length >= 40, 10_000, 5);
   stop = true;
-  await Promise.all(lanes);
-  const afterwards = log.filter((x) => x.started > revokedAt);
-  assert.ok(log.filter((x) => x.started < revokedAt && x.status === 200).length >= 20);
+  await Promise.all([...lanes, marker]);
+  const before = log.filter((x) => x.ended < deleteSentAt);
+  const window = log.filter((x) => x.ended >= deleteSentAt && x.started <= committedAt);
+  const afterwards = log.filter((x) => x.started > committedAt);
+  assert.ok(before.length >= 20 && before.every((x) => x.status === 200), 'the token worked before the DELETE was sent');
   assert.equal(new Set(afterwards.map((x) => x.server)).size, servers.length, 'every process was asked after the revocation');
-  assert.deepEqual([...new Set(afterwards.map((x) => x.status))], [401]);
+  assert.deepEqual([...new Set(afterwards.map((x) => x.status))], [401], 'no request that started after the revocation committed succeeded');
+  for (const x of window) assert.ok(x.status === 200 || x.status === 401, String(x.status));
+  t.diagnostic(
+    `instances revocation: ${log.length} requests over ${servers.length} process(es); before the DELETE ${before.length} (all 200); overlapping it until the commit ${window.length} (200x${window.filter((x) => x.status === 200).length} 401x${window.filter((x) => x.status === 401).length}); started after the commit ${afterwards.length} (all 401)`,
+  );
 });
 
 test("no credential in any line any of the processes wrote", () => {

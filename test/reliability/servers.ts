@@ -61,19 +61,35 @@ export function repositories(dataDir: string): string[] {
 }
 
 /**
- * What a repository of an install must be after anything happened to its server: it passes
- * `git fsck --strict`, every commit on main is a render's (by its Render-Id trailer), and every
- * render that names a commit names one that is on main.
+ * What a repository of an install must be after anything happened to its server, by the rule
+ * of docs/spec-gaps.md (Installs: "The database is the source of truth of a restore, and `main`
+ * never names a commit the database does not have"; src/installs/restore.ts and
+ * src/renders/landing.ts move `main` only once the render naming the commit is committed):
+ * - it passes `git fsck --strict`;
+ * - every commit on `main` names, by its Render-Id trailer, a render of the install, and no two
+ *   commits on `main` name the same render (a retried render or restore made no second commit);
+ * - every render that names a commit, once the renders are done, names one on `main`.
+ * Returns the number of commits on `main`.
  */
-export function checkRepository(repo: string, renders: { id: string; commit_sha: string | null }[]): void {
+export function checkRepository(repo: string, renders: { id: string; commit_sha: string | null; state?: string }[]): number {
   git(repo, 'fsck', '--strict', '--no-dangling', '--no-progress');
   const chain = git(repo, 'rev-list', 'refs/heads/main').split('\n').filter(Boolean);
   const ids = new Set(renders.map((r) => r.id));
+  const seen = new Map<string, string>();
   for (const sha of chain) {
     const trailer = /^Render-Id: (\S+)$/m.exec(git(repo, 'cat-file', 'commit', sha))?.[1];
-    assert.ok(trailer && ids.has(trailer), `${repo}: commit ${sha} names no render of its install (${trailer})`);
+    assert.ok(trailer && ids.has(trailer), `${repo}: commit ${sha} on main names no render of its install (${trailer})`);
+    assert.ok(!seen.has(trailer), `${repo}: commits ${seen.get(trailer)} and ${sha} on main both name render ${trailer}`);
+    seen.set(trailer, sha);
   }
   for (const r of renders) {
     if (r.commit_sha) assert.ok(chain.includes(r.commit_sha), `${repo}: render ${r.id} names ${r.commit_sha}, which is not on main`);
+    if (r.commit_sha) assert.equal(seen.get(r.id), r.commit_sha, `${repo}: render ${r.id} names ${r.commit_sha}, main has ${seen.get(r.id)} for it`);
   }
+  return chain.length;
+}
+
+/** A failure of the connection itself (the server was killed), as opposed to an answer. */
+export function isNetworkError(err: unknown): boolean {
+  return err instanceof TypeError && /fetch failed|terminated|socket/i.test(err.message);
 }
