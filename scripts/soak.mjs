@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// npm run soak: the fuzz, property and crash tests of the suite with thousands of runs, on
-// SQLite and on PostgreSQL (the same engines and PostgreSQL setup as npm test: WSP_TEST_PG_URL,
-// else a throwaway server; WSP_TEST_ENGINES narrows it). Arguments narrow the files like npm test's.
+// npm run soak: the fuzz, property, race and crash tests of the suite scaled up, on SQLite and on
+// PostgreSQL (the same engines and PostgreSQL setup as npm test: WSP_TEST_PG_URL, else a
+// throwaway server; WSP_TEST_ENGINES narrows it). Arguments narrow the files like npm test's.
 //   WSP_SOAK_RUNS          generated cases per route or field (default 2000)
+//   WSP_SOAK_RACE_N        concurrent writers per race and retries per Idempotency-Key storm (default 50)
 //   WSP_SOAK_CRASH_CYCLES  kill -9 cycles of the crash test (default 5)
 //   WSP_SOAK_SEED          fast-check seed (default: a new one each run, printed, so a failure can be replayed)
 import { spawnSync } from 'node:child_process';
@@ -13,9 +14,10 @@ const runs = process.env.WSP_SOAK_RUNS || '2000';
 const seed = process.env.WSP_SOAK_SEED || String(Math.floor(Math.random() * 2 ** 31));
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ['test/security/fuzz-routes', 'test/security/echo-strings', 'test/dashboards/diff.property', 'test/dashboards/api.property', 'test/reliability/crash', 'test/reliability/races'];
+  : ['test/security/fuzz-routes', 'test/security/fuzz-boundary', 'test/security/echo-strings', 'test/dashboards/diff.property', 'test/dashboards/api.property', 'test/reliability/crash', 'test/reliability/races'];
 
-console.log(`soak: ${runs} runs per property, seed ${seed} (replay with WSP_SOAK_SEED=${seed})`);
+const raceN = process.env.WSP_SOAK_RACE_N || '50';
+console.log(`soak: ${runs} runs per property, ${raceN} writers per race, seed ${seed} (replay with WSP_SOAK_SEED=${seed})`);
 const res = spawnSync(process.execPath, [path.join(root, 'scripts/test.mjs'), ...files], {
   cwd: root,
   stdio: 'inherit',
@@ -26,7 +28,9 @@ const res = spawnSync(process.execPath, [path.join(root, 'scripts/test.mjs'), ..
     WSP_API_PROPERTY_RUNS: String(Math.max(20, Math.floor(Number(runs) / 10))),
     WSP_PROPERTY_RUNS: String(Math.max(300, Number(runs) * 5)),
     WSP_CRASH_CYCLES: process.env.WSP_SOAK_CRASH_CYCLES || '5',
-    // A file may run for long; one at a time, so each has the machine to itself.
+    WSP_RACE_N: raceN,
+    // A file may run for long (node --test bounds each file as a whole by --test-timeout, see
+    // scripts/test.mjs); one at a time, so each has the machine to itself.
     WSP_TEST_TIMEOUT_MS: process.env.WSP_TEST_TIMEOUT_MS || String(60 * 60 * 1000),
     WSP_TEST_CONCURRENCY: process.env.WSP_TEST_CONCURRENCY || '1',
   },

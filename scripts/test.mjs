@@ -2,7 +2,9 @@
 // Runs the whole suite once on SQLite and once on PostgreSQL; fails if either fails.
 // PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
 // WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only.
-// WSP_TEST_TIMEOUT_MS (per test file, default 120000) and WSP_TEST_CONCURRENCY (default 3): for npm run soak.
+// WSP_TEST_TIMEOUT_MS (default 120000) is node's --test-timeout: under `node --test` (Node 20) it
+// bounds each test file as a whole, and each test inside it, so a file's tests share one budget.
+// WSP_TEST_CONCURRENCY (default 3): test files run at once. npm run soak raises the one, lowers the other.
 import { spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
