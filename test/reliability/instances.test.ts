@@ -88,7 +88,12 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: Idempotency-Key storms spread ov
 
   const pkg = await owner.ok(at(0), 'POST', '/v1/packages', { name: 'multi' });
   const v = await owner.ok(at(0), 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'a.txt': '{{who}}' } });
-  const inst = await owner.ok(at(0), 'POST', '/v1/installs', { name: 'multi', package_id: pkg.id, version_id: v.id, values: { who: 'a' } });
+  const made = await owner.ok(at(0), 'POST', '/v1/installs', { name: 'multi', package_id: pkg.id, version_id: v.id, values: { who: 'a' } });
+  // The first render's success moves the etag (current_version): the storm starts from the etag after it.
+  const inst = await waitFor('the first render', async () => {
+    const now = await owner.ok(at(0), 'GET', `/v1/installs/${made.id}`);
+    return now.current_version ? now : null;
+  });
   const patches = await Promise.all(
     Array.from({ length: 12 }, (_, i) => owner.call(at(i), 'PATCH', `/v1/installs/${inst.id}`, { values: { who: 'b' } }, { 'if-match': inst.etag, 'idempotency-key': 'multi-patch' })),
   );
