@@ -24,13 +24,6 @@ export const SEED = PROPERTY_SEED;
 const REQUEST_DEADLINE_MS = 20_000;
 /** The OAuth endpoints answer RFC 6749 errors, not the envelope. */
 const OAUTH_ENDPOINTS = new Set(['POST /v1/oauth/device_authorization', 'POST /v1/oauth/token']);
-/**
- * Statuses of the request pipeline (body limit, media type, rate limits) that every route may
- * answer; the document is to list them for every route (centrally, src/http). Until it lists
- * one for every route, that status is accepted where a route's entry lacks it (still in the
- * envelope, with its code) and counted apart, so the figures show it; from then on, strictly.
- */
-const PIPELINE_STATUSES = new Set([413, 415, 429]);
 const STATUS_OF_CODE = new Map(Object.values(ErrorCodes).map((c) => [c.code as number, c.status as number]));
 
 export let h: TestApp;
@@ -290,8 +283,6 @@ interface Tally {
   authenticated: number;
   /** Answers from the resource itself: 2xx, 409, a 404 of a body field, an OAuth grant answer. */
   reached: number;
-  /** Pipeline statuses (413, 415, 429) the route's document entry does not list yet. */
-  undocumented: number;
   /** A few answers that did not reach the resource, for the failure message. */
   samples: string[];
   /** Answers of the router to a path the ids turned into another route's (see `reroutes`). */
@@ -300,7 +291,7 @@ interface Tally {
 export const tallies = new Map<string, Tally>();
 export function tally(route: DocRoute): Tally {
   let t = tallies.get(route.key);
-  if (!t) tallies.set(route.key, (t = { statuses: new Map(), cases: 0, fiveHundreds: 0, authenticated: 0, reached: 0, undocumented: 0, samples: [], rerouted: 0 }));
+  if (!t) tallies.set(route.key, (t = { statuses: new Map(), cases: 0, fiveHundreds: 0, authenticated: 0, reached: 0, samples: [], rerouted: 0 }));
   return t;
 }
 
@@ -315,12 +306,7 @@ export function judge(route: DocRoute, res: { statusCode: number; body: string; 
     const code = (JSON.parse(res.body) as { errors?: { code?: number }[] }).errors?.[0]?.code;
     assert.equal(code, res.statusCode === 404 ? 7000 : 7001, `the router's answer: ${where}`);
     t.rerouted++;
-  } else if (!route.documented.has(res.statusCode)) {
-    // Only while the document does not list the status for every route (then this is strict).
-    const central = routes.every((r) => r.documented.has(res.statusCode));
-    assert.ok(PIPELINE_STATUSES.has(res.statusCode) && !central, `status ${res.statusCode} is not among the route's documented ${[...route.documented].join(', ')}: ${where}`);
-    t.undocumented++;
-  }
+  } else assert.ok(route.documented.has(res.statusCode), `status ${res.statusCode} is not among the route's documented ${[...route.documented].join(', ')}: ${where}`);
   assert.ok(!/at .*\.(ts|js):\d+|SQLITE_|syntax error at|relation "|node_modules/i.test(res.body), `leaks internals: ${where}`);
   if (res.statusCode !== 401) t.authenticated++;
   const before = t.reached;
@@ -386,7 +372,7 @@ export function report(t: TestContext, title: string): void {
     cases += x.cases;
     fives += x.fiveHundreds;
     const histogram = [...x.statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}x${n}`).join(' ');
-    t.diagnostic(`${title} ${route.key}: ${x.cases} cases, 5xx ${x.fiveHundreds}, authenticated ${x.authenticated}, reached ${x.reached}${x.undocumented ? `, not yet documented ${x.undocumented}` : ''}${x.rerouted ? `, rerouted ${x.rerouted}` : ''}; ${histogram}`);
+    t.diagnostic(`${title} ${route.key}: ${x.cases} cases, 5xx ${x.fiveHundreds}, authenticated ${x.authenticated}, reached ${x.reached}${x.rerouted ? `, rerouted ${x.rerouted}` : ''}; ${histogram}`);
   }
   t.diagnostic(`${title} total: ${routes.length} routes, ${cases} cases, 5xx ${fives}`);
   tallies.clear();
