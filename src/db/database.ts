@@ -18,6 +18,7 @@ import {
 } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
+import { makeDirectory } from '../shared/directories.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -56,7 +57,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     return { db, engine: 'postgres', ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
   }
-  fs.mkdirSync(opts.dataDir, { recursive: true });
+  makeDirectory(opts.dataDir);
   const file = path.join(opts.dataDir, 'wsp.sqlite');
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');

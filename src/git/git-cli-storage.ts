@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
+import { makeDirectory } from '../shared/directories.js';
 
 const ZERO_SHA = '0'.repeat(40);
 const SHA_RE = /^[0-9a-f]{40}$/;
@@ -44,7 +45,7 @@ export class GitCliStorage implements RepositoryStorage {
   async create(repoId: string): Promise<void> {
     const target = this.pathOf(repoId);
     if (await this.exists(repoId)) return;
-    await fs.mkdir(this.root, { recursive: true });
+    makeDirectory(this.root);
     // Made aside and renamed into place, so no reader ever sees a half-made repository.
     const temp = path.join(this.root, `.tmp-${repoId}-${randomBytes(4).toString('hex')}`);
     try {

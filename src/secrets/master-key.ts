@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MASTER_KEY_TEXT, type Config } from '../config.js';
 import { KEY_BYTES, keyIdOf } from './crypto.js';
+import { makeDirectory } from '../shared/directories.js';
 
 /** The master key is missing, malformed, unsafe, or not the one the database was set up with. */
 export class MasterKeyError extends Error {}
@@ -111,7 +112,7 @@ export function keyringFromConfig(config: Pick<Config, 'masterKey' | 'masterKeyP
  * processes starting at once agree on one key and neither reads a half-written file.
  */
 export function ensureKeyFile(dataDir: string): void {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirectory(dataDir, 0o700);
   const file = path.join(dataDir, KEY_FILE);
   if (fs.existsSync(file)) return;
   try {

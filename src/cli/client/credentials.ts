@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CliError, EXIT } from './exit-codes.js';
+import { makeDirectory } from '../../shared/directories.js';
 
 /** What `wsp login` keeps: one server, one session, the workspace commands act in. */
 export interface Credentials {
@@ -46,7 +47,7 @@ export function readCredentials(env?: NodeJS.ProcessEnv): Credentials | null {
 export function writeCredentials(c: Credentials, env?: NodeJS.ProcessEnv): string {
   const file = credentialsPath(env);
   const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectory(dir, 0o700);
   // mkdir's mode is masked by the umask and ignored for a directory that already exists.
   fs.chmodSync(dir, 0o700);
   const tmp = `${file}.${process.pid}.tmp`;
