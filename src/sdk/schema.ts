@@ -142,6 +142,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description The Prometheus text exposition format */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
                 /** @description Validation error: one entry per field, with its path */
                 422: {
                     headers: {
