@@ -46,6 +46,7 @@ export class GitCliStorage implements RepositoryStorage {
     const target = this.pathOf(repoId);
     if (await this.exists(repoId)) return;
     makeDirectory(this.root);
+    await removeAbandonedTemps(this.root, repoId);
     // Made aside and renamed into place, so no reader ever sees a half-made repository.
     const temp = path.join(this.root, `.tmp-${repoId}-${randomBytes(4).toString('hex')}`);
     try {
@@ -208,6 +209,24 @@ export class GitCliStorage implements RepositoryStorage {
     if (res.code === 0) return true;
     if (res.code === 1) return false;
     throw new GitError(`git merge-base failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
+  }
+}
+
+/**
+ * Removes this repository's half-made copies older than STALE_LOCK_MS: a process killed during
+ * `git init` leaves one that nothing else would ever delete. A younger one may be another
+ * instance's creation in progress, and is left to it.
+ */
+async function removeAbandonedTemps(root: string, repoId: string): Promise<void> {
+  const prefix = `.tmp-${repoId}-`;
+  for (const name of await fs.readdir(root)) {
+    if (!name.startsWith(prefix)) continue;
+    const dir = path.join(root, name);
+    try {
+      if (Date.now() - (await fs.stat(dir)).mtimeMs >= STALE_LOCK_MS) await fs.rm(dir, { recursive: true, force: true });
+    } catch {
+      // Gone meanwhile (renamed into place or removed by its maker).
+    }
   }
 }
 

@@ -118,6 +118,23 @@ describe('git CLI repository storage', () => {
     assert.equal(git(id, 'reflog', 'show', '--format=%H', 'refs/heads/main').split('\n').length, 12, 'the reflog records every move');
   });
 
+  test('create sweeps the half-made copies a killed process left of that repository; a young one may be another maker\'s and stays', async () => {
+    const id = nextId();
+    const dead = path.join(root, `.tmp-${id}-deadbeef`);
+    const young = path.join(root, `.tmp-${id}-cafebabe`);
+    const other = path.join(root, `.tmp-${nextId()}-0badf00d`);
+    for (const dir of [dead, young, other]) fs.mkdirSync(path.join(dir, 'objects'), { recursive: true });
+    const longAgo = new Date(Date.now() - 10 * 60_000);
+    fs.utimesSync(dead, longAgo, longAgo);
+    fs.utimesSync(other, longAgo, longAgo);
+    await repos.create(id);
+    assert.equal(fs.existsSync(dead), false, 'the abandoned copy is removed');
+    assert.equal(fs.existsSync(young), true, 'a copy younger than a minute is left to its maker');
+    assert.equal(fs.existsSync(other), true, 'another repository\'s copies are not this create\'s business');
+    assert.equal(await repos.head(id), null);
+    for (const dir of [young, other]) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   test('repositories live in WSP_REPO_DIR, or in repos under the data directory', () => {
     assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp' })), '/srv/wsp/repos');
     assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp', WSP_REPO_DIR: '/mnt/shared/repos' })), '/mnt/shared/repos');
