@@ -14,10 +14,12 @@ import { registerSecret } from '../helpers/log-scan.js';
  * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
  * URL opened in a real browser (Debian's headless Chromium driven by playwright-core), the
  * code typed in, Approve clicked, and the terminal's poll completes. Skipped, with the reason
- * printed, only where Chromium is not installed; `.ci/run` installs it so that CI runs this.
+ * printed, only where Chromium is not installed and the run does not require it; `.ci/run`
+ * installs it and sets WSP_TEST_REQUIRE_BROWSER=1, so in CI a missing browser fails instead.
  */
 const CHROMIUM = '/usr/bin/chromium';
-const noChromium = fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
+const browserRequired = process.env.WSP_TEST_REQUIRE_BROWSER === '1';
+const noChromium = fs.existsSync(CHROMIUM) || browserRequired ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
 if (noChromium) console.log(`# device-browser: skipped: ${noChromium}`);
 
 /** The flags this machine needs: no sandbox as root, and no background traffic to a closed network. */
