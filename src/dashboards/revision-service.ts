@@ -5,7 +5,7 @@ import type { DashboardRevisionsTable, DB } from '../db/tables.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageBySeq } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
 import { snippetStore } from '../snippets/store.js';
 import { isSnippetWidget, snippetEtagDrift, snippetKey, type SnippetNow } from './drift.js';
@@ -60,12 +60,14 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
   return {
     async list(ctx: WorkspaceContext, rawId: string, limit: number, cursor: string | undefined) {
       const id = canonicalId('dash', rawId);
-      const list = `dashboard_revisions:${ctx.workspaceId}:${id}`;
-      const before = cursor ? Number(cursors.decode(list, cursor)[0]) : null;
-      if (!(await dashboardStore.exists(db, ctx.workspaceId, id))) throw notFound('dashboard');
-      const rows = await dashboardStore.revisions(db, ctx.workspaceId, id, limit + 1, before);
-      const shown = await present(ctx, rows.slice(0, limit));
-      return toPage(rows, limit, (r) => shown.get(r.id)!, (r) => [r.seq], cursors, list);
+      let shown = new Map<string, DashboardRevision>();
+      const fetch = async (after: number | null, take: number) => {
+        if (!(await dashboardStore.exists(db, ctx.workspaceId, id))) throw notFound('dashboard');
+        const rows = await dashboardStore.revisions(db, ctx.workspaceId, id, take, after);
+        shown = await present(ctx, rows.slice(0, limit));
+        return rows;
+      };
+      return pageBySeq(cursors, `dashboard_revisions:${ctx.workspaceId}:${id}`, { limit, cursor }, fetch, (r) => r.seq, (r) => shown.get(r.id)!);
     },
 
     async get(ctx: WorkspaceContext, rawId: string, rawRevisionId: string): Promise<DashboardRevision> {

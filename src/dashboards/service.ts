@@ -3,7 +3,7 @@ import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageById } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
 import { checkSnippetPins } from './snippet-pins.js';
 import { sameContent } from './diff.js';
@@ -51,10 +51,13 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `dashboards:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await dashboardStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, toDashboard, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `dashboards:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => dashboardStore.page(db, ctx.workspaceId, take, after),
+        toDashboard,
+      );
     },
 
     /**

@@ -38,14 +38,47 @@ export class CursorCodec {
 const invalidCursor = () =>
   new ApiError('VALIDATION_FAILED', { message: 'cursor is not a cursor of this list', path: ['query', 'cursor'] });
 
-/** One page of a keyset query fetched with limit + 1 rows. */
-export function toPage<Row, Item>(rows: Row[], limit: number, toItem: (r: Row) => Item, positionOf: (r: Row) => (string | number)[], cursors: CursorCodec, list: string) {
-  const hasMore = rows.length > limit;
-  const pageRows = hasMore ? rows.slice(0, limit) : rows;
-  const last = pageRows[pageRows.length - 1];
+/** One page of a list, as every list operation answers it. */
+export interface Page<Item> {
+  data: Item[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+type Fetch<Row, Key> = (after: Key | null, take: number) => Promise<Row[]>;
+
+/**
+ * One page of a keyset list: the cursor decoded into the key to continue after (422 when it is
+ * not a cursor of this list), `fetch` asked for one row more than the page to learn whether
+ * another follows, and the next cursor made from the last row shown. Only this codec writes
+ * cursors, and each is signed for its list, so a decoded key has the type its list encoded.
+ */
+async function keysetPage<Row, Item, Key extends string | number>(
+  cursors: CursorCodec,
+  list: string,
+  page: { limit: number; cursor: string | undefined },
+  fetch: Fetch<Row, Key>,
+  keyOf: (row: Row) => Key,
+  toItem: (row: Row) => Item,
+): Promise<Page<Item>> {
+  const after = page.cursor ? (cursors.decode(list, page.cursor)[0] as Key) : null;
+  const rows = await fetch(after, page.limit + 1);
+  const hasMore = rows.length > page.limit;
+  const shown = hasMore ? rows.slice(0, page.limit) : rows;
+  const last = shown[shown.length - 1];
   return {
-    data: pageRows.map(toItem),
+    data: shown.map(toItem),
     has_more: hasMore,
-    next_cursor: hasMore && last !== undefined ? cursors.encode(list, positionOf(last)) : null,
+    next_cursor: hasMore && last !== undefined ? cursors.encode(list, [keyOf(last)]) : null,
   };
+}
+
+/** A page of a list ordered by id (ids are time-ordered, so newest first). */
+export function pageById<Row extends { id: string }, Item>(cursors: CursorCodec, list: string, page: { limit: number; cursor: string | undefined }, fetch: Fetch<Row, string>, toItem: (row: Row) => Item) {
+  return keysetPage(cursors, list, page, fetch, (r) => r.id, toItem);
+}
+
+/** A page of a list ordered by a per-parent sequence number. */
+export function pageBySeq<Row, Item>(cursors: CursorCodec, list: string, page: { limit: number; cursor: string | undefined }, fetch: Fetch<Row, number>, seqOf: (row: Row) => number, toItem: (row: Row) => Item) {
+  return keysetPage(cursors, list, page, fetch, seqOf, toItem);
 }

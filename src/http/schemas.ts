@@ -111,6 +111,18 @@ export function ListEnvelope<T extends TSchema>(item: T, description?: string) {
 
 export const CursorQuery = Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$', description: 'The next_cursor of a previous response' });
 
+/**
+ * The query of a list operation: `limit` (1 to `max`, `byDefault` when absent), `cursor`, and
+ * the list's own filters; nothing else is accepted.
+ */
+export function PageQuery<Filters extends TProperties = {}>(max: number, byDefault: number, filters?: Filters) {
+  const paging = {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: byDefault, description: `Items per page, 1-${max}; ${byDefault} when absent` })),
+    cursor: Type.Optional(CursorQuery),
+  };
+  return Type.Object({ ...(filters as Filters), ...paging } as Filters & typeof paging, { additionalProperties: false });
+}
+
 /** A workspace id as sent (Service-Context, path): the schema below and the pipeline's own check share these. */
 export const WORKSPACE_WIRE_ID_PATTERN = '^ws_[A-Za-z0-9]+$';
 export const WORKSPACE_WIRE_ID_MAX_LENGTH = 53;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { DisplayName } from '../packages/schemas.js';
 import { Render } from '../renders/schemas.js';
 
@@ -68,13 +68,7 @@ export const RestoreResponse = Type.Object({ install: RestoredInstall, render: R
 
 export const InstallParams = Type.Object({ id: PathId(55, 'Install id, `inst_<id>` or bare; length 1-55') });
 
-export const ListInstallsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListInstallsQuery = PageQuery(100, 20);
 
 /** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
 export const InstallRepository = Type.Object(

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageById } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
 import { packageStore } from '../packages/store.js';
 import { installStore } from './store.js';
@@ -78,10 +78,13 @@ export function createInstallService(deps: InstallServiceDeps) {
     get: async (ctx: WorkspaceContext, rawId: string) => toInstall(await visible(ctx, rawId)),
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `installs:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await installStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, toInstall, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `installs:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => installStore.page(db, ctx.workspaceId, take, after),
+        toInstall,
+      );
     },
 
     /**

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 
 /** The spec's notification, every field always present (`read_at` null while unread). */
 export const Notification = Type.Object(
@@ -22,16 +22,11 @@ export const NotificationList = ListEnvelope(Notification, "The caller's notific
 
 export const MAX_NOTIFICATIONS_PAGE = 50;
 
-export const ListNotificationsQuery = Type.Object(
-  {
-    unread: Type.Optional(
-      Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: '`true`: only unread ones; `false` or absent: all' }),
-    ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_NOTIFICATIONS_PAGE, default: MAX_NOTIFICATIONS_PAGE })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListNotificationsQuery = PageQuery(MAX_NOTIFICATIONS_PAGE, MAX_NOTIFICATIONS_PAGE, {
+  unread: Type.Optional(
+    Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: '`true`: only unread ones; `false` or absent: all' }),
+  ),
+});
 export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>;
 
 export const NotificationParams = Type.Object({ id: PathId(54, 'Notification id, `ntf_<id>` or bare; length 1-54') });

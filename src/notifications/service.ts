@@ -5,7 +5,7 @@ import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageById } from '../http/cursor.js';
 import { notificationStore } from './store.js';
 import type { ListNotificationsQuery } from './schemas.js';
 import { MAX_NOTIFICATIONS_PAGE } from './schemas.js';
@@ -80,10 +80,13 @@ export function createNotificationService({ db, clock, cursors }: Pick<ServiceDe
       const userId = callerUserId(ctx);
       const unreadOnly = query.unread === 'true';
       const limit = query.limit ?? MAX_NOTIFICATIONS_PAGE;
-      const list = `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`;
-      const before = query.cursor ? String(cursors.decode(list, query.cursor)[0]) : null;
-      const rows = await notificationStore.page(db, userId, unreadOnly, limit + 1, before);
-      return toPage(rows, limit, toNotification, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`,
+        { limit, cursor: query.cursor },
+        (after, take) => notificationStore.page(db, userId, unreadOnly, take, after),
+        toNotification,
+      );
     },
 
     /** Idempotent and silent: someone else's, unknown or already-read ids change nothing and tell nothing. */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { SEMVER_PATTERN } from './semver.js';
 
 /** Names land in commit messages: one line, no control characters. */
@@ -62,13 +62,7 @@ export const PackageVersionSummary = Type.Object(versionFields, {
 
 export const PackageVersionList = ListEnvelope(PackageVersionSummary, 'Newest first');
 
-export const ListQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListQuery = PageQuery(100, 20);
 
 export const PackageParams = Type.Object({ id: PathId(64, 'Package id, `pkg_<id>` or bare') });
 export const PackageVersionParams = Type.Object({

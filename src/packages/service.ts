@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageById } from '../http/cursor.js';
 import { packageStore } from './store.js';
 import { checkVersionFiles } from './version-files.js';
 import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } from './schemas.js';
@@ -49,10 +49,13 @@ export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceD
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `packages:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await packageStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, toPackage, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `packages:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => packageStore.page(db, ctx.workspaceId, take, after),
+        toPackage,
+      );
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toPackage(await visiblePackage(ctx, rawId)),
@@ -84,10 +87,13 @@ export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceD
 
     async listVersions(ctx: WorkspaceContext, rawPackageId: string, limit: number, cursor: string | undefined) {
       const pkg = await visiblePackage(ctx, rawPackageId);
-      const list = `package_versions:${ctx.workspaceId}:${pkg.id}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await packageStore.pageVersions(db, ctx.workspaceId, pkg.id, limit + 1, before);
-      return toPage(rows, limit, (r) => r, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `package_versions:${ctx.workspaceId}:${pkg.id}`,
+        { limit, cursor },
+        (after, take) => packageStore.pageVersions(db, ctx.workspaceId, pkg.id, take, after),
+        (r) => r,
+      );
     },
 
     async getVersion(ctx: WorkspaceContext, rawPackageId: string, rawVersionId: string): Promise<PackageVersion> {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 
 const nullable = <T extends ReturnType<typeof Type.String>>(s: T, description: string) => Type.Union([s, Type.Null()], { description });
 
@@ -28,10 +28,4 @@ export const RenderList = ListEnvelope(Render, 'Newest first');
 
 export const RenderParams = Type.Object({ id: PathId(54, 'Render id, `rnd_<id>` or bare; length 1-54') });
 
-export const ListRendersQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListRendersQuery = PageQuery(100, 20);

@@ -734,6 +734,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -1197,6 +1198,7 @@ export interface paths {
                 query?: {
                     /** @description `true`: only unread ones; `false` or absent: all */
                     unread?: "true" | "false";
+                    /** @description Items per page, 1-50; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -1427,6 +1429,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -1869,6 +1872,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -2783,6 +2787,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -3254,6 +3259,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -4088,6 +4094,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -4397,6 +4404,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -4750,6 +4758,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -5571,6 +5580,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -5816,6 +5826,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -6736,6 +6747,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Items per page, 1-100; 20 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;
@@ -9020,7 +9032,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Revisions per page, 1-10 */
+                    /** @description Items per page, 1-10; 10 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
                     cursor?: string;

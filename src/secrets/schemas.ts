@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { BASE64_BYTES } from '../http/validation.js';
 
 /** CONTRACT §4: at most 64 KiB of payload, decoded. */
@@ -71,8 +71,7 @@ export const AccessedVersion = Type.Object(
   { additionalProperties: false },
 );
 
-const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 }));
-export const ListQuery = Type.Object({ limit: Limit, cursor: Type.Optional(CursorQuery) }, { additionalProperties: false });
+export const ListQuery = PageQuery(100, 50);
 
 const SecretId = PathId(54, 'Secret id, `sec_<id>` or bare; length 1-54');
 export const SecretParams = Type.Object({ id: SecretId });

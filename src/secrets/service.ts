@@ -6,7 +6,7 @@ import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { assertIfMatch, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
-import { toPage } from '../http/cursor.js';
+import { pageById, pageBySeq } from '../http/cursor.js';
 import { secretStore, type SecretRow, type VersionRow, type VersionWithKey } from './store.js';
 import { SecretEnvelope } from './envelope.js';
 import { keyringFromConfig } from './master-key.js';
@@ -80,10 +80,13 @@ export function createSecretService(deps: SecretServiceDeps) {
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `secrets:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await secretStore.pageSecrets(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, (r): Secret => r, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `secrets:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => secretStore.pageSecrets(db, ctx.workspaceId, take, after),
+        (r): Secret => r,
+      );
     },
 
     get: requireSecret,
@@ -131,10 +134,14 @@ export function createSecretService(deps: SecretServiceDeps) {
 
     async listVersions(ctx: WorkspaceContext, rawSecretId: string, limit: number, cursor: string | undefined) {
       const secret = await requireSecret(ctx, rawSecretId);
-      const list = `secret_versions:${ctx.workspaceId}:${secret.id}`;
-      const before = cursor ? Number(cursors.decode(list, cursor)[0]) : null;
-      const rows = await secretStore.pageVersions(db, ctx.workspaceId, secret.id, limit + 1, before);
-      return toPage(rows, limit, toVersion, (r) => [r.version_number], cursors, list);
+      return pageBySeq(
+        cursors,
+        `secret_versions:${ctx.workspaceId}:${secret.id}`,
+        { limit, cursor },
+        (after, take) => secretStore.pageVersions(db, ctx.workspaceId, secret.id, take, after),
+        (r) => r.version_number,
+        toVersion,
+      );
     },
 
     async getVersion(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string): Promise<SecretVersion> {

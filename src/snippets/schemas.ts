@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { NullableStringEnum, StringEnum } from '../dashboards/schemas/common.js';
 import { DISPLAY_TYPES } from '../dashboards/schemas/widgets.js';
 
@@ -41,10 +41,4 @@ export type UpdateSnippetBody = Static<typeof UpdateSnippetBody>;
 
 export const SnippetParams = Type.Object({ id: PathId(54, 'Snippet id, `snp_<id>` or bare; length 1-54') });
 
-export const ListSnippetsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListSnippetsQuery = PageQuery(100, 20);

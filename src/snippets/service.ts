@@ -4,7 +4,7 @@ import type { SnippetsTable } from '../db/tables.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { toPage } from '../http/cursor.js';
+import { pageById } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
 import { snippetStore, type SnippetChanges } from './store.js';
 import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
@@ -58,10 +58,13 @@ export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, '
     get: async (ctx: WorkspaceContext, rawId: string) => toSnippet(await visible(ctx, rawId)),
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `snippets:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await snippetStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, toSnippet, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `snippets:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => snippetStore.page(db, ctx.workspaceId, take, after),
+        toSnippet,
+      );
     },
 
     update: (ctx: WorkspaceContext, rawId: string, body: UpdateSnippetBody, ifMatch: string) =>

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { validationError } from '../shared/errors.js';
 
 /** Year 9999: an `expires_at` beyond it is almost surely milliseconds, which the API never takes. */
@@ -53,12 +53,6 @@ export type ListedToken = Static<typeof ListedToken>;
 
 export const TokenList = ListEnvelope(ListedToken);
 
-export const ListTokensQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListTokensQuery = PageQuery(100, 50);
 
 export const TokenIdParams = Type.Object({ id: PathId(64, 'API token id, `tok_<id>` or bare') });

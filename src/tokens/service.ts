@@ -5,7 +5,7 @@ import { hashToken, newApiToken } from '../auth/credentials.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { toPage, type CursorCodec } from '../http/cursor.js';
+import { pageById, type CursorCodec } from '../http/cursor.js';
 import { tokenStore } from './store.js';
 import type { CreateTokenBody } from './schemas.js';
 
@@ -55,10 +55,13 @@ export function createTokenService({ db, clock, cursors }: TokenServiceDeps) {
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `api_tokens:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await tokenStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, (r) => r, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `api_tokens:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => tokenStore.page(db, ctx.workspaceId, take, after),
+        (r) => r,
+      );
     },
 
     async revoke(ctx: WorkspaceContext, rawId: string) {

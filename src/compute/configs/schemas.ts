@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
 import { GLOB_PATTERN } from './glob.js';
 
 /** The request of the spec's POST /compute/configs; `provider` accepts the one configured id. */
@@ -49,12 +49,6 @@ export const ComputeConfig = Type.Object(
 
 export const ComputeConfigList = ListEnvelope(ComputeConfig);
 
-export const ListComputeConfigsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListComputeConfigsQuery = PageQuery(100, 50);
 
 export const ComputeConfigParams = Type.Object({ id: PathId(64, 'Compute config id, `cc_<id>` or bare') });

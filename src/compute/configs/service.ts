@@ -4,7 +4,7 @@ import type { WorkspaceContext } from '../../auth/principal.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { toPage } from '../../http/cursor.js';
+import { pageById } from '../../http/cursor.js';
 import { assertIfMatch, newEtag } from '../../http/etag.js';
 import type { ProviderAccounts, SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
@@ -59,10 +59,13 @@ export function createComputeConfigService({ db, engine, clock, cursors, account
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `compute_configs:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await computeConfigStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, (r) => r, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `compute_configs:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => computeConfigStore.page(db, ctx.workspaceId, take, after),
+        (r) => r,
+      );
     },
 
     get: visible,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
 
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens. */
 const HOSTNAME_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
@@ -46,13 +46,7 @@ export const Machine = Type.Object(
 
 export const MachineList = ListEnvelope(Machine);
 
-export const ListMachinesQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListMachinesQuery = PageQuery(100, 50);
 
 export const MachineParams = Type.Object({ id: PathId(64, 'Machine id, `mch_<id>` or bare') });
 

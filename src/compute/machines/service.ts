@@ -4,7 +4,7 @@ import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { toPage } from '../../http/cursor.js';
+import { pageById } from '../../http/cursor.js';
 import { assertIfMatch, newEtag } from '../../http/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
@@ -88,10 +88,13 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      const list = `machines:${ctx.workspaceId}`;
-      const before = cursor ? String(cursors.decode(list, cursor)[0]) : null;
-      const rows = await machineStore.page(db, ctx.workspaceId, limit + 1, before);
-      return toPage(rows, limit, toMachine, (r) => [r.id], cursors, list);
+      return pageById(
+        cursors,
+        `machines:${ctx.workspaceId}`,
+        { limit, cursor },
+        (after, take) => machineStore.page(db, ctx.workspaceId, take, after),
+        toMachine,
+      );
     },
 
     async get(ctx: WorkspaceContext, rawId: string) {

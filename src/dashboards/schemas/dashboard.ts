@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CursorQuery, ListEnvelope, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
 import { contentFields, Summary } from './content.js';
 import { Widget, WidgetInput } from './widgets.js';
 
@@ -64,18 +64,6 @@ export const RevisionParams = Type.Object({
   revision_id: PathId(55, 'Revision id, `drev_<id>` or bare; length 1-55'),
 });
 
-export const ListDashboardsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListDashboardsQuery = PageQuery(100, 20);
 
-export const ListRevisionsQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 10, description: 'Revisions per page, 1-10' })),
-    cursor: Type.Optional(CursorQuery),
-  },
-  { additionalProperties: false },
-);
+export const ListRevisionsQuery = PageQuery(10, 10);
