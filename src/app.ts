@@ -14,6 +14,7 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
 import { CursorCodec } from './http/cursor.js';
 import { closeUndeclaredParts, validatorCompiler } from './http/validation.js';
+import { LazyCompilation } from './http/lazy-compilation.js';
 import { installJsonParser } from './http/json-body.js';
 import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
@@ -62,8 +63,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const { db } = database;
   const clock = opts.clock ?? systemClock;
 
+  const compilation = new LazyCompilation();
   const app = Fastify({
     logger: opts.logger ?? false,
+    schemaController: { compilersFactory: compilation.compilersFactory(validatorCompiler) },
     bodyLimit: config.bodyLimitBytes,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -99,7 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.decorate('schemaCompilation', compilation);
   // Every route takes exactly what it declares: no body and no query parameters unless it says so.
   closeUndeclaredParts(app);
   // ... and documents every error status the pipeline can answer on it.

@@ -54,6 +54,8 @@ export async function serve(config: Config, opts: ServeOptions = { http: true, w
     }
     if (opts.worker) app.jobs.start();
     app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
+    // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
+    app.schemaCompilation.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
   } else {
     if (opts.worker) app.jobs.start();
     app.log.info({ engine: database.engine }, 'worker started');

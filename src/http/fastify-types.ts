@@ -5,6 +5,7 @@ import type { Principal, RequestContext } from '../auth/principal.js';
 import type { Scope } from '../auth/workspace-context.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
+import type { LazyCompilation } from './lazy-compilation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,6 +27,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** This process's job runner: started by `wsp serve` / `wsp worker`, driven by hand in tests. */
     jobs: JobRunner;
+    /** Route schemas not compiled yet; `warm()` compiles them (the server does once it listens). */
+    schemaCompilation: LazyCompilation;
   }
   interface FastifyRequest {
     principal: Principal | null;

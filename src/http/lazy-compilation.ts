@@ -1,0 +1,79 @@
+import { setImmediate as yieldToRequests } from 'node:timers/promises';
+import SerializerSelector from '@fastify/fast-json-stringify-compiler';
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+
+type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?: FastifyValidationResult['errors']; schemaEnv?: unknown };
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+type FastifyValidationResult = ReturnType<FastifySchemaCompiler<any>>;
+type Serializer = (data: unknown) => string;
+type SerializerCompiler = (route: { schema?: unknown; method: string; url: string; httpStatus: string }) => Serializer;
+
+/**
+ * Route schemas compiled when first needed instead of all before the server is ready: compiling
+ * every route's validators (ajv) and serializers (fast-json-stringify) took a second of the two
+ * `wsp serve` needed to answer. `warm()` compiles what no request has needed yet, one schema at a
+ * time with the event loop free in between; the server runs it once it listens.
+ */
+export class LazyCompilation {
+  private readonly pending = new Set<() => unknown>();
+
+  /** Fastify's `schemaController.compilersFactory`: `validator` for requests, fast-json-stringify for responses, both lazy. */
+  compilersFactory(validator: FastifySchemaCompiler<any>): CompilersFactory {
+    return {
+      buildValidator: (() => this.validators(validator)) as unknown as CompilersFactory['buildValidator'],
+      buildSerializer: ((externalSchemas: unknown, options: never) =>
+        this.serializers(SerializerSelector()(externalSchemas, options))) as unknown as CompilersFactory['buildSerializer'],
+    };
+  }
+
+  private validators(compiler: FastifySchemaCompiler<any>): FastifySchemaCompiler<any> {
+    return (route) => {
+      let compiled: Validator | undefined;
+      const compile = (): Validator => {
+        if (!compiled) {
+          compiled = compiler(route) as unknown as Validator;
+          this.pending.delete(compile);
+        }
+        return compiled;
+      };
+      this.pending.add(compile);
+      const validate: Validator = (data, ctx) => {
+        const inner = compile();
+        const valid = inner(data, ctx);
+        validate.errors = inner.errors;
+        return valid;
+      };
+      // Fastify hands ajv the parent object (so defaults reach the part itself) only when set.
+      validate.schemaEnv = true;
+      return validate as FastifyValidationResult;
+    };
+  }
+
+  private serializers(compiler: SerializerCompiler): SerializerCompiler {
+    return (route) => {
+      let compiled: Serializer | undefined;
+      const compile = (): Serializer => {
+        if (!compiled) {
+          compiled = compiler(route);
+          this.pending.delete(compile);
+        }
+        return compiled;
+      };
+      this.pending.add(compile);
+      return (data) => compile()(data);
+    };
+  }
+
+  /** How many schemas no request has needed and `warm()` has not reached yet. */
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  /** Compiles every schema still waiting; a schema that does not compile rejects with its error. */
+  async warm(): Promise<void> {
+    for (const compile of [...this.pending]) {
+      compile();
+      await yieldToRequests();
+    }
+  }
+}
