@@ -1,2 +1,3 @@
 #!/usr/bin/env node
-import '../dist/cli/main.js';
+// The bundle of dist/cli/main.js and its packages (scripts/bundle.mjs), made by `npm run build`.
+import '../dist/wsp.mjs';

@@ -1,9 +1,14 @@
 import { loadConfig, ConfigError } from '../config.js';
-import { serve } from '../server.js';
-import { ADMIN_HELP, runAdmin } from './admin.js';
-import { clientHelp, isClientCommand, runClient } from './client/index.js';
 
-const HELP = `wsp: the Workspace Platform command
+// Each command loads only its own modules: `wsp serve` is ready sooner without the operator
+// commands and the client, and `wsp login` starts without the server.
+const server = () => import('../server.js');
+const admin = () => import('./admin.js');
+const client = () => import('./client/index.js');
+
+const help = async () => {
+  const [{ ADMIN_HELP }, { clientHelp }] = await Promise.all([admin(), client()]);
+  return `wsp: the Workspace Platform command
 
   wsp serve [--no-worker]  run the HTTP API and, unless --no-worker, the job worker
   wsp worker             run only the job worker (renders, suspensions, expiry notices)
@@ -12,6 +17,7 @@ const HELP = `wsp: the Workspace Platform command
 
 ${clientHelp()}
 ${ADMIN_HELP}`;
+};
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -21,27 +27,29 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write('wsp serve [--no-worker]: run the HTTP API (and the job worker unless --no-worker). Settings come from the environment; see README.md.\n');
         return 0;
       }
-      await serve(loadConfig(), { http: true, worker: !rest.includes('--no-worker') });
+      await (await server()).serve(loadConfig(), { http: true, worker: !rest.includes('--no-worker') });
       return -1; // keeps running
     case 'worker':
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write('wsp worker: run the job worker alone, against the configured database.\n');
         return 0;
       }
-      await serve(loadConfig(), { http: false, worker: true });
+      await (await server()).serve(loadConfig(), { http: false, worker: true });
       return -1;
     case 'admin':
-      return runAdmin(rest);
+      return (await admin()).runAdmin(rest);
     case undefined:
     case '--help':
     case '-h':
     case 'help':
-      (command ? process.stdout : process.stderr).write(HELP);
+      (command ? process.stdout : process.stderr).write(await help());
       return command ? 0 : 2;
-    default:
+    default: {
+      const { isClientCommand, runClient } = await client();
       if (isClientCommand(command)) return runClient(argv);
-      process.stderr.write(`error: unknown command "${command}"\n\n${HELP}`);
+      process.stderr.write(`error: unknown command "${command}"\n\n${await help()}`);
       return 2;
+    }
   }
 }
 

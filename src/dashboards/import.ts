@@ -40,10 +40,11 @@ export const DashboardImportFile = Type.Object(
 export type DashboardImportFile = Static<typeof DashboardImportFile>;
 
 // The very validator request bodies get, so a file is held to the API's own rules.
-const validate = (validatorCompiler as FastifySchemaCompiler<unknown>)({ schema: DashboardImportFile, httpPart: 'body', method: 'POST', url: '' }) as unknown as {
-  (value: unknown): boolean;
-  errors?: Parameters<typeof validationEntries>[0] | null;
-};
+// Compiled when first needed: this module is loaded by every `wsp` command, `wsp serve` included.
+type FileValidator = { (value: unknown): boolean; errors?: Parameters<typeof validationEntries>[0] | null };
+let fileValidator: FileValidator | undefined;
+const validator = (): FileValidator =>
+  (fileValidator ??= (validatorCompiler as FastifySchemaCompiler<unknown>)({ schema: DashboardImportFile, httpPart: 'body', method: 'POST', url: '' }) as unknown as FileValidator);
 
 function problems(entries: { message: string }[]): AdminError {
   return new AdminError(`the file is not a valid dashboard history:\n  ${entries.map((e) => e.message).join('\n  ')}`);
@@ -56,6 +57,7 @@ function problems(entries: { message: string }[]): AdminError {
  * others are kept as written, and their widgets show as `missing` drift.
  */
 export async function importDashboard(db: Kysely<DB>, file: unknown): Promise<{ dashboard_id: string; current_revision_id: string; revisions: number }> {
+  const validate = validator();
   if (!validate(file)) throw problems(validationEntries(validate.errors ?? [], 'file'));
   const doc = file as DashboardImportFile;
   try {

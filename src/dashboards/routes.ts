@@ -2,10 +2,10 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { workspaceCtx } from '../http/context.js';
 import { quoteEtag } from '../http/etag.js';
+import { checkDashboardBodies } from './body-rules.js';
 import { CreateDashboardBody, Dashboard, DashboardList, DashboardParams, ListDashboardsQuery, RevisionActionBody, UpdateDashboardBody } from './schemas/dashboard.js';
 import type { DashboardService } from './service.js';
 import type { RevisionService } from './revision-service.js';
-import { dashboardBodyValidator } from './body-validator.js';
 
 const tags = ['dashboards'];
 
@@ -13,11 +13,11 @@ const WIDGET_RULES =
   'A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).';
 
 export function dashboardRoutes(app: App, dashboards: DashboardService, revisions: RevisionService): void {
+  checkDashboardBodies();
   app.post(
     '/dashboards',
     {
       config: { scope: 'workspace' },
-      validatorCompiler: dashboardBodyValidator,
       schema: {
         tags,
         summary: 'Create a dashboard and its first revision',
@@ -71,7 +71,6 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
     '/dashboards/:id',
     {
       config: { scope: 'workspace' },
-      validatorCompiler: dashboardBodyValidator,
       schema: {
         tags,
         summary: 'Change a dashboard (If-Match): a new revision with its structural diff',

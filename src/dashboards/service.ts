@@ -23,7 +23,7 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
   return {
     /**
      * A dashboard and its first revision (`source: manual`, no parent, no diff). Bodies come
-     * validated, unique widget ids and filter keys included (body-validator.ts).
+     * validated, unique widget ids and filter keys included (body-rules.ts).
      */
     async create(ctx: WorkspaceContext, body: CreateDashboardBody): Promise<Dashboard> {
       const pins = await checkSnippetPins(db, ctx.workspaceId, withWidgetIds(body.widgets), [], BODY);

@@ -91,8 +91,41 @@ export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, an
   });
 }
 
-export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  checkedValidator((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object), httpPart ?? 'body');
+/**
+ * Rules a schema cannot say (the uniqueness of ids within a body), run once the schema passes,
+ * keyed by the schema object a route declares. Part of validation, so their ApiError is
+ * answered where CONTRACT §1 puts 422s: before Service-Context, roles and existence.
+ */
+const rulesAfterSchema = new WeakMap<object, (data: unknown) => void>();
+
+export function checkAfterSchema(schema: object, rule: (data: unknown) => void): void {
+  rulesAfterSchema.set(schema, rule);
+}
+
+export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
+  const checked = checkedValidator((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object), httpPart ?? 'body');
+  const rule = rulesAfterSchema.get(schema as object);
+  return rule ? withRule(checked, rule) : checked;
+};
+
+function withRule(validate: CompiledValidator, rule: (data: unknown) => void): CompiledValidator {
+  const check = ((data, ctx) => {
+    if (!validate(data, ctx)) {
+      check.errors = validate.errors;
+      return false;
+    }
+    try {
+      rule(data);
+    } catch (error) {
+      // Fastify answers a validator's `{ error }` with that error, through the error handler.
+      if (error instanceof ApiError) return { error } as never;
+      throw error;
+    }
+    return true;
+  }) as CompiledValidator;
+  check.schemaEnv = validate.schemaEnv;
+  return check;
+}
 
 /**
  * Text that cannot be kept as it was sent: NUL (PostgreSQL's text type refuses it, so a lookup

@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// `npm run build`, second step: the compiled `wsp` (dist/cli/main.js) and the packages it uses,
+// bundled into one file, dist/wsp.mjs, which bin/wsp.js runs. Node 20 resolves and compiles an
+// ES module file by file: the ~900 files `wsp serve` loads took about 400 ms of its start (see
+// docs/decisions.md). Left outside: the native SQLite binding, and Swagger UI, which serves its
+// page's assets from its own directory.
+import { build } from 'esbuild';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+await build({
+  entryPoints: [path.join(root, 'dist/cli/main.js')],
+  outfile: path.join(root, 'dist/wsp.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: ['better-sqlite3', '@fastify/swagger-ui', 'pg-native'],
+  // Bundled CommonJS packages call require(); an ES module has none of its own.
+  banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
+  // For `node --enable-source-maps bin/wsp.js ...` when a stack trace should name the sources.
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
