@@ -60,7 +60,7 @@ function makeApi(base: string): Api {
   };
 }
 
-async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed']>>): Promise<LoadResult> {
+async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed']>>, seconds = duration): Promise<LoadResult> {
   return load({
     url: server.url + req.path,
     method: req.method,
@@ -68,10 +68,13 @@ async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed
     ...(req.body !== undefined ? { body: req.body } : {}),
     ...(req.perRequestHeaders ? { perRequestHeaders: req.perRequestHeaders } : {}),
     connections: req.connections ?? connections,
-    durationSeconds: duration,
+    durationSeconds: seconds,
     expectStatus: req.expectStatus,
   });
 }
+
+/** Not measured: JIT, caches and the project's lazily compiled schemas settle first, on every side alike. */
+const WARM_UP_SECONDS = 1;
 
 async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, string>): Promise<Row[]> {
   const rows: Row[] = [];
@@ -93,6 +96,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       const ceiling = sc.projectOnly ? null : await startServer([path.join(root, 'bench/servers/ceiling.mjs')], common, await freePort());
       const floor = sc.floor && !sc.projectOnly ? await startServer([path.join(root, 'bench/servers/floor.mjs')], { ...common, ...dbEnv }, await freePort()) : null;
       const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
+      for (const server of [project, ceiling, floor]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
       for (let i = 0; i < repeat; i++) {
         results.project.push(await runVariant(project, req));
         if (ceiling) results.ceiling.push(await runVariant(ceiling, req));

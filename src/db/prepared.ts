@@ -1,0 +1,46 @@
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { DB } from './tables.js';
+
+/** Stands for the i-th argument while a query is built once; never reaches a database. */
+class Slot {
+  constructor(readonly index: number) {}
+}
+
+interface Template {
+  compiled: CompiledQuery;
+  /** For each parameter of the SQL, the argument it takes, or -1 for a constant of the query. */
+  from: number[];
+}
+
+/**
+ * A query Kysely builds and compiles once per engine, then runs with each call's values. For the
+ * statements every request runs (the credential lookups): building and compiling the query was
+ * about as long as SQLite took to answer it. `build` must use each argument once, as a value
+ * (a comparison's right side, a limit), and must not branch on it: the first compile checks that
+ * every argument reaches the SQL exactly once and refuses the query otherwise.
+ */
+export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ...args: Args) => Compilable<Row>) {
+  // By the engine's adapter: the SQL depends on the dialect only, and transactions share it.
+  const templates = new WeakMap<object, Template>();
+  const template = (db: Kysely<DB>, arity: number): Template => {
+    const adapter = db.getExecutor().adapter;
+    let t = templates.get(adapter);
+    if (!t) {
+      const slots = Array.from({ length: arity }, (_, i) => new Slot(i)) as unknown as Args;
+      const compiled = build(db, ...slots).compile();
+      const from = compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1));
+      for (let i = 0; i < arity; i++) {
+        if (from.filter((f) => f === i).length !== 1) throw new Error(`prepared query: argument ${i} must appear exactly once as a value (${compiled.sql})`);
+      }
+      t = { compiled, from };
+      templates.set(adapter, t);
+    }
+    return t;
+  };
+  const all = async (db: Kysely<DB>, ...args: Args): Promise<Row[]> => {
+    const { compiled, from } = template(db, args.length);
+    const parameters = from.map((f, i) => (f >= 0 ? args[f] : compiled.parameters[i]));
+    return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows;
+  };
+  return { all, first: async (db: Kysely<DB>, ...args: Args): Promise<Row | undefined> => (await all(db, ...args))[0] };
+}
