@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, startServer, timeToReady, type Server } from './lib/processes.js';
+import { freePort, startServer, timeToReady, wspCommand, type Server } from './lib/processes.js';
 import { load, median, type LoadResult } from './lib/load.js';
 import { scenarios, type Api, type Credentials, type Scenario } from './scenarios.js';
 import { openBenchDb } from './lib/db.js';
@@ -82,7 +82,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   // The 401 scenario measures rejecting a credential, not the limiter that follows many of them.
   const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info', WSP_AUTH_FAILURES_PER_MINUTE: '100000000' };
   const benchDb = openBenchDb(dbEnv);
-  const project = await startServer([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv, await freePort());
+  const project = await startServer([...wspCommand(root), 'serve'], projectEnv, await freePort());
   const api = makeApi(project.url);
   try {
     for (const sc of scenarios.filter((s) => !opts.only || s.name.includes(opts.only!))) {
@@ -125,7 +125,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     await project.stop();
     await benchDb.close();
   }
-  const readyMs = await timeToReady([path.join(root, 'bin/wsp.js'), 'serve'], projectEnv);
+  const readyMs = await timeToReady([...wspCommand(root), 'serve'], projectEnv);
   rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0 });
   return rows;
 }
@@ -139,7 +139,7 @@ async function scaleOut(first: Server, api: Api, creds: Credentials, db: ReturnT
   const h = { authorization: `Bearer ${creds.api_token}`, 'content-type': 'application/json' };
   const secret = (await api('POST', '/v1/secrets', h, { name: 'scale-out' })).json;
   const req = { method: 'POST' as const, path: `/v1/secrets/${secret.id}/versions`, headers: h, body: JSON.stringify({ data: Buffer.alloc(256, 1).toString('base64') }), expectStatus: 201 };
-  const second = await startServer([path.join(root, 'bin/wsp.js'), 'serve'], env, await freePort());
+  const second = await startServer([...wspCommand(root), 'serve'], env, await freePort());
   const spec = (s: Server, c: number) => ({ url: s.url + req.path, method: req.method, headers: req.headers, body: req.body, connections: c, durationSeconds: duration, expectStatus: 201 });
   try {
     const single = await load(spec(first, connections));

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 
 export interface Server {
   url: string;
@@ -73,3 +74,15 @@ export async function timeToReady(args: string[], env: Record<string, string>): 
   await s.stop();
   return ms;
 }
+
+/**
+ * How `wsp` runs when executed: node with the flags of bin/wsp.js's first line (`#!/usr/bin/env -S
+ * node ...`), then the script. The bench measures the server as an operator starts it.
+ */
+export function wspCommand(root: string): string[] {
+  const bin = path.join(root, 'bin/wsp.js');
+  const shebang = fs.readFileSync(bin, 'utf8').split('\n', 1)[0] ?? '';
+  const flags = shebang.replace(/^#!.*?\bnode\b/, '').trim();
+  return [...(flags ? flags.split(/\s+/) : []), bin];
+}
+
