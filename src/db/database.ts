@@ -6,7 +6,6 @@ import {
   CompiledQuery,
   Kysely,
   Migrator,
-  PostgresDialect,
   SqliteDialect,
   SqliteDriver,
   sql,
@@ -19,6 +18,7 @@ import {
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 import { makeDirectory } from '../shared/directories.js';
+import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -54,7 +54,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => {});
-    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    // Introspection (the Migrator's check for its own tables) reads only the current schema: see
+    // current-schema-introspector.ts for the migration failure the stock one caused.
+    const db = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
     return { db, engine: 'postgres', ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
   }
   makeDirectory(opts.dataDir);
@@ -124,9 +126,10 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDatabase.Dat
 }
 
 export async function migrate(database: Database): Promise<void> {
-  // With a schema of its own, the migration tables must be looked up in it too: Kysely's
-  // introspection sees every schema and would take another schema's tables for its own.
-  // Without one given, it is the connection's current schema (DATABASE_URL may set search_path).
+  // The migration tables are named with their schema: the one given, else the connection's
+  // current schema (DATABASE_URL may set search_path), which is also the only schema the
+  // introspector reads (current-schema-introspector.ts), so another schema's tables are never
+  // taken for ours.
   let schema = database.pgSchema;
   if (database.engine === 'postgres' && !schema) {
     const { rows } = await sql<{ s: string | null }>`select current_schema() as s`.execute(database.db);

@@ -49,9 +49,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
       env: { DATABASE_URL: withSchema.toString(), WSP_DATA_DIR: dataDir },
       dataDir,
       async cleanup() {
-        // The schema is left in place: dropping it while another test file's migrator reads the
-        // catalog (Kysely introspects every schema) fails that migration. scripts/test.mjs drops
-        // every test schema once the run is over.
+        // The schema is left for scripts/test.mjs, which drops every schema of its run at the end
+        // (one DROP SCHEMA per run rather than one per file).
         await database.close();
         fs.rmSync(dataDir, { recursive: true, force: true });
       },
