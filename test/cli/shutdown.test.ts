@@ -6,6 +6,7 @@ import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { adminJson, api, runWsp, startServer, type ServerProcess } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Graceful shutdown: on SIGTERM `wsp serve` stops taking connections, lets the request in flight
@@ -13,11 +14,18 @@ import { adminJson, api, runWsp, startServer, type ServerProcess } from '../help
  */
 let tdb: TestDatabase;
 let server: ServerProcess | undefined;
+/** Every server started here: after() kills any a failed test left running (else it outlives the file). */
+const started: ServerProcess[] = [];
+async function serve(env: Record<string, string>): Promise<ServerProcess> {
+  const srv = await startServer(env);
+  started.push(srv);
+  return srv;
+}
 before(async () => {
   tdb = await openTestDatabase();
 });
 after(async () => {
-  if (server) await server.stop('SIGKILL');
+  await Promise.all(started.map((srv) => srv.stop('SIGKILL')));
   await tdb.cleanup();
 });
 
@@ -48,21 +56,48 @@ function slowPost(base: string, path: string, headers: Record<string, string>, b
       req.end(payload.subarray(half));
       return response;
     },
+    abort() {
+      req.destroy();
+    },
   };
+}
+
+/**
+ * `slowPost` as `boot`'s user, returned once the server has the request in hand: its headers
+ * parsed, the credential checked (the body half read). The observable effect: the session's last
+ * use, set back here to long ago, is then touched by the server's authentication (the onRequest
+ * hook, src/auth/authenticator.ts), which runs only once a request is routed. A SIGTERM sent after
+ * that finds the request in flight, however slowly the loaded machine runs the server.
+ */
+async function slowPostInFlight(srv: ServerProcess, boot: Record<string, string>, name: string) {
+  const lastUse = async () =>
+    Number((await tdb.database.db.selectFrom('sessions').select('last_used_at').where('user_id', '=', boot.user_id!).executeTakeFirstOrThrow()).last_used_at);
+  await tdb.database.db.updateTable('sessions').set({ last_used_at: 0 }).where('user_id', '=', boot.user_id!).execute();
+  const req = slowPost(srv.url, '/v1/api_tokens', { authorization: `Bearer ${boot.session_token}`, 'service-context': boot.workspace_id! }, JSON.stringify({ name }));
+  try {
+    await waitFor('the server to authenticate the half-sent request (the session touched)', async () => (await lastUse()) > 0, {
+      detail: () => srv.output.join('\n'),
+    });
+  } catch (err) {
+    // Nothing left behind to keep this file running: the request's socket, the server.
+    req.abort();
+    await srv.stop('SIGKILL');
+    throw err;
+  }
+  return req;
 }
 
 test('SIGTERM with a slow request in flight: the request completes, new connections are refused, exit 0', async () => {
   const boot = await adminJson(['bootstrap'], tdb.env);
-  server = await startServer(tdb.env);
+  server = await serve(tdb.env);
   const base = server.url;
   assert.equal((await api(base, 'GET', '/healthz')).status, 200);
 
-  const inflight = slowPost(base, '/v1/api_tokens', { authorization: `Bearer ${boot.session_token}`, 'service-context': boot.workspace_id! }, JSON.stringify({ name: 'made-during-shutdown' }));
-  await sleep(300); // the headers are in: authenticated and routed, the body half read
+  const inflight = await slowPostInFlight(server, boot, 'made-during-shutdown');
   server.child.kill('SIGTERM');
-  // Wait until the server says it is shutting down.
-  for (let i = 0; i < 100 && !server.output.some((l) => l.includes('shutting down')); i++) await sleep(50);
-  assert.ok(server.output.some((l) => l.includes('shutting down')), server.output.join('\n'));
+  const srv = server;
+  await waitFor('the server to say it is shutting down', () => srv.output.some((l) => l.includes('shutting down')), { detail: () => srv.output.join('\n') });
+  // A chance to exit too early (there is no event to wait for: the point is that none comes).
   await sleep(200);
   assert.equal(server.child.exitCode, null, 'still running while a request is in flight');
 
@@ -84,7 +119,7 @@ test('SIGTERM with a slow request in flight: the request completes, new connecti
 });
 
 test('SIGTERM when idle: exit 0 promptly', async () => {
-  server = await startServer(tdb.env);
+  server = await serve(tdb.env);
   assert.equal((await api(server.url, 'GET', '/healthz')).status, 200);
   const started = Date.now();
   assert.equal(await server.stop('SIGTERM'), 0);
@@ -94,9 +129,8 @@ test('SIGTERM when idle: exit 0 promptly', async () => {
 
 test('a request that never finishes does not hold the process: after WSP_SHUTDOWN_GRACE_SECONDS it exits 1', async () => {
   const boot = await adminJson(['bootstrap'], tdb.env);
-  server = await startServer({ ...tdb.env, WSP_SHUTDOWN_GRACE_SECONDS: '1' });
-  const stuck = slowPost(server.url, '/v1/api_tokens', { authorization: `Bearer ${boot.session_token}`, 'service-context': boot.workspace_id! }, JSON.stringify({ name: 'never-finished' }));
-  await sleep(300);
+  server = await serve({ ...tdb.env, WSP_SHUTDOWN_GRACE_SECONDS: '1' });
+  const stuck = await slowPostInFlight(server, boot, 'never-finished');
   const started = Date.now();
   assert.equal(await server.stop('SIGTERM'), 1);
   assert.ok(Date.now() - started < 8_000, `took ${Date.now() - started} ms`);

@@ -1,10 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { startServer, type ServerProcess } from '../helpers/processes.js';
 import { ROOT } from '../../scripts/sdk-generate.js';
 import { removeTempConfigDirs, tempConfigDir, userCodeIn } from './cli-harness.js';
 
@@ -16,16 +17,14 @@ const BIN = path.join(ROOT, 'bin/wsp.js');
 let h: TestApp;
 let s: Seed;
 let url: string;
-let server: ChildProcess;
+let server: ServerProcess | undefined;
 let configDir: string;
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
+/**
+ * WSP_PUBLIC_URL, which the server puts in the device login's verification URI (the one the CLI
+ * prints): an address of its own rather than the server's, which is known only once it listens
+ * (port 0), and nothing here opens it.
+ */
+const PUBLIC_URL = 'https://wsp.example.test';
 
 /** Only what the commands need, so nothing of the developer's own setup leaks in. */
 const baseEnv = () => ({ PATH: process.env.PATH ?? '', HOME: configDir });
@@ -36,22 +35,12 @@ before(async () => {
   h.clock.set(Date.now());
   s = await h.seed();
   configDir = tempConfigDir();
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...baseEnv(), ...h.dbEnv, PORT: String(port), HOST: '127.0.0.1', WSP_PUBLIC_URL: url, WSP_MASTER_KEY: h.config.masterKey!, WSP_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (let i = 0; ; i++) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (i > 150 || server.exitCode !== null) throw new Error('wsp serve did not become ready');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // On port 0: the address is read back from the server's 'listening' line.
+  server = await startServer({ ...h.dbEnv, WSP_PUBLIC_URL: PUBLIC_URL, WSP_MASTER_KEY: h.config.masterKey! });
+  url = server.url;
 });
 after(async () => {
-  server.kill('SIGTERM');
-  await new Promise((r) => (server.exitCode !== null ? r(null) : server.once('exit', r)));
+  await server?.stop('SIGTERM');
   removeTempConfigDirs();
   await h.close();
 });
@@ -106,7 +95,7 @@ test('wsp login (approved from the test), then tokens and secrets round trips wi
   });
   assert.equal((await approval)?.status, 200);
   assert.equal(login.code, 0, login.stderr);
-  assert.match(login.stderr, new RegExp(`open ${url}/device`));
+  assert.match(login.stderr, new RegExp(`open ${PUBLIC_URL.replace(/\./g, '\\.')}/device\n`));
   assert.deepEqual(json(login), { server: url, user_id: s.owner.userId, workspace: s.workspaceId, credentials_file: path.join(configDir, 'credentials.json') });
   assert.equal(fs.statSync(path.join(configDir, 'credentials.json')).mode & 0o777, 0o600);
 
@@ -152,9 +141,20 @@ test('wsp login (approved from the test), then tokens and secrets round trips wi
 test('the binary’s exit codes: usage 2, server down 4', async () => {
   assert.equal((await wsp(['tokens', 'create'])).code, 2);
   assert.equal((await wsp(['--help'])).code, 0);
-  const port = await freePort();
-  const down = await wsp(['login', '--server', `http://127.0.0.1:${port}`]);
-  assert.equal(down.code, 4);
-  assert.match(down.stderr, /cannot reach the server/);
-  assert.ok(!/at .*\.js:\d+/.test(down.stderr), 'no stack trace');
+  // No server at the address: a port of 127.0.0.1 on which nothing listens, so connections are
+  // refused, held by this process as the local end of a connection it keeps open, so no other
+  // process can start listening on it meanwhile (as one could on a probed port once closed).
+  const peer = net.createServer();
+  await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+  const holder = net.connect((peer.address() as net.AddressInfo).port, '127.0.0.1');
+  try {
+    await new Promise<void>((resolve, reject) => holder.once('connect', resolve).once('error', reject));
+    const down = await wsp(['login', '--server', `http://127.0.0.1:${holder.localPort}`]);
+    assert.equal(down.code, 4, down.stderr);
+    assert.match(down.stderr, /cannot reach the server .*\(ECONNREFUSED\)/);
+    assert.ok(!/at .*\.js:\d+/.test(down.stderr), 'no stack trace');
+  } finally {
+    holder.destroy();
+    await new Promise((resolve) => peer.close(resolve));
+  }
 });

@@ -4,8 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait.js';
+import { jobsSucceededSince } from '../helpers/jobs.js';
 import { api, startServer, type ServerProcess } from '../helpers/processes.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
@@ -31,12 +32,32 @@ const servers: ServerProcess[] = [];
 let ws: string;
 let people: { owner: string; admin: string; member: string };
 
-/** Moves the compute clock of every process so that it reads `target` (Unix seconds) now. */
-function setComputeNow(target: number) {
+/** How stale a process's compute clock may be after the offset file moved (REREAD_MS of src/compute/clock.ts). */
+const OFFSET_REREAD_MS = 100;
+
+/**
+ * Moves the compute clock of every process so that it reads `target` (Unix seconds) now.
+ * Returns the moment (Unix ms) from which every process reads the new time.
+ */
+function setComputeNow(target: number): number {
   const tmp = `${offsetFile}.tmp`;
   fs.writeFileSync(tmp, String(target - Math.floor(Date.now() / 1000)));
   fs.renameSync(tmp, offsetFile);
+  return Date.now() + OFFSET_REREAD_MS;
 }
+
+/** Every process scans each second, but one scan runs per second across them (a job per period). */
+const SCANS = 'compute.expiry_scan';
+
+/**
+ * Waits until `k` expiry scans scheduled after `sinceMs` (Unix ms) have succeeded, whichever
+ * process ran them: instead of sleeping through some and hoping they ran. A scan's job row is
+ * made (created_at, by the clock of this machine, which every process shares) before any
+ * process claims it, and the scan reads the compute clock after that; so a check made after
+ * this shows what those scans did, and fails if none ran. The test asks for 2 each time: its
+ * four waits, one after another, alone make the 8 scans its last assertion counts.
+ */
+const scansAfter = (sinceMs: number, k: number, what: string) => jobsSucceededSince(tdb.database, SCANS, sinceMs, k, what);
 
 before(async () => {
   stub = new ProviderStub([PLATFORM_TOKEN]);
@@ -90,15 +111,6 @@ async function ok(i: number, method: string, url: string, body?: unknown, header
   return res.body;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 45_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got) return got;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(150);
-  }
-}
 
 const platform = () => stub.project(PLATFORM_TOKEN);
 const serversOf = (machineId: string) => [...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machineId.slice(4));
@@ -157,21 +169,21 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
   const { machine, susp } = await suspendedMachine('expiring-1');
   const snapshotId = susp.provider_suspend_data.snapshot_id;
   assert.ok(susp.expires_at - susp.created_at === 10 * DAY);
-  await sleep(2500);
+  await scansAfter(Date.now(), 2, 'the suspension was made');
   assert.deepEqual(await notices(people.owner, machine.id), [], 'more than 7 days left: nothing yet');
 
-  setComputeNow(susp.expires_at - 7 * DAY + 60);
+  const infoTime = setComputeNow(susp.expires_at - 7 * DAY + 60);
   for (const who of ['owner', 'admin'] as const) await waitFor(`the ${who}'s info`, async () => (await notices(people[who], machine.id)).length > 0);
-  await sleep(3000); // more scans, by every process
+  await scansAfter(Math.max(Date.now(), infoTime), 2, 'the info was sent'); // more scans, by any process
   for (const who of ['owner', 'admin'] as const) {
     const got = await notices(people[who], machine.id);
     assert.deepEqual(got.map((n) => n.severity), ['info'], `${who}: ${JSON.stringify(got)}`);
     assert.match(got[0]!.title, /expiring-1 is deleted in 7 days/);
   }
 
-  setComputeNow(susp.expires_at - DAY + 60);
+  const warningTime = setComputeNow(susp.expires_at - DAY + 60);
   for (const who of ['owner', 'admin'] as const) await waitFor(`the ${who}'s warning`, async () => (await notices(people[who], machine.id)).length > 1);
-  await sleep(3000);
+  await scansAfter(Math.max(Date.now(), warningTime), 2, 'the warning was sent');
   for (const who of ['owner', 'admin'] as const) {
     const got = await notices(people[who], machine.id);
     assert.deepEqual(got.map((n) => n.severity), ['warning', 'info'], `${who}: ${JSON.stringify(got)}`);
@@ -181,7 +193,7 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
 
   // At the expiry the provider fails the deletion twice: a worker retries it.
   stub.fail({ method: 'DELETE', path: new RegExp(`^/images/${snapshotId}$`), status: 503, code: 'unavailable', times: 2 });
-  setComputeNow(susp.expires_at + 5);
+  const expiryTime = setComputeNow(susp.expires_at + 5);
   await waitFor('the snapshot to be deleted at the provider', async () => !platform().snapshots.has(snapshotId));
   assert.equal(stub.requestsTo('DELETE', new RegExp(`^/images/${snapshotId}$`)).length, 3, 'two refused, one deleted');
   for (let i = 0; i < COUNT; i++) {
@@ -193,14 +205,14 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
   }
   assert.equal((await call(1, 'POST', `/v1/compute/suspensions/${susp.id}:resume`)).status, 404);
 
-  await sleep(2500);
+  await scansAfter(Math.max(Date.now(), expiryTime), 2, 'the expiry');
   for (const who of ['owner', 'admin'] as const) {
     assert.deepEqual((await notices(people[who], machine.id)).map((n) => n.severity), ['warning', 'info'], `${who}: exactly one of each`);
   }
   assert.deepEqual(await notices(people.member, machine.id), [], 'members get none');
   const row = await tdb.database.db.selectFrom('machines').select(['snapshot_id']).where('id', '=', machine.id).executeTakeFirstOrThrow();
   assert.equal(row.snapshot_id, null, 'the deletion is confirmed in the database');
-  const scans = await tdb.database.db.selectFrom('jobs').select(['dedupe_key']).where('kind', '=', 'compute.expiry_scan').execute();
+  const scans = await tdb.database.db.selectFrom('jobs').select(['dedupe_key']).where('kind', '=', SCANS).execute();
   assert.ok(scans.length >= 8, `${scans.length} scans ran`);
   assert.equal(new Set(scans.map((s) => s.dedupe_key)).size, scans.length, 'one scan per period across the processes');
   setComputeNow(Math.floor(Date.now() / 1000));

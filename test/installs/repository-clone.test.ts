@@ -1,12 +1,12 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from './fixture.js';
+import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
 /**
  * The git command line is the judge: a listening server, an install rendered at v1, updated to
@@ -19,14 +19,8 @@ let f: ReturnType<typeof installFixture>;
 let work: string;
 let history: { installId: string; cloneUrl: string; head: string; renders: { id: string; commit_sha: string }[]; v1Tree: string };
 
-/** A free port of 127.0.0.1, so that WSP_PUBLIC_URL (and the clone URL) can name it. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/** WSP_PUBLIC_URL (and so the clone URL), known before the app is built, forwarded to where it listens (port 0). */
+let front: PublicAddress;
 
 interface GitRun {
   code: number;
@@ -64,11 +58,11 @@ const target = () => path.join(work, `clone-${++clones}`);
 
 before(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-clone-'));
-  const port = await freePort();
-  h = await createTestApp({ config: { publicUrl: `http://127.0.0.1:${port}` } });
+  front = await publicAddress();
+  h = await createTestApp({ config: { publicUrl: front.url } });
   s = await h.seed();
   f = installFixture(h, s);
-  await h.app.listen({ port, host: '127.0.0.1' });
+  front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
 
   // install → render v1 → update to v2 → restore v1: three commits on main.
   const x = await f.installed();
@@ -92,6 +86,7 @@ before(async () => {
   };
 });
 after(async () => {
+  await front?.close();
   await h.close();
   fs.rmSync(work, { recursive: true, force: true });
 });

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createTestApp, as, firstError, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { JobRunner, PermanentJobError, backoffMs } from '../../src/jobs/runner.js';
 import { jobStore } from '../../src/jobs/store.js';
 import { startOperation } from '../../src/operations/service.js';
@@ -91,21 +91,43 @@ describe('job runner', () => {
 
   test('two workers on one database run each of 40 jobs exactly once', async () => {
     const counts = new Map<number, number>();
-    const handler = async (job: { payload: { n: number } }) => {
+    // Each worker's jobs wait until the other worker has one in hand: so both claim while the
+    // other holds claims, whatever the scheduling (a fast worker could otherwise take all 40).
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      return { open, opened };
+    };
+    const gates = new Map([
+      ['wa', gate()],
+      ['wb', gate()],
+    ]);
+    // One deadline for all: if a worker never gets a job, every wait ends with it (the jobs fail
+    // and the assertions below say so) rather than each one waiting in turn.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('one worker took no job while the other held one')), 20_000);
+    });
+    deadline.catch(() => undefined);
+    const handler = (worker: 'wa' | 'wb') => async (job: { payload: { n: number } }) => {
       counts.set(job.payload.n, (counts.get(job.payload.n) ?? 0) + 1);
+      gates.get(worker)!.open();
+      await Promise.race([gates.get(worker === 'wa' ? 'wb' : 'wa')!.opened, deadline]);
       await new Promise((r) => setTimeout(r, 1));
       return {};
     };
     const a = runner('wa', { concurrency: 3 });
     const b = runner('wb', { concurrency: 3 });
-    a.register('t.count', handler);
-    b.register('t.count', handler);
+    a.register('t.count', handler('wa'));
+    b.register('t.count', handler('wb'));
     for (let n = 0; n < 40; n++) await a.enqueue(h.database.db, { kind: 't.count', payload: { n } });
-    const [ra, rb] = await Promise.all([a.runDue(), b.runDue()]);
+    const [ra, rb] = await Promise.all([a.runDue(), b.runDue()]).finally(() => clearTimeout(timer));
     assert.equal(ra + rb, 40);
     assert.equal(counts.size, 40);
     assert.ok([...counts.values()].every((c) => c === 1), 'no job ran twice');
-    if (ENGINE === 'postgres') assert.ok(ra > 0 && rb > 0, 'both workers took work');
+    assert.ok(ra > 0 && rb > 0, `both workers took work (${ra} and ${rb})`);
+    const failed = await h.database.db.selectFrom('jobs').select(['id', 'last_error']).where('kind', '=', 't.count').where('state', '!=', 'succeeded').execute();
+    assert.deepEqual(failed, [], 'every job succeeded');
   });
 
   test('a job whose worker died is taken over after its lease; the dead worker cannot finish it', async () => {

@@ -2,13 +2,13 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { adminJson, runWsp, startServer, WSP_BIN, wspEnv, type ServerProcess } from '../helpers/processes.js';
 import { registerSecret } from '../helpers/log-scan.js';
+import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
 /**
  * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
@@ -36,6 +36,8 @@ const CHROMIUM_ARGS = [
 
 let tdb: TestDatabase;
 let server: ServerProcess | undefined;
+/** WSP_PUBLIC_URL: the address the CLI prints and the person opens, forwarded to the server. */
+let publicAddr: PublicAddress | undefined;
 let browser: Browser | undefined;
 /** Started first, alongside the database and server; `after` closes it even if `before` failed. */
 let launching: Promise<Browser> | undefined;
@@ -44,14 +46,6 @@ let keepTmp = false;
 let session: string;
 let userId: string;
 const clis = new Set<ChildProcess>();
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 before(async () => {
   if (noChromium) return;
@@ -65,9 +59,11 @@ before(async () => {
   const boot = await adminJson(['bootstrap'], tdb.env);
   session = boot.session_token!;
   userId = boot.user_id!;
-  // The public URL is the one the CLI prints and the person opens: it must be this server.
-  const port = await freePort();
-  server = await startServer({ ...tdb.env, PORT: String(port), WSP_PUBLIC_URL: `http://127.0.0.1:${port}` });
+  // The public URL is the one the CLI prints and the person opens: it must reach this server,
+  // which listens on a port of its own choosing (port 0); the public address forwards to it.
+  publicAddr = await publicAddress();
+  server = await startServer({ ...tdb.env, WSP_PUBLIC_URL: publicAddr.url });
+  publicAddr.forwardTo(server.url);
   browser = await launching;
 });
 
@@ -76,6 +72,7 @@ after(async () => {
   const launched = browser ?? (await launching?.catch(() => undefined));
   await launched?.close().catch(() => undefined);
   if (server) await server.stop('SIGTERM', 5_000);
+  await publicAddr?.close();
   if (tdb) await tdb.cleanup();
   if (tmp && !keepTmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -162,7 +159,7 @@ describe('the /device page in headless Chromium', () => {
   test('wsp login, the code typed into /device in lower case without the dash, Approve: the CLI logs in', { skip: noChromium }, async () => {
     const login = startCliLogin('approve');
     const { uri, userCode } = await login.prompt;
-    assert.equal(uri, `${server!.url}/device`);
+    assert.equal(uri, `${publicAddr!.url}/device`);
 
     const { page, problems } = await openPage();
     await withScreenshot(page, 'approve', async () => {

@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import * as client from 'openid-client';
 import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 import { decide } from './device-helpers.js';
 
 /**
@@ -13,23 +13,20 @@ import { decide } from './device-helpers.js';
 let h: TestApp;
 let s: Seed;
 let issuer: string;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/** The issuer's address (WSP_PUBLIC_URL), known before the app is built, forwarded to where it listens (port 0). */
+let front: PublicAddress;
 
 before(async () => {
-  const port = await freePort();
-  issuer = `http://127.0.0.1:${port}`;
+  front = await publicAddress();
+  issuer = front.url;
   h = await createTestApp({ config: { publicUrl: issuer } });
   s = await h.seed();
-  await h.app.listen({ port, host: '127.0.0.1' });
+  front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
 });
-after(() => h.close());
+after(async () => {
+  await front?.close();
+  await h?.close();
+});
 
 async function discover(clientId = 'wsp-cli') {
   return client.discovery(new URL(issuer), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });

@@ -10,7 +10,8 @@ import { registerSecret } from '../helpers/log-scan.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { notify } from '../../src/notifications/service.js';
 import { systemClock } from '../../src/shared/clock.js';
-import { checkRepository, client, git, isNetworkError, masterKey, repositories, waitFor } from './servers.js';
+import { checkRepository, client, git, isNetworkError, masterKey, repositories } from './servers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Issue 9.4: `kill -9` of `wsp serve` in the middle of a storm of writes, on the engine of the
@@ -164,8 +165,7 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
     await waitFor(
       'the storm to get going',
       async () => unexpected.length > 0 || (counts.tokens >= 3 && counts.versions >= 3 && counts.reads >= 3 && counts.patches >= 3 * INSTALLS && counts.created >= 2 && counts.restores >= 2),
-      60_000,
-      20,
+      { timeoutMs: 60_000, intervalMs: 20 },
     );
     assert.deepEqual(unexpected, [], 'answers the storm did not expect');
     await sleep(200 + Math.random() * 600);
@@ -213,7 +213,7 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
         const all = (await c.all(url, `/v1/installs/${id}/renders`)) as Render[];
         return all.length > 0 && all.every((r) => r.state === 'succeeded' || r.state === 'superseded' || r.state === 'failed') ? all : null;
       },
-      90_000,
+      { timeoutMs: 90_000, intervalMs: 200 },
     );
   const repoOf = (id: string) => path.join(tdb.dataDir, 'repos', `${id}.git`);
 

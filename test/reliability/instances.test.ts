@@ -7,7 +7,9 @@ import { startServer, type ServerProcess } from '../helpers/processes.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { ProviderStub } from '../compute/provider-stub.js';
-import { checkRepository, client, masterKey, repositories, waitFor } from './servers.js';
+import { checkRepository, client, masterKey, repositories } from './servers.js';
+import { waitFor } from '../helpers/wait.js';
+import { jobsSucceededSince } from '../helpers/jobs.js';
 
 /**
  * Issue 9.5: several `wsp serve` processes (each with its job worker) on one PostgreSQL behave
@@ -152,9 +154,9 @@ test('the compute scheduler of every process sends each machine_expiry notice on
 
   const notices = async (session: string) =>
     (await client(session).all(at(0), '/v1/notifications')).filter((n: { type: string; resource_id: string }) => n.type === 'machine_expiry' && n.resource_id === created.id);
-  await waitFor('the notices', async () => (await notices(people.owner)).length > 0 && (await notices(people.admin)).length > 0, 30_000);
-  // Let every process scan a few more times.
-  await sleep(3500);
+  await waitFor('the notices', async () => (await notices(people.owner)).length > 0 && (await notices(people.admin)).length > 0);
+  // More scans after the notices, so "exactly one" is seen after scans that could have sent more.
+  await jobsSucceededSince(tdb.database, 'compute.expiry_scan', Date.now(), 3, 'the notices were sent');
   for (const who of ['owner', 'admin'] as const) {
     const got = await notices(people[who]);
     assert.equal(got.length, 1, `${who}: ${JSON.stringify(got)}`);
@@ -191,11 +193,11 @@ test('a token revoked on one process: no request to any process that started aft
     }
   })();
   const lanes = Array.from({ length: 2 * COUNT }, (_, i) => lane(i));
-  await waitFor('the stream', async () => log.length >= 30, 10_000, 5);
+  await waitFor('the stream', async () => log.length >= 30, { timeoutMs: 10_000, intervalMs: 5 });
   const deleteSentAt = performance.now();
   const del = await owner.call(at(0), 'DELETE', `/v1/api_tokens/${created.id}`);
   assert.equal(del.status, 204);
-  await waitFor('the stream after the revocation', async () => committedAt < Infinity && log.filter((x) => x.started > committedAt).length >= 40, 10_000, 5);
+  await waitFor('the stream after the revocation', async () => committedAt < Infinity && log.filter((x) => x.started > committedAt).length >= 40, { timeoutMs: 10_000, intervalMs: 5 });
   stop = true;
   await Promise.all([...lanes, marker]);
   const before = log.filter((x) => x.ended < deleteSentAt);

@@ -6,6 +6,7 @@ import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.j
 import { repoRoot } from '../../src/config.js';
 import { documentRoutes } from '../security/tenant-fixture.js';
 import { git } from './servers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Issue 9.3, races in one process (test/reliability/instances.test.ts does it across processes):
@@ -369,50 +370,63 @@ test(`Idempotency-Key storms: ${N} retries make one secret version, and one inst
 
 test('a token revoked while requests are in flight: no request that started after the revocation committed succeeds', async (t: TestContext) => {
   const created = await ok('POST', '/v1/api_tokens', { name: 'in flight' });
-  const log: { started: number; ended: number; status: number }[] = [];
+  // The committed marker, read by each lane right before each of its requests: the token's row
+  // (a connection of its own on PostgreSQL; on SQLite the one connection, which a transaction
+  // holds until it ends). Once a read finds it gone, the revocation has committed, and the
+  // request the lane starts next started after the commit: by the order of the lane's own
+  // steps, not by a clock, so a loaded machine cannot blur the judgement. Every such request
+  // must be refused, whatever the DELETE's answer is doing meanwhile.
+  const LANES = 6;
+  const AFTER_PER_LANE = 10;
+  const log: { lane: number; started: number; ended: number; status: number; afterCommit: boolean }[] = [];
   let stop = false;
-  const lane = async () => {
+  const tokenRowExists = async () => (await h.database.db.selectFrom('api_tokens').select('id').where('id', '=', created.id).executeTakeFirst()) !== undefined;
+  const lane = async (lane: number) => {
     while (!stop) {
+      const afterCommit = !(await tokenRowExists());
       const started = performance.now();
       const res = await h.app.inject({ method: 'GET', url: '/v1/secrets', headers: as(created.token) });
-      log.push({ started, ended: performance.now(), status: res.statusCode });
+      log.push({ lane, started, ended: performance.now(), status: res.statusCode, afterCommit });
       // In-process requests can complete on microtasks alone: yield, or nothing else ever runs.
       await new Promise((r) => setImmediate(r));
     }
   };
-  // The committed marker: a reader of the database (a connection of its own on PostgreSQL; on
-  // SQLite the one connection, which a transaction holds until it ends) polls for the token's
-  // row; the first time it is gone, the revocation has committed. Every request that started
-  // after that moment must be refused, whatever the DELETE's answer is doing meanwhile.
-  let committedAt = Infinity;
-  const marker = (async () => {
-    while (!stop && committedAt === Infinity) {
-      const row = await h.database.db.selectFrom('api_tokens').select('id').where('id', '=', created.id).executeTakeFirst();
-      if (!row) committedAt = performance.now();
-      else await new Promise((r) => setImmediate(r));
-    }
-  })();
-  const lanes = Array.from({ length: 6 }, lane);
-  while (log.length < 60) await new Promise((r) => setImmediate(r));
-  const deleteSentAt = performance.now();
-  const del = await call('DELETE', `/v1/api_tokens/${created.id}`);
-  const deleteAnsweredAt = performance.now();
-  assert.equal(del.statusCode, 204);
-  while (committedAt === Infinity || log.filter((x) => x.started > committedAt).length < 60) await new Promise((r) => setImmediate(r));
-  stop = true;
-  await Promise.all([...lanes, marker]);
+  const lanes = Array.from({ length: LANES }, (_, i) => lane(i));
+  const afterOn = (i: number) => log.filter((x) => x.lane === i && x.afterCommit).length;
+  let deleteSentAt = Infinity;
+  let deleteAnsweredAt = Infinity;
+  try {
+    await waitFor('60 requests with the token before the DELETE', () => log.length >= 60, { intervalMs: 0 });
+    deleteSentAt = performance.now();
+    const del = await call('DELETE', `/v1/api_tokens/${created.id}`);
+    deleteAnsweredAt = performance.now();
+    assert.equal(del.statusCode, 204);
+    await waitFor(`${AFTER_PER_LANE} requests on each of the ${LANES} lanes after its marker saw the revocation committed`, () => Array.from({ length: LANES }, (_, i) => afterOn(i)).every((n) => n >= AFTER_PER_LANE), {
+      intervalMs: 0,
+      detail: () => `per lane: ${Array.from({ length: LANES }, (_, i) => afterOn(i)).join(', ')}`,
+    });
+  } finally {
+    stop = true;
+    await Promise.all(lanes);
+  }
 
   for (const x of log) assert.ok(x.status === 200 || x.status === 401, String(x.status));
+  for (let i = 0; i < LANES; i++) {
+    const seen = log.filter((x) => x.lane === i).map((x) => x.afterCommit);
+    assert.ok(seen.every((gone, k) => !gone || seen.slice(k).every(Boolean)), `lane ${i}: the marker found the revoked token's row again, so it does not read committed state`);
+  }
   const before = log.filter((x) => x.ended < deleteSentAt);
-  const window = log.filter((x) => x.ended >= deleteSentAt && x.started <= committedAt);
-  const afterwards = log.filter((x) => x.started > committedAt);
-  assert.ok(committedAt <= deleteAnsweredAt + 50, 'the marker saw the revocation by the time the DELETE answered');
+  const afterwards = log.filter((x) => x.afterCommit);
+  const window = log.filter((x) => x.ended >= deleteSentAt && !x.afterCommit);
   assert.ok(before.length >= 30 && before.every((x) => x.status === 200), 'the token worked before the DELETE was sent');
-  assert.ok(afterwards.length >= 60, `${afterwards.length} requests after`);
+  assert.ok(afterwards.length >= LANES * AFTER_PER_LANE, `${afterwards.length} requests after`);
   assert.deepEqual([...new Set(afterwards.map((x) => x.status))], [401], 'no request that started after the revocation committed succeeded');
+  // And, as the route promises, the very next request after the DELETE's answer is refused too.
+  assert.deepEqual([...new Set(log.filter((x) => x.started > deleteAnsweredAt).map((x) => x.status))], [401], 'no request that started after the DELETE answered succeeded');
   const count = (xs: typeof log, st: number) => xs.filter((x) => x.status === st).length;
+  const firstSeen = Math.min(...afterwards.map((x) => x.started));
   t.diagnostic(
-    `revocation in flight: ${log.length} requests on 6 lanes; before the DELETE ${before.length} (200x${count(before, 200)}); overlapping the DELETE until the commit ${window.length} (200x${count(window, 200)} 401x${count(window, 401)}); started after the commit ${afterwards.length} (401x${count(afterwards, 401)}, 200x${count(afterwards, 200)})`,
+    `revocation in flight: ${log.length} requests on ${LANES} lanes; before the DELETE ${before.length} (200x${count(before, 200)}); overlapping the DELETE until each lane's marker saw the commit ${window.length} (200x${count(window, 200)} 401x${count(window, 401)}); started after the commit ${afterwards.length} (401x${count(afterwards, 401)}, 200x${count(afterwards, 200)}); first seen committed ${(firstSeen - deleteAnsweredAt).toFixed(1)} ms after the DELETE answered`,
   );
 });
 

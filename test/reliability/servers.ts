@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { api } from '../helpers/processes.js';
 
 /** Calls for real server processes (test/helpers/processes.ts's api) as one credential. */
@@ -36,15 +35,6 @@ export function client(credential: string, workspaceId?: string) {
 /** The same master key for every process and restart of one test (a key file would be per data dir anyway). */
 export const masterKey = () => randomBytes(32).toString('base64');
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await probe();
-    if (got) return got;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 export function git(repo: string, ...args: string[]): string {
   return execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repo, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();

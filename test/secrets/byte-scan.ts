@@ -86,8 +86,23 @@ export async function databaseBytes(h: TestApp): Promise<{ haystacks: Haystack[]
   }
   const walDir = path.join(dataDir, 'pg_wal');
   for (const f of fs.readdirSync(walDir)) {
-    const p = path.join(walDir, f);
-    if (fs.statSync(p).isFile()) haystacks.push({ name: `pg_wal/${f}`, bytes: fs.readFileSync(p) });
+    const bytes = walSegment(path.join(walDir, f));
+    if (bytes) haystacks.push({ name: `pg_wal/${f}`, bytes });
   }
   return { haystacks, notes };
+}
+
+/**
+ * A file listed in pg_wal, or null if it is not a file or no longer there: a checkpoint (ours,
+ * or the server's for another test file) may remove a segment, or recycle it (rename it to a
+ * future segment's name), between the listing and the read; either way what it held is no
+ * longer part of the WAL. Any other error still fails the scan.
+ */
+function walSegment(p: string): Buffer | null {
+  try {
+    return fs.statSync(p).isFile() ? fs.readFileSync(p) : null;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }
