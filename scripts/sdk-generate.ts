@@ -6,7 +6,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, openDatabase } from '../src/db/database.js';
 
-export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+export { REPO_ROOT as ROOT } from './repo-root.js';
 /** The checked-in outputs, relative to the repository root. */
 export const OPENAPI_FILE = 'sdk/openapi.json';
 export const SCHEMA_FILE = 'src/sdk/schema.ts';

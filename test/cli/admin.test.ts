@@ -4,15 +4,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
 import { createTestApp, as, ENGINE, type TestApp } from '../helpers/harness.js';
-import { adminJson, runWsp } from '../helpers/processes.js';
+import { adminJson, adminJsonOf, runWsp, wspEnv, type RunResult } from '../helpers/processes.js';
+import { runAdmin } from '../../src/cli/admin.js';
 
 /**
- * CONTRACT §2 operator commands, run as a user runs them (`node bin/wsp.js admin ...` in a
- * subprocess) against the database of an app running in this process: what they write, the
- * app sees at once.
+ * CONTRACT §2 operator commands against the database of an app running in this process: what
+ * they write, the app sees at once. Each behaviour only a real process shows (its exit code, the
+ * one JSON line on stdout, creating and migrating a database on a fresh machine, an unreachable
+ * database as one line and no stack trace) is checked by running `node bin/wsp.js admin ...` as a
+ * user does; the rest runs `runAdmin`, what that binary calls, in this process: a process start
+ * and a migration check per command was most of this file's time.
  */
 const ISS = 'https://idp.cli.test';
 const AUD = 'wsp';
@@ -25,13 +30,31 @@ before(async () => {
 });
 after(() => h.close());
 
-const admin = (...args: string[]) => adminJson(args, h.dbEnv);
-const raw = (...args: string[]) => runWsp(['admin', ...args], h.dbEnv);
+/** `wsp admin ...args` in this process, with the environment the binary would get. */
+async function inProcess(args: string[], env: Record<string, string> = h.dbEnv): Promise<RunResult> {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  let stdout = '';
+  let stderr = '';
+  out.on('data', (d) => (stdout += d));
+  err.on('data', (d) => (stderr += d));
+  const code = await runAdmin(args, out, err, wspEnv(env));
+  return { code, stdout, stderr };
+}
+
+/** An admin command with --json in this process: its one JSON object (as adminJson gives the binary's). */
+async function inProcessJson(args: string[], env: Record<string, string> = h.dbEnv): Promise<Record<string, string>> {
+  return adminJsonOf(args, await inProcess([...args, '--json'], env));
+}
+
+const admin = (...args: string[]) => inProcessJson(args);
+const raw = (...args: string[]) => inProcess(args);
 const me = (credential: string, workspaceId?: string) => h.app.inject({ method: 'GET', url: '/v1/me', headers: as(credential, workspaceId) });
 
 describe('wsp admin bootstrap --json', () => {
   test('prints {workspace_id, user_id, session_token, api_token}, and they work against the app', async () => {
-    const out = await admin('bootstrap');
+    // The binary: exit 0 and exactly one JSON line on stdout (adminJson checks both).
+    const out = await adminJson(['bootstrap'], h.dbEnv);
     assert.deepEqual(Object.keys(out).sort(), ['api_token', 'session_token', 'user_id', 'workspace_id']);
     assert.match(out.workspace_id!, /^ws_[0-9a-z]{26}$/);
     assert.match(out.user_id!, /^usr_[0-9a-z]{26}$/);
@@ -108,28 +131,39 @@ describe('clear errors and a non-zero exit', () => {
     usr = (await admin('user', 'create'))['user_id']!;
   });
 
-  const cases: [string, () => string[], RegExp][] = [
-    ['a bad role', () => ['member', 'add', '--workspace', ws, '--user', usr, '--role', 'superuser'], /role must be one of owner, admin, member/],
-    ['an unknown user (member add)', () => ['member', 'add', '--workspace', ws, '--user', 'usr_00000000000000000000000000', '--role', 'member'], /unknown user/],
-    ['an unknown workspace', () => ['member', 'add', '--workspace', 'ws_00000000000000000000000000', '--user', usr, '--role', 'member'], /unknown workspace/],
-    ['an unknown user (session create)', () => ['session', 'create', '--user', 'usr_nobody'], /unknown user/],
-    ['an unknown user (user link)', () => ['user', 'link', '--user', 'usr_nobody', '--subject', 's'], /unknown user/],
-    ['a subject longer than a JWT sub may be (user link)', () => ['user', 'link', '--user', usr, '--subject', 's'.repeat(256)], /a JWT subject is at most 255/],
-    ['a missing --role', () => ['member', 'add', '--workspace', ws, '--user', usr], /--role is required/],
-    ['a flag without its value', () => ['workspace', 'create', '--name'], /--name needs a value/],
-    ['an empty workspace name', () => ['workspace', 'create', '--name', ''], /non-empty --name/],
-    ['a workspace name over 100 characters', () => ['workspace', 'create', '--name', 'n'.repeat(101)], /100 characters/],
-    ['an unknown command', () => ['frobnicate'], /unknown admin command "frobnicate"/],
+  // [why, arguments, message, exit code: 1 for a refused command, 2 for a usage error]
+  const cases: [string, () => string[], RegExp, number][] = [
+    ['a bad role', () => ['member', 'add', '--workspace', ws, '--user', usr, '--role', 'superuser'], /role must be one of owner, admin, member/, 1],
+    ['an unknown user (member add)', () => ['member', 'add', '--workspace', ws, '--user', 'usr_00000000000000000000000000', '--role', 'member'], /unknown user/, 1],
+    ['an unknown workspace', () => ['member', 'add', '--workspace', 'ws_00000000000000000000000000', '--user', usr, '--role', 'member'], /unknown workspace/, 1],
+    ['an unknown user (session create)', () => ['session', 'create', '--user', 'usr_nobody'], /unknown user/, 1],
+    ['an unknown user (user link)', () => ['user', 'link', '--user', 'usr_nobody', '--subject', 's'], /unknown user/, 1],
+    ['a subject longer than a JWT sub may be (user link)', () => ['user', 'link', '--user', usr, '--subject', 's'.repeat(256)], /a JWT subject is at most 255/, 1],
+    ['a missing --role', () => ['member', 'add', '--workspace', ws, '--user', usr], /--role is required/, 2],
+    ['a flag without its value', () => ['workspace', 'create', '--name'], /--name needs a value/, 2],
+    ['an empty workspace name', () => ['workspace', 'create', '--name', ''], /non-empty --name/, 1],
+    ['a workspace name over 100 characters', () => ['workspace', 'create', '--name', 'n'.repeat(101)], /100 characters/, 1],
+    ['an unknown command', () => ['frobnicate'], /unknown admin command "frobnicate"/, 2],
   ];
-  for (const [why, args, message] of cases) {
+  const refused = (res: RunResult, why: string, message: RegExp, code: number) => {
+    assert.notEqual(res.code, 0, `${why}: exit ${res.code}`);
+    assert.equal(res.code, code, `${why}: ${res.stderr}`);
+    assert.match(res.stderr, /^error: /);
+    assert.match(res.stderr, message);
+    assert.equal(res.stdout, '', 'nothing on stdout for a script to mistake for a result');
+  };
+  for (const [why, args, message, code] of cases) {
     test(why, async () => {
-      const res = await raw(...args(), '--json');
-      assert.notEqual(res.code, 0, `${why}: exit ${res.code}`);
-      assert.match(res.stderr, /^error: /);
-      assert.match(res.stderr, message);
-      assert.equal(res.stdout, '', 'nothing on stdout for a script to mistake for a result');
+      refused(await raw(...args(), '--json'), why, message, code);
     });
   }
+
+  test('the binary exits with that code: 1 for a refused command, 2 for a usage error', async () => {
+    // One of each kind, as a real process: the code is what the shell sees.
+    for (const [why, args, message, code] of [cases[0]!, cases[6]!]) {
+      refused(await runWsp(['admin', ...args(), '--json'], h.dbEnv), why, message, code);
+    }
+  });
 
   test('nothing was written by the failed commands', async () => {
     const members = await h.database.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', ws).execute();
@@ -145,22 +179,26 @@ describe('clear errors and a non-zero exit', () => {
 
 test('an unreachable database is a one-line error and exit 1, not a stack trace', async () => {
   // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
-  for (const url of ['postgres://wsp:hunter2@127.0.0.1:1/wsp', 'postgres://wsp@localhost:1/wsp']) {
-    const res = await runWsp(['admin', 'user', 'create', '--json'], { DATABASE_URL: url, WSP_DATA_DIR: h.config.dataDir });
+  const unreachable = (res: RunResult) => {
     assert.equal(res.code, 1, res.stderr);
     assert.equal(res.stdout, '');
     assert.match(res.stderr, /^error: cannot open or migrate the database at postgres:\/\/wsp(:\*\*\*)?@(127\.0\.0\.1|localhost):1\/wsp: .*ECONNREFUSED/);
     assert.equal(res.stderr.trim().split('\n').length, 1, res.stderr);
     assert.ok(!res.stderr.includes('hunter2'), 'the password is not printed');
     assert.ok(!/\n\s+at /.test(res.stderr), 'no stack trace');
-  }
+  };
+  const urls = ['postgres://wsp:hunter2@127.0.0.1:1/wsp', 'postgres://wsp@localhost:1/wsp'];
+  for (const url of urls) unreachable(await inProcess(['user', 'create', '--json'], { DATABASE_URL: url, WSP_DATA_DIR: h.config.dataDir }));
+  // The binary: what reaches the terminal is that line alone, nothing the process adds on its way out.
+  unreachable(await runWsp(['admin', 'user', 'create', '--json'], { DATABASE_URL: urls[0]!, WSP_DATA_DIR: h.config.dataDir }));
 });
 
 test('on a fresh machine (an empty data directory or database schema) bootstrap creates and migrates the database', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-fresh-'));
   const env: Record<string, string> = { WSP_DATA_DIR: dir };
   const pgUrl = process.env.WSP_TEST_PG_URL;
-  const schema = `fresh_${randomBytes(6).toString('hex')}`;
+  // Prefixed with the run's id, so scripts/test.mjs drops it with the run's other schemas.
+  const schema = `t_${process.env.WSP_TEST_RUN_ID ?? ''}fresh_${randomBytes(6).toString('hex')}`;
   if (ENGINE === 'postgres') {
     // An empty schema of a database whose other schemas (other tests) hold migrated tables:
     // the migrator must look for its tables in this one.
@@ -186,7 +224,7 @@ test('on a fresh machine (an empty data directory or database schema) bootstrap 
       assert.ok(migrations.rows[0].n >= 1);
     }
     // A second command on the now-migrated database works too.
-    assert.match((await adminJson(['user', 'create'], env)).user_id!, /^usr_/);
+    assert.match((await inProcessJson(['user', 'create'], env)).user_id!, /^usr_/);
   } finally {
     // The schema is dropped with the others by scripts/test.mjs after the run.
     fs.rmSync(dir, { recursive: true, force: true });

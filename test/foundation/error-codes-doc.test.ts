@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ErrorCodes } from '../../src/shared/errors.js';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
 
 /** docs/errors.md lists every code of src/shared/errors.ts, with its HTTP status and name. */
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const root = REPO_ROOT;
 
 function rows(): Map<number, { status: number; name: string; meaning: string }> {
   const text = fs.readFileSync(path.join(root, 'docs/errors.md'), 'utf8');

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { captureLines, harvest, harvestAuthorization, installLogScan, registerSecret } from './log-scan.js';
 
 // Every line a server started here writes is scanned when the test file ends (test/helpers/log-scan.ts).
 installLogScan();
 
 /** The installed command, as a user runs it: `bin/wsp.js` (on the built `dist/`; npm test builds first). */
-export const WSP_BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../bin/wsp.js');
+export const WSP_BIN = path.join(REPO_ROOT, 'bin/wsp.js');
 
 if (!fs.existsSync(path.resolve(path.dirname(WSP_BIN), '../dist/cli/main.js'))) {
   throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
@@ -51,7 +52,11 @@ export function runWsp(args: string[], env: Record<string, string>, timeoutMs = 
 
 /** Runs an admin command with --json and returns its one JSON object (fails loudly otherwise). */
 export async function adminJson(args: string[], env: Record<string, string>): Promise<Record<string, string>> {
-  const res = await runWsp(['admin', ...args, '--json'], env);
+  return adminJsonOf(args, await runWsp(['admin', ...args, '--json'], env));
+}
+
+/** The one JSON object an admin command printed with --json (its credentials noted for the log scan). */
+export function adminJsonOf(args: string[], res: RunResult): Record<string, string> {
   if (res.code !== 0) throw new Error(`wsp admin ${args.join(' ')} exited ${res.code}: ${res.stderr}`);
   const lines = res.stdout.trim().split('\n');
   if (lines.length !== 1) throw new Error(`expected one JSON line, got: ${res.stdout}`);

@@ -238,7 +238,8 @@ describe('requests the HTTP parser refuses, over a real socket', () => {
   test('headers over 16 KiB: 431 (7008) in the envelope', async () => {
     const res = await raw(`GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.owner.session}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assert.equal(res.status, 431, res.headers);
-    assert.deepEqual(JSON.parse(res.body), { success: false, errors: [{ code: 7008, message: JSON.parse(res.body).errors[0].message }], result: {} });
+    // The envelope, with a message that says what was wrong and what the limit is.
+    assert.deepEqual(JSON.parse(res.body), { success: false, errors: [{ code: 7008, message: 'The request headers are larger than the server accepts (16 KiB)' }], result: {} });
   });
 
   test('a request that is not HTTP, or has a forbidden character in a header: 400 (7009) in the envelope', async () => {
@@ -246,8 +247,7 @@ describe('requests the HTTP parser refuses, over a real socket', () => {
       const res = await raw(bad);
       assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.headers}`);
       const body = JSON.parse(res.body);
-      assert.equal(body.success, false);
-      assert.equal(body.errors[0].code, 7009);
+      assert.deepEqual(body, { success: false, errors: [{ code: 7009, message: 'The request is not valid HTTP' }], result: {} }, JSON.stringify(bad));
     }
   });
 

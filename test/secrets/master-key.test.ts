@@ -10,8 +10,9 @@ import { buildApp } from '../../src/app.js';
 import { ConfigError, loadConfig, type Config } from '../../src/config.js';
 import { keyIdOf } from '../../src/secrets/crypto.js';
 import { secretClient } from './secret-client.js';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const root = REPO_ROOT;
 const apps: TestApp[] = [];
 after(async () => {
   for (const a of apps) await a.close();

@@ -48,17 +48,36 @@ async function another(h: TestApp, config: Partial<Config>): Promise<App> {
   return app;
 }
 
-/** Reads every stored payload through `app`, over and over while `during` runs; every read must succeed. */
-async function readThroughout(app: App, s: Seed, stored: Awaited<ReturnType<typeof setUp>>['stored'], during: Promise<unknown>) {
+const keyIds = async (h: TestApp) => [...new Set((await h.database.db.selectFrom('secrets').select('key_id').execute()).map((r) => r.key_id))];
+
+/**
+ * Reads every stored payload through `app`, over and over while `during` runs; every read must
+ * succeed. `midway` counts the reads made while `during` ran and the data keys were wrapped under
+ * more than one master key both just before and just after the read: reads in the middle of a
+ * rotation, some secrets re-wrapped and others not yet. `onRead` is called after each read.
+ */
+async function readThroughout(
+  h: TestApp,
+  app: App,
+  s: Seed,
+  stored: Awaited<ReturnType<typeof setUp>>['stored'],
+  during: Promise<unknown>,
+  onRead: () => void = () => undefined,
+) {
   let done = false;
   let reads = 0;
+  let midway = 0;
+  const mixed = async () => !done && (await keyIds(h)).length > 1;
   const reader = (async () => {
     do {
       for (const x of stored) {
+        const before = await mixed();
         const res = await app.inject({ method: 'GET', url: `/v1/secrets/${x.secretId}/versions/${x.versionId}:access`, headers: as(s.apiToken) });
         assert.equal(res.statusCode, 200, res.body);
         assert.ok(Buffer.from(res.json().data, 'base64').equals(x.payload));
         reads++;
+        if (before && (await mixed())) midway++;
+        onRead();
       }
     } while (!done);
   })();
@@ -66,15 +85,60 @@ async function readThroughout(app: App, s: Seed, stored: Awaited<ReturnType<type
     done = true;
   });
   await reader;
-  return { result, reads };
+  return { result, reads, midway };
 }
 
-const keyIds = async (h: TestApp) => [...new Set((await h.database.db.selectFrom('secrets').select('key_id').execute()).map((r) => r.key_id))];
+/**
+ * Paces a rotation by the reads: `paced(db)` is `db` whose every query first waits for the next
+ * read to complete (`tick`), or for `fallbackMs` when no read comes (one blocked behind the
+ * rotation itself). Left alone, a rotation barely overlaps the reads: on SQLite every query
+ * answers within microtasks, and the whole rotation ran during the first read (on PostgreSQL,
+ * one read in the middle at best).
+ */
+function pacer(fallbackMs = 1_000) {
+  let waiting: (() => void)[] = [];
+  const next = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, fallbackMs);
+      waiting.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  const EXECUTE = new Set(['execute', 'executeTakeFirst', 'executeTakeFirstOrThrow']);
+  // Kysely's builders are immutable: every method returns a new one, so each is wrapped in turn.
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(obj, prop) {
+        const value = Reflect.get(obj, prop, obj) as unknown;
+        if (typeof value !== 'function') return value;
+        if (typeof prop === 'string' && EXECUTE.has(prop)) {
+          return async (...args: unknown[]) => {
+            await next();
+            return (value as (...a: unknown[]) => unknown).apply(obj, args);
+          };
+        }
+        return (...args: unknown[]) => {
+          const out = (value as (...a: unknown[]) => unknown).apply(obj, args);
+          return out !== null && typeof out === 'object' && typeof (out as { execute?: unknown }).execute === 'function' ? wrap(out) : out;
+        };
+      },
+    });
+  return {
+    paced: <T extends object>(db: T): T => wrap(db),
+    tick: () => {
+      const due = waiting;
+      waiting = [];
+      for (const resolve of due) resolve();
+    },
+  };
+}
+
 const ciphertexts = async (h: TestApp) => (await h.database.db.selectFrom('secret_versions').select(['id', 'ciphertext']).orderBy('id').execute());
 const recordedKeyId = async (h: TestApp) =>
   (await h.database.db.selectFrom('settings').select('value').where('key', '=', 'secrets_master_key_id').executeTakeFirstOrThrow()).value;
 
-test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read throughout; afterwards the new key alone suffices', async () => {
+test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read throughout; afterwards the new key alone suffices', async (t) => {
   const { h, s, stored } = await setUp();
   const oldKey = h.config.masterKey!;
   const newKey = randomBytes(32).toString('base64');
@@ -82,9 +146,13 @@ test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read 
   // The rollout comes first: every server gets the new key, and the old one as previous.
   const rolled = await another(h, { masterKey: newKey, masterKeyPrevious: [oldKey] });
 
-  const rotation = rotateMasterKey(h.database.db, { masterKey: newKey, masterKeyPrevious: [oldKey], dataDir: h.config.dataDir });
-  const { result, reads } = await readThroughout(rolled, s, stored, rotation);
-  assert.ok(reads >= stored.length);
+  // Each query of the rotation waits for a read: reads at every stage of it, not only before or after.
+  const pace = pacer();
+  const rotation = rotateMasterKey(pace.paced(h.database.db), { masterKey: newKey, masterKeyPrevious: [oldKey], dataDir: h.config.dataDir });
+  const { result, reads, midway } = await readThroughout(h, rolled, s, stored, rotation, pace.tick);
+  // Throughout: reads went on, every one a success, while some data keys were re-wrapped and others not yet.
+  t.diagnostic(`${reads} reads, ${midway} of them in the middle of the rotation`);
+  assert.ok(midway >= 1, `${midway} of ${reads} reads were made while some data keys were re-wrapped and others not yet`);
   assert.deepEqual(result, { key_id: idOf(newKey), key_source: 'WSP_MASTER_KEY', rewrapped: 12, remaining: 0, unreadable: [] });
   assert.deepEqual(await keyIds(h), [idOf(newKey)]);
   assert.equal(await recordedKeyId(h), idOf(newKey));
@@ -98,7 +166,7 @@ test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read 
   // ... and cannot start again; the new key alone can, and reads everything.
   await assert.rejects(another(h, { masterKey: oldKey, masterKeyPrevious: [] }), /is not the one this database uses/);
   const fresh = await another(h, { masterKey: newKey, masterKeyPrevious: [] });
-  await readThroughout(fresh, s, stored, Promise.resolve());
+  await readThroughout(h, fresh, s, stored, Promise.resolve());
   // Running it again finds nothing left to do.
   assert.equal((await rotateMasterKey(h.database.db, { masterKey: newKey, masterKeyPrevious: [], dataDir: h.config.dataDir })).rewrapped, 0);
 });
@@ -114,7 +182,7 @@ test('key file: the command writes a new key, keeps the old one in master.key.pr
   err.on('data', (c: Buffer) => (printed += c.toString()));
 
   const env = { ...h.dbEnv, WSP_MASTER_KEY: '', WSP_MASTER_KEY_PREVIOUS: '' };
-  const { result: code } = await readThroughout(h.app, s, stored, runAdmin(['rotate-master-key', '--json'], out, err, env));
+  const { result: code } = await readThroughout(h, h.app, s, stored, runAdmin(['rotate-master-key', '--json'], out, err, env));
   assert.equal(code, 0, printed);
   const report = JSON.parse(printed);
   const newText = fs.readFileSync(keyFile, 'utf8').trim();
@@ -126,7 +194,7 @@ test('key file: the command writes a new key, keeps the old one in master.key.pr
   assert.deepEqual(await keyIds(h), [idOf(newText)]);
 
   // The server that was running all along reads every secret and wraps new ones under the new key.
-  await readThroughout(h.app, s, stored, Promise.resolve());
+  await readThroughout(h, h.app, s, stored, Promise.resolve());
   const created = await secretClient(h, as(s.apiToken)).createSecret();
   const row = await h.database.db.selectFrom('secrets').select('key_id').where('id', '=', created.id).executeTakeFirstOrThrow();
   assert.equal(row.key_id, idOf(newText));
@@ -136,7 +204,7 @@ test('key file: the command writes a new key, keeps the old one in master.key.pr
   const third = fs.readFileSync(keyFile, 'utf8').trim();
   assert.deepEqual(fs.readFileSync(path.join(h.config.dataDir, 'master.key.previous'), 'utf8').trim().split('\n').sort(), [oldText, newText].sort());
   assert.deepEqual(await keyIds(h), [idOf(third)]);
-  await readThroughout(h.app, s, stored, Promise.resolve());
+  await readThroughout(h, h.app, s, stored, Promise.resolve());
 });
 
 test('a corrupt data key is reported and left alone; a key id nobody has stops the command with its id', async () => {
@@ -169,7 +237,7 @@ describe('a failed rotation changes nothing: servers restart with the key they h
     assert.deepEqual(await h.database.db.selectFrom('secrets').select(['id', 'key_id', 'wrapped_key']).orderBy('id').execute(), before);
     // A server restarted with the old key starts and reads everything.
     const restarted = await another(h, { masterKey: oldKey, masterKeyPrevious: [] });
-    await readThroughout(restarted, s, stored, Promise.resolve());
+    await readThroughout(h, restarted, s, stored, Promise.resolve());
   });
 
   test('key file: a mistaken WSP_DATA_DIR creates no key file and records nothing', async () => {
@@ -197,7 +265,7 @@ describe('a failed rotation changes nothing: servers restart with the key they h
     }
     // The server restarts with its key file and reads everything.
     const restarted = await another(h, { masterKey: undefined, masterKeyPrevious: [] });
-    await readThroughout(restarted, s, stored, Promise.resolve());
+    await readThroughout(h, restarted, s, stored, Promise.resolve());
   });
 
   test('the recorded key counts too: with no secret yet, a key other than the recorded one is refused', async () => {

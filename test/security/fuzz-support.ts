@@ -77,13 +77,38 @@ export const NASTY = [
   'a'.repeat(55),
   'a'.repeat(600),
 ];
+/**
+ * An arbitrary made on first use, then the very same one: generates and shrinks exactly as
+ * `make()`'s would. fast-check builds a grapheme or binary string arbitrary eagerly (a reverse
+ * mapping of every grapheme: about a second of CPU), which a file that imports this one but
+ * never generates text (fuzz-boundary) should not pay.
+ */
+class Lazy<T> extends fc.Arbitrary<T> {
+  #made: fc.Arbitrary<T> | undefined;
+  constructor(private readonly make: () => fc.Arbitrary<T>) {
+    super();
+  }
+  private get made(): fc.Arbitrary<T> {
+    return (this.#made ??= this.make());
+  }
+  generate(mrng: fc.Random, biasFactor: number | undefined): fc.Value<T> {
+    return this.made.generate(mrng, biasFactor);
+  }
+  canShrinkWithoutContext(value: unknown): value is T {
+    return this.made.canShrinkWithoutContext(value);
+  }
+  shrink(value: T, context: unknown): fc.Stream<fc.Value<T>> {
+    return this.made.shrink(value, context);
+  }
+}
+
 const nasty = fc.constantFrom(...NASTY);
 export const huge = fc.constantFrom(...HUGE);
 export const text = fc.oneof(
   { weight: 3, arbitrary: nasty },
   { weight: 3, arbitrary: fc.string({ maxLength: 80 }) },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
-  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 2, arbitrary: new Lazy(() => fc.string({ unit: 'grapheme', maxLength: 40 })) },
+  { weight: 2, arbitrary: new Lazy(() => fc.string({ unit: 'binary', maxLength: 40 })) },
   { weight: 1, arbitrary: huge },
 );
 
@@ -131,6 +156,38 @@ export function hints(): Record<string, fc.Arbitrary<unknown>> {
     grant_type: fc.constant(GRANT),
     device_code: fc.constant(device.device_code),
     user_code: fc.constantFrom(device.user_code, device.user_code.toLowerCase().replace('-', '')),
+  };
+}
+
+/**
+ * One well-formed value for each field `hints` knows (an existing resource of the fixture, a
+ * choice the provider offers, the pending device login's codes): what a request that must get
+ * past validation, to its handler, sends in that field.
+ */
+export function wellFormed(): Record<string, unknown> {
+  const now = Math.floor(h.clock.nowMs() / 1000);
+  return {
+    package_id: F.ids.package,
+    version_id: F.ids.packageVersion,
+    desired_version_id: F.ids.packageVersion,
+    render_id: F.ids.render,
+    compute_config_id: F.ids.computeConfig,
+    cluster_id: F.ids.cluster,
+    secret_id: F.ids.secret,
+    snippet_id: F.ids.snippet,
+    region: 'fsn1',
+    image: 'ubuntu-24.04',
+    server_type: 'cx22',
+    machine_type_filter: 'cx*',
+    data: Buffer.from('a well-formed payload').toString('base64'),
+    expires_at: now + 3600,
+    semver: '3.0.0',
+    files: { 'a.txt': 'Hello {{who}}' },
+    values: { who: 'boundary' },
+    client_id: 'wsp-cli',
+    grant_type: GRANT,
+    device_code: device.device_code,
+    user_code: device.user_code,
   };
 }
 

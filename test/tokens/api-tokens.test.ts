@@ -1,5 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { hasValidChecksum } from '../../src/auth/credentials.js';
 
@@ -112,26 +113,38 @@ describe('POST /v1/api_tokens', () => {
 describe('GET and DELETE /v1/api_tokens', () => {
   test('lists newest first with prefix, never the token or its hash, and pages with a cursor', async () => {
     const fresh = await h.seed('Lister');
-    const made: string[] = [];
-    for (let i = 0; i < 5; i++) made.push((await create(as(fresh.owner.session, fresh.workspaceId), { name: `t${i}` })).json().token);
+    // Each token's plaintext by name ('seed' is the one h.seed made).
+    const made = new Map<string, string>([['seed', fresh.apiToken]]);
+    for (let i = 0; i < 5; i++) made.set(`t${i}`, (await create(as(fresh.owner.session, fresh.workspaceId), { name: `t${i}` })).json().token);
+    /** What a listing must never hold of a token: the token, its secret part, its SHA-256 (as stored). */
+    const forbidden: [string, string][] = [...made].flatMap(([name, tok]): [string, string][] => [
+      [`${name}: the token`, tok],
+      [`${name}: its secret part`, tok.slice('sk_svc_'.length, 39)],
+      [`${name}: its SHA-256`, createHash('sha256').update(tok).digest('hex')],
+    ]);
     const seen: string[] = [];
+    const pages: string[] = [];
     let cursor: string | null = null;
     do {
       const url: string = `/v1/api_tokens?limit=2${cursor ? `&cursor=${cursor}` : ''}`;
       const res = await h.app.inject({ method: 'GET', url, headers: as(fresh.member.session, fresh.workspaceId) });
       assert.equal(res.statusCode, 200);
+      pages.push(res.body);
       const body = res.json();
       assert.equal(body.has_more, body.next_cursor !== null);
-      assert.ok(!res.body.includes('sk_svc_') || body.data.every((t: { prefix: string }) => res.body.split('sk_svc_').length - 1 === body.data.length));
+      // sk_svc_ appears once per listed token: only as the start of its prefix.
+      assert.equal(res.body.split('sk_svc_').length - 1, body.data.length, 'sk_svc_ only as the start of each prefix');
       for (const t of body.data) {
         assert.deepEqual(Object.keys(t).sort(), ['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'name', 'prefix']);
         assert.equal(t.prefix.length, 12);
+        // The prefix is the token's first 12 characters: sk_svc_ and 5 of the random part, no more.
+        assert.equal(t.prefix, made.get(t.name)?.slice(0, 12), `${t.name}: prefix ${t.prefix}`);
         seen.push(t.name);
       }
       cursor = body.next_cursor;
     } while (cursor);
     assert.deepEqual(seen, ['t4', 't3', 't2', 't1', 't0', 'seed']);
-    for (const tok of made) assert.ok(!JSON.stringify(seen).includes(tok));
+    for (const [what, x] of forbidden) assert.ok(!pages.some((page) => page.includes(x)), `a listing holds ${what}`);
   });
 
   test('a cursor of another list, or tampered, is 422 on query.cursor', async () => {
@@ -150,6 +163,8 @@ describe('GET and DELETE /v1/api_tokens', () => {
 
   test('revocation takes effect on the very next request; another workspace sees 404 7002', async () => {
     const t = (await create(as(s.owner.session, s.workspaceId), { name: 'doomed' })).json();
+    // It works until revoked (so the 401 below is the revocation's).
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/api_tokens', headers: as(t.token) })).statusCode, 200);
     const other = await h.seed('Stranger');
     const foreign = await h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${t.id}`, headers: as(other.owner.session, other.workspaceId) });
     assert.equal(foreign.statusCode, 404);
