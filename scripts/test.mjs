@@ -1,23 +1,54 @@
 #!/usr/bin/env node
-// Runs the whole suite once on SQLite and once on PostgreSQL; fails if either fails.
+// npm test: every test file on SQLite and on PostgreSQL (a file that cannot touch a database runs
+// once); fails if any file fails, or if any test is skipped that EXPECTED_SKIPS does not name.
+//
 // PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
-// WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only.
-// WSP_TEST_TIMEOUT_MS (default 120000) is node's --test-timeout: under `node --test` (Node 20) it
-// bounds each test file as a whole, and each test inside it, so a file's tests share one budget.
-// WSP_TEST_CONCURRENCY (default 3): test files run at once. npm run soak raises the one, lowers the other.
-import { spawnSync, execFileSync } from 'node:child_process';
+// WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only; arguments narrow the
+// files (any file whose path contains one of them).
+// WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole; it is then killed and fails.
+// WSP_TEST_CONCURRENCY (default 4): files run at once. npm run soak raises the one, lowers the other.
+// WSP_TEST_RECORD_TIMINGS=1 writes this run's durations to test/timings.json.
+//
+// Why its own scheduler rather than `node --test`: one pool for both engines, longest files
+// first (test/timings.json), so no core idles while the last long file of one engine finishes;
+// `node --test` gives every file one environment, and so needs a run per engine, each with a tail.
+// The files run bundled (scripts/build-tests.mjs), each in a process of its own, as before.
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { buildTests, BUNDLES } from './build-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const filters = process.argv.slice(2);
+const concurrency = Number(process.env.WSP_TEST_CONCURRENCY || 4);
+const timeoutMs = Number(process.env.WSP_TEST_TIMEOUT_MS || 120_000);
+const TIMINGS = path.join(root, 'test/timings.json');
+
+/**
+ * The only skips a run may report; any other fails it, so a new skip is a decision someone
+ * makes here, in review, not something that slips by.
+ */
+const EXPECTED_SKIPS = [
+  {
+    engine: 'sqlite',
+    file: 'test/jobs/claims.test.ts',
+    name: 'SQLite has no row locks (see the test body)',
+    why: 'row locks and SKIP LOCKED exist only on PostgreSQL',
+  },
+  {
+    engine: 'any',
+    file: 'test/oauth/device-browser.test.ts',
+    why: 'no Chromium at /usr/bin/chromium, outside CI (.ci/run installs it and sets WSP_TEST_REQUIRE_BROWSER=1)',
+    when: () => !fs.existsSync('/usr/bin/chromium') && process.env.WSP_TEST_REQUIRE_BROWSER !== '1',
+  },
+];
 
 function findTests(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) return e.name === 'helpers' ? [] : findTests(p);
-    return e.name.endsWith('.test.ts') ? [p] : [];
+    return e.name.endsWith('.test.ts') ? [path.relative(root, p)] : [];
   });
 }
 
@@ -31,29 +62,182 @@ if (files.length === 0) {
 
 const engines = (process.env.WSP_TEST_ENGINES || 'sqlite,postgres').split(',').map((s) => s.trim());
 let pgUrl = process.env.WSP_TEST_PG_URL;
-let pgDir;
 /** The data directory of a PostgreSQL this run started: the at-rest tests must scan its files (test/secrets/byte-scan.ts). */
 let pgDataDir = process.env.WSP_TEST_PG_DATA_DIR;
 if (engines.includes('postgres') && !pgUrl) {
-  pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pg-'));
+  const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pg-'));
   const port = String(20000 + Math.floor(Math.random() * 20000));
   try {
     pgUrl = execFileSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'start', port, pgDir], { encoding: 'utf8' }).trim();
     pgDataDir = path.join(pgDir, 'data');
-  } catch (e) {
+  } catch {
     console.error('could not start a throwaway PostgreSQL; set WSP_TEST_PG_URL to a database to test against');
     process.exit(1);
   }
-  const stop = () => spawnSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', pgDir]);
-  process.on('exit', stop);
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130));
+  process.on('exit', () => spawnSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', pgDir]));
 }
 
-/**
- * Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped
- * here, once none of its tests runs, and no other run's (several may share one PostgreSQL).
- */
+/** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end. */
 const runId = `${Math.random().toString(36).slice(2, 8)}_`;
+const TEST_BUILD = await buildTests(runId.slice(0, -1));
+
+/**
+ * A file touches a database only through test/helpers/harness.ts (openTestDatabase, and the
+ * ENGINE it exports) or by reading the engine's variables itself: one that does neither, directly
+ * or through what it imports, behaves the same on both engines and runs once.
+ */
+const usesDatabase = (() => {
+  const memo = new Map();
+  const HARNESS = path.join(root, 'test/helpers/harness.ts');
+  const visit = (file, seen) => {
+    if (memo.has(file)) return memo.get(file);
+    if (seen.has(file)) return false;
+    seen.add(file);
+    const text = fs.readFileSync(file, 'utf8');
+    let uses = file === HARNESS || /WSP_TEST_(ENGINE|PG_URL)/.test(text);
+    for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g)) {
+      if (uses) break;
+      const target = path.resolve(path.dirname(file), `${spec}.ts`);
+      if (fs.existsSync(target)) uses = visit(target, seen);
+    }
+    memo.set(file, uses);
+    return uses;
+  };
+  return (rel) => visit(path.join(root, rel), new Set());
+})();
+
+/** The bundle of a test file (scripts/build-tests.mjs). */
+const compiled = (rel) => path.join(TEST_BUILD, BUNDLES, path.relative('test', rel).replace(/\.ts$/, '.js'));
+
+/** Each test file's last recorded duration per engine ('once' for those run once). */
+const timings = fs.existsSync(TIMINGS) ? JSON.parse(fs.readFileSync(TIMINGS, 'utf8')) : {};
+const jobs = files.flatMap((file) =>
+  usesDatabase(file) ? engines.map((engine) => ({ file, engine, label: engine })) : [{ file, engine: engines[0], label: 'once' }],
+);
+// Longest first; a file with no recorded time may be long: it goes first too.
+const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
+jobs.sort((a, b) => expected(b) - expected(a));
+
+const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-report-'));
+
+function runJob(job, index) {
+  const report = path.join(reportDir, `${index}.json`);
+  const args = [
+    '--enable-source-maps',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(root, 'scripts/test-reporter.mjs')}`,
+    `--test-reporter-destination=${report}`,
+    compiled(job.file),
+  ];
+  const env = {
+    ...process.env,
+    WSP_TEST_ENGINE: job.engine,
+    WSP_TEST_RUN_ID: runId,
+    ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}),
+    ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}),
+  };
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    const output = [];
+    child.stdout.on('data', (d) => output.push(d));
+    child.stderr.on('data', (d) => output.push(d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      let summary = { counts: {}, skipped: [] };
+      try {
+        summary = JSON.parse(fs.readFileSync(report, 'utf8'));
+      } catch {
+        // killed before the reporter wrote: the output says what happened
+      }
+      resolve({ ...job, code, signal, timedOut, ms: Date.now() - started, output: Buffer.concat(output).toString(), ...summary });
+    });
+  });
+}
+
+const running = new Set();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+
+const onceCount = jobs.filter((j) => j.label === 'once').length;
+console.log(
+  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${concurrency} at a time ===\n`,
+);
+const startedAll = Date.now();
+const results = [];
+const queue = [...jobs.entries()];
+await Promise.all(
+  Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const result = await runJob(next[1], next[0]);
+      results.push(result);
+      const ok = result.code === 0 && !result.timedOut;
+      process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
+      if (result.timedOut) process.stdout.write(`✖ killed after ${timeoutMs} ms (WSP_TEST_TIMEOUT_MS)\n`);
+    }
+  }),
+);
+
+if (engines.includes('postgres') && pgUrl) await dropTestSchemas(pgUrl);
+fs.rmSync(reportDir, { recursive: true, force: true });
+fs.rmSync(TEST_BUILD, { recursive: true, force: true });
+
+const failedRuns = results.filter((r) => r.code !== 0 || r.timedOut);
+const unexpected = [];
+const skipLines = [];
+for (const r of results) {
+  for (const s of r.skipped) {
+    const known = EXPECTED_SKIPS.find(
+      (e) => e.file === r.file && (e.engine === 'any' || e.engine === r.engine) && (e.name === undefined || e.name === s.name) && (!e.when || e.when()),
+    );
+    skipLines.push(`  ${known ? 'expected  ' : 'UNEXPECTED'} [${r.label}] ${r.file} › ${s.name}: ${known ? known.why : s.reason}`);
+    if (!known) unexpected.push(s);
+  }
+}
+
+console.log('\n=== summary ===');
+for (const label of [...engines, 'once']) {
+  const rs = results.filter((r) => r.label === label);
+  if (rs.length === 0) continue;
+  const sum = (k) => rs.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
+  const cpu = rs.reduce((n, r) => n + r.ms, 0);
+  console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${(rs.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / 1000).toFixed(0)} s)`);
+}
+console.log('slowest runs (wall time, CPU of the test process itself):');
+for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 12)) {
+  console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  [${r.label}] ${r.file}`);
+}
+console.log(`skips (${skipLines.length}; the expected ones are listed in scripts/test.mjs):`);
+for (const line of skipLines) console.log(line);
+for (const r of failedRuns) console.log(`✖ failed: ${r.file} [${r.label}]${r.timedOut ? ' (timed out)' : ''}`);
+if (unexpected.length) console.log(`✖ ${unexpected.length} unexpected skip(s): a skip must be named in EXPECTED_SKIPS (scripts/test.mjs)`);
+console.log(`wall time ${((Date.now() - startedAll) / 1000).toFixed(1)} s`);
+
+if (process.env.WSP_TEST_RESULTS) {
+  fs.writeFileSync(process.env.WSP_TEST_RESULTS, JSON.stringify(results.map(({ output, ...r }) => r), null, 1));
+}
+if (process.env.WSP_TEST_RECORD_TIMINGS === '1') {
+  const next = { ...timings };
+  for (const r of results) next[r.label] = { ...next[r.label], [r.file]: r.ms };
+  for (const label of Object.keys(next)) next[label] = Object.fromEntries(Object.entries(next[label]).sort(([a], [b]) => a.localeCompare(b)));
+  fs.writeFileSync(TIMINGS, `${JSON.stringify(next, null, 2)}\n`);
+  console.log(`durations written to ${path.relative(root, TIMINGS)}`);
+}
+
+process.exit(failedRuns.length || unexpected.length ? 1 : 0);
+
 async function dropTestSchemas(url) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
@@ -67,23 +251,3 @@ async function dropTestSchemas(url) {
     await client.end().catch(() => {});
   }
 }
-
-let failed = false;
-for (const engine of engines) {
-  console.log(`\n=== npm test on ${engine} (${files.length} files) ===\n`);
-  const started = Date.now();
-  const res = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${process.env.WSP_TEST_CONCURRENCY || 3}`, `--test-timeout=${process.env.WSP_TEST_TIMEOUT_MS || 120000}`, '--test-reporter=spec', ...files],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, WSP_TEST_ENGINE: engine, WSP_TEST_RUN_ID: runId, ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}), ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}) } },
-  );
-  if (engine === 'postgres') await dropTestSchemas(pgUrl);
-  const secs = ((Date.now() - started) / 1000).toFixed(1);
-  if (res.status !== 0) {
-    failed = true;
-    console.error(`\n=== ${engine}: FAILED (${secs} s) ===`);
-  } else {
-    console.log(`\n=== ${engine}: passed (${secs} s) ===`);
-  }
-}
-process.exit(failed ? 1 : 0);
