@@ -31,8 +31,8 @@ function testFiles(dir) {
   });
 }
 
-/** Builds into `.test-build/<name>/` and returns that folder. */
-export async function buildTests(name) {
+/** Bundles the test files of `testDir` into `.test-build/<name>/` and returns that folder. */
+export async function buildTests(name, testDir = path.join(root, 'test')) {
   const dir = path.join(BUILDS, name);
   fs.mkdirSync(BUILDS, { recursive: true });
   // Folders of runs that were killed before removing their own.
@@ -46,9 +46,9 @@ export async function buildTests(name) {
     fs.symlinkSync(path.join(root, entry), path.join(dir, entry));
   }
   await build({
-    entryPoints: testFiles(path.join(root, 'test')),
+    entryPoints: testFiles(testDir),
     outdir: path.join(dir, BUNDLES),
-    outbase: path.join(root, 'test'),
+    outbase: testDir,
     bundle: true,
     splitting: true,
     platform: 'node',

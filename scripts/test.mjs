@@ -52,7 +52,9 @@ function findTests(dir) {
   });
 }
 
-const files = findTests(path.join(root, 'test'))
+/** WSP_TEST_DIR: another folder of test files (the runner's own test runs it on fixtures). */
+const testDir = path.resolve(root, process.env.WSP_TEST_DIR || 'test');
+const files = findTests(testDir)
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {
@@ -79,7 +81,7 @@ if (engines.includes('postgres') && !pgUrl) {
 
 /** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end. */
 const runId = `${Math.random().toString(36).slice(2, 8)}_`;
-const TEST_BUILD = await buildTests(runId.slice(0, -1));
+const TEST_BUILD = await buildTests(runId.slice(0, -1), testDir);
 
 /**
  * A file touches a database only through test/helpers/harness.ts (openTestDatabase, and the
@@ -94,7 +96,7 @@ const usesDatabase = (() => {
     if (seen.has(file)) return false;
     seen.add(file);
     const text = fs.readFileSync(file, 'utf8');
-    let uses = file === HARNESS || /WSP_TEST_(ENGINE|PG_URL)/.test(text);
+    let uses = file === HARNESS || /WSP_TEST_(ENGINE|PG_URL)\b/.test(text);
     for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g)) {
       if (uses) break;
       const target = path.resolve(path.dirname(file), `${spec}.ts`);
@@ -107,7 +109,7 @@ const usesDatabase = (() => {
 })();
 
 /** The bundle of a test file (scripts/build-tests.mjs). */
-const compiled = (rel) => path.join(TEST_BUILD, BUNDLES, path.relative('test', rel).replace(/\.ts$/, '.js'));
+const compiled = (rel) => path.join(TEST_BUILD, BUNDLES, path.relative(testDir, path.join(root, rel)).replace(/\.ts$/, '.js'));
 
 /** Each test file's last recorded duration per engine ('once' for those run once). */
 const timings = fs.existsSync(TIMINGS) ? JSON.parse(fs.readFileSync(TIMINGS, 'utf8')) : {};

@@ -1,0 +1,67 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
+
+/**
+ * scripts/test.mjs, the runner of npm test, on folders of fixture tests (WSP_TEST_DIR): it must
+ * fail a run for a failing test and for a skip nobody named, pass a clean one, and say so.
+ */
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+function runOn(files: Record<string, string>, extraEnv: Record<string, string> = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-runner-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
+  const env = { ...process.env, WSP_TEST_DIR: dir, WSP_TEST_ENGINES: 'sqlite', WSP_TEST_RECORD_TIMINGS: '', WSP_TEST_RESULTS: '', ...extraEnv };
+  const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/test.mjs')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: res.status, out: `${res.stdout}${res.stderr}` };
+}
+
+const PASSING = `import { test } from 'node:test';\ntest('adds', () => { if (1 + 1 !== 2) throw new Error('no'); });\n`;
+
+test('a clean run passes, counts its tests and runs a file that reaches no database once', () => {
+  const { code, out } = runOn({ 'a/one.test.ts': PASSING, 'b/two.test.ts': PASSING });
+  assert.equal(code, 0, out);
+  assert.match(out, /2 files on sqlite \(2 without a database run once\)/);
+  assert.match(out, /once\s+files 2, tests 2, pass 2, fail 0/);
+  assert.match(out, /skips \(0;/);
+});
+
+test('a skipped test that EXPECTED_SKIPS does not name fails the run, and the summary names it', () => {
+  const skipping = `import { test } from 'node:test';\ntest('later', { skip: 'not yet' }, () => {});\n`;
+  const { code, out } = runOn({ 'ok.test.ts': PASSING, 'skips.test.ts': skipping });
+  assert.equal(code, 1, out);
+  assert.match(out, /UNEXPECTED \[once\] .*skips\.test\.ts › later: not yet/);
+  assert.match(out, /1 unexpected skip\(s\)/);
+});
+
+test('a todo test is a skip too', () => {
+  const todo = `import { test } from 'node:test';\ntest('someday', { todo: true }, () => {});\n`;
+  const { code, out } = runOn({ 'todo.test.ts': todo });
+  assert.equal(code, 1, out);
+  assert.match(out, /UNEXPECTED .*todo\.test\.ts › someday/);
+});
+
+test('a failing test fails the run and is named', () => {
+  const failing = `import { test } from 'node:test';\ntest('breaks', () => { throw new Error('broken on purpose'); });\n`;
+  const { code, out } = runOn({ 'ok.test.ts': PASSING, 'fails.test.ts': failing });
+  assert.equal(code, 1, out);
+  assert.match(out, /✖ failed: .*fails\.test\.ts \[once\]/);
+  assert.match(out, /broken on purpose/);
+});
+
+test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS and fails the run', () => {
+  const hangs = `import { test } from 'node:test';\ntest('waits', () => new Promise(() => setInterval(() => {}, 1000)));\n`;
+  const { code, out } = runOn({ 'hangs.test.ts': hangs }, { WSP_TEST_TIMEOUT_MS: '1500' });
+  assert.equal(code, 1, out);
+  assert.match(out, /killed after 1500 ms/);
+  assert.match(out, /✖ failed: .*hangs\.test\.ts \[once\] \(timed out\)/);
+});
