@@ -88,13 +88,18 @@ async function renderStates(): Promise<Map<string, number>> {
   return counts;
 }
 
-/** Waits until no render is queued or running (or fails after `ms`). */
+/**
+ * Waits until no render and no render job is queued or running (or fails after `ms`). Both: a
+ * render's state is committed by its handler, its job's outcome just after, in a transaction of
+ * the runner's own.
+ */
 async function settled(ms: number): Promise<void> {
   const end = Date.now() + ms;
   for (;;) {
     const states = await renderStates();
-    if (!states.get('queued') && !states.get('running')) return;
-    if (Date.now() > end) assert.fail(`renders still pending: ${JSON.stringify([...states])}`);
+    const pendingJobs = await tdb.database.db.selectFrom('jobs').select('id').where('kind', '=', 'render.run').where('state', 'in', ['queued', 'running']).execute();
+    if (!states.get('queued') && !states.get('running') && pendingJobs.length === 0) return;
+    if (Date.now() > end) assert.fail(`renders still pending: ${JSON.stringify([...states])}, ${pendingJobs.length} render jobs unfinished`);
     await pause(100);
   }
 }
