@@ -135,7 +135,11 @@ test('jobs run once: renders queued through every process each commit once, in o
     checkRepository(repo, renders);
     assert.equal((await owner.ok(at(1), 'GET', `/v1/installs/${inst.id}`)).values.who, 'v4');
   }
-  const jobs = await tdb.database.db.selectFrom('jobs').select(['id', 'kind', 'state', 'attempts', 'locked_by']).where('kind', 'like', 'render.%').execute();
+  // A job's outcome is committed just after its render's, in the runner's own transaction.
+  const jobs = await waitFor('the render jobs to finish', async () => {
+    const rows = await tdb.database.db.selectFrom('jobs').select(['id', 'kind', 'state', 'attempts', 'locked_by']).where('kind', 'like', 'render.%').execute();
+    return rows.every((j) => j.state !== 'queued' && j.state !== 'running') ? rows : null;
+  });
   assert.ok(jobs.length >= installs.length * 6 - 4, `${jobs.length} render jobs`);
   for (const j of jobs) assert.deepEqual([j.state, j.attempts], ['succeeded', 1], `job ${j.id} ran once`);
   t.diagnostic(`instances jobs: ${jobs.length} render jobs queued through ${servers.length} process(es), all succeeded with 1 attempt each (${jobs.reduce((n, j) => n + j.attempts, 0)} attempts in all); 4 repositories, each commit on main one render's`);
