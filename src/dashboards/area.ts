@@ -1,7 +1,7 @@
 import type { App } from '../http/fastify-types.js';
 import type { ServiceDeps } from '../deps.js';
-import { createSnippetService } from '../snippets/service.js';
-import { snippetRoutes } from '../snippets/routes.js';
+import { createSnippetService } from './snippets/service.js';
+import { snippetRoutes } from './snippets/routes.js';
 import { createDashboardService } from './service.js';
 import { createRevisionService } from './revision-service.js';
 import { dashboardRoutes } from './routes.js';

@@ -5,7 +5,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import type { DashboardRevisionsTable, DB } from '../db/tables.js';
 import { AdminError } from '../admin/service.js';
 import { identityStore } from '../identity/store.js';
-import { snippetStore } from '../snippets/store.js';
+import { snippetStore } from './snippets/store.js';
 import { newEtag } from '../http/etag.js';
 import { UnixSeconds } from '../http/schemas.js';
 import { validationEntries, validatorCompiler } from '../http/validation.js';

@@ -7,7 +7,7 @@ import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
 import { pageBySeq } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
-import { snippetStore } from '../snippets/store.js';
+import { snippetStore } from './snippets/store.js';
 import { isSnippetWidget, snippetEtagDrift, snippetKey, type SnippetNow } from './drift.js';
 import { defaultOverviewLayout } from './default-layout.js';
 import { toContent, toDashboard, toRevision } from './representation.js';

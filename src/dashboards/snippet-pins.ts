@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
-import { snippetStore } from '../snippets/store.js';
+import { snippetStore } from './snippets/store.js';
 import { isSnippetWidget, snippetKey } from './drift.js';
 import type { SnippetWidget, Widget } from './schemas/widgets.js';
 

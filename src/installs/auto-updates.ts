@@ -1,9 +1,9 @@
 import type { Job } from '../jobs/runner.js';
 import { nowSeconds } from '../shared/clock.js';
 import { newEtag } from '../http/etag.js';
-import { packageStore } from '../packages/store.js';
-import { VERSION_PUBLISHED_JOB, type VersionPublished } from '../packages/service.js';
-import { compareSemver, isPrerelease } from '../packages/semver.js';
+import { packageStore } from './packages/store.js';
+import { VERSION_PUBLISHED_JOB, type VersionPublished } from './packages/service.js';
+import { compareSemver, isPrerelease } from './packages/semver.js';
 import { installStore } from './store.js';
 import { queueRender } from './render-queue.js';
 import type { InstallServiceDeps } from './service.js';

@@ -5,10 +5,10 @@ import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { startOperation } from '../operations/service.js';
 import { operationStore } from '../operations/store.js';
-import { renderStore } from '../renders/store.js';
+import { renderStore } from './renders/store.js';
 import { installStore } from './store.js';
-import { renderOutcome } from '../renders/representation.js';
-import { OP_INSTALL_RENDER, RENDER_RUN, type RenderJob } from '../renders/job-kinds.js';
+import { renderOutcome } from './renders/representation.js';
+import { OP_INSTALL_RENDER, RENDER_RUN, type RenderJob } from './renders/job-kinds.js';
 
 /**
  * Supersedes the install's queued renders: a newer one is about to be made, so they will never

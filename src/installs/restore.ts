@@ -5,12 +5,12 @@ import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
 import { startOperation } from '../operations/service.js';
-import { packageStore } from '../packages/store.js';
-import { renderStore } from '../renders/store.js';
-import { toRender } from '../renders/representation.js';
-import { commitMessage, commitSubject } from '../renders/commit-message.js';
-import { landCommit, landRunningRestores } from '../renders/landing.js';
-import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from '../renders/job-kinds.js';
+import { packageStore } from './packages/store.js';
+import { renderStore } from './renders/store.js';
+import { toRender } from './renders/representation.js';
+import { commitMessage, commitSubject } from './renders/commit-message.js';
+import { landCommit, landRunningRestores } from './renders/landing.js';
+import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from './renders/job-kinds.js';
 import { installStore } from './store.js';
 import { supersedeQueued } from './render-queue.js';
 import { toRestoredInstall } from './representation.js';
@@ -20,7 +20,7 @@ import type { InstallServiceDeps } from './service.js';
  * POST /v1/installs/{id}:restore, as Helm's rollback: a restore is a new render whose commit
  * holds the old render's tree on top of the current head. Nothing is rewritten.
  *
- * The database is the source of truth (src/renders/landing.ts): under the install's lock the
+ * The database is the source of truth (src/installs/renders/landing.ts): under the install's lock the
  * commit object is made on the current head without moving `main`, the render that names it and
  * its job are committed, and only then does `main` move, by compare-and-swap from that head. A
  * transaction that fails leaves `main` as it was (a retry with the same Idempotency-Key makes

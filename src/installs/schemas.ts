@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
-import { DisplayName } from '../packages/schemas.js';
-import { Render } from '../renders/schemas.js';
+import { DisplayName } from './packages/schemas.js';
+import { Render } from './renders/schemas.js';
 
 const VersionRef = Type.Object({ id: Type.String(), semver: Type.String() }, { additionalProperties: false });
 const Values = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object: the values the templates are rendered with' });

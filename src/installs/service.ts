@@ -8,7 +8,7 @@ import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../http/cursor.js';
 import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
-import { packageStore } from '../packages/store.js';
+import { packageStore } from './packages/store.js';
 import { installStore } from './store.js';
 import { queueRender } from './render-queue.js';
 import { toInstall } from './representation.js';
@@ -66,7 +66,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       }
       // After the commit, so that a transaction that fails (or a process that dies before it
       // commits) leaves no repository behind. The install exists now whatever happens here: a
-      // repository that could not be made is made by the first render's job (src/renders/jobs.ts).
+      // repository that could not be made is made by the first render's job (src/installs/renders/jobs.ts).
       try {
         await repos.create(row.id);
       } catch (err) {

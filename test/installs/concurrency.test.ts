@@ -4,8 +4,8 @@ import pino from 'pino';
 import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { JobRunner } from '../../src/jobs/runner.js';
 import { GitCliStorage } from '../../src/git/git-cli-storage.js';
-import { registerRenderJobs } from '../../src/renders/jobs.js';
-import { commitMessage } from '../../src/renders/commit-message.js';
+import { registerRenderJobs } from '../../src/installs/renders/jobs.js';
+import { commitMessage } from '../../src/installs/renders/commit-message.js';
 import { repoRoot } from '../../src/config.js';
 import { installFixture } from './fixture.js';
 

@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
-import { renderStore } from '../../src/renders/store.js';
+import { renderStore } from '../../src/installs/renders/store.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { failAtCommit, installFixture } from './fixture.js';

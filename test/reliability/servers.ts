@@ -54,7 +54,7 @@ export function repositories(dataDir: string): string[] {
  * What a repository of an install must be after anything happened to its server, by the rule
  * of docs/spec-gaps.md (Installs: "The database is the source of truth of a restore, and `main`
  * never names a commit the database does not have"; src/installs/restore.ts and
- * src/renders/landing.ts move `main` only once the render naming the commit is committed):
+ * src/installs/renders/landing.ts move `main` only once the render naming the commit is committed):
  * - it passes `git fsck --strict`;
  * - every commit on `main` names, by its Render-Id trailer, a render of the install, and no two
  *   commits on `main` name the same render (a retried render or restore made no second commit);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/tables.js';
-import type { RepositoryStorage } from '../git/repository-storage.js';
+import type { DB } from '../../db/tables.js';
+import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { renderStore } from './store.js';
 
 /**

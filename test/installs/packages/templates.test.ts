@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseTemplate, renderFiles, TemplateRenderError, TemplateSyntaxError, MAX_RENDER_STEPS } from '../../src/packages/templates.js';
+import { parseTemplate, renderFiles, TemplateRenderError, TemplateSyntaxError, MAX_RENDER_STEPS } from '../../../src/installs/packages/templates.js';
 
 const render = (template: string, values: Record<string, unknown>) => renderFiles({ 'f.txt': template }, values)[0]!.content.toString('utf8');
 

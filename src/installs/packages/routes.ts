@@ -1,6 +1,6 @@
-import type { App } from '../http/fastify-types.js';
-import { errorResponses, requestHeaders } from '../http/schemas.js';
-import { workspaceCtx } from '../http/context.js';
+import type { App } from '../../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../../http/schemas.js';
+import { workspaceCtx } from '../../http/context.js';
 import {
   CreatePackageBody,
   CreateVersionBody,

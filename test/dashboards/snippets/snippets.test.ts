@@ -1,8 +1,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
-import { assert422, assertConforms, dashboardsClient } from '../dashboards/fixtures.js';
-import { Snippet, SnippetList } from '../../src/snippets/schemas.js';
+import { createTestApp, firstError, type TestApp, type Seed } from '../../helpers/harness.js';
+import { assert422, assertConforms, dashboardsClient } from '../fixtures.js';
+import { Snippet, SnippetList } from '../../../src/dashboards/snippets/schemas.js';
 
 let h: TestApp;
 let s: Seed;

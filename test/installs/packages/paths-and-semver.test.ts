@@ -1,8 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeFilePath } from '../../src/packages/file-paths.js';
-import { compareSemver, isPrerelease } from '../../src/packages/semver.js';
-import { renderHash } from '../../src/renders/render-hash.js';
+import { normalizeFilePath } from '../../../src/installs/packages/file-paths.js';
+import { compareSemver, isPrerelease } from '../../../src/installs/packages/semver.js';
+import { renderHash } from '../../../src/installs/renders/render-hash.js';
 import { createHash } from 'node:crypto';
 
 describe('file paths', () => {

@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
-import { installFixture } from '../installs/fixture.js';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../../helpers/harness.js';
+import { installFixture } from '../fixture.js';
 
 let h: TestApp;
 let s: Seed;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
 import { SEMVER_PATTERN } from './semver.js';
 
 /** Names land in commit messages: one line, no control characters. */

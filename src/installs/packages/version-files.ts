@@ -1,4 +1,4 @@
-import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
+import { ApiError, ErrorCodes, type ErrorEntry } from '../../shared/errors.js';
 import { normalizeFilePath } from './file-paths.js';
 import { parseTemplate, TemplateSyntaxError } from './templates.js';
 

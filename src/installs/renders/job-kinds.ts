@@ -2,7 +2,7 @@
 export const RENDER_RUN = 'render.run';
 /**
  * A restore's commit is made and recorded in the request; this job moves `main` to it if the
- * request could not (src/renders/landing.ts), verifies it and completes the render.
+ * request could not (src/installs/renders/landing.ts), verifies it and completes the render.
  */
 export const RENDER_RESTORE = 'render.restore';
 

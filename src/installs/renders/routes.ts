@@ -1,7 +1,7 @@
-import type { App } from '../http/fastify-types.js';
-import { errorResponses, requestHeaders } from '../http/schemas.js';
-import { workspaceCtx } from '../http/context.js';
-import { InstallParams } from '../installs/schemas.js';
+import type { App } from '../../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../../http/schemas.js';
+import { workspaceCtx } from '../../http/context.js';
+import { InstallParams } from '../schemas.js';
 import { ListRendersQuery, Render, RenderList, RenderParams } from './schemas.js';
 import type { RenderService } from './service.js';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
 
 const nullable = <T extends ReturnType<typeof Type.String>>(s: T, description: string) => Type.Union([s, Type.Null()], { description });
 

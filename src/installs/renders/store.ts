@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB, RendersTable } from '../db/tables.js';
+import type { DB, RendersTable } from '../../db/tables.js';
 
 export const renderStore = {
   insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
@@ -33,7 +33,7 @@ export const renderStore = {
 
   /**
    * Restores whose commit the database records but that are not finished: their commit may not
-   * be on `main` yet (src/renders/landing.ts). Oldest first.
+   * be on `main` yet (src/installs/renders/landing.ts). Oldest first.
    */
   runningRestores: (db: Kysely<DB>, installId: string) =>
     db

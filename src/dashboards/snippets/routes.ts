@@ -1,7 +1,7 @@
-import type { App } from '../http/fastify-types.js';
-import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
-import { workspaceCtx } from '../http/context.js';
-import { quoteEtag } from '../http/etag.js';
+import type { App } from '../../http/fastify-types.js';
+import { errorResponses, NoContent, requestHeaders } from '../../http/schemas.js';
+import { workspaceCtx } from '../../http/context.js';
+import { quoteEtag } from '../../http/etag.js';
 import { CreateSnippetBody, ListSnippetsQuery, Snippet, SnippetList, SnippetParams, UpdateSnippetBody } from './schemas.js';
 import type { SnippetService } from './service.js';
 

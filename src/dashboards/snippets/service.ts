@@ -1,11 +1,11 @@
-import type { ServiceDeps } from '../deps.js';
-import type { WorkspaceContext } from '../auth/principal.js';
-import type { SnippetsTable } from '../db/tables.js';
-import { canonicalId, newId } from '../shared/ids.js';
-import { nowSeconds } from '../shared/clock.js';
-import { notFound } from '../shared/errors.js';
-import { pageById } from '../http/cursor.js';
-import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import type { ServiceDeps } from '../../deps.js';
+import type { WorkspaceContext } from '../../auth/principal.js';
+import type { SnippetsTable } from '../../db/tables.js';
+import { canonicalId, newId } from '../../shared/ids.js';
+import { nowSeconds } from '../../shared/clock.js';
+import { notFound } from '../../shared/errors.js';
+import { pageById } from '../../http/cursor.js';
+import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../../http/etag.js';
 import { snippetStore, type SnippetChanges } from './store.js';
 import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TreeFile } from '../git/repository-storage.js';
+import type { TreeFile } from '../../git/repository-storage.js';
 
 /**
  * `render_hash`: the SHA-256 of the rendered tree, independent of git's object format.

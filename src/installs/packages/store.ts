@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB, PackagesTable, PackageVersionsTable } from '../db/tables.js';
+import type { DB, PackagesTable, PackageVersionsTable } from '../../db/tables.js';
 
 const SUMMARY = ['id', 'package_id', 'workspace_id', 'semver', 'created_at'] as const;
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
-import { NullableStringEnum, StringEnum } from '../dashboards/schemas/common.js';
-import { DISPLAY_TYPES } from '../dashboards/schemas/widgets.js';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
+import { NullableStringEnum, StringEnum } from '../schemas/common.js';
+import { DISPLAY_TYPES } from '../schemas/widgets.js';
 
 export const SNIPPET_STATES = ['active', 'archived'] as const;
 
