@@ -50,6 +50,14 @@ module.exports = {
       from: { path: SCHEMA },
       to: { pathNot: [...SCHEMA, '(^|/)node_modules/@sinclair/typebox/'] },
     },
+    {
+      name: 'worker-loads-no-web-server',
+      comment:
+        '`wsp worker` (src/worker.ts) is composed apart from HTTP: nothing it loads, at any depth, brings in Fastify or its plugins.',
+      severity: 'error',
+      from: { path: '^src/worker\\.ts$' },
+      to: { path: 'node_modules/(fastify|@fastify/|find-my-way|ajv)', reachable: true },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -23,7 +23,7 @@ import { loadConfig } from '../src/config.js';
 import { migrate, openDatabase, type Database } from '../src/db/database.js';
 import { createAdminService } from '../src/admin/service.js';
 import { systemClock } from '../src/shared/clock.js';
-import { CursorCodec } from '../src/http/cursor.js';
+import { CursorCodec } from '../src/shared/cursor.js';
 import { newId } from '../src/shared/ids.js';
 import type { DashboardRevisionsTable } from '../src/db/tables.js';
 import type { App } from '../src/http/fastify-types.js';

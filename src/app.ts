@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import pino from 'pino';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -12,7 +11,7 @@ import { systemClock, type Clock } from './shared/clock.js';
 import { ulid } from './shared/ids.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
-import { CursorCodec } from './http/cursor.js';
+import { CursorCodec } from './shared/cursor.js';
 import { closeUndeclaredParts, validatorCompiler } from './http/validation.js';
 import { LazyCompilation } from './http/lazy-compilation.js';
 import { installJsonParser } from './http/json-body.js';
@@ -20,14 +19,16 @@ import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
-import { documentPipelineErrors, ErrorEnvelopeSchema } from './http/schemas.js';
-import { openApiOptions } from './http/openapi.js';
+import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
-import type { ServiceDeps } from './deps.js';
-import { registerAreas } from './areas.js';
-import { registerDeviceAuthorization } from './oauth/register.js';
-import { JobRunner, type RunnerOptions } from './jobs/runner.js';
+import { createDeps } from './deps.js';
+import { ROOT_AREAS, V1_AREAS } from './areas.js';
+import type { RunnerOptions } from './jobs/runner.js';
+import { createRunner } from './worker.js';
+import { loggerOptions } from './log.js';
+
+export { loggerOptions };
 
 export interface AppOptions {
   config: Config;
@@ -43,19 +44,6 @@ export interface AppOptions {
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
-
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return {
-    level,
-    // Asynchronous writes: a synchronous write per line blocked the event loop on every request.
-    // pino flushes the buffer when the process exits.
-    stream: pino.destination({ dest: 1, sync: false }),
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.body', 'res.body', '*.token', '*.data', '*.password'],
-      censor: '[redacted]',
-    },
-  };
-}
 
 /** Builds the whole HTTP application on an open, migrated database. */
 export async function buildApp(opts: AppOptions): Promise<App> {
@@ -111,14 +99,13 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');
   installJsonParser(app);
-  app.addSchema(ErrorEnvelopeSchema);
+  app.addSchema(DocumentedErrorEnvelope);
 
-  const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
-  const cursors = new CursorCodec(cursorKey);
+  const deps = await createDeps({ config, database, clock, log: app.log });
   const verifyJwt = opts.verifyJwt ?? (await createJwtVerifier(config.jwt, clock));
-  const authenticate = createAuthenticator({ db, clock, verifyJwt });
+  const authenticate = createAuthenticator({ clock, verifyJwt, lookups: deps.credentials });
 
-  await app.register(swagger, openApiOptions(config));
+  await app.register(swagger, openApiOptions(config.publicUrl));
   // The reference page and its assets are public (CONTRACT §8), like the document itself.
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) route.config = { ...route.config, auth: 'none' };
@@ -130,6 +117,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     db,
     clock,
     authenticate,
+    roleOf: deps.credentials.roleOf,
     fingerprintKey: Buffer.from(await settingsStore.getOrCreate(db, 'idempotency_hmac_key', () => randomBytes(32).toString('base64')), 'base64'),
     limits: {
       authFailures: new FixedWindowLimiter(clock, config.authFailuresPerMinute),
@@ -148,14 +136,20 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   systemRoutes(app, db, metrics);
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
 
-  const jobs = new JobRunner({ db, engine: database.engine, clock, log: app.log }, opts.jobs);
+  // The job runner is composed apart from HTTP (src/worker.ts), as `wsp worker` composes it.
+  const jobs = createRunner(deps, opts.jobs);
   app.decorate('jobs', jobs);
   app.addHook('onClose', async () => jobs.stop());
 
-  const deps: ServiceDeps = { db, engine: database.engine, clock, cursors, config, log: app.log, jobs };
-  await app.register(async (v1) => registerAreas(v1 as unknown as App, deps), { prefix: '/v1' });
-  // Outside /v1 too (/device, /.well-known): mounted at the root.
-  await app.register(async (root) => registerDeviceAuthorization(root as unknown as App, deps));
+  await app.register(
+    async (v1) => {
+      for (const mount of V1_AREAS) mount(v1 as unknown as App, deps);
+    },
+    { prefix: '/v1' },
+  );
+  await app.register(async (root) => {
+    for (const mount of ROOT_AREAS) mount(root as unknown as App, deps);
+  });
 
   await app.ready();
   return app;

@@ -1,11 +1,18 @@
-import type { FastifyBaseLogger } from 'fastify';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Logger } from './shared/logger.js';
 import type { Config } from './config.js';
 import type { DB } from './db/tables.js';
-import type { Engine } from './db/database.js';
+import type { Database, Engine } from './db/database.js';
+import { settingsStore } from './db/settings.js';
 import type { Clock } from './shared/clock.js';
-import type { CursorCodec } from './http/cursor.js';
-import type { JobRunner } from './jobs/runner.js';
+import { CursorCodec } from './shared/cursor.js';
+import { JobQueue } from './jobs/queue.js';
+import type { CredentialLookups } from './auth/authenticator.js';
+import { JOB_KINDS } from './job-kinds.js';
+import { sessionForToken } from './sessions/service.js';
+import { apiTokenForHash } from './tokens/service.js';
+import { identity } from './identity/service.js';
 
 /** What every area's service is built from: take the narrowest part of it you need. */
 export interface ServiceDeps {
@@ -14,7 +21,39 @@ export interface ServiceDeps {
   clock: Clock;
   cursors: CursorCodec;
   config: Config;
-  log: FastifyBaseLogger;
-  /** Background work: register handlers, enqueue jobs (in the write's transaction). */
-  jobs: JobRunner;
+  log: Logger;
+  /** Background work: `jobs.enqueue(trx, job)`, in the write's transaction. */
+  jobs: JobQueue;
+  /** The credential lookups the authenticator is given (for areas that authenticate on their own, the device page). */
+  credentials: CredentialLookups;
+}
+
+/** The sessions, tokens and identity areas' answers to the authenticator's questions, on one database. */
+export function credentialLookups(db: Kysely<DB>): CredentialLookups {
+  return {
+    session: (hash, now) => sessionForToken(db, hash, now),
+    apiToken: (hash, now) => apiTokenForHash(db, hash, now),
+    userForSubject: (subject) => identity.userForSubject(db, subject),
+    roleOf: (workspaceId, userId) => identity.roleOf(db, workspaceId, userId),
+  };
+}
+
+/**
+ * The composition root's first step, shared by `wsp serve` (src/app.ts) and `wsp worker`
+ * (src/worker.ts): the dependencies every area is built from, on an open, migrated database.
+ */
+export async function createDeps(opts: { config: Config; database: Database; clock: Clock; log: Logger }): Promise<ServiceDeps> {
+  const { config, database, clock, log } = opts;
+  const { db } = database;
+  const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
+  return {
+    db,
+    engine: database.engine,
+    clock,
+    cursors: new CursorCodec(cursorKey),
+    config,
+    log,
+    jobs: new JobQueue(clock, JOB_KINDS),
+    credentials: credentialLookups(db),
+  };
 }

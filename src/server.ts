@@ -3,20 +3,19 @@ import type { Config } from './config.js';
 import { migrate, openDatabase } from './db/database.js';
 
 export interface ServeOptions {
-  /** Serve HTTP (false: `wsp worker`). */
-  http: boolean;
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
   worker: boolean;
 }
 
 /**
- * `wsp serve` and `wsp worker`: open and migrate the database, then serve and/or work, and
- * on SIGTERM finish what is in flight (requests and jobs) before exiting.
+ * `wsp serve`: open and migrate the database, then serve (and work, unless --no-worker), and
+ * on SIGTERM finish what is in flight (requests and jobs) before exiting. `wsp worker` is
+ * src/worker.ts, which builds no web server.
  */
-export async function serve(config: Config, opts: ServeOptions = { http: true, worker: true }): Promise<void> {
+export async function serve(config: Config, opts: ServeOptions = { worker: true }): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(database);
-  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: opts.http, jobs: { leaseMs: config.jobLeaseSeconds * 1000 } });
+  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 } });
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -42,22 +41,17 @@ export async function serve(config: Config, opts: ServeOptions = { http: true, w
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  if (opts.http) {
-    let address: string;
-    try {
-      address = await app.listen({ port: config.port, host: config.host });
-    } catch (err) {
-      // A port in use must end the process with its error, not leave it running without HTTP.
-      await app.close().catch(() => undefined);
-      await database.close().catch(() => undefined);
-      throw err;
-    }
-    if (opts.worker) app.jobs.start();
-    app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
-    // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
-    app.schemaCompilation.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
-  } else {
-    if (opts.worker) app.jobs.start();
-    app.log.info({ engine: database.engine }, 'worker started');
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // A port in use must end the process with its error, not leave it running without HTTP.
+    await app.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw err;
   }
+  if (opts.worker) app.jobs.start();
+  app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
+  // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
+  app.schemaCompilation.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));
 }

@@ -1,14 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { DB, Role } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
-import { newEtag } from '../http/etag.js';
+import { newEtag } from '../shared/etag.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/credentials.js';
-import { identityStore } from '../identity/store.js';
+import { identity } from '../identity/service.js';
+import { AdminError } from '../shared/errors.js';
 import { createSession } from '../sessions/service.js';
 import { issueApiToken } from '../tokens/service.js';
 
-export class AdminError extends Error {}
+/** Re-exported for the operator commands' callers: areas throw it too (src/shared/errors.ts). */
+export { AdminError };
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
@@ -17,7 +19,7 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
   const now = () => nowSeconds(clock);
 
   async function requireUser(userId: string) {
-    const user = await identityStore.getUser(db, userId);
+    const user = await identity.user(db, userId);
     if (!user) throw new AdminError(`unknown user ${userId}`);
     return user;
   }
@@ -29,13 +31,13 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
       if (name.length > 100) throw new AdminError('a workspace name is at most 100 characters');
       const id = newId('ws');
       const t = now();
-      await identityStore.insertWorkspace(db, { id, name, etag: newEtag(), created_at: t, updated_at: t });
+      await identity.createWorkspace(db, { id, name, etag: newEtag(), created_at: t, updated_at: t });
       return { workspace_id: id };
     },
 
     async createUser(opts: { name?: string | undefined; email?: string | undefined } = {}): Promise<{ user_id: string }> {
       const id = newId('usr');
-      await identityStore.insertUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, created_at: now() });
+      await identity.createUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, created_at: now() });
       return { user_id: id };
     },
 
@@ -46,15 +48,15 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
         throw new AdminError(`--subject is ${subject.length} characters; a JWT subject is at most ${MAX_SUBJECT_LENGTH}`);
       }
       await requireUser(userId);
-      await identityStore.linkSubject(db, { subject, user_id: userId, created_at: now() });
+      await identity.linkSubject(db, { subject, user_id: userId, created_at: now() });
       return { user_id: userId, subject };
     },
 
     async addMember(workspaceId: string, userId: string, role: string): Promise<{ workspace_id: string; user_id: string; role: Role }> {
       if (!ROLES.includes(role as Role)) throw new AdminError(`role must be one of ${ROLES.join(', ')}, not "${role}"`);
-      if (!(await identityStore.getWorkspace(db, workspaceId))) throw new AdminError(`unknown workspace ${workspaceId}`);
+      if (!(await identity.workspace(db, workspaceId))) throw new AdminError(`unknown workspace ${workspaceId}`);
       await requireUser(userId);
-      await identityStore.upsertMembership(db, { workspace_id: workspaceId, user_id: userId, role: role as Role, created_at: now() });
+      await identity.setRole(db, { workspace_id: workspaceId, user_id: userId, role: role as Role, created_at: now() });
       return { workspace_id: workspaceId, user_id: userId, role: role as Role };
     },
 

@@ -1,14 +1,24 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/tables.js';
+import type { Role } from '../db/tables.js';
 import { ApiError } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { bearerToken, classifyCredential, MAX_SUBJECT_LENGTH } from './credentials.js';
 import type { JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
-import { sessionStore } from '../sessions/store.js';
-import { SESSION_IDLE_SECONDS, TOUCH_INTERVAL_SECONDS } from '../sessions/service.js';
-import { tokenStore } from '../tokens/store.js';
-import { identityStore } from '../identity/store.js';
+
+/**
+ * What authentication needs of the areas that keep credentials, handed over by the composition
+ * root (src/deps.ts): the sessions, tokens and identity areas answer these from their stores.
+ */
+export interface CredentialLookups {
+  /** The live session with this token hash (its use recorded), or null. */
+  session(tokenHash: string, now: number): Promise<{ userId: string; sessionId: string } | null>;
+  /** The live workspace API token with this hash (its use recorded), or null. */
+  apiToken(tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string } | null>;
+  /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
+  userForSubject(subject: string): Promise<string | null>;
+  /** The user's role in the workspace, or null when not a member. */
+  roleOf(workspaceId: string, userId: string): Promise<Role | null>;
+}
 
 export type Authenticator = (authorization: string | undefined) => Promise<Principal>;
 
@@ -19,8 +29,8 @@ const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message 
  * SHA-256 (or one signature check for a JWT). Every failure is the same 401, so nothing
  * tells a caller whether a token once existed.
  */
-export function createAuthenticator(deps: { db: Kysely<DB>; clock: Clock; verifyJwt: JwtVerifier }): Authenticator {
-  const { db, clock, verifyJwt } = deps;
+export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier; lookups: CredentialLookups }): Authenticator {
+  const { clock, verifyJwt, lookups } = deps;
   return async (authorization) => {
     const token = bearerToken(authorization);
     if (!token) throw unauthorized(authorization ? 'The Authorization header must be "Bearer <credential>"' : 'The Authorization header is missing');
@@ -28,25 +38,21 @@ export function createAuthenticator(deps: { db: Kysely<DB>; clock: Clock; verify
     const now = nowSeconds(clock);
     switch (shape.kind) {
       case 'session': {
-        const s = await sessionStore.byHash(db, shape.hash);
-        if (!s || s.expires_at <= now) throw unauthorized();
-        if (now - s.last_used_at >= TOUCH_INTERVAL_SECONDS) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
-        return { kind: 'session', userId: s.user_id, sessionId: s.id };
+        const s = await lookups.session(shape.hash, now);
+        if (!s) throw unauthorized();
+        return { kind: 'session', userId: s.userId, sessionId: s.sessionId };
       }
       case 'api_token': {
-        const t = await tokenStore.byHash(db, shape.hash);
-        if (!t || (t.expires_at !== null && t.expires_at <= now)) throw unauthorized();
-        if (t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS) await tokenStore.touch(db, t.id, now);
-        return { kind: 'api_token', tokenId: t.id, workspaceId: t.workspace_id };
+        const t = await lookups.apiToken(shape.hash, now);
+        if (!t) throw unauthorized();
+        return { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId };
       }
       case 'jwt': {
         const claims = await verifyJwt(shape.token);
         const sub = claims?.sub;
         // jose checks the signature and the registered claims it is asked to, not sub's type.
         if (typeof sub !== 'string' || sub === '' || sub.length > MAX_SUBJECT_LENGTH) throw unauthorized();
-        let userId: string | null = null;
-        if (sub.startsWith('usr_')) userId = (await identityStore.getUser(db, sub))?.id ?? null;
-        userId ??= await identityStore.userIdForSubject(db, sub);
+        const userId = await lookups.userForSubject(sub);
         if (!userId) throw unauthorized();
         return { kind: 'jwt', userId, subject: sub };
       }

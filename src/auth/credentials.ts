@@ -10,6 +10,8 @@ export type CredentialShape =
 export const API_TOKEN_PREFIX = 'sk_svc_';
 /** The longest JWT `sub` accepted (and so the longest subject `wsp admin user link` takes). */
 export const MAX_SUBJECT_LENGTH = 255;
+/** A credential's last use is written at most once a minute (sessions, API tokens). */
+export const TOUCH_INTERVAL_SECONDS = 60;
 const API_TOKEN_BODY = 32;
 const API_TOKEN_CHECKSUM = 6;
 const SESSION_TOKEN_LENGTH = 32;

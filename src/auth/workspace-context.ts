@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { Role } from '../db/tables.js';
 import { ApiError } from '../shared/errors.js';
-import { identityStore } from '../identity/store.js';
+import type { CredentialLookups } from './authenticator.js';
 import { actorIdOf, type Principal, type RequestContext } from './principal.js';
 
 /** How a route relates to workspaces: acts in one, acts for the user, or either. */
@@ -13,7 +12,7 @@ export type Scope = 'workspace' | 'user' | 'any';
  * any other is 403); a broad credential (session, JWT) names one with Service-Context and
  * must be a member of it (403 otherwise, and 403 without the header).
  */
-export async function resolveContext(db: Kysely<DB>, principal: Principal, serviceContext: string | undefined, scope: Scope): Promise<RequestContext> {
+export async function resolveContext(roleOf: CredentialLookups['roleOf'], principal: Principal, serviceContext: string | undefined, scope: Scope): Promise<RequestContext> {
   const actorId = actorIdOf(principal);
   const named = serviceContext?.toLowerCase();
   if (scope === 'user') {
@@ -30,7 +29,7 @@ export async function resolveContext(db: Kysely<DB>, principal: Principal, servi
     if (scope === 'any') return { principal, workspaceId: null, role: null, actorId };
     throw new ApiError('SERVICE_CONTEXT_REQUIRED');
   }
-  const role = await identityStore.getRole(db, named, principal.userId);
+  const role = await roleOf(named, principal.userId);
   if (!role) throw new ApiError('WORKSPACE_FORBIDDEN', { message: 'The caller is not a member of the workspace named by Service-Context' });
   return { principal, workspaceId: named, role, actorId };
 }

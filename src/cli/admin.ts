@@ -6,6 +6,8 @@ import { importDashboardFile } from '../dashboards/import.js';
 import { suspendMachineAsOperator } from '../compute/machines/operator.js';
 import { systemClock } from '../shared/clock.js';
 import { AdminError, createAdminService, type AdminService } from '../admin/service.js';
+import { JobQueue } from '../jobs/queue.js';
+import { JOB_KINDS } from '../job-kinds.js';
 import { parseArgs, stringFlag, UsageError, type Parsed } from './args.js';
 
 export const ADMIN_HELP = `wsp admin: operator commands, run against the configured database (WSP_DATA_DIR or DATABASE_URL),
@@ -47,7 +49,13 @@ const COMMANDS: Record<string, Command> = {
     return importDashboardFile(database.db, file);
   },
   'rotate-master-key': async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }),
-  'machine suspend': (_svc, p, { database }) => suspendMachineAsOperator(database, systemClock, stringFlag(p, 'machine', true), stringFlag(p, 'reason', true)),
+  // No worker here: the job waits in the queue for a server's or `wsp worker`'s (src/job-kinds.ts gives its attempts).
+  'machine suspend': (_svc, p, { database }) =>
+    suspendMachineAsOperator(
+      { db: database.db, engine: database.engine, clock: systemClock, jobs: new JobQueue(systemClock, JOB_KINDS) },
+      stringFlag(p, 'machine', true),
+      stringFlag(p, 'reason', true),
+    ),
 };
 
 /** Why the database cannot be used, naming it without its password: a line for an operator, not a stack. */

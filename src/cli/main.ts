@@ -3,6 +3,8 @@ import { loadConfig, ConfigError } from '../config.js';
 // Each command loads only its own modules: `wsp serve` is ready sooner without the operator
 // commands and the client, and `wsp login` starts without the server.
 const server = () => import('../server.js');
+// The worker's own composition: no web server is built or loaded (src/worker.ts).
+const worker = () => import('../worker.js');
 const admin = () => import('./admin.js');
 const client = () => import('./client/index.js');
 
@@ -27,14 +29,14 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write('wsp serve [--no-worker]: run the HTTP API (and the job worker unless --no-worker). Settings come from the environment; see README.md.\n');
         return 0;
       }
-      await (await server()).serve(loadConfig(), { http: true, worker: !rest.includes('--no-worker') });
+      await (await server()).serve(loadConfig(), { worker: !rest.includes('--no-worker') });
       return -1; // keeps running
     case 'worker':
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write('wsp worker: run the job worker alone, against the configured database.\n');
         return 0;
       }
-      await (await server()).serve(loadConfig(), { http: false, worker: true });
+      await (await worker()).work(loadConfig());
       return -1;
     case 'admin':
       return (await admin()).runAdmin(rest);

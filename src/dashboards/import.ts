@@ -3,13 +3,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { DashboardRevisionsTable, DB } from '../db/tables.js';
-import { AdminError } from '../admin/service.js';
-import { identityStore } from '../identity/store.js';
-import { snippetStore } from './snippets/store.js';
-import { newEtag } from '../http/etag.js';
+import { identity } from '../identity/service.js';
+import { snippetsNow } from './snippets/service.js';
+import { newEtag } from '../shared/etag.js';
 import { UnixSeconds } from '../http/schemas.js';
 import { validationEntries, validatorCompiler } from '../http/validation.js';
-import { ApiError } from '../shared/errors.js';
+import { AdminError, ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { assertUniqueKeys } from './content-rules.js';
 import { isSnippetWidget, snippetKey } from './drift.js';
@@ -70,10 +69,10 @@ export async function importDashboard(db: Kysely<DB>, file: unknown): Promise<{ 
     if (i > 0 && r.created_at < doc.revisions[i - 1]!.created_at) throw new AdminError(`revisions.${i}.created_at is before the previous revision's: the file must be oldest first`);
   });
   const workspaceId = doc.workspace_id.toLowerCase();
-  if (!(await identityStore.getWorkspace(db, workspaceId))) throw new AdminError(`unknown workspace ${doc.workspace_id}`);
+  if (!(await identity.workspace(db, workspaceId))) throw new AdminError(`unknown workspace ${doc.workspace_id}`);
 
   const pins = [...new Set(doc.revisions.flatMap((r) => r.widgets.filter(isSnippetWidget).map(snippetKey)))];
-  const known = new Set((await snippetStore.byIds(db, workspaceId, pins)).map((s) => s.id));
+  const known = new Set((await snippetsNow(db, workspaceId, pins)).map((s) => s.id));
   const canonical = (widgets: Widget[]) => widgets.map((w) => (isSnippetWidget(w) && known.has(snippetKey(w)) ? { ...w, snippet_id: snippetKey(w) } : w));
 
   const dashboard = { id: newId('dash'), workspace_id: workspaceId };

@@ -58,7 +58,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
     },
     async (request, reply) => {
       const { id, revision_id } = request.params;
-      const dashboard = await revisions.restore(workspaceCtx(request), id, revision_id, request.headers['if-match'] as string, request.body?.summary ?? null);
+      const dashboard = await revisions.restore(workspaceCtx(request), id, revision_id, request.headers['if-match'], request.body?.summary ?? null);
       reply.header('etag', quoteEtag(dashboard.etag));
       return dashboard;
     },

@@ -5,9 +5,9 @@ import type { DashboardRevisionsTable, DB } from '../db/tables.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
-import { pageBySeq } from '../http/cursor.js';
-import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
-import { snippetStore } from './snippets/store.js';
+import { pageBySeq } from '../shared/cursor.js';
+import { assertIfMatch } from '../shared/etag.js';
+import { lockSnippets, reactivate, snippetsNow } from './snippets/service.js';
 import { isSnippetWidget, snippetEtagDrift, snippetKey, type SnippetNow } from './drift.js';
 import { defaultOverviewLayout } from './default-layout.js';
 import { toContent, toDashboard, toRevision } from './representation.js';
@@ -24,7 +24,7 @@ const byId = (rows: SnippetNow[]) => new Map(rows.map((s) => [s.id, s]));
 export function createRevisionService({ db, engine, clock, cursors }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'>) {
   async function present(ctx: WorkspaceContext, rows: DashboardRevisionsTable[]): Promise<Map<string, DashboardRevision>> {
     const contents = rows.map((r) => ({ row: r, content: toContent(r) }));
-    const snippets = byId(await snippetStore.byIds(db, ctx.workspaceId, pinnedIds(contents.flatMap((c) => c.content.widgets))));
+    const snippets = byId(await snippetsNow(db, ctx.workspaceId, pinnedIds(contents.flatMap((c) => c.content.widgets))));
     return new Map(contents.map(({ row, content }) => [row.id, toRevision(row, content, snippetEtagDrift(content.widgets, snippets))]));
   }
 
@@ -43,7 +43,7 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
       const head = await dashboardStore.lock(trx, ctx.workspaceId, canonicalId('dash', rawId));
       if (!head) throw notFound('dashboard');
       const found = await find(trx, head);
-      if (!etagMatches(ifMatch, head.etag)) throw etagMismatch(head.etag);
+      assertIfMatch(ifMatch, head.etag);
       return change(trx, head, found);
     });
     return toDashboard(head);
@@ -93,7 +93,7 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
         },
         async (trx, head, source) => {
           const content = toContent(source);
-          const snippets = byId(await snippetStore.lockByIds(trx, engine, ctx.workspaceId, pinnedIds(content.widgets)));
+          const snippets = byId(await lockSnippets(trx, engine, ctx.workspaceId, pinnedIds(content.widgets)));
           const blocked = content.widgets.filter(isSnippetWidget).filter((w) => !snippets.has(snippetKey(w)));
           if (blocked.length > 0) {
             throw new ApiError('DASHBOARD_SNIPPET_MISSING', {
@@ -104,10 +104,7 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
               })),
             });
           }
-          const now = nowSeconds(clock);
-          for (const s of snippets.values()) {
-            if (s.state === 'archived') await snippetStore.updateIf(trx, ctx.workspaceId, s.id, '*', { state: 'active', etag: newEtag(), updated_at: now });
-          }
+          await reactivate(trx, clock, ctx.workspaceId, [...snippets.values()].filter((s) => s.state === 'archived').map((s) => s.id));
           return appendRevision(trx, head, content, meta(ctx, 'restore', summary, source.id));
         },
       ),

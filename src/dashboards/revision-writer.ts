@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DashboardRevisionsTable, DB, RevisionSource } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
-import { newEtag } from '../http/etag.js';
+import { newEtag } from '../shared/etag.js';
 import { contentColumns, toContent } from './representation.js';
 import { structuralDiff } from './diff.js';
 import { dashboardStore, type DashboardView } from './store.js';

@@ -82,7 +82,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
       },
     },
     async (request, reply) => {
-      const dashboard = await dashboards.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match'] as string);
+      const dashboard = await dashboards.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match']);
       reply.header('etag', quoteEtag(dashboard.etag));
       return dashboard;
     },
@@ -101,7 +101,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
       },
     },
     async (request, reply) => {
-      await dashboards.delete(workspaceCtx(request), request.params.id, request.headers['if-match'] as string);
+      await dashboards.delete(workspaceCtx(request), request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );
@@ -122,7 +122,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
       },
     },
     async (request, reply) => {
-      const dashboard = await revisions.reset(workspaceCtx(request), request.params.id, request.headers['if-match'] as string, request.body?.summary ?? null);
+      const dashboard = await revisions.reset(workspaceCtx(request), request.params.id, request.headers['if-match'], request.body?.summary ?? null);
       reply.header('etag', quoteEtag(dashboard.etag));
       return dashboard;
     },

@@ -3,8 +3,8 @@ import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { pageById } from '../http/cursor.js';
-import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { pageById } from '../shared/cursor.js';
+import { etagMismatch, newEtag, parseIfMatch, assertIfMatch } from '../shared/etag.js';
 import { checkSnippetPins } from './snippet-pins.js';
 import { sameContent } from './diff.js';
 import { contentColumns, toContent, toDashboard } from './representation.js';
@@ -73,7 +73,7 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
         if (!head) throw notFound('dashboard');
         const parent = toContent(head);
         const pins = body.widgets === undefined ? null : await checkSnippetPins(trx, ctx.workspaceId, withWidgetIds(body.widgets), parent.widgets, BODY);
-        if (!etagMatches(ifMatch, head.etag)) throw etagMismatch(head.etag);
+        assertIfMatch(ifMatch, head.etag);
         if (pins?.conflict) throw pins.conflict;
         const next: DashboardContent = {
           name: body.name ?? parent.name,

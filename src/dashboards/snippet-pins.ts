@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
-import { snippetStore } from './snippets/store.js';
+import { snippetsNow } from './snippets/service.js';
 import { isSnippetWidget, snippetKey } from './drift.js';
 import type { SnippetWidget, Widget } from './schemas/widgets.js';
 
@@ -26,7 +26,7 @@ export async function checkSnippetPins(db: Kysely<DB>, workspaceId: string, widg
   const pinned = new Map(parent.filter(isSnippetWidget).map((w) => [pinKey(w), w.snippet_id]));
   const out = widgets.map((w) => (isSnippetWidget(w) && pinned.has(pinKey(w)) ? { ...w, snippet_id: pinned.get(pinKey(w))! } : w));
   const fresh = widgets.flatMap((w, i) => (isSnippetWidget(w) && !pinned.has(pinKey(w)) ? [{ w, i }] : []));
-  const found = new Map((await snippetStore.byIds(db, workspaceId, [...new Set(fresh.map(({ w }) => snippetKey(w)))])).map((s) => [s.id, s]));
+  const found = new Map((await snippetsNow(db, workspaceId, [...new Set(fresh.map(({ w }) => snippetKey(w)))])).map((s) => [s.id, s]));
 
   const missing: ErrorEntry[] = [];
   const conflicts: ErrorEntry[] = [];

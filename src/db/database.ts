@@ -168,3 +168,13 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string } | null;
   return !!e && (e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY');
 }
+
+/**
+ * An error the database itself raised (a constraint, a missing table, a lost connection's SQL
+ * state): better-sqlite3's SQLITE_* codes, PostgreSQL's five-character SQLSTATE with a severity.
+ */
+export function isDatabaseError(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  if (!e || typeof e.code !== 'string') return false;
+  return e.code.startsWith('SQLITE_') || (typeof e.severity === 'string' && /^[0-9A-Z]{5}$/.test(e.code));
+}

@@ -4,15 +4,13 @@ import type { DB } from '../db/tables.js';
 import { hmacSha256 } from '../shared/crypto.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { parseIfMatch } from './etag.js';
+import { parseIfMatch } from '../shared/etag.js';
 
 /** Results are kept this long, as CONTRACT §1 says. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** A claim not completed by then is taken to be abandoned (its server died). */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;
 
-/** The bounds of an Idempotency-Key header (CONTRACT §1: an empty or over-long one is 422). */
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
 
 export interface IdempotencyScope {
   workspaceId: string;

@@ -1,13 +1,74 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { SwaggerOptions } from '@fastify/swagger';
-import type { Config } from '../config.js';
+import type { FastifyInstance } from 'fastify';
 import { ErrorCodes } from '../shared/errors.js';
 import { isNoBodySchema } from './validation.js';
+import { envelopeRef, ErrorEnvelopeSchema, STATUS_TEXT } from './schemas.js';
+
+/** The shared error envelope of the document, described with every code and its status. */
+const { $id, additionalProperties, ...envelopeRest } = ErrorEnvelopeSchema;
+export const DocumentedErrorEnvelope: TSchema = {
+  $id,
+  additionalProperties,
+  description: `Error codes: ${Object.values(ErrorCodes).map((c) => `${c.code} (${c.status})`).join(', ')}`,
+  ...envelopeRest,
+};
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The error statuses the request pipeline itself can answer on a route, whatever the route does:
+ * - 422 on every route (every route validates at least its query string; src/http/validation.ts)
+ *   and 500 (7099) on every route;
+ * - 413 and 415 on every route that reads a body (POST, PUT, PATCH, DELETE: a body is parsed
+ *   whether or not the route takes one);
+ * - on authenticated routes 401, and 429 (failed authentications per address, always on, and
+ *   WSP_RATE_LIMIT_PER_MINUTE per credential); 403 where a Service-Context or role is resolved
+ *   (`config.scope`); 409 (7031, an Idempotency-Key still in flight) on every such write, since
+ *   the pipeline takes an Idempotency-Key on every one.
+ */
+export function pipelineStatuses(methods: readonly string[], config: { auth?: string; scope?: string } | undefined): Map<number, string> {
+  const out = new Map<number, string>();
+  const writes = methods.some((m) => WRITE_METHODS.has(m));
+  const authenticated = config?.auth !== 'none';
+  if (authenticated) out.set(401, STATUS_TEXT[401]!);
+  if (authenticated && config?.scope) out.set(403, STATUS_TEXT[403]!);
+  if (authenticated && config?.scope && writes) out.set(409, 'An earlier request with this Idempotency-Key is still in progress (7031)');
+  if (writes) {
+    out.set(413, STATUS_TEXT[413]!);
+    out.set(415, STATUS_TEXT[415]!);
+  }
+  out.set(422, STATUS_TEXT[422]!);
+  if (authenticated) out.set(429, STATUS_TEXT[429]!);
+  out.set(500, STATUS_TEXT[500]!);
+  return out;
+}
+
+/**
+ * Adds to every route's responses the error statuses the pipeline can answer on it
+ * (`pipelineStatuses`), so the OpenAPI document lists every status a client can meet. A
+ * status the route documents itself keeps its own description. Left alone: routes with an
+ * error handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden
+ * from the document, and the reference page's assets.
+ */
+export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, any>): void {
+  app.addHook('onRoute', (route) => {
+    if (route.errorHandler || route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) };
+    for (const [status, description] of pipelineStatuses(methods, route.config)) {
+      if (!(String(status) in response)) response[status] = envelopeRef(description);
+    }
+    route.schema = { ...(route.schema ?? {}), response };
+  });
+}
+
 
 const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
   .join('\n');
 
-export function openApiOptions(config: Config): SwaggerOptions {
+export function openApiOptions(publicUrl: string): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -16,7 +77,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         version: '1.0.0',
         description: `Workspaces, dashboards, secrets, installs, compute and notifications.\n\nEvery error uses the envelope \`{success: false, errors: [{code, message, path?, metadata?}], result: {}}\`.\n\n| code | status | name | meaning |\n|---|---|---|---|\n${errorTable}`,
       },
-      servers: [{ url: config.publicUrl }],
+      servers: [{ url: publicUrl }],
       components: {
         securitySchemes: {
           bearer: {

@@ -2,13 +2,13 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import type { Authenticator } from '../auth/authenticator.js';
+import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
 import { requireRole, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, IDEMPOTENCY_KEY_MAX_LENGTH, releaseKey } from './idempotency.js';
-import { WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
+import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
 import type { App } from './fastify-types.js';
 
@@ -20,6 +20,8 @@ interface PipelineDeps {
   db: Kysely<DB>;
   clock: Clock;
   authenticate: Authenticator;
+  /** Membership roles, for Service-Context (the same lookups the authenticator was given). */
+  roleOf: CredentialLookups['roleOf'];
   /** Keys the Idempotency-Key fingerprints (shared by every instance, from the settings table). */
   fingerprintKey: Buffer;
   /** Failed authentications per client address (always on) and, when set, requests per credential. */
@@ -106,7 +108,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     if (isWrite && key !== undefined && (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
       throw new ApiError('VALIDATION_FAILED', { message: `idempotency-key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, path: ['headers', 'idempotency-key'] });
     }
-    request.ctx = await resolveContext(db, request.principal, named, config.scope);
+    request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope);
     if (config.roles) requireRole(request.ctx, config.roles);
 
     if (key === undefined || !isWrite) return;

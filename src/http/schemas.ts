@@ -1,7 +1,14 @@
-import { Type, type TSchema, type TObject, type TProperties } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { ErrorCodes } from '../shared/errors.js';
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from './idempotency.js';
+import { Type, type TObject, type TOptional, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
+
+/** The bounds of an Idempotency-Key header (CONTRACT §1: an empty or over-long one is 422). */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
+
+/**
+ * `'x-base64-bytes': {min, max}` on a string: padded standard base64 (Node's decoder would
+ * silently skip what it does not understand) of `min` to `max` decoded bytes. A length bound
+ * alone cannot say this: 65,536 and 65,537 bytes both take 87,384 characters.
+ */
+export const BASE64_BYTES = 'x-base64-bytes';
 
 /** The spec's error envelope: one shared component in the OpenAPI document. */
 export const ErrorEntrySchema = Type.Object(
@@ -21,10 +28,11 @@ export const ErrorEnvelopeSchema = Type.Object(
     errors: Type.Array(ErrorEntrySchema),
     result: Type.Object({}, { additionalProperties: false }),
   },
-  { $id: 'ErrorEnvelope', additionalProperties: false, description: `Error codes: ${Object.values(ErrorCodes).map((c) => `${c.code} (${c.status})`).join(', ')}` },
+  // Its description (the list of codes) is added with the error table, by src/http/openapi.ts.
+  { $id: 'ErrorEnvelope', additionalProperties: false },
 );
 
-const STATUS_TEXT: Record<number, string> = {
+export const STATUS_TEXT: Record<number, string> = {
   401: 'Missing or invalid credential',
   403: 'Forbidden: no Service-Context for a broad credential, another workspace, or a missing role',
   404: 'Not found (code 7002)',
@@ -38,62 +46,13 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Not ready',
 };
 
-const envelopeRef = (description: string) => Type.Ref('ErrorEnvelope', { description });
+export const envelopeRef = (description: string) => Type.Ref('ErrorEnvelope', { description });
 
 /** Error responses of a route, each the shared envelope: the operation's own. */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
   for (const s of statuses) out[s] = envelopeRef(STATUS_TEXT[s] ?? 'Error');
   return out;
-}
-
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/**
- * The error statuses the request pipeline itself can answer on a route, whatever the route does:
- * - 422 on every route (every route validates at least its query string; src/http/validation.ts)
- *   and 500 (7099) on every route;
- * - 413 and 415 on every route that reads a body (POST, PUT, PATCH, DELETE: a body is parsed
- *   whether or not the route takes one);
- * - on authenticated routes 401, and 429 (failed authentications per address, always on, and
- *   WSP_RATE_LIMIT_PER_MINUTE per credential); 403 where a Service-Context or role is resolved
- *   (`config.scope`); 409 (7031, an Idempotency-Key still in flight) on every such write, since
- *   the pipeline takes an Idempotency-Key on every one.
- */
-export function pipelineStatuses(methods: readonly string[], config: { auth?: string; scope?: string } | undefined): Map<number, string> {
-  const out = new Map<number, string>();
-  const writes = methods.some((m) => WRITE_METHODS.has(m));
-  const authenticated = config?.auth !== 'none';
-  if (authenticated) out.set(401, STATUS_TEXT[401]!);
-  if (authenticated && config?.scope) out.set(403, STATUS_TEXT[403]!);
-  if (authenticated && config?.scope && writes) out.set(409, 'An earlier request with this Idempotency-Key is still in progress (7031)');
-  if (writes) {
-    out.set(413, STATUS_TEXT[413]!);
-    out.set(415, STATUS_TEXT[415]!);
-  }
-  out.set(422, STATUS_TEXT[422]!);
-  if (authenticated) out.set(429, STATUS_TEXT[429]!);
-  out.set(500, STATUS_TEXT[500]!);
-  return out;
-}
-
-/**
- * Adds to every route's responses the error statuses the pipeline can answer on it
- * (`pipelineStatuses`), so the OpenAPI document lists every status a client can meet. A
- * status the route documents itself keeps its own description. Left alone: routes with an
- * error handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden
- * from the document, and the reference page's assets.
- */
-export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, any>): void {
-  app.addHook('onRoute', (route) => {
-    if (route.errorHandler || route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) };
-    for (const [status, description] of pipelineStatuses(methods, route.config)) {
-      if (!(String(status) in response)) response[status] = envelopeRef(description);
-    }
-    route.schema = { ...(route.schema ?? {}), response };
-  });
 }
 
 export const NoContent = Type.Null({ description: 'No content' });
@@ -136,8 +95,26 @@ export const WorkspaceWireId = Type.String({
 
 type HeaderRule = 'required' | 'optional' | 'none';
 
-/** The spec's common request headers, validated like any other input (422 with ["headers", name]). */
-export function requestHeaders(opts: { ifMatch?: HeaderRule; idempotencyKey?: HeaderRule; serviceContext?: boolean } = {}): TObject<TProperties> {
+interface HeaderOptions {
+  ifMatch?: HeaderRule;
+  idempotencyKey?: HeaderRule;
+  serviceContext?: boolean;
+}
+
+/** A header as the rule says: required, optional, or not declared at all. */
+type Declared<Name extends string, R, S extends TSchema> = R extends 'required' ? { [K in Name]: S } : R extends 'optional' ? { [K in Name]: TOptional<S> } : {};
+
+/** The properties `requestHeaders(opts)` declares, so a route's `request.headers` has their types. */
+export type RequestHeaderProperties<O extends HeaderOptions> = (O['serviceContext'] extends false ? {} : { 'service-context': TOptional<TString> }) &
+  Declared<'if-match', O['ifMatch'], TString> &
+  Declared<'idempotency-key', O['idempotencyKey'], TString>;
+
+/**
+ * The spec's common request headers, validated like any other input (422 with ["headers", name]).
+ * Typed by what it declares: a route with `ifMatch: 'required'` reads `request.headers['if-match']`
+ * as a string.
+ */
+export function requestHeaders<const O extends HeaderOptions = {}>(opts: O = {} as O): TObject<RequestHeaderProperties<O>> {
   const props: TProperties = {};
   if (opts.serviceContext !== false) {
     props['service-context'] = Type.Optional(WorkspaceWireId);
@@ -152,7 +129,7 @@ export function requestHeaders(opts: { ifMatch?: HeaderRule; idempotencyKey?: He
   });
   if (opts.idempotencyKey === 'required') props['idempotency-key'] = key;
   else if (opts.idempotencyKey === 'optional') props['idempotency-key'] = Type.Optional(key);
-  return Type.Object(props);
+  return Type.Object(props) as TObject<RequestHeaderProperties<O>>;
 }
 
 export function PathId(maxLength: number, description: string) {

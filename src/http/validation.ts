@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
+import { BASE64_BYTES } from './schemas.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -24,12 +25,6 @@ export const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Z
 /** The bytes a padded standard base64 text decodes to, without decoding it. */
 export const base64DecodedLength = (text: string) => (text.length / 4) * 3 - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
 
-/**
- * `'x-base64-bytes': {min, max}` on a string: padded standard base64 (Node's decoder would
- * silently skip what it does not understand) of `min` to `max` decoded bytes. A length bound
- * alone cannot say this: 65,536 and 65,537 bytes both take 87,384 characters.
- */
-export const BASE64_BYTES = 'x-base64-bytes';
 
 /** An ajv keyword's function; it reports through its `errors` (ajv adds where). */
 type KeywordCheck<S> = ((schema: S, data: any) => boolean) & { errors?: Partial<ErrorObject>[] };

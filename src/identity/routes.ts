@@ -5,8 +5,8 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ApiError } from '../shared/errors.js';
-import { identityStore } from './store.js';
-import { sessionStore } from '../sessions/store.js';
+import { identity } from './service.js';
+import { endSession } from '../sessions/service.js';
 
 const Me = Type.Object(
   {
@@ -42,8 +42,8 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
     async (request) => {
       const ctx = requestCtx(request);
       const p = ctx.principal;
-      const user = p.kind === 'api_token' ? null : await identityStore.getUser(db, p.userId);
-      const ws = ctx.workspaceId ? await identityStore.getWorkspace(db, ctx.workspaceId) : undefined;
+      const user = p.kind === 'api_token' ? null : await identity.user(db, p.userId);
+      const ws = ctx.workspaceId ? await identity.workspace(db, ctx.workspaceId) : undefined;
       return {
         credential: { kind: p.kind, id: p.kind === 'session' ? p.sessionId : p.kind === 'api_token' ? p.tokenId : p.subject },
         user: user ? { id: user.id, name: user.name, email: user.email } : null,
@@ -68,7 +68,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
     async (request, reply) => {
       const p = requestCtx(request).principal;
       if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
-      await sessionStore.delete(db, p.sessionId);
+      await endSession(db, p.sessionId);
       return reply.code(204).send(null);
     },
   );

@@ -1,11 +1,11 @@
-import type { Job } from '../jobs/runner.js';
+import type { Job, JobDefinition } from '../jobs/runner.js';
 import { nowSeconds } from '../shared/clock.js';
-import { newEtag } from '../http/etag.js';
+import { newEtag } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
-import { VERSION_PUBLISHED_JOB, type VersionPublished } from './packages/service.js';
 import { compareSemver, isPrerelease } from './packages/semver.js';
 import { installStore } from './store.js';
 import { queueRender } from './render-queue.js';
+import { VERSION_PUBLISHED, type VersionPublished } from './job-kinds.js';
 import type { InstallServiceDeps } from './service.js';
 
 /**
@@ -14,9 +14,9 @@ import type { InstallServiceDeps } from './service.js';
  * render is queued, exactly as a PATCH of `desired_version_id` would. Safe to repeat: an
  * install already at or past the version is left alone.
  */
-export function registerAutoUpdates(deps: InstallServiceDeps): void {
-  const { db, clock, jobs } = deps;
-  jobs.register(VERSION_PUBLISHED_JOB, async (job: Job<VersionPublished>) => {
+export function autoUpdateJobs(deps: InstallServiceDeps): JobDefinition<VersionPublished>[] {
+  const { db, clock } = deps;
+  const run = async (job: Job<VersionPublished>) => {
     const { workspace_id: workspaceId, package_id: packageId, version_id: versionId } = job.payload;
     const version = await packageStore.getVersion(db, workspaceId, versionId);
     if (!version || isPrerelease(version.semver)) return { updated_install_ids: [] };
@@ -33,5 +33,6 @@ export function registerAutoUpdates(deps: InstallServiceDeps): void {
       if (moved) updated.push(candidate.id);
     }
     return { updated_install_ids: updated };
-  });
+  };
+  return [{ kind: VERSION_PUBLISHED, run }];
 }

@@ -3,12 +3,11 @@ import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { startOperation } from '../operations/service.js';
-import { operationStore } from '../operations/store.js';
+import { completeOperation, startOperation } from '../operations/service.js';
 import { renderStore } from './renders/store.js';
 import { installStore } from './store.js';
 import { renderOutcome } from './renders/representation.js';
-import { OP_INSTALL_RENDER, RENDER_RUN, type RenderJob } from './renders/job-kinds.js';
+import { OP_INSTALL_RENDER, RENDER_RUN, type RenderJob } from './job-kinds.js';
 
 /**
  * Supersedes the install's queued renders: a newer one is about to be made, so they will never
@@ -23,7 +22,7 @@ export async function supersedeQueued(trx: Kysely<DB>, clock: Clock, installId: 
       message: `Superseded by ${byRenderId} before it ran`,
       updated_at: now,
     });
-    if (moved) await operationStore.complete(trx, r.operation_id, now, { result: renderOutcome({ id: r.id, state: 'superseded', commit_sha: null }) });
+    if (moved) await completeOperation(trx, clock, r.operation_id, { result: renderOutcome({ id: r.id, state: 'superseded', commit_sha: null }) });
   }
 }
 

@@ -65,7 +65,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       },
       async (request, reply) => {
         const ctx = workspaceCtx(request);
-        const protocol = request.headers['git-protocol'] as string | undefined;
+        const protocol = request.headers['git-protocol'];
         const advertisement = await repositories.advertise(ctx, request.params.id, request.query.service, protocol, request.log);
         return reply.header('content-type', UPLOAD_PACK_ADVERTISEMENT).header('cache-control', 'no-cache').send(advertisement);
       },
@@ -96,7 +96,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       },
       async (request, reply) => {
         const ctx = workspaceCtx(request);
-        const protocol = request.headers['git-protocol'] as string | undefined;
+        const protocol = request.headers['git-protocol'];
         const output = await repositories.uploadPack(ctx, request.params.id, request.body as Buffer, protocol, request.log);
         return reply.header('content-type', UPLOAD_PACK_RESULT).header('cache-control', 'no-cache').send(output);
       },

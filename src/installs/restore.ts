@@ -3,14 +3,14 @@ import type { RendersTable } from '../db/tables.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
-import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
+import { newEtag, assertIfMatch } from '../shared/etag.js';
 import { startOperation } from '../operations/service.js';
 import { packageStore } from './packages/store.js';
 import { renderStore } from './renders/store.js';
 import { toRender } from './renders/representation.js';
 import { commitMessage, commitSubject } from './renders/commit-message.js';
 import { landCommit, landRunningRestores } from './renders/landing.js';
-import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from './renders/job-kinds.js';
+import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from './job-kinds.js';
 import { installStore } from './store.js';
 import { supersedeQueued } from './render-queue.js';
 import { toRestoredInstall } from './representation.js';
@@ -54,7 +54,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
       const answer = await db.transaction().execute(async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
-        if (!etagMatches(ifMatch, install.etag)) throw etagMismatch(install.etag);
+        assertIfMatch(ifMatch, install.etag);
         const now = nowSeconds(clock);
         const id = newId('rnd');
         const subject = { renderId: id, installId: install.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };

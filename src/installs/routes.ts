@@ -76,7 +76,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
       },
     },
     async (request, reply) => {
-      const install = await installs.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match'] as string);
+      const install = await installs.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match']);
       reply.header('etag', quoteEtag(install.etag));
       return install;
     },
@@ -98,7 +98,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
       },
     },
     async (request, reply) => {
-      const result = await restores.restore(workspaceCtx(request), request.params.id, request.body.render_id, request.headers['if-match'] as string);
+      const result = await restores.restore(workspaceCtx(request), request.params.id, request.body.render_id, request.headers['if-match']);
       reply.header('etag', quoteEtag(result.install.etag));
       return result;
     },

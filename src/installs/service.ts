@@ -6,8 +6,8 @@ import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
-import { pageById } from '../http/cursor.js';
-import { etagMatches, etagMismatch, newEtag } from '../http/etag.js';
+import { pageById } from '../shared/cursor.js';
+import { newEtag, assertIfMatch } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
 import { installStore } from './store.js';
 import { queueRender } from './render-queue.js';
@@ -97,7 +97,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       const updated = await db.transaction().execute(async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
-        if (!etagMatches(ifMatch, install.etag)) throw etagMismatch(install.etag);
+        assertIfMatch(ifMatch, install.etag);
         const versionChanged = version !== null && version.id !== install.desired_version_id;
         const valuesJson = body.values === undefined ? install.values_json : JSON.stringify(body.values);
         const valuesChanged = canonicalJson(JSON.parse(valuesJson)) !== canonicalJson(JSON.parse(install.values_json));

@@ -1,12 +1,18 @@
-import type { ServiceDeps } from '../deps.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import type { Clock } from '../shared/clock.js';
 import { purgeExpiredKeys } from '../http/idempotency.js';
+import type { JobDefinition, JobRunner } from './runner.js';
 
-/** Housekeeping every worker shares: expired idempotency keys and old finished jobs. */
-export function registerMaintenance({ db, clock, jobs }: Pick<ServiceDeps, 'db' | 'clock' | 'jobs'>): void {
-  jobs.register('maintenance.purge', async () => {
-    const keys = await purgeExpiredKeys(db, clock);
-    const finished = await jobs.purge();
-    return { idempotency_keys: keys, jobs: finished };
-  }, { maxAttempts: 1 });
-  jobs.every('maintenance.purge', 3600);
+export const MAINTENANCE_PURGE = 'maintenance.purge';
+
+/** Housekeeping every worker shares, hourly: expired idempotency keys and old finished jobs. */
+export function maintenanceJobs(db: Kysely<DB>, clock: Clock, runner: Pick<JobRunner, 'purge'>): JobDefinition[] {
+  return [
+    {
+      kind: MAINTENANCE_PURGE,
+      everySeconds: 3600,
+      run: async () => ({ idempotency_keys: await purgeExpiredKeys(db, clock), jobs: await runner.purge() }),
+    },
+  ];
 }

@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Logger } from '../shared/logger.js';
 import type { DB } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
-import { nowSeconds } from '../shared/clock.js';
 import { ulid } from '../shared/ids.js';
-import { jobStore, type NewJob } from './store.js';
-import { operationStore } from '../operations/store.js';
+import { jobStore } from './store.js';
+import type { JobQueue } from './queue.js';
+import { gaveUpFailure, PermanentJobError, publicFailure, RetryLaterError, type JobFailure } from './failure.js';
 
 export interface Job<P = unknown> {
   id: string;
@@ -25,29 +25,6 @@ export interface Job<P = unknown> {
  */
 export type JobHandler<P = any> = (job: Job<P>) => Promise<unknown>;
 
-/** A failure that retrying cannot fix: the job fails at once and its operation records it. */
-export class PermanentJobError extends Error {
-  constructor(
-    message: string,
-    readonly code: number = 7399,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Not a failure: the work must wait (a provider's rate limit says until when). The job is
- * queued again for `runAtMs` and the attempt is not counted.
- */
-export class RetryLaterError extends Error {
-  constructor(
-    message: string,
-    readonly runAtMs: number,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * Called once when a job is given up without being run again: every attempt it had ended with
  * its worker gone (killed, out of memory) before it could record an outcome. `reason` is what the
@@ -56,9 +33,32 @@ export class RetryLaterError extends Error {
  */
 export type GiveUpHandler<P = any> = (job: Job<P>, reason: string) => Promise<void>;
 
+/** One kind of background work, as an area hands it to the composition root (src/worker.ts). */
+export interface JobDefinition<P = any> {
+  kind: string;
+  run: JobHandler<P>;
+  onGiveUp?: GiveUpHandler<P>;
+  /** Periodic work: scheduled every so many seconds, once per period across all workers. */
+  everySeconds?: number;
+}
+
+/** Where a job's outcome is recorded for its caller: the operations area's `completeOperation`. */
+export interface OperationOutcomes {
+  complete(trx: Kysely<DB>, operationId: string, outcome: { result: unknown } | { error: JobFailure }): Promise<unknown>;
+}
+
+export interface RunnerDeps {
+  db: Kysely<DB>;
+  engine: Engine;
+  clock: Clock;
+  log: Logger;
+  /** The queue this process enqueues on: the runner wakes when it is used. */
+  queue: JobQueue;
+  operations: OperationOutcomes;
+}
+
 interface Registration {
   handler: JobHandler;
-  maxAttempts: number;
   onGiveUp: GiveUpHandler | undefined;
 }
 
@@ -90,8 +90,9 @@ export function backoffMs(attempt: number): number {
 /**
  * The background work of every area, from a jobs table in the database: any number of
  * workers (in `wsp serve` or `wsp worker`, on one or several machines) share it and each job
- * runs once at a time. Areas `register` handlers and `enqueue` jobs, usually in the
- * transaction that makes the work necessary, so no work is lost and none is invented.
+ * runs once at a time. The composition root registers the areas' handlers (src/worker.ts);
+ * areas enqueue through the JobQueue, usually in the transaction that makes the work necessary.
+ * A job that fails shows on its operation what the job-error policy says (src/jobs/failure.ts).
  */
 export class JobRunner {
   private readonly handlers = new Map<string, Registration>();
@@ -106,7 +107,7 @@ export class JobRunner {
   private wake: (() => void) | null = null;
 
   constructor(
-    private readonly deps: { db: Kysely<DB>; engine: Engine; clock: Clock; log: FastifyBaseLogger },
+    private readonly deps: RunnerDeps,
     opts: RunnerOptions = {},
   ) {
     this.opts = {
@@ -115,11 +116,18 @@ export class JobRunner {
       concurrency: opts.concurrency ?? 4,
       workerId: opts.workerId ?? `${hostname()}:${process.pid}:${ulid().slice(-6)}`,
     };
+    deps.queue.onEnqueue(() => this.wake?.());
   }
 
-  register<P>(kind: string, handler: JobHandler<P>, opts: { maxAttempts?: number; onGiveUp?: GiveUpHandler<P> } = {}): void {
+  /** The queue jobs of this runner's kinds are added to. */
+  get queue(): JobQueue {
+    return this.deps.queue;
+  }
+
+  register<P>(kind: string, handler: JobHandler<P>, opts: { onGiveUp?: GiveUpHandler<P> } = {}): void {
     if (this.handlers.has(kind)) throw new Error(`job kind ${kind} is registered twice`);
-    this.handlers.set(kind, { handler: handler as JobHandler, maxAttempts: opts.maxAttempts ?? 5, onGiveUp: opts.onGiveUp as GiveUpHandler | undefined });
+    if (!this.deps.queue.kinds[kind]) throw new Error(`job kind ${kind} is not in the table of job kinds`);
+    this.handlers.set(kind, { handler: handler as JobHandler, onGiveUp: opts.onGiveUp as GiveUpHandler | undefined });
   }
 
   /** Runs `kind` every `everySeconds`, once per period across all workers. */
@@ -127,15 +135,12 @@ export class JobRunner {
     this.periodic.push({ kind, everySeconds });
   }
 
-  /** Adds a job; pass the transaction that makes it necessary as `db`. */
-  async enqueue(db: Kysely<DB>, job: NewJob): Promise<string | null> {
-    const id = await jobStore.insert(db, this.deps.clock.nowMs(), {
-      ...job,
-      maxAttempts: job.maxAttempts ?? this.handlers.get(job.kind)?.maxAttempts ?? 5,
-    });
-    // A local worker picks it up now rather than at its next poll (after the commit).
-    setImmediate(() => this.wake?.());
-    return id;
+  /** Registers an area's job definitions. */
+  define(definitions: readonly JobDefinition[]): void {
+    for (const d of definitions) {
+      this.register(d.kind, d.run, d.onGiveUp ? { onGiveUp: d.onGiveUp } : {});
+      if (d.everySeconds !== undefined) this.every(d.kind, d.everySeconds);
+    }
   }
 
   start(): void {
@@ -198,18 +203,18 @@ export class JobRunner {
    * (`onGiveUp`), and fails it and its operation with an error that says so.
    */
   private async giveUpExhausted(kinds: string[]): Promise<void> {
-    const { db, clock, log } = this.deps;
+    const { db, clock, log, operations } = this.deps;
     for (const row of await jobStore.exhausted(db, clock.nowMs(), kinds)) {
       if (!(await jobStore.takeOver(db, row.id, this.opts.workerId, clock.nowMs(), this.opts.leaseMs))) continue;
-      const reason = `Gave up: the worker running this job stopped (killed or out of memory) during each of its ${row.attempts} attempts; it is not run again`;
+      const failure = gaveUpFailure(row.attempts);
       log.error({ job: row.id, kind: row.kind, attempts: row.attempts }, 'job given up: its worker died on every attempt');
       const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
       try {
-        await this.handlers.get(row.kind)!.onGiveUp?.(job, reason);
+        await this.handlers.get(row.kind)!.onGiveUp?.(job, failure.message);
         const now = clock.nowMs();
         await db.transaction().execute(async (trx) => {
-          if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, { state: 'failed' }, reason))) return;
-          if (row.operation_id) await operationStore.complete(trx, row.operation_id, nowSeconds(clock), { error: { code: 7399, message: reason } });
+          if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, { state: 'failed' }, failure.message))) return;
+          if (row.operation_id) await operations.complete(trx, row.operation_id, { error: failure });
         });
       } catch (err) {
         // The lease runs out again and the next round tries once more.
@@ -222,12 +227,12 @@ export class JobRunner {
     const now = this.deps.clock.nowMs();
     for (const p of this.periodic) {
       const slot = Math.floor(now / 1000 / p.everySeconds);
-      await jobStore.insert(this.deps.db, now, { kind: p.kind, payload: { slot }, dedupeKey: `periodic:${p.kind}:${slot}`, maxAttempts: 1 });
+      await this.deps.queue.enqueue(this.deps.db, { kind: p.kind, payload: { slot }, dedupeKey: `periodic:${p.kind}:${slot}` });
     }
   }
 
   private async execute(row: { id: string; kind: string; payload: string; attempts: number; max_attempts: number; operation_id: string | null }): Promise<void> {
-    const { db, clock, log } = this.deps;
+    const { db, clock, log, operations } = this.deps;
     const reg = this.handlers.get(row.kind)!;
     const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
     this.running++;
@@ -239,28 +244,24 @@ export class JobRunner {
       const now = clock.nowMs();
       await db.transaction().execute(async (trx) => {
         if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, { state: 'succeeded' }, null))) return;
-        if (row.operation_id) await operationStore.complete(trx, row.operation_id, nowSeconds(clock), { result: result ?? {} });
+        if (row.operation_id) await operations.complete(trx, row.operation_id, { result: result ?? {} });
       });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      // The jobs table keeps the error as raised, for operators; callers see only publicFailure's words.
+      const raised = (err instanceof Error ? err.message : String(err)).slice(0, 2000);
       if (err instanceof RetryLaterError) {
         const runAt = Math.max(err.runAtMs, clock.nowMs());
         log.info({ job: row.id, kind: row.kind, runAt }, 'job waits');
-        await jobStore.finish(db, row.id, this.opts.workerId, clock.nowMs(), { state: 'queued', runAt }, message.slice(0, 2000), { refundAttempt: true });
+        await jobStore.finish(db, row.id, this.opts.workerId, clock.nowMs(), { state: 'queued', runAt }, raised, { refundAttempt: true });
         return;
       }
-      const permanent = err instanceof PermanentJobError;
-      const final = permanent || row.attempts >= row.max_attempts;
+      const final = err instanceof PermanentJobError || row.attempts >= row.max_attempts;
       const now = clock.nowMs();
-      log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, final, err: message }, 'job failed');
+      log.warn({ job: row.id, kind: row.kind, operation: row.operation_id, attempt: row.attempts, final, err }, 'job failed');
       await db.transaction().execute(async (trx) => {
         const outcome = final ? { state: 'failed' as const } : { state: 'queued' as const, runAt: now + backoffMs(row.attempts) };
-        if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, outcome, message.slice(0, 2000)))) return;
-        if (final && row.operation_id) {
-          await operationStore.complete(trx, row.operation_id, nowSeconds(clock), {
-            error: { code: permanent ? (err as PermanentJobError).code : 7399, message: message.slice(0, 500) },
-          });
-        }
+        if (!(await jobStore.finish(trx, row.id, this.opts.workerId, now, outcome, raised))) return;
+        if (final && row.operation_id) await operations.complete(trx, row.operation_id, { error: publicFailure(err) });
       });
     } finally {
       clearInterval(beat);

@@ -3,21 +3,16 @@ import type { DB, JobsTable } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
 import { newId } from '../shared/ids.js';
 import { isUniqueViolation } from '../db/database.js';
+import type { NewJob } from './queue.js';
 
-export interface NewJob {
-  kind: string;
-  payload: unknown;
-  /** Unix ms; now when absent. */
-  runAt?: number;
-  operationId?: string | null;
-  /** At most one job ever exists with a given key: how periodic work runs once across instances. */
-  dedupeKey?: string | null;
-  maxAttempts?: number;
+/** A row to insert: the queue's job with the attempts its kind gets (src/jobs/queue.ts). */
+export interface JobRow extends NewJob {
+  maxAttempts: number;
 }
 
 export const jobStore = {
   /** Inserts a job (in the caller's transaction when given one); null when the dedupe key exists. */
-  async insert(db: Kysely<DB>, nowMs: number, job: NewJob): Promise<string | null> {
+  async insert(db: Kysely<DB>, nowMs: number, job: JobRow): Promise<string | null> {
     const id = newId('job');
     try {
       const res = await db
@@ -28,7 +23,7 @@ export const jobStore = {
           payload: JSON.stringify(job.payload ?? null),
           state: 'queued',
           attempts: 0,
-          max_attempts: job.maxAttempts ?? 5,
+          max_attempts: job.maxAttempts,
           run_at: job.runAt ?? nowMs,
           locked_by: null,
           locked_until: null,

@@ -5,7 +5,7 @@ import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
-import { pageById } from '../http/cursor.js';
+import { pageById } from '../shared/cursor.js';
 import { notificationStore } from './store.js';
 import type { ListNotificationsQuery } from './schemas.js';
 import { MAX_NOTIFICATIONS_PAGE } from './schemas.js';

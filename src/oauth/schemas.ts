@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { UnixSeconds } from '../http/schemas.js';
-import { TYPED_USER_CODE_PATTERN } from './user-code.js';
+
+/** The schema's pattern for a typed code: 8 letters, any case, an optional dash or space in the middle. */
+export const TYPED_USER_CODE_PATTERN = '^ *[A-Za-z]{4}[- ]?[A-Za-z]{4} *$';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 

@@ -29,5 +29,3 @@ export function normalizeUserCode(typed: string): string | null {
   return /^[A-Z]{8}$/.test(letters) ? letters : null;
 }
 
-/** The schema's pattern for a typed code: 8 letters, any case, an optional dash or space in the middle. */
-export const TYPED_USER_CODE_PATTERN = '^ *[A-Za-z]{4}[- ]?[A-Za-z]{4} *$';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from '../shared/logger.js';
 import type { DB } from '../db/tables.js';
 import { ApiError } from '../shared/errors.js';
 import { dataKeyAad, newDataKey, open, payloadAad, seal, SealError } from './crypto.js';
@@ -21,7 +21,7 @@ export class SecretEnvelope {
   constructor(
     private readonly db: Kysely<DB>,
     readonly keyring: Keyring,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
   ) {}
 
   /**

@@ -103,7 +103,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
       },
     },
     async (request, reply) => {
-      await secrets.delete(workspaceCtx(request), request.params.id, request.headers['if-match'] as string);
+      await secrets.delete(workspaceCtx(request), request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );
@@ -194,7 +194,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
         },
       },
       async (request, reply) => {
-        const version = await secrets.transition(workspaceCtx(request), request.params.id, request.params.vid, action, request.headers['if-match'] as string);
+        const version = await secrets.transition(workspaceCtx(request), request.params.id, request.params.vid, action, request.headers['if-match']);
         reply.header('etag', quoteEtag(version.etag));
         return version;
       },

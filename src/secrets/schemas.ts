@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
-import { BASE64_BYTES } from '../http/validation.js';
+import { BASE64_BYTES } from '../http/schemas.js';
 
 /** CONTRACT §4: at most 64 KiB of payload, decoded. */
 export const MAX_PAYLOAD_BYTES = 65536;

@@ -36,8 +36,6 @@ export const ErrorCodes = {
     status: 409,
     message: 'The token was already created with this Idempotency-Key; its secret is shown only once',
   },
-  STATE_CONFLICT: { code: 7034, status: 409, message: 'The resource is not in a state that allows this' },
-  ALREADY_EXISTS: { code: 7035, status: 409, message: 'The resource already exists' },
   DASHBOARD_SNIPPET_MISSING: { code: 7100, status: 409, message: 'A snippet the revision uses was deleted: the restore is blocked' },
   SNIPPET_ETAG_STALE: { code: 7101, status: 409, message: "The widget's snippet_etag is not the snippet's current etag" },
   SNIPPET_ARCHIVED: { code: 7102, status: 409, message: 'The snippet is archived: unarchive it before a widget pins it' },
@@ -66,6 +64,7 @@ export const ErrorCodes = {
   TEMPLATE_INVALID: { code: 7306, status: 422, message: 'The template is not a valid Mustache template' },
   FILE_PATH_INVALID: { code: 7307, status: 422, message: 'The file path is not a valid relative path' },
   RENDER_FAILED: { code: 7310, status: 422, message: 'The render failed (a template or its values); an operation error, never an HTTP response' },
+  JOB_FAILED: { code: 7399, status: 500, message: 'The job failed; the server log has the details under its job id' },
   RESTORE_VERIFICATION_FAILED: { code: 7311, status: 500, message: 'The restored commit does not hold the restored render\'s tree; an operation error' },
   USER_CODE_UNKNOWN: { code: 7600, status: 404, message: 'No pending device login has this user code (mistyped, or expired)' },
   USER_CODE_GUESSES_LIMITED: { code: 7601, status: 429, message: 'Too many wrong user codes; wait for Retry-After seconds' },
@@ -115,8 +114,11 @@ export const notFound = (what = 'resource', path?: string[]) =>
 export const validationError = (path: string[], message: string) =>
   new ApiError('VALIDATION_FAILED', { message, path });
 
-export const stateConflict = (message: string, metadata?: Record<string, string>) =>
-  new ApiError('STATE_CONFLICT', { message, ...(metadata ? { metadata } : {}) });
+/**
+ * A refusal of an operator command (`wsp admin ...`): printed as `error: <message>`, exit code 1.
+ * Areas throw it from the functions the operator commands call (an import, a suspension).
+ */
+export class AdminError extends Error {}
 
 export function envelope(entries: ErrorEntry[]) {
   return { success: false as const, errors: entries, result: {} };

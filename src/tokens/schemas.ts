@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
-import { validationError } from '../shared/errors.js';
 
 /** Year 9999: an `expires_at` beyond it is almost surely milliseconds, which the API never takes. */
 export const MAX_UNIX_SECONDS = 253402300799;
@@ -18,14 +16,6 @@ export const CreateTokenBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateTokenBody = Static<typeof CreateTokenBody>;
-
-/** The part of CreateTokenBody a schema cannot say: `expires_at` is in the future (the route's `config.validate`). */
-export function expiresInFuture(request: FastifyRequest, now: number): void {
-  const expiresAt = (request.body as CreateTokenBody).expires_at;
-  if (expiresAt !== undefined && expiresAt !== null && expiresAt <= now) {
-    throw validationError(['body', 'expires_at'], 'expires_at must be in the future (Unix seconds)');
-  }
-}
 
 export const CreatedToken = Type.Object(
   {

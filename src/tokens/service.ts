@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import { hashToken, newApiToken } from '../auth/credentials.js';
+import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { pageById, type CursorCodec } from '../http/cursor.js';
+import { pageById, type CursorCodec } from '../shared/cursor.js';
 import { tokenStore } from './store.js';
 import type { CreateTokenBody } from './schemas.js';
 
@@ -45,6 +45,17 @@ export async function issueApiToken(
     last_used_at: null,
   });
   return { id, name: opts.name, token, expires_at: opts.expiresAt };
+}
+
+/**
+ * The live workspace API token a token's hash names, for the authenticator (every request with
+ * an API token): null when there is none or it expired. Its last use is written at most once a minute.
+ */
+export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string } | null> {
+  const t = await tokenStore.byHash(db, tokenHash);
+  if (!t || (t.expires_at !== null && t.expires_at <= now)) return null;
+  if (t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS) await tokenStore.touch(db, t.id, now);
+  return { tokenId: t.id, workspaceId: t.workspace_id };
 }
 
 export function createTokenService({ db, clock, cursors }: TokenServiceDeps) {

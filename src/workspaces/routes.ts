@@ -53,7 +53,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       },
     },
     async (request, reply) => {
-      const ws = await workspaces.rename(workspaceCtx(request), request.params.id, request.body.name, request.headers['if-match'] as string);
+      const ws = await workspaces.rename(workspaceCtx(request), request.params.id, request.body.name, request.headers['if-match']);
       reply.header('etag', quoteEtag(ws.etag));
       return ws;
     },

@@ -3,7 +3,7 @@ import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { etagMismatch, newEtag, parseIfMatch } from '../http/etag.js';
+import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
 import { workspaceStore } from './store.js';
 
 export function createWorkspaceService({ db, clock }: Pick<ServiceDeps, 'db' | 'clock'>) {

@@ -2,8 +2,10 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { as } from '../helpers/harness.js';
-import { JobRunner } from '../../src/jobs/runner.js';
-import { registerComputeJobs } from '../../src/compute/jobs/register.js';
+import type { JobRunner } from '../../src/jobs/runner.js';
+import { JOB_KINDS } from '../../src/job-kinds.js';
+import { testRunner } from '../helpers/jobs.js';
+import { computeJobDefinitions } from '../../src/compute/jobs/register.js';
 import { expiryScanJob, SNAPSHOT_DELETE_RETRY_SECONDS } from '../../src/compute/scheduler/expiry-scan.js';
 import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
 import { createProviderAccounts } from '../../src/compute/provider/accounts.js';
@@ -17,18 +19,18 @@ let otherDeps: ComputeJobDeps;
 
 before(async () => {
   t = await computeTestApp({ schedulerIntervalSeconds: 60 });
-  other = new JobRunner({ db: t.h.database.db, engine: t.h.database.engine, clock: t.h.clock, log: pino({ level: 'silent' }) }, { workerId: 'second-instance' });
+  other = testRunner(t.h.database, t.h.clock, JOB_KINDS, { workerId: 'second-instance' });
   otherDeps = {
     db: t.h.database.db,
     engine: t.h.database.engine,
     clock: t.h.clock,
     log: pino({ level: 'silent' }),
-    jobs: other,
+    jobs: other.queue,
     config: t.h.config,
     accounts: createProviderAccounts(t.h.config.provider, t.h.clock),
     secrets: { exists: async () => false, newestEnabledPayload: async () => null },
   };
-  registerComputeJobs(otherDeps);
+  other.define(computeJobDefinitions(otherDeps));
 });
 after(() => t.close());
 

@@ -2,9 +2,11 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
-import { JobRunner } from '../../src/jobs/runner.js';
+import { testRunner } from '../helpers/jobs.js';
+import type { JobRunner } from '../../src/jobs/runner.js';
+import { JOB_KINDS } from '../../src/job-kinds.js';
 import { GitCliStorage } from '../../src/git/git-cli-storage.js';
-import { registerRenderJobs } from '../../src/installs/renders/jobs.js';
+import { renderJobs } from '../../src/installs/renders/jobs.js';
 import { commitMessage } from '../../src/installs/renders/commit-message.js';
 import { repoRoot } from '../../src/config.js';
 import { installFixture } from './fixture.js';
@@ -19,8 +21,8 @@ before(async () => {
   h = await createTestApp();
   s = await h.seed();
   f = installFixture(h, s);
-  other = new JobRunner({ db: h.database.db, engine: h.database.engine, clock: h.clock, log: pino({ level: 'silent' }) }, { workerId: 'other-instance' });
-  registerRenderJobs({ db: h.database.db, clock: h.clock, jobs: other, log: pino({ level: 'silent' }), repos: new GitCliStorage(repoRoot(h.config)) });
+  other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
+  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), repos: new GitCliStorage(repoRoot(h.config)) }));
 });
 after(() => h.close());
 

@@ -1,15 +1,15 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import pino from 'pino';
 import { createTestApp, as, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
-import { JobRunner } from '../../src/jobs/runner.js';
+import { testRunner } from '../helpers/jobs.js';
 import { jobStore } from '../../src/jobs/store.js';
 import { startOperation } from '../../src/operations/service.js';
 
 let h: TestApp;
 let s: Seed;
-const log = pino({ level: 'silent' });
+/** The kinds these tests run, with their attempts (the platform's own table is src/job-kinds.ts). */
+const KINDS = { 't.killer': { maxAttempts: 3 }, 't.survivor': { maxAttempts: 2 } };
 
 before(async () => {
   h = await createTestApp();
@@ -18,7 +18,7 @@ before(async () => {
 after(() => h.close());
 
 const runner = (workerId: string, opts: { leaseMs?: number } = {}) =>
-  new JobRunner({ db: h.database.db, engine: h.database.engine, clock: h.clock, log }, { workerId, ...opts });
+  testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
 
 const operation = async (id: string) => (await h.app.inject({ method: 'GET', url: `/v1/operations/${id}`, headers: as(s.apiToken) })).json();
 
@@ -42,7 +42,7 @@ describe('a job whose worker dies on every attempt', () => {
     r.register(kind, async () => {
       ran++;
       return {};
-    }, { maxAttempts: 3, onGiveUp: async (job, reason) => void givenUp.push({ payload: job.payload, attempt: job.attempt, reason }) });
+    }, { onGiveUp: async (job, reason) => void givenUp.push({ payload: job.payload, attempt: job.attempt, reason }) });
     assert.equal(await r.runDue(), 0);
     assert.equal(ran, 0, 'not run a fourth time');
     const row = (await jobStore.get(h.database.db, id))!;
@@ -70,7 +70,7 @@ describe('a job whose worker dies on every attempt', () => {
     r.register(kind, async () => {
       ran++;
       return {};
-    }, { maxAttempts: 2 });
+    });
     assert.equal(await r.runDue(), 1);
     assert.equal(ran, 1);
     const row = (await jobStore.get(h.database.db, id))!;
@@ -106,8 +106,8 @@ describe('claims skip jobs another worker holds (FOR UPDATE SKIP LOCKED)', () =>
       return;
     }
     const kind = `t.skip-${Date.now()}`;
-    const first = (await jobStore.insert(h.database.db, h.clock.nowMs() - 2000, { kind, payload: { n: 1 }, runAt: h.clock.nowMs() - 2000 }))!;
-    const second = (await jobStore.insert(h.database.db, h.clock.nowMs() - 1000, { kind, payload: { n: 2 }, runAt: h.clock.nowMs() - 1000 }))!;
+    const first = (await jobStore.insert(h.database.db, h.clock.nowMs() - 2000, { kind, payload: { n: 1 }, runAt: h.clock.nowMs() - 2000, maxAttempts: 5 }))!;
+    const second = (await jobStore.insert(h.database.db, h.clock.nowMs() - 1000, { kind, payload: { n: 2 }, runAt: h.clock.nowMs() - 1000, maxAttempts: 5 }))!;
     // Another worker's transaction holds the row lock on the job every claim would take first.
     const holder = new pg.Client({ connectionString: h.dbEnv.DATABASE_URL });
     await holder.connect();

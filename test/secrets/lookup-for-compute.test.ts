@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
-import { CursorCodec } from '../../src/http/cursor.js';
+import { CursorCodec } from '../../src/shared/cursor.js';
 import { createSecretService, type SecretService } from '../../src/secrets/service.js';
 import { secretClient } from './secret-client.js';
 

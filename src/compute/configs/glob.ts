@@ -1,14 +1,4 @@
-/**
- * `machine_type_filter` globs: `*` any run of characters, `?` one character, `[abc]`,
- * `[a-z]` and `[!x]` character classes; everything else literal. Matched against the
- * whole server type name, case-sensitively (provider type names are lower case).
- *
- * Matching never uses a regular expression: `*` as `.*` backtracks exponentially on
- * patterns such as `**********x`, and it runs on the server's only thread. The matcher
- * below is two pointers that backtrack only to the last `*` seen, so a match costs at most
- * (pattern length × name length) steps, whatever the pattern.
- */
-export const GLOB_PATTERN = '^(?:[A-Za-z0-9._*?-]|\\[!?[A-Za-z0-9._-]+\\])+$';
+import { GLOB_PATTERN } from './schemas.js';
 /** The schema's bound on a filter, kept here too so nothing else can hand the matcher more. */
 export const GLOB_MAX_LENGTH = 100;
 

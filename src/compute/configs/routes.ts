@@ -71,7 +71,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
       },
     },
     async (request, reply) => {
-      await configs.delete(workspaceCtx(request), request.params.id, request.headers['if-match'] as string);
+      await configs.delete(workspaceCtx(request), request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );

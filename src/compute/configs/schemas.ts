@@ -1,6 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
-import { GLOB_PATTERN } from './glob.js';
+
+/**
+ * `machine_type_filter` globs: `*` any run of characters, `?` one character, `[abc]`,
+ * `[a-z]` and `[!x]` character classes; everything else literal. Matched against the
+ * whole server type name, case-sensitively (provider type names are lower case).
+ *
+ * Matching never uses a regular expression: `*` as `.*` backtracks exponentially on
+ * patterns such as `**********x`, and it runs on the server's only thread. The matcher
+ * below is two pointers that backtrack only to the last `*` seen, so a match costs at most
+ * (pattern length × name length) steps, whatever the pattern.
+ */
+export const GLOB_PATTERN = '^(?:[A-Za-z0-9._*?-]|\\[!?[A-Za-z0-9._-]+\\])+$';
 
 /** The request of the spec's POST /compute/configs; `provider` accepts the one configured id. */
 export function createComputeConfigBody(providerId: string) {

@@ -1,13 +1,14 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { MachinesTable } from '../../db/tables.js';
 import type { Job } from '../../jobs/runner.js';
-import { PermanentJobError } from '../../jobs/runner.js';
+import { PermanentJobError, publicFailure, type JobFailure } from '../../jobs/failure.js';
 import { ErrorCodes } from '../../shared/errors.js';
 import { baseOf } from '../../shared/ids.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
 import { toJobError } from '../provider/errors.js';
 import { ProviderError, type ComputeProvider, type Labels, type ProviderAction } from '../provider/types.js';
 import { computeConfigStore } from '../configs/store.js';
+import { MACHINE_JOB_ATTEMPTS } from './kinds.js';
 import { machineStore } from '../machines/store.js';
 
 export interface ComputeJobDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'log' | 'jobs' | 'config'> {
@@ -15,19 +16,6 @@ export interface ComputeJobDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clo
   secrets: SecretLookup;
 }
 
-/**
- * Attempts a machine job's work gets. The backoff doubles from 1 s to its 5-minute cap, so
- * these cover about 90 minutes of provider trouble, a slow snapshot, or an exhausted hourly
- * rate-limit budget (a wait the client honours without sending anything), before the job
- * gives up and puts back what it started.
- */
-export const MACHINE_JOB_ATTEMPTS = 25;
-/**
- * The runs a machine job may take in all (its `maxAttempts`): far beyond the work's own
- * attempts, because once it gave up the job keeps running, every 5 minutes at most, until
- * the provider confirms that what it started is put right (about a year of outage).
- */
-export const MACHINE_JOB_MAX_RUNS = 100_000;
 /** Polls of a provider action in one run before the job is retried later. */
 const POLLS_PER_RUN = 10;
 
@@ -87,11 +75,6 @@ export async function removeServers(deps: ComputeJobDeps, provider: ComputeProvi
   if (left.length > 0) throw new StillRunning(`The provider still lists server ${left.map((s) => s.id).join(', ')}`, 'the deletion of the server');
 }
 
-/** Why a job failed for good, as its operation records it. */
-export interface JobFailure {
-  code: number;
-  message: string;
-}
 
 /** How a job that gave up ended once the provider confirmed the state: a result after all, or the failure. */
 export type Settled<T> = { ok: T } | { failed: JobFailure };
@@ -108,8 +91,11 @@ function failureOf(err: unknown, attempt: number): JobFailure {
   if (err instanceof StillRunning) {
     return { code: ErrorCodes.PROVIDER_ACTION_TIMEOUT.code, message: `Gave up after ${attempt} attempts: the provider did not finish ${err.what} in time` };
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return { code: ErrorCodes.PROVIDER_UNAVAILABLE.code, message: `Gave up after ${attempt} attempts: ${message}` };
+  if (err instanceof ProviderError) {
+    return { code: ErrorCodes.PROVIDER_UNAVAILABLE.code, message: `Gave up after ${attempt} attempts: the compute provider was unreachable, timing out or rate limiting` };
+  }
+  // Not the provider's: the job-error policy's fixed words (the error itself is in the job's log line).
+  return publicFailure(err);
 }
 
 /**
@@ -137,6 +123,8 @@ export async function runMachineJob<T>(
       const err = toJobError(raw);
       if (!(err instanceof PermanentJobError) && job.attempt < MACHINE_JOB_ATTEMPTS) throw err;
       failure = failureOf(err, job.attempt);
+      // The operation will show `failure`'s words only: the error itself is logged here, with the job.
+      deps.log.warn({ job: job.id, kind: job.kind, machine: machine.id, attempt: job.attempt, err: raw }, 'compute job gave up its work; putting things right at the provider');
       await machineStore.update(deps.db, machine.id, { cleanup: JSON.stringify(failure) });
     }
   }

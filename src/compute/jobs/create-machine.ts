@@ -1,7 +1,7 @@
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { baseOf } from '../../shared/ids.js';
-import { newEtag } from '../../http/etag.js';
+import { newEtag } from '../../shared/etag.js';
 import { machineStore } from '../machines/store.js';
 import type { MachineJob } from './kinds.js';
 import { awaitAction, machineLabels, providerForMachine, removeServers, runMachineJob, StillRunning, type ComputeJobDeps } from './common.js';

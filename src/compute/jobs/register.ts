@@ -1,21 +1,19 @@
+import type { JobDefinition } from '../../jobs/runner.js';
 import { JOB } from './kinds.js';
-import { MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS, type ComputeJobDeps } from './common.js';
+import type { ComputeJobDeps } from './common.js';
 import { createMachineJob } from './create-machine.js';
 import { suspendMachineJob } from './suspend-machine.js';
 import { resumeMachineJob } from './resume-machine.js';
 import { expiryScanJob } from '../scheduler/expiry-scan.js';
 import { expireSuspensionJob } from '../scheduler/expire-suspension.js';
 
-/** The compute area's background work on a job runner (the app's, or another instance's in tests). */
-export function registerComputeJobs(deps: ComputeJobDeps): void {
-  const { jobs } = deps;
-  // The machine jobs give up their work after MACHINE_JOB_ATTEMPTS, then keep running until
-  // the provider confirms what they leave behind (runMachineJob).
-  jobs.register(JOB.createMachine, createMachineJob(deps), { maxAttempts: MACHINE_JOB_MAX_RUNS });
-  jobs.register(JOB.suspendMachine, suspendMachineJob(deps), { maxAttempts: MACHINE_JOB_MAX_RUNS });
-  jobs.register(JOB.resumeMachine, resumeMachineJob(deps), { maxAttempts: MACHINE_JOB_MAX_RUNS });
-  // A deletion that gives up is queued again by the expiry scan each retry period.
-  jobs.register(JOB.expireSuspension, expireSuspensionJob(deps), { maxAttempts: MACHINE_JOB_ATTEMPTS });
-  jobs.register(JOB.expiryScan, expiryScanJob(deps), { maxAttempts: 1 });
-  jobs.every(JOB.expiryScan, deps.config.schedulerIntervalSeconds);
+/** The compute area's jobs on given dependencies (a second instance's worker in tests); attempts: src/job-kinds.ts. */
+export function computeJobDefinitions(deps: ComputeJobDeps): JobDefinition[] {
+  return [
+    { kind: JOB.createMachine, run: createMachineJob(deps) },
+    { kind: JOB.suspendMachine, run: suspendMachineJob(deps) },
+    { kind: JOB.resumeMachine, run: resumeMachineJob(deps) },
+    { kind: JOB.expireSuspension, run: expireSuspensionJob(deps) },
+    { kind: JOB.expiryScan, run: expiryScanJob(deps), everySeconds: deps.config.schedulerIntervalSeconds },
+  ];
 }

@@ -1,8 +1,8 @@
 import type { Job } from '../../jobs/runner.js';
-import { PermanentJobError } from '../../jobs/runner.js';
+import { PermanentJobError } from '../../jobs/failure.js';
 import { ErrorCodes } from '../../shared/errors.js';
 import { nowSeconds } from '../../shared/clock.js';
-import { newEtag } from '../../http/etag.js';
+import { newEtag } from '../../shared/etag.js';
 import type { ProviderServer } from '../provider/types.js';
 import { machineStore } from '../machines/store.js';
 import { suspensionStore } from '../suspensions/store.js';

@@ -80,7 +80,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
       },
     },
     async (request, reply) => {
-      const machine = await machines.suspend(workspaceCtx(request), request.params.id, request.headers['if-match'] as string, request.body.reason ?? 'manual');
+      const machine = await machines.suspend(workspaceCtx(request), request.params.id, request.headers['if-match'], request.body.reason ?? 'manual');
       reply.header('etag', quoteEtag(machine.etag));
       return machine;
     },

@@ -4,8 +4,8 @@ import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
-import { pageById } from '../../http/cursor.js';
-import { assertIfMatch, newEtag } from '../../http/etag.js';
+import { pageById } from '../../shared/cursor.js';
+import { assertIfMatch, newEtag } from '../../shared/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
@@ -111,7 +111,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         if (row.status !== 'running') {
           throw new ApiError('MACHINE_NOT_RUNNING', { message: `Only a running machine can be suspended; this one is ${row.status}`, metadata: { status: row.status } });
         }
-        return toMachine(await startSuspend(trx, clock, (db, job) => jobs.enqueue(db, job), row, reason));
+        return toMachine(await startSuspend(trx, { clock, jobs }, row, reason));
       });
     },
   };

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB, MachinesTable } from '../../db/tables.js';
-import type { NewJob } from '../../jobs/store.js';
 import { nowSeconds, type Clock } from '../../shared/clock.js';
-import { newEtag } from '../../http/etag.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import { newEtag } from '../../shared/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { JOB, OPERATION, type SuspendJob } from '../jobs/kinds.js';
 import { machineStore } from './store.js';
@@ -14,14 +14,13 @@ import { machineStore } from './store.js';
  */
 export async function startSuspend(
   trx: Kysely<DB>,
-  clock: Clock,
-  enqueue: (db: Kysely<DB>, job: NewJob) => Promise<unknown>,
+  { clock, jobs }: { clock: Clock; jobs: JobQueue },
   row: MachinesTable,
   reason: SuspendJob['reason'],
 ): Promise<MachinesTable> {
   const operationId = await startOperation(trx, clock, row.workspace_id, OPERATION.suspendMachine);
   const set = { status: 'suspending' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
   await machineStore.update(trx, row.id, set);
-  await enqueue(trx, { kind: JOB.suspendMachine, payload: { machineId: row.id, reason } satisfies SuspendJob, operationId });
+  await jobs.enqueue(trx, { kind: JOB.suspendMachine, payload: { machineId: row.id, reason } satisfies SuspendJob, operationId });
   return { ...row, ...set };
 }

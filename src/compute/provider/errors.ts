@@ -1,5 +1,5 @@
 import { ApiError, ErrorCodes } from '../../shared/errors.js';
-import { PermanentJobError } from '../../jobs/runner.js';
+import { PermanentJobError } from '../../jobs/failure.js';
 import { ProviderError } from './types.js';
 
 /**

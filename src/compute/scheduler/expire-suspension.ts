@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ComputeSuspensionsTable, DB } from '../../db/tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
-import { newEtag } from '../../http/etag.js';
+import { newEtag } from '../../shared/etag.js';
 import { machineStore } from '../machines/store.js';
 import { suspensionStore } from '../suspensions/store.js';
 import { toJobError } from '../provider/errors.js';

@@ -1,5 +1,5 @@
 import { nowSeconds } from '../../shared/clock.js';
-import { identityStore } from '../../identity/store.js';
+import { identity } from '../../identity/service.js';
 import { notify } from '../../notifications/service.js';
 import { suspensionStore } from '../suspensions/store.js';
 import { JOB, type SuspensionJob } from '../jobs/kinds.js';
@@ -48,7 +48,7 @@ export function expiryScanJob(deps: ComputeJobDeps) {
       // Both thresholds already passed at the first look: only the warning is sent.
       const level = s.expires_at - now <= WARNING_WITHIN ? NOTICE.warning : NOTICE.info;
       if (s.notices_sent >= level) continue;
-      const recipients = (await identityStore.usersWithRoles(db, s.workspace_id, ['owner', 'admin'])).map((r) => r.user_id);
+      const recipients = await identity.usersWithRoles(db, s.workspace_id, ['owner', 'admin']);
       await db.transaction().execute(async (trx) => {
         notices += await notify(trx, clock, expiryNotice(s, level, recipients, now));
         await suspensionStore.noteNotices(trx, s.id, level);

@@ -3,7 +3,7 @@ import type { WorkspaceContext } from '../../auth/principal.js';
 import { canonicalId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound } from '../../shared/errors.js';
-import { newEtag } from '../../http/etag.js';
+import { newEtag } from '../../shared/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { machineStore } from '../machines/store.js';
 import { toMachine } from '../machines/present.js';

@@ -75,7 +75,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
       },
     },
     async (request, reply) => {
-      const snippet = await snippets.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match'] as string);
+      const snippet = await snippets.update(workspaceCtx(request), request.params.id, request.body, request.headers['if-match']);
       reply.header('etag', quoteEtag(snippet.etag));
       return snippet;
     },
@@ -99,7 +99,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
         },
       },
       async (request, reply) => {
-        const snippet = await snippets[action](workspaceCtx(request), request.params.id, request.headers['if-match'] as string);
+        const snippet = await snippets[action](workspaceCtx(request), request.params.id, request.headers['if-match']);
         reply.header('etag', quoteEtag(snippet.etag));
         return snippet;
       },
@@ -120,7 +120,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
       },
     },
     async (request, reply) => {
-      await snippets.delete(workspaceCtx(request), request.params.id, request.headers['if-match'] as string);
+      await snippets.delete(workspaceCtx(request), request.params.id, request.headers['if-match']);
       return reply.code(204).send(null);
     },
   );

@@ -1,16 +1,36 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
-import type { SnippetsTable } from '../../db/tables.js';
+import type { Kysely } from 'kysely';
+import type { DB, SnippetsTable } from '../../db/tables.js';
+import type { Engine } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
-import { nowSeconds } from '../../shared/clock.js';
+import { nowSeconds, type Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
-import { pageById } from '../../http/cursor.js';
-import { etagMatches, etagMismatch, newEtag, parseIfMatch } from '../../http/etag.js';
+import { pageById } from '../../shared/cursor.js';
+import { etagMismatch, newEtag, parseIfMatch, assertIfMatch } from '../../shared/etag.js';
 import { snippetStore, type SnippetChanges } from './store.js';
 import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
 
 // display_type is written only from the schema's enum.
 const toSnippet = (row: SnippetsTable): Snippet => ({ ...row, display_type: row.display_type as Snippet['display_type'] });
+
+/**
+ * For dashboards (the snippets' public face inside their area): the state and etag now of the
+ * workspace's snippets among `ids`, for pins and drift. Unknown ids are simply absent.
+ */
+export const snippetsNow = (db: Kysely<DB>, workspaceId: string, ids: readonly string[]) => snippetStore.byIds(db, workspaceId, ids);
+
+/** The same, locked until the caller's transaction ends: a snippet found cannot be deleted under it. */
+export const lockSnippets = (trx: Kysely<DB>, engine: Engine, workspaceId: string, ids: readonly string[]) => snippetStore.lockByIds(trx, engine, workspaceId, ids);
+
+/**
+ * Makes the archived snippets among `ids` active again, in the caller's transaction (a restored
+ * revision uses them): each gets a new etag, as `:unarchive` gives it. Active ones are left alone.
+ */
+export async function reactivate(trx: Kysely<DB>, clock: Clock, workspaceId: string, ids: readonly string[]): Promise<void> {
+  const now = nowSeconds(clock);
+  for (const id of ids) await snippetStore.updateIf(trx, workspaceId, id, '*', { state: 'active', etag: newEtag(), updated_at: now }, { onlyState: 'archived' });
+}
 
 export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<SnippetsTable> {
@@ -26,7 +46,7 @@ export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, '
    */
   async function write(ctx: WorkspaceContext, rawId: string, ifMatch: string, changes: Partial<SnippetsTable>): Promise<Snippet> {
     const current = await visible(ctx, rawId);
-    if (!etagMatches(ifMatch, current.etag)) throw etagMismatch(current.etag);
+    assertIfMatch(ifMatch, current.etag);
     if (Object.entries(changes).every(([k, v]) => current[k as keyof SnippetsTable] === v)) return toSnippet(current);
     const next: SnippetChanges = { ...changes, etag: newEtag(), updated_at: nowSeconds(clock) };
     if (!(await snippetStore.updateIf(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch), next))) {

@@ -33,8 +33,9 @@ export const snippetStore = {
   },
 
   /** Conditional update: only while the etag is still `expected` (any etag for `*`). */
-  updateIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string, changes: SnippetChanges): Promise<boolean> => {
-    const q = db.updateTable('snippets').set(changes).where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected));
+  updateIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string, changes: SnippetChanges, opts: { onlyState?: SnippetsTable['state'] } = {}): Promise<boolean> => {
+    let q = db.updateTable('snippets').set(changes).where('workspace_id', '=', workspaceId).where('id', '=', id).$call(ifEtag(expected));
+    if (opts.onlyState) q = q.where('state', '=', opts.onlyState);
     return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
   },
 

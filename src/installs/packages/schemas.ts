@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
-import { SEMVER_PATTERN } from './semver.js';
+
+/** The regular expression semver.org gives for SemVer 2.0.0, anchored. */
+export const SEMVER_PATTERN =
+  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
 
 /** Names land in commit messages: one line, no control characters. */
 export const DisplayName = (description: string) =>

@@ -1,6 +1,5 @@
-/** The regular expression semver.org gives for SemVer 2.0.0, anchored. */
-export const SEMVER_PATTERN =
-  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
+import { SEMVER_PATTERN } from './schemas.js';
+
 const SEMVER_RE = new RegExp(SEMVER_PATTERN);
 
 interface Parsed {

@@ -5,18 +5,12 @@ import { isUniqueViolation } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound } from '../../shared/errors.js';
-import { pageById } from '../../http/cursor.js';
+import { pageById } from '../../shared/cursor.js';
 import { packageStore } from './store.js';
 import { checkVersionFiles } from './version-files.js';
+import { VERSION_PUBLISHED, type VersionPublished } from '../job-kinds.js';
 import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } from './schemas.js';
 
-/** Enqueued with every new version; the installs area follows it for automatic updates. */
-export const VERSION_PUBLISHED_JOB = 'package.version_published';
-export interface VersionPublished {
-  workspace_id: string;
-  package_id: string;
-  version_id: string;
-}
 
 export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at });
 
@@ -76,7 +70,7 @@ export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceD
         await db.transaction().execute(async (trx) => {
           await packageStore.insertVersion(trx, row);
           const event: VersionPublished = { workspace_id: ctx.workspaceId, package_id: pkg.id, version_id: row.id };
-          await jobs.enqueue(trx, { kind: VERSION_PUBLISHED_JOB, payload: event });
+          await jobs.enqueue(trx, { kind: VERSION_PUBLISHED, payload: event });
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('PACKAGE_VERSION_EXISTS', { path: ['body', 'semver'] });

@@ -3,10 +3,11 @@ import type { DB, RendersTable } from '../../db/tables.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';
-import { PermanentJobError, type Job } from '../../jobs/runner.js';
+import type { Job, JobDefinition } from '../../jobs/runner.js';
+import { PermanentJobError } from '../../jobs/failure.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ErrorCodes } from '../../shared/errors.js';
-import { newEtag } from '../../http/etag.js';
+import { newEtag } from '../../shared/etag.js';
 import { packageStore } from '../packages/store.js';
 import { renderFiles, TemplateRenderError } from '../packages/templates.js';
 import { installStore, type InstallView } from '../store.js';
@@ -14,13 +15,10 @@ import { renderStore } from './store.js';
 import { renderHash } from './render-hash.js';
 import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
-import { RENDER_RESTORE, RENDER_RUN, type RenderJob } from './job-kinds.js';
+import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
 
-/** Attempts of a render job before its render is marked failed (git or database trouble). */
-export const RENDER_MAX_ATTEMPTS = 5;
-
-type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'jobs' | 'log'> & { repos: RepositoryStorage };
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log'> & { repos: RepositoryStorage };
 
 /**
  * The render jobs. Both may run more than once (a worker that dies loses its lease), so each
@@ -28,8 +26,8 @@ type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'jobs' | 'log'> & { repos: Reposi
  * install reach `main` in the order they were made: the commit is made with the install
  * locked, and a render that finds a newer one already committed is superseded instead.
  */
-export function registerRenderJobs(deps: Deps): void {
-  const { db, clock, jobs, repos, log } = deps;
+export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
+  const { db, clock, repos, log } = deps;
 
   async function fail(id: string, message: string): Promise<void> {
     await db.transaction().execute(async (trx) => {
@@ -165,6 +163,8 @@ export function registerRenderJobs(deps: Deps): void {
   /** A job whose worker died on every attempt (killed, out of memory) is given up: so is its render. */
   const onGiveUp = async (job: Job<RenderJob>, reason: string) => fail(job.payload.render_id, reason);
 
-  jobs.register(RENDER_RUN, guarded(run), { maxAttempts: RENDER_MAX_ATTEMPTS, onGiveUp });
-  jobs.register(RENDER_RESTORE, guarded(completeRestore), { maxAttempts: RENDER_MAX_ATTEMPTS, onGiveUp });
+  return [
+    { kind: RENDER_RUN, run: guarded(run), onGiveUp },
+    { kind: RENDER_RESTORE, run: guarded(completeRestore), onGiveUp },
+  ];
 }

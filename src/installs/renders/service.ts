@@ -2,7 +2,7 @@ import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { canonicalId } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
-import { pageBySeq } from '../../http/cursor.js';
+import { pageBySeq } from '../../shared/cursor.js';
 import { installStore } from '../store.js';
 import { renderStore } from './store.js';
 import { toRender } from './representation.js';

@@ -1,5 +1,5 @@
-import { hmacSha256, safeEqual } from '../shared/crypto.js';
-import { ApiError } from '../shared/errors.js';
+import { hmacSha256, safeEqual } from './crypto.js';
+import { ApiError } from './errors.js';
 
 const SIG_BYTES = 16;
 const SIG_CHARS = 22; // base64url of 16 bytes, unpadded

@@ -5,6 +5,11 @@ export const RENDER_RUN = 'render.run';
  * request could not (src/installs/renders/landing.ts), verifies it and completes the render.
  */
 export const RENDER_RESTORE = 'render.restore';
+/** Attempts of a render job before its render is marked failed (git or database trouble). */
+export const RENDER_MAX_ATTEMPTS = 5;
+
+/** Enqueued with every new version; installs that follow updates move to it (auto-updates.ts). */
+export const VERSION_PUBLISHED = 'package.version_published';
 
 /** Operation kinds a client sees on GET /v1/operations/{id}. */
 export const OP_INSTALL_RENDER = 'install.render';
@@ -12,4 +17,10 @@ export const OP_INSTALL_RESTORE = 'install.restore';
 
 export interface RenderJob {
   render_id: string;
+}
+
+export interface VersionPublished {
+  workspace_id: string;
+  package_id: string;
+  version_id: string;
 }

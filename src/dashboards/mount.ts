@@ -8,7 +8,7 @@ import { dashboardRoutes } from './routes.js';
 import { revisionRoutes } from './revision-routes.js';
 
 /** Snippets, dashboards and their revisions. */
-export function dashboardsArea(app: App, deps: ServiceDeps): void {
+export function mountDashboards(app: App, deps: ServiceDeps): void {
   snippetRoutes(app, createSnippetService(deps));
   const revisions = createRevisionService(deps);
   dashboardRoutes(app, createDashboardService(deps), revisions);

@@ -1,0 +1,17 @@
+import type { App } from '../http/fastify-types.js';
+import type { ServiceDeps } from '../deps.js';
+import { computeDeps } from './deps.js';
+import { createComputeConfigService } from './configs/service.js';
+import { computeConfigRoutes } from './configs/routes.js';
+import { createMachineService } from './machines/service.js';
+import { machineRoutes } from './machines/routes.js';
+import { createSuspensionService } from './suspensions/service.js';
+import { suspensionRoutes } from './suspensions/routes.js';
+
+/** The compute area's routes: configs, machines, suspensions (its jobs: ./worker.ts). */
+export function mountCompute(app: App, deps: ServiceDeps): void {
+  const area = computeDeps(deps);
+  computeConfigRoutes(app, createComputeConfigService(area), area.accounts.providerId);
+  machineRoutes(app, createMachineService(area));
+  suspensionRoutes(app, createSuspensionService(area));
+}

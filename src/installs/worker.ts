@@ -1,0 +1,11 @@
+import type { ServiceDeps } from '../deps.js';
+import type { JobDefinition } from '../jobs/runner.js';
+import { installDeps } from './deps.js';
+import { renderJobs } from './renders/jobs.js';
+import { autoUpdateJobs } from './auto-updates.js';
+
+/** The installs area's background work: renders and restores into git, and automatic updates. */
+export function installsJobs(deps: ServiceDeps): JobDefinition[] {
+  const area = installDeps(deps);
+  return [...renderJobs(area), ...autoUpdateJobs(area)];
+}

@@ -1,0 +1,27 @@
+import type { JobKinds } from './jobs/queue.js';
+import { MAINTENANCE_PURGE } from './jobs/maintenance.js';
+import { JOB as COMPUTE, MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS } from './compute/jobs/kinds.js';
+import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, VERSION_PUBLISHED } from './installs/job-kinds.js';
+import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
+
+/**
+ * Every kind of background job, and the attempts each gets before it fails for good. The one
+ * table every enqueue reads (src/jobs/queue.ts): the server's requests, the jobs themselves and
+ * the operator commands queue a kind the same way. Periodic work runs once per period: a run
+ * that fails waits for the next period rather than being retried.
+ */
+export const JOB_KINDS: JobKinds = {
+  [MAINTENANCE_PURGE]: { maxAttempts: 1 },
+  [PURGE_DEVICE_LOGINS]: { maxAttempts: 1 },
+  [RENDER_RUN]: { maxAttempts: RENDER_MAX_ATTEMPTS },
+  [RENDER_RESTORE]: { maxAttempts: RENDER_MAX_ATTEMPTS },
+  [VERSION_PUBLISHED]: { maxAttempts: 5 },
+  // The machine jobs give up their work after MACHINE_JOB_ATTEMPTS, then keep running until the
+  // provider confirms what they leave behind (src/compute/jobs/common.ts, runMachineJob).
+  [COMPUTE.createMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
+  [COMPUTE.suspendMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
+  [COMPUTE.resumeMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
+  // A deletion that gives up is queued again by the expiry scan each retry period.
+  [COMPUTE.expireSuspension]: { maxAttempts: MACHINE_JOB_ATTEMPTS },
+  [COMPUTE.expiryScan]: { maxAttempts: 1 },
+};

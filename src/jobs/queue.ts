@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import type { Clock } from '../shared/clock.js';
+import { jobStore } from './store.js';
+
+/** How a kind of job is run: the attempts it gets before it fails for good. */
+export interface JobKind {
+  maxAttempts: number;
+}
+
+/** Every kind of job a platform runs, by name: one table (src/job-kinds.ts), read by every enqueue. */
+export type JobKinds = Readonly<Record<string, JobKind>>;
+
+export interface NewJob {
+  kind: string;
+  payload: unknown;
+  /** Unix ms; now when absent. */
+  runAt?: number;
+  operationId?: string | null;
+  /** At most one job ever exists with a given key: how periodic work runs once across instances. */
+  dedupeKey?: string | null;
+}
+
+/**
+ * The one way work is queued: `enqueue(trx, job)`, in the transaction that makes the work
+ * necessary, so no work is lost and none is invented. The attempts a job gets come from the
+ * table of kinds, never from the caller: a request, a job and an operator command (`wsp admin`,
+ * which runs no worker) queue the same kind the same way.
+ */
+export class JobQueue {
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly clock: Clock,
+    readonly kinds: JobKinds,
+  ) {}
+
+  /** Adds a job (in the caller's transaction when given one); null when its dedupe key exists. */
+  async enqueue(db: Kysely<DB>, job: NewJob): Promise<string | null> {
+    const kind = this.kinds[job.kind];
+    if (!kind) throw new Error(`job kind ${job.kind} is not in the table of job kinds`);
+    const id = await jobStore.insert(db, this.clock.nowMs(), { ...job, maxAttempts: kind.maxAttempts });
+    // A local worker picks it up now rather than at its next poll (after the commit). Only a job
+    // actually added wakes it: the runner enqueues its periodic work (deduplicated) on every pass,
+    // and waking it for those would spin it without pause.
+    if (id !== null) for (const listener of this.listeners) setImmediate(listener);
+    return id;
+  }
+
+  /** Called after each enqueue: how a worker of this process hears of new work. */
+  onEnqueue(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

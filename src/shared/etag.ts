@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+import { ApiError } from './errors.js';
+
+/**
+ * Etags of the resources: a random `etag` column compared on every conditional write. These are
+ * domain rules that services, jobs and operator commands share; quoting an ETag header is
+ * HTTP's (src/http/etag.ts).
+ */
+export function newEtag(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+/** If-Match as sent: quoted or bare, an optional weak marker, or `*`. */
+export function parseIfMatch(header: string): string {
+  const v = header.trim();
+  if (v === '*') return '*';
+  const unweak = v.startsWith('W/') ? v.slice(2) : v;
+  return unweak.length >= 2 && unweak.startsWith('"') && unweak.endsWith('"') ? unweak.slice(1, -1) : unweak;
+}
+
+/** The spec's 409 (7030) naming the etag to send instead (`metadata.current_etag`). */
+export function etagMismatch(current: string): ApiError {
+  return new ApiError('ETAG_MISMATCH', { metadata: { current_etag: current } });
+}
+
+/** Throws the spec's 409 unless If-Match names the current version (`*` names any). */
+export function assertIfMatch(ifMatch: string, current: string): void {
+  const wanted = parseIfMatch(ifMatch);
+  if (wanted !== '*' && wanted !== current) throw etagMismatch(current);
+}

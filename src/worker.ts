@@ -1,0 +1,76 @@
+import pino from 'pino';
+import type { Config } from './config.js';
+import { migrate, openDatabase } from './db/database.js';
+import { systemClock } from './shared/clock.js';
+import { JobRunner, type JobDefinition, type RunnerOptions } from './jobs/runner.js';
+import { maintenanceJobs } from './jobs/maintenance.js';
+import { completeOperation } from './operations/service.js';
+import { createSecretService } from './secrets/service.js';
+import { installsJobs } from './installs/worker.js';
+import { computeJobs } from './compute/worker.js';
+import { oauthJobs } from './oauth/worker.js';
+import { createDeps, type ServiceDeps } from './deps.js';
+import { loggerOptions } from './log.js';
+
+/**
+ * Background work, composed apart from HTTP: `wsp serve` (src/app.ts) and `wsp worker` (`work`
+ * below) both build their job runner here, and nothing here loads the web server.
+ */
+
+/** Every area's jobs, each area's `<area>Jobs(deps)`; their attempts are in src/job-kinds.ts. */
+export function areaJobs(deps: ServiceDeps, runner: JobRunner): JobDefinition[] {
+  return [...maintenanceJobs(deps.db, deps.clock, runner), ...oauthJobs(deps), ...installsJobs(deps), ...computeJobs(deps)];
+}
+
+/** A job runner on `deps` with every area's jobs registered (started by the caller). */
+export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRunner {
+  const { db, engine, clock, log, jobs } = deps;
+  const runner = new JobRunner({ db, engine, clock, log, queue: jobs, operations: { complete: (trx, id, outcome) => completeOperation(trx, clock, id, outcome) } }, opts);
+  runner.define(areaJobs(deps, runner));
+  return runner;
+}
+
+/**
+ * `wsp worker`: open and migrate the database, then run jobs until SIGTERM, which lets the jobs
+ * under way finish. No HTTP: Fastify is neither built nor loaded.
+ */
+export async function work(config: Config): Promise<void> {
+  const log = pino(loggerOptions(config.logLevel));
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let runner: JobRunner;
+  try {
+    await migrate(database);
+    const deps = await createDeps({ config, database, clock: systemClock, log });
+    // As the server does at start: a master key this database was not set up with stops it here.
+    await createSecretService(deps).verifyMasterKey();
+    runner = createRunner(deps, { leaseMs: config.jobLeaseSeconds * 1000 });
+  } catch (err) {
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'shutting down: finishing the jobs under way');
+    const deadline = setTimeout(() => {
+      log.error({ graceSeconds: config.shutdownGraceSeconds }, 'shutdown grace period over: exiting with work in flight');
+      process.exit(1);
+    }, config.shutdownGraceSeconds * 1000);
+    deadline.unref();
+    try {
+      await runner.stop();
+      await database.close();
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  runner.start();
+  log.info({ engine: database.engine }, 'worker started');
+}
