@@ -139,9 +139,14 @@ function runJob(job, index) {
     ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}),
     ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}),
   };
+  // Run under `node --test` itself (the runner's own test), the files would otherwise report to it
+  // in its binary protocol instead of to scripts/test-reporter.mjs.
+  delete env.NODE_TEST_CONTEXT;
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a file killed for its time takes the servers and workers it started
+    // with it (left running, they would load every later file of the run, and the machine after).
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     running.add(child);
     const output = [];
     child.stdout.on('data', (d) => output.push(d));
@@ -149,8 +154,9 @@ function runJob(job, index) {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup(child);
     }, timeoutMs);
+    child.on('exit', () => killGroup(child));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       running.delete(child);
@@ -165,10 +171,19 @@ function runJob(job, index) {
   });
 }
 
+/** Kills a test file's process and whatever it left running in its group. */
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // the group is already gone
+  }
+}
+
 const running = new Set();
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
-    for (const child of running) child.kill('SIGKILL');
+    for (const child of running) killGroup(child);
     process.exit(130);
   });
 }

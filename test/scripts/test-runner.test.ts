@@ -58,10 +58,37 @@ test('a failing test fails the run and is named', () => {
   assert.match(out, /broken on purpose/);
 });
 
-test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS and fails the run', () => {
-  const hangs = `import { test } from 'node:test';\ntest('waits', () => new Promise(() => setInterval(() => {}, 1000)));\n`;
-  const { code, out } = runOn({ 'hangs.test.ts': hangs }, { WSP_TEST_TIMEOUT_MS: '1500' });
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS with the processes it started, and fails the run', async () => {
+  const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-runner-pid-')), 'server.pid');
+  dirs.push(path.dirname(pidFile));
+  // Like a test that started a server and hung: the server must not outlive the run.
+  const hangs = [
+    `import { test } from 'node:test';`,
+    `import { spawn } from 'node:child_process';`,
+    `import fs from 'node:fs';`,
+    `test('waits', () => {`,
+    `  const server = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });`,
+    `  fs.writeFileSync(${JSON.stringify(pidFile)}, String(server.pid));`,
+    `  return new Promise(() => setInterval(() => {}, 1000));`,
+    `});`,
+  ].join('\n');
+  const { code, out } = runOn({ 'hangs.test.ts': hangs }, { WSP_TEST_TIMEOUT_MS: '3000' });
   assert.equal(code, 1, out);
-  assert.match(out, /killed after 1500 ms/);
+  assert.match(out, /killed after 3000 ms/);
   assert.match(out, /✖ failed: .*hangs\.test\.ts \[once\] \(timed out\)/);
+  const serverPid = Number(fs.readFileSync(pidFile, 'utf8'));
+  assert.ok(serverPid > 0);
+  // SIGKILL is delivered at once, but the kernel may take a moment to reap.
+  const deadline = Date.now() + 5000;
+  while (alive(serverPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(alive(serverPid), false, 'the server started by the killed file is gone too');
 });
