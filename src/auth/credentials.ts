@@ -1,4 +1,5 @@
-import { BASE62, base62, crc32, randomString, sha256Hex } from '../shared/crypto.js';
+import { crc32 } from 'node:zlib';
+import { BASE62, base62, randomString, sha256Hex } from '../shared/crypto.js';
 
 /** The three kinds of bearer credential the spec accepts, told apart by their shape alone. */
 export type CredentialShape =

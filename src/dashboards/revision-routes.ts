@@ -23,7 +23,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
         response: { 200: RevisionList, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => revisions.list(workspaceCtx(request), request.params.id, request.query.limit ?? 10, request.query.cursor),
+    async (request) => revisions.list(workspaceCtx(request), request.params.id, request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -45,7 +45,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
         response: { 200: DashboardList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => dashboards.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+    async (request) => dashboards.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(

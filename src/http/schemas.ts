@@ -1,4 +1,4 @@
-import { Type, type TObject, type TOptional, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TOptional, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
 /** The bounds of an Idempotency-Key header (CONTRACT §1: an empty or over-long one is 422). */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
@@ -72,14 +72,17 @@ export const CursorQuery = Type.String({ minLength: 1, maxLength: 512, pattern: 
 
 /**
  * The query of a list operation: `limit` (1 to `max`, `byDefault` when absent), `cursor`, and
- * the list's own filters; nothing else is accepted.
+ * the list's own filters; nothing else is accepted. The default is given here and only here:
+ * the query validator (`useDefaults`) fills it in before any handler runs, so the handler's type
+ * has `limit` as a number (the JSON schema, and so the OpenAPI document, keeps it optional).
  */
 export function PageQuery<Filters extends TProperties = {}>(max: number, byDefault: number, filters?: Filters) {
   const paging = {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: byDefault, description: `Items per page, 1-${max}; ${byDefault} when absent` })),
     cursor: Type.Optional(CursorQuery),
   };
-  return Type.Object({ ...(filters as Filters), ...paging } as Filters & typeof paging, { additionalProperties: false });
+  const schema = Type.Object({ ...(filters as Filters), ...paging } as Filters & typeof paging, { additionalProperties: false });
+  return Type.Unsafe<Omit<Static<typeof schema>, 'limit'> & { limit: number }>(schema);
 }
 
 /** A workspace id as sent (Service-Context, path): the schema below and the pipeline's own check share these. */

@@ -39,7 +39,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
         response: { 200: InstallList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => installs.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+    async (request) => installs.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -7,8 +7,8 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
 import { notificationStore } from './store.js';
+import { toNotification } from './representation.js';
 import type { ListNotificationsQuery } from './schemas.js';
-import { MAX_NOTIFICATIONS_PAGE } from './schemas.js';
 
 export type Severity = 'info' | 'warning' | 'critical';
 
@@ -52,21 +52,6 @@ export async function notify(db: Kysely<DB>, clock: Clock, n: NewNotification): 
   return notificationStore.insertMany(db, rows);
 }
 
-function toNotification(row: NotificationsTable) {
-  return {
-    id: row.id,
-    type: row.type,
-    resource_type: row.resource_type,
-    resource_id: row.resource_id,
-    title: row.title,
-    body: row.body,
-    severity: row.severity,
-    context: JSON.parse(row.context) as Record<string, unknown>,
-    read_at: row.read_at,
-    created_at: row.created_at,
-  };
-}
-
 /** Notifications belong to a user, not to a workspace: every query is by the caller's user id. */
 function callerUserId(ctx: RequestContext): string {
   const userId = userIdOf(ctx.principal);
@@ -79,7 +64,7 @@ export function createNotificationService({ db, clock, cursors }: Pick<ServiceDe
     async list(ctx: RequestContext, query: ListNotificationsQuery) {
       const userId = callerUserId(ctx);
       const unreadOnly = query.unread === 'true';
-      const limit = query.limit ?? MAX_NOTIFICATIONS_PAGE;
+      const limit = query.limit;
       return pageById(
         cursors,
         `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`,

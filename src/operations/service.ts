@@ -1,23 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { DB, OperationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import { operationStore } from './store.js';
-
-export function toOperation(row: OperationsTable) {
-  return {
-    id: row.id,
-    kind: row.kind,
-    done: row.done === 1,
-    error: row.error ? (JSON.parse(row.error) as { code: number; message: string }) : null,
-    result: row.result ? (JSON.parse(row.result) as Record<string, unknown>) : null,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
+import { toOperation } from './representation.js';
 
 /**
  * The operations area's public face for the others: an operation is started in the transaction

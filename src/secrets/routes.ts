@@ -73,7 +73,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
         response: { 200: SecretList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => secrets.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+    async (request) => secrets.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(
@@ -142,7 +142,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
         response: { 200: SecretVersionList, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => secrets.listVersions(workspaceCtx(request), request.params.id, request.query.limit ?? 50, request.query.cursor),
+    async (request) => secrets.listVersions(workspaceCtx(request), request.params.id, request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -7,26 +7,14 @@ import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { assertIfMatch, etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
 import { pageById, pageBySeq } from '../shared/cursor.js';
-import { secretStore, type SecretRow, type VersionRow, type VersionWithKey } from './store.js';
+import { secretStore, type SecretRow, type VersionWithKey } from './store.js';
 import { SecretEnvelope } from './envelope.js';
 import { keyringFromConfig } from './master-key.js';
 import { nextState, type VersionAction } from './transitions.js';
 import type { AddVersionBody, CreateSecretBody, Secret, SecretVersion } from './schemas.js';
+import { toVersion } from './representation.js';
 
 export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log'>;
-
-function toVersion(row: VersionRow): SecretVersion {
-  return {
-    id: row.id,
-    secret_id: row.secret_id,
-    version_number: row.version_number,
-    state: row.state,
-    created_at: row.created_at,
-    etag: row.etag,
-    ...(row.comment !== null ? { comment: row.comment } : {}),
-    ...(row.destroyed_at !== null ? { destroyed_at: row.destroyed_at } : {}),
-  };
-}
 
 /**
  * Secrets and their versions (CONTRACT §4). Builds its envelope from the config, so building

@@ -20,23 +20,6 @@ export function safeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** CRC-32 (IEEE 802.3), as zlib and secret scanners compute it. */
-export function crc32(input: string): number {
-  let crc = 0xffffffff;
-  for (const byte of Buffer.from(input, 'utf8')) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
 /** Base62 (0-9A-Za-z), most significant digit first, left-padded with 0 to `width`. */
 export function base62(n: number, width: number): string {
   let out = '';

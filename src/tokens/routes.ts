@@ -51,7 +51,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
         response: { 200: TokenList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => tokens.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+    async (request) => tokens.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.delete(

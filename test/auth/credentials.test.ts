@@ -5,7 +5,8 @@ import zlib from 'node:zlib';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
 import { apiTokenChecksum, hasValidChecksum } from '../../src/auth/credentials.js';
-import { base62, crc32 } from '../../src/shared/crypto.js';
+import { crc32 } from 'node:zlib';
+import { base62 } from '../../src/shared/crypto.js';
 
 /** CONTRACT §2: what a bearer credential must look like, and how API tokens are made and kept. */
 let h: TestApp;

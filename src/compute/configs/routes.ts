@@ -35,7 +35,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
         response: { 200: ComputeConfigList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => configs.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+    async (request) => configs.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -38,7 +38,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
         response: { 200: MachineList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => machines.list(workspaceCtx(request), request.query.limit ?? 50, request.query.cursor),
+    async (request) => machines.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -15,7 +15,7 @@ import { computeConfigStore } from '../configs/store.js';
 import { clusterStore } from '../clusters/store.js';
 import { JOB, OPERATION, type MachineJob } from '../jobs/kinds.js';
 import { machineStore } from './store.js';
-import { toMachine } from './present.js';
+import { toMachine } from './representation.js';
 import { startSuspend } from './suspend-start.js';
 import type { CreateMachineBody } from './schemas.js';
 

@@ -6,10 +6,10 @@ import { ApiError, notFound } from '../../shared/errors.js';
 import { newEtag } from '../../shared/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { machineStore } from '../machines/store.js';
-import { toMachine } from '../machines/present.js';
+import { toMachine } from '../machines/representation.js';
 import { JOB, OPERATION, type SuspensionJob } from '../jobs/kinds.js';
 import { suspensionStore } from './store.js';
-import { toSuspension } from './present.js';
+import { toSuspension } from './representation.js';
 
 export function createSuspensionService({ db, engine, clock, jobs }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'jobs'>) {
   return {

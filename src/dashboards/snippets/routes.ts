@@ -38,7 +38,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
         response: { 200: SnippetList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => snippets.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+    async (request) => snippets.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(

@@ -10,9 +10,7 @@ import { pageById } from '../../shared/cursor.js';
 import { etagMismatch, newEtag, parseIfMatch, assertIfMatch } from '../../shared/etag.js';
 import { snippetStore, type SnippetChanges } from './store.js';
 import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
-
-// display_type is written only from the schema's enum.
-const toSnippet = (row: SnippetsTable): Snippet => ({ ...row, display_type: row.display_type as Snippet['display_type'] });
+import { toSnippet } from './representation.js';
 
 /**
  * For dashboards (the snippets' public face inside their area): the state and etag now of the

@@ -42,7 +42,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
         response: { 200: PackageList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => packages.list(workspaceCtx(request), request.query.limit ?? 20, request.query.cursor),
+    async (request) => packages.list(workspaceCtx(request), request.query.limit, request.query.cursor),
   );
 
   app.get(
@@ -91,7 +91,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
         response: { 200: PackageVersionList, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => packages.listVersions(workspaceCtx(request), request.params.id, request.query.limit ?? 20, request.query.cursor),
+    async (request) => packages.listVersions(workspaceCtx(request), request.params.id, request.query.limit, request.query.cursor),
   );
 
   app.get(

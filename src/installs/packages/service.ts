@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../deps.js';
+import type { PackageVersionsTable } from '../../db/tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
-import type { PackagesTable, PackageVersionsTable } from '../../db/tables.js';
 import { isUniqueViolation } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
@@ -10,18 +10,7 @@ import { packageStore } from './store.js';
 import { checkVersionFiles } from './version-files.js';
 import { VERSION_PUBLISHED, type VersionPublished } from '../job-kinds.js';
 import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } from './schemas.js';
-
-
-export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at });
-
-export const toVersion = (row: PackageVersionsTable): PackageVersion => ({
-  id: row.id,
-  package_id: row.package_id,
-  workspace_id: row.workspace_id,
-  semver: row.semver,
-  files: JSON.parse(row.files) as Record<string, string>,
-  created_at: row.created_at,
-});
+import { toPackage, toVersion } from './representation.js';
 
 export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'>) {
   async function visiblePackage(ctx: WorkspaceContext, rawId: string) {

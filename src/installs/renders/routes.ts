@@ -19,7 +19,7 @@ export function renderRoutes(app: App, renders: RenderService): void {
         response: { 200: RenderList, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => renders.listForInstall(workspaceCtx(request), request.params.id, request.query.limit ?? 20, request.query.cursor),
+    async (request) => renders.listForInstall(workspaceCtx(request), request.params.id, request.query.limit, request.query.cursor),
   );
 
   app.get(
