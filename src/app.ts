@@ -41,6 +41,8 @@ export interface AppOptions {
   processMetrics?: boolean;
   /** Settings of this process's job worker (started by the caller, not here). */
   jobs?: RunnerOptions;
+  /** The compute area's clock, when not `clock` (tests of real processes move it). */
+  computeClock?: Clock;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
@@ -101,7 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   installJsonParser(app);
   app.addSchema(DocumentedErrorEnvelope);
 
-  const deps = await createDeps({ config, database, clock, log: app.log });
+  const deps = await createDeps({ config, database, clock, log: app.log, computeClock: opts.computeClock });
   const verifyJwt = opts.verifyJwt ?? (await createJwtVerifier(config.jwt, clock));
   const authenticate = createAuthenticator({ clock, verifyJwt, lookups: deps.credentials });
 

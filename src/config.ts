@@ -45,8 +45,6 @@ export interface Config {
    * 60); a job whose worker died is taken over by another worker once it has run out.
    */
   jobLeaseSeconds: number;
-  /** WSP_COMPUTE_CLOCK_OFFSET_FILE: tests only; moves the compute area's clock (src/compute/clock.ts). */
-  computeClockOffsetFile?: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -138,7 +136,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     suspensionRetentionDays: positiveIntFromEnv(env, 'WSP_SUSPENSION_RETENTION_DAYS', 30),
     schedulerIntervalSeconds: positiveIntFromEnv(env, 'WSP_SCHEDULER_INTERVAL_SECONDS', 60),
     jobLeaseSeconds: positiveIntFromEnv(env, 'WSP_JOB_LEASE_SECONDS', 60),
-    computeClockOffsetFile: env.WSP_COMPUTE_CLOCK_OFFSET_FILE ? path.resolve(env.WSP_COMPUTE_CLOCK_OFFSET_FILE) : undefined,
   };
 }
 

@@ -24,6 +24,11 @@ export interface ServiceDeps {
   log: Logger;
   /** Background work: `jobs.enqueue(trx, job)`, in the write's transaction. */
   jobs: JobQueue;
+  /**
+   * The compute area's clock when it is not `clock`: given only by whoever starts the process
+   * (`serve(config, { computeClock })`), never by configuration; tests of real processes move it.
+   */
+  computeClock?: Clock;
   /** The credential lookups the authenticator is given (for areas that authenticate on their own, the device page). */
   credentials: CredentialLookups;
 }
@@ -42,7 +47,7 @@ export function credentialLookups(db: Kysely<DB>): CredentialLookups {
  * The composition root's first step, shared by `wsp serve` (src/app.ts) and `wsp worker`
  * (src/worker.ts): the dependencies every area is built from, on an open, migrated database.
  */
-export async function createDeps(opts: { config: Config; database: Database; clock: Clock; log: Logger }): Promise<ServiceDeps> {
+export async function createDeps(opts: { config: Config; database: Database; clock: Clock; log: Logger; computeClock?: Clock | undefined }): Promise<ServiceDeps> {
   const { config, database, clock, log } = opts;
   const { db } = database;
   const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
@@ -55,5 +60,6 @@ export async function createDeps(opts: { config: Config; database: Database; clo
     log,
     jobs: new JobQueue(clock, JOB_KINDS),
     credentials: credentialLookups(db),
+    ...(opts.computeClock ? { computeClock: opts.computeClock } : {}),
   };
 }

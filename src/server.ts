@@ -1,10 +1,13 @@
 import { buildApp, loggerOptions } from './app.js';
 import type { Config } from './config.js';
+import type { Clock } from './shared/clock.js';
 import { migrate, openDatabase } from './db/database.js';
 
 export interface ServeOptions {
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
   worker: boolean;
+  /** The compute area's clock, when not the system's: only a test that starts the server itself gives one. */
+  computeClock?: Clock;
 }
 
 /**
@@ -15,7 +18,7 @@ export interface ServeOptions {
 export async function serve(config: Config, opts: ServeOptions = { worker: true }): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(database);
-  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 } });
+  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, ...(opts.computeClock ? { computeClock: opts.computeClock } : {}) });
 
   let closing = false;
   const shutdown = async (signal: string) => {

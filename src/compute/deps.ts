@@ -2,7 +2,6 @@ import type { ServiceDeps } from '../deps.js';
 import { createSecretService } from '../secrets/service.js';
 import { createProviderAccounts, type SecretLookup } from './provider/accounts.js';
 import type { ProviderAccounts } from './provider/types.js';
-import { OffsetClock } from './clock.js';
 
 /** What the compute area's services and jobs are built from. */
 export interface ComputeDeps extends ServiceDeps {
@@ -21,9 +20,9 @@ const built = new WeakMap<ServiceDeps, ComputeDeps>();
 export function computeDeps(deps: ServiceDeps): ComputeDeps {
   let area = built.get(deps);
   if (!area) {
-    const offsetFile = deps.config.computeClockOffsetFile;
-    if (offsetFile) deps.log.warn({ file: offsetFile }, 'WSP_COMPUTE_CLOCK_OFFSET_FILE is set: the compute area runs on a moved clock (for tests only)');
-    const clock = offsetFile ? new OffsetClock(deps.clock, offsetFile) : deps.clock;
+    // Suspensions, expiry notices and the expiry scan run on the compute clock: the process's,
+    // unless the one who started the process gave another (tests of real processes move it).
+    const clock = deps.computeClock ?? deps.clock;
     area = { ...deps, clock, accounts: createProviderAccounts(deps.config.provider, clock), secrets: createSecretService(deps) };
     built.set(deps, area);
   }

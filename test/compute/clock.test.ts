@@ -5,16 +5,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../src/shared/clock.js';
-import { loadConfig } from '../../src/config.js';
-import { OffsetClock } from '../../src/compute/clock.js';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
+import { OffsetClock } from '../helpers/offset-clock.js';
 
-/** WSP_COMPUTE_CLOCK_OFFSET_FILE: the compute area's clock, moved by whole seconds read from a file (tests of real processes). */
+/** The clock tests of real processes give the compute area: moved by whole seconds read from a file. */
 test('the offset is read at start, followed when the file is rewritten, and kept when a later read fails; a bad file stops the start', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-offset-'));
   try {
     const file = path.join(dir, 'offset');
-    assert.equal(loadConfig({}).computeClockOffsetFile, undefined, 'unset: the server clock');
-    assert.equal(loadConfig({ WSP_COMPUTE_CLOCK_OFFSET_FILE: 'rel/offset' }).computeClockOffsetFile, path.resolve('rel/offset'));
+    // Production code reads no test-only clock setting: the variable that once moved it is gone.
+    const readers = (fs.readdirSync(path.join(REPO_ROOT, 'src'), { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts') && fs.readFileSync(path.join(REPO_ROOT, 'src', f), 'utf8').includes('CLOCK_OFFSET'));
+    assert.deepEqual(readers, [], 'no file of src/ reads a clock offset');
 
     const base = new ManualClock(1_000_000_000_000);
     assert.throws(() => new OffsetClock(base, file), /ENOENT/);

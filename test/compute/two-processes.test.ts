@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
 import { jobsSucceededSince } from '../helpers/jobs.js';
-import { api, startServer, type ServerProcess } from '../helpers/processes.js';
+import { api, serveWithMovedComputeClock, startServer, type ServerProcess } from '../helpers/processes.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { ProviderStub } from './provider-stub.js';
@@ -15,9 +15,9 @@ import { ProviderStub } from './provider-stub.js';
 /**
  * The compute area on real `wsp serve` processes against the stub of the provider: two of
  * them on one PostgreSQL (one on SQLite, which is one process by design), each with its job
- * worker and expiry scheduler (every second). Time for suspensions moves through
- * WSP_COMPUTE_CLOCK_OFFSET_FILE (src/compute/clock.ts), which every process reads: the test
- * moves it days ahead instead of waiting. Retention is 10 days, so the first scans see more than
+ * worker and expiry scheduler (every second). Time for suspensions moves through a file of
+ * seconds every process's compute clock reads (test/helpers/offset-clock.ts, given to each
+ * server by test/helpers/serve-moved-clock.ts): the test moves it days ahead instead of waiting. Retention is 10 days, so the first scans see more than
  * 7 days left (no notice), and moving the clock shows the info, the warning, then the expiry.
  */
 const COUNT = ENGINE === 'postgres' ? 2 : 1;
@@ -32,7 +32,7 @@ const servers: ServerProcess[] = [];
 let ws: string;
 let people: { owner: string; admin: string; member: string };
 
-/** How stale a process's compute clock may be after the offset file moved (REREAD_MS of src/compute/clock.ts). */
+/** How stale a process's compute clock may be after the offset file moved (REREAD_MS of test/helpers/offset-clock.ts). */
 const OFFSET_REREAD_MS = 100;
 
 /**
@@ -86,9 +86,8 @@ before(async () => {
     WSP_PROVIDER_TOKEN: PLATFORM_TOKEN,
     WSP_SCHEDULER_INTERVAL_SECONDS: '1',
     WSP_SUSPENSION_RETENTION_DAYS: '10',
-    WSP_COMPUTE_CLOCK_OFFSET_FILE: offsetFile,
   };
-  servers.push(...(await Promise.all(Array.from({ length: COUNT }, () => startServer(env)))));
+  servers.push(...(await Promise.all(Array.from({ length: COUNT }, () => startServer(env, [], serveWithMovedComputeClock(offsetFile))))));
 });
 
 after(async () => {

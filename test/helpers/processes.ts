@@ -77,8 +77,16 @@ export interface ServerProcess {
 }
 
 /** Starts `node bin/wsp.js serve` on a free port of 127.0.0.1 and waits until it listens. */
-export async function startServer(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [WSP_BIN, 'serve', ...args], {
+/**
+ * The command line of `wsp serve` whose compute area runs on a clock moved by the seconds in
+ * `offsetFile` (test/helpers/serve-moved-clock.ts), for `startServer`'s `command`.
+ */
+export function serveWithMovedComputeClock(offsetFile: string): string[] {
+  return ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/serve-moved-clock.ts'), offsetFile];
+}
+
+export async function startServer(env: Record<string, string>, args: string[] = [], command: string[] = [WSP_BIN, 'serve']): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...command, ...args], {
     env: wspEnv({ PORT: '0', HOST: '127.0.0.1', WSP_LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

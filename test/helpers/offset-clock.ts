@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { Clock } from '../shared/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 
 /** How often the offset file is read again at most (ms of real time). */
 const REREAD_MS = 100;
@@ -8,15 +8,15 @@ const OFFSET = /^\s*(-?\d{1,12})\s*$/;
 function readOffsetSeconds(file: string): number {
   const text = fs.readFileSync(file, 'utf8');
   const m = OFFSET.exec(text);
-  if (!m) throw new Error(`WSP_COMPUTE_CLOCK_OFFSET_FILE ${file} must hold a whole number of seconds, got "${text.trim().slice(0, 40)}"`);
+  if (!m) throw new Error(`the clock offset file ${file} must hold a whole number of seconds, got "${text.trim().slice(0, 40)}"`);
   return Number(m[1]);
 }
 
 /**
- * The compute area's clock moved by a number of seconds read from a file
- * (`WSP_COMPUTE_CLOCK_OFFSET_FILE`), for tests that run real server processes: they move the
+ * A clock moved by a number of seconds read from a file, for tests that run real server
+ * processes (test/helpers/serve-moved-clock.ts gives it to the compute area): they move the
  * time of suspensions, expiry notices and the expiry scan by rewriting the file, in every
- * process at once, instead of waiting days. It moves nothing else: credentials, sessions,
+ * process at once, instead of waiting days. Production configuration has no such setting. It moves nothing else: credentials, sessions,
  * idempotency keys, rate limits and the job runner's leases and backoff keep the server's
  * own clock. The file is read at start (a missing or malformed one stops the start) and again
  * at most every 100 ms; a read that fails later keeps the last offset.
