@@ -33,29 +33,44 @@ which they create and migrate if needed. --json prints one JSON object.
                                                     -> {machine_id, workspace_id, status, operation_id, reason}
 `;
 
-type Command = (svc: AdminService, p: Parsed, env: { database: Database; config: Config }) => Promise<Record<string, unknown>>;
+type Run = (svc: AdminService, p: Parsed, env: { database: Database; config: Config }) => Promise<Record<string, unknown>>;
+
+/** An operator command: the string flags it takes (each also takes --json and --help) and what it does. */
+interface Command {
+  flags: readonly string[];
+  run: Run;
+}
 
 const COMMANDS: Record<string, Command> = {
-  bootstrap: (svc) => svc.bootstrap(),
-  'workspace create': (svc, p) => svc.createWorkspace(stringFlag(p, 'name', true)),
-  'user create': (svc, p) => svc.createUser({ name: stringFlag(p, 'name'), email: stringFlag(p, 'email') }),
-  'user link': (svc, p) => svc.linkSubject(stringFlag(p, 'user', true), stringFlag(p, 'subject', true)),
-  'member add': (svc, p) => svc.addMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true), stringFlag(p, 'role', true)),
-  'session create': (svc, p) => svc.createSession(stringFlag(p, 'user', true)),
-  migrate: async () => ({ migrated: true }),
-  'dashboard import': (_svc, p, { database }) => {
-    const file = p.positionals[2];
-    if (file === undefined) throw new UsageError('dashboard import needs the FILE to read');
-    return importDashboardFile(database.db, file);
+  bootstrap: { flags: [], run: (svc) => svc.bootstrap() },
+  'workspace create': { flags: ['name'], run: (svc, p) => svc.createWorkspace(stringFlag(p, 'name', true)) },
+  'user create': { flags: ['name', 'email'], run: (svc, p) => svc.createUser({ name: stringFlag(p, 'name'), email: stringFlag(p, 'email') }) },
+  'user link': { flags: ['user', 'subject'], run: (svc, p) => svc.linkSubject(stringFlag(p, 'user', true), stringFlag(p, 'subject', true)) },
+  'member add': {
+    flags: ['workspace', 'user', 'role'],
+    run: (svc, p) => svc.addMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true), stringFlag(p, 'role', true)),
   },
-  'rotate-master-key': async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }),
+  'session create': { flags: ['user'], run: (svc, p) => svc.createSession(stringFlag(p, 'user', true)) },
+  migrate: { flags: [], run: async () => ({ migrated: true }) },
+  'dashboard import': {
+    flags: [],
+    run: (_svc, p, { database }) => {
+      const file = p.positionals[2];
+      if (file === undefined) throw new UsageError('dashboard import needs the FILE to read');
+      return importDashboardFile(database.db, file);
+    },
+  },
+  'rotate-master-key': { flags: [], run: async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }) },
   // No worker here: the job waits in the queue for a server's or `wsp worker`'s (src/job-kinds.ts gives its attempts).
-  'machine suspend': (_svc, p, { database }) =>
-    suspendMachineAsOperator(
-      { db: database.db, engine: database.engine, clock: systemClock, jobs: new JobQueue(systemClock, JOB_KINDS) },
-      stringFlag(p, 'machine', true),
-      stringFlag(p, 'reason', true),
-    ),
+  'machine suspend': {
+    flags: ['machine', 'reason'],
+    run: (_svc, p, { database }) =>
+      suspendMachineAsOperator(
+        { db: database.db, engine: database.engine, clock: systemClock, jobs: new JobQueue(systemClock, JOB_KINDS) },
+        stringFlag(p, 'machine', true),
+        stringFlag(p, 'reason', true),
+      ),
+  },
 };
 
 /** Why the database cannot be used, naming it without its password: a line for an operator, not a stack. */
@@ -90,9 +105,13 @@ export async function runAdmin(
   err: NodeJS.WritableStream = process.stderr,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
+  // The command's name comes first: it says which flags the rest may hold.
+  const firstFlag = argv.findIndex((a) => a.startsWith('-'));
+  const leading = firstFlag < 0 ? argv : argv.slice(0, firstFlag);
+  const known = [leading.slice(0, 2).join(' '), leading[0] ?? ''].find((n) => n in COMMANDS);
   let parsed: Parsed;
   try {
-    parsed = parseArgs(argv, ['json', 'help']);
+    parsed = parseArgs(argv, { strings: known ? COMMANDS[known]!.flags : [], booleans: ['json'] });
   } catch (e) {
     err.write(`error: ${(e as Error).message}\n\n${ADMIN_HELP}`);
     return 2;
@@ -116,7 +135,7 @@ export async function runAdmin(
     } catch (e) {
       throw new AdminError(cannotOpen(config, e));
     }
-    const result = await COMMANDS[name]!(createAdminService(database.db, systemClock), parsed, { database, config });
+    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock), parsed, { database, config });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {

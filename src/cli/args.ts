@@ -1,3 +1,5 @@
+import { parseArgs as parseNodeArgs } from 'node:util';
+
 /** A usage problem: printed with the command's help, exit code 2. */
 export class UsageError extends Error {}
 
@@ -6,34 +8,44 @@ export interface Parsed {
   flags: Record<string, string | true>;
 }
 
-/** `--name value`, `--name=value` and boolean `--json`; the rest are positionals. */
-export function parseArgs(argv: string[], booleans: readonly string[] = []): Parsed {
-  const positionals: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=');
-      const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-      if (eq > 0) flags[name] = arg.slice(eq + 1);
-      else if (booleans.includes(name)) flags[name] = true;
-      else {
-        const value = argv[i + 1];
-        if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value`);
-        flags[name] = value;
-        i++;
-      }
-    } else if (arg === '-h') {
-      flags.help = true;
-    } else {
-      positionals.push(arg);
-    }
+/** The flags a command takes: `--name value` (or `--name=value`) and booleans (`--json`). */
+export interface FlagSpec {
+  strings?: readonly string[];
+  booleans?: readonly string[];
+}
+
+type NodeOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+/**
+ * The command line after a command's name, by node:util's parseArgs in strict mode: a flag the
+ * command does not take, a string flag without its value and a boolean given one are usage
+ * errors; `--help`/`-h` is always known; after `--` everything is a positional.
+ */
+export function parseArgs(argv: string[], spec: FlagSpec = {}): Parsed {
+  const options: NodeOptions = { help: { type: 'boolean', short: 'h' } };
+  for (const name of spec.strings ?? []) options[name] = { type: 'string' };
+  for (const name of spec.booleans ?? []) options[name] = { type: 'boolean' };
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  try {
+    parsed = parseNodeArgs({ args: argv, options, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new UsageError(usageMessage(err, options));
   }
-  return { positionals, flags };
+  const flags: Record<string, string | true> = {};
+  for (const [name, value] of Object.entries(parsed.values)) if (value !== undefined && value !== false) flags[name] = value;
+  return { positionals: parsed.positionals, flags };
+}
+
+/** node:util's messages suggest its own syntax; ours name the flag and what is wrong with it. */
+function usageMessage(err: unknown, options: NodeOptions): string {
+  const { code, message } = err as { code?: string; message: string };
+  const flag = /'(--?[^' =]+)/.exec(message)?.[1] ?? '';
+  const name = flag.replace(/^--?/, '');
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag ${flag}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return options[name]?.type === 'boolean' ? `--${name} takes no value` : `--${name} needs a value`;
+  }
+  return message;
 }
 
 export function stringFlag(p: Parsed, name: string, required: true): string;

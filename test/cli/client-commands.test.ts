@@ -43,6 +43,22 @@ describe('usage', () => {
     }
   });
 
+  test('flags are parsed strictly: an unknown one, a string flag without its value and a boolean given one are named (2)', async () => {
+    const configDir = await loggedIn(s.owner.userId);
+    for (const [argv, message] of [
+      [['tokens', 'create', '--name', 'x', '--colour', 'red'], /error: unknown flag --colour/],
+      [['tokens', 'create', '--name'], /error: --name needs a value/],
+      [['tokens', 'create', '--name', '--json'], /error: --name needs a value/],
+      [['tokens', 'list', '--json=yes'], /error: --json takes no value/],
+      [['tokens', 'list', '-q'], /error: unknown flag -q/],
+    ] as const) {
+      const run = await runCli([...argv], { configDir });
+      assert.equal(run.code, 2, `${argv.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message, argv.join(' '));
+      assert.match(run.stderr, /usage: wsp tokens/, 'the command’s usage follows');
+    }
+  });
+
   test('a workspace command without a chosen workspace says how to choose one (2)', async () => {
     const run = await runCli(['tokens', 'list'], { configDir: await loggedIn(s.owner.userId, null) });
     assert.equal(run.code, 2);

@@ -78,11 +78,7 @@ export async function runClient(argv: string[], io: Io = processIo()): Promise<n
   }
   const rest = argv.slice(command.name.split(' ').length);
   try {
-    const booleans = ['json', 'help', ...(command.booleans ?? [])];
-    const args = parseArgs(rest, booleans);
-    const allowed = new Set([...booleans, ...(command.flags ?? [])]);
-    const unknown = Object.keys(args.flags).find((f) => !allowed.has(f));
-    if (unknown) throw new UsageError(`unknown flag --${unknown}`);
+    const args = parseArgs(rest, { strings: command.flags ?? [], booleans: ['json', ...(command.booleans ?? [])] });
     await command.run({ io, args, json: args.flags.json === true });
     return EXIT.OK;
   } catch (err) {
