@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { Type, type StaticDecode } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 
 /** Every setting the server reads, taken from the environment once at start. */
 export interface Config {
@@ -49,93 +51,137 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
-  return Number(raw);
-}
-
-function positiveIntFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const n = intFromEnv(env, name, fallback)!;
-  if (n < 1) throw new ConfigError(`${name} must be at least 1, got ${n}`);
-  return n;
-}
-
-function providerFromEnv(env: NodeJS.ProcessEnv): Config['provider'] {
-  const id = env.WSP_PROVIDER_ID || 'hetzner';
-  if (!/^[a-z][a-z0-9_-]{0,31}$/.test(id)) throw new ConfigError(`WSP_PROVIDER_ID must match [a-z][a-z0-9_-]{0,31}, got "${id}"`);
-  const url = env.WSP_PROVIDER_URL || undefined;
-  if (url && !/^https?:\/\//.test(url)) throw new ConfigError('WSP_PROVIDER_URL must be an http(s):// URL');
-  const token = env.WSP_PROVIDER_TOKEN?.trim() || undefined;
-  // The platform's account answers the catalog for every config and acts for every config without a secret_id.
-  if (url && !token) throw new ConfigError("WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN (the platform's provider API token)");
-  return {
-    id,
-    url,
-    token,
-    timeoutMs: positiveIntFromEnv(env, 'WSP_PROVIDER_TIMEOUT_SECONDS', 10) * 1000,
-    actionPollMs: 1000,
-  };
-}
-
 /** The built-in command-line client's id, always registered. */
 export const CLI_CLIENT_ID = 'wsp-cli';
-
-function oauthClientIdsFromEnv(env: NodeJS.ProcessEnv): string[] {
-  const extra = (env.WSP_OAUTH_CLIENT_IDS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const id of extra) {
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(id)) throw new ConfigError(`WSP_OAUTH_CLIENT_IDS: "${id}" is not a client id ([A-Za-z0-9._-], 1-64 characters)`);
-  }
-  return [...new Set([CLI_CLIENT_ID, ...extra])];
-}
 
 /** A master key as text: padded standard base64 of exactly 32 bytes (`openssl rand -base64 32`). */
 export const MASTER_KEY_TEXT = /^[A-Za-z0-9+/]{43}=$/;
 
-function masterKeyFromEnv(value: string | undefined, name: string): string | undefined {
-  if (value === undefined || value === '') return undefined;
-  // Never echo the value: it is key material.
-  if (!MASTER_KEY_TEXT.test(value.trim())) throw new ConfigError(`${name} must be the base64 of exactly 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
-  return value.trim();
+const CLIENT_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+// Each variable's schema: what it accepts, its default and its description, in one place. An
+// empty variable counts as unset. Numbers arrive as text and are decoded once, here.
+const text = (description: string, options: { pattern?: string; default?: string } = {}) => Type.Optional(Type.String({ description, ...options }));
+const count = (description: string, byDefault: number | undefined, minimum: 0 | 1) =>
+  Type.Optional(
+    Type.Transform(Type.String({ description, pattern: minimum === 1 ? '^0*[1-9][0-9]*$' : '^[0-9]+$', ...(byDefault === undefined ? {} : { default: String(byDefault) }) }))
+      .Decode((v) => Number(v))
+      .Encode((n) => String(n)),
+  );
+
+/** The environment the server reads (also the list of its settings; README.md explains them). */
+export const Environment = Type.Object({
+  PORT: count('The HTTP port', 8080, 0),
+  HOST: text('The address to listen on', { default: '0.0.0.0' }),
+  WSP_DATA_DIR: text("The data directory: the SQLite database, the master key file, installs' repositories", { default: './data' }),
+  WSP_REPO_DIR: text("Where installs' git repositories live; unset: <WSP_DATA_DIR>/repos"),
+  DATABASE_URL: text('PostgreSQL (postgres://...); unset: SQLite in WSP_DATA_DIR', { pattern: '^postgres(ql)?://' }),
+  WSP_PUBLIC_URL: text('The URL clients reach the server at (device flow links); unset: http://localhost:<PORT>'),
+  WSP_LOG_LEVEL: text('pino log level (also LOG_LEVEL)'),
+  LOG_LEVEL: text('pino log level, when WSP_LOG_LEVEL is unset', { default: 'info' }),
+  WSP_JWT_JWKS_URL: text('JWKS of the identity provider whose JWTs are accepted'),
+  WSP_JWT_PUBLIC_KEY: text('A PEM public key whose JWTs are accepted (instead of a JWKS)'),
+  WSP_JWT_ISSUER: text('The iss every accepted JWT must carry (required with a JWT key)'),
+  WSP_JWT_AUDIENCE: text('The aud every accepted JWT must carry (required with a JWT key)'),
+  WSP_MASTER_KEY: text("Wraps secrets' data keys: base64 of 32 bytes; unset: a 0600 key file in WSP_DATA_DIR"),
+  WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
+  WSP_RATE_LIMIT_PER_MINUTE: count('Requests per credential a minute; unset: no general limit', undefined, 1),
+  WSP_AUTH_FAILURES_PER_MINUTE: count('Failed authentications per client address a minute', 30, 1),
+  WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
+  WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
+  WSP_PROVIDER_ID: text('The compute provider id', { pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'hetzner' }),
+  WSP_PROVIDER_URL: text("The provider's API; unset: the embedded simulation", { pattern: '^https?://' }),
+  WSP_PROVIDER_TOKEN: text("The platform's provider API token (required with WSP_PROVIDER_URL)"),
+  WSP_PROVIDER_TIMEOUT_SECONDS: count('Timeout of one provider request', 10, 1),
+  WSP_SUSPENSION_RETENTION_DAYS: count("How long a suspended machine's snapshot is kept", 30, 1),
+  WSP_SCHEDULER_INTERVAL_SECONDS: count('How often the compute expiry scan runs', 60, 1),
+  WSP_JOB_LEASE_SECONDS: count("How long a worker's claim on a job lasts without a heartbeat", 60, 1),
+});
+
+/** What a variable that does not match its schema is told (never its value when it is key material). */
+function refusal(name: string, raw: string): string {
+  const schema = Environment.properties[name as keyof typeof Environment.properties] as { pattern?: string } | undefined;
+  switch (name) {
+    case 'DATABASE_URL':
+      return 'DATABASE_URL must be a postgres:// URL';
+    case 'WSP_PROVIDER_URL':
+      return 'WSP_PROVIDER_URL must be an http(s):// URL';
+    case 'WSP_MASTER_KEY':
+    case 'WSP_MASTER_KEY_PREVIOUS':
+      return `${name} must be the base64 of exactly 32 random bytes (e.g. \`openssl rand -base64 32\`)`;
+  }
+  if (schema?.pattern === '^[0-9]+$' || (schema?.pattern === '^0*[1-9][0-9]*$' && !/^[0-9]+$/.test(raw))) return `${name} must be a non-negative integer, got "${raw}"`;
+  if (schema?.pattern === '^0*[1-9][0-9]*$') return `${name} must be at least 1, got ${Number(raw)}`;
+  return `${name} must match ${schema?.pattern}, got "${raw.slice(0, 64)}"`;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = intFromEnv(env, 'PORT', 8080)!;
-  const host = env.HOST || '0.0.0.0';
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must be a postgres:// URL');
+/** The environment's variables of the schema that are set and not empty, keys and tokens trimmed. */
+function present(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(Environment.properties)) {
+    let value = env[name];
+    if (name === 'WSP_MASTER_KEY' || name === 'WSP_PROVIDER_TOKEN') value = value?.trim();
+    if (value !== undefined && value !== '') out[name] = value;
   }
+  return out;
+}
+
+function decodeEnvironment(env: NodeJS.ProcessEnv): StaticDecode<typeof Environment> {
+  const given = present(env);
+  if (given.WSP_MASTER_KEY !== undefined && !MASTER_KEY_TEXT.test(given.WSP_MASTER_KEY)) throw new ConfigError(refusal('WSP_MASTER_KEY', ''));
+  const withDefaults = Value.Default(Environment, given);
+  const first = Value.Errors(Environment, withDefaults).First();
+  if (first) {
+    const name = first.path.split('/')[1] ?? first.path;
+    throw new ConfigError(refusal(name, String(given[name] ?? '')));
+  }
+  return Value.Decode(Environment, withDefaults) as StaticDecode<typeof Environment>;
+}
+
+/** A comma-separated list, each item trimmed, empty ones dropped. */
+const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = decodeEnvironment(env);
   // A JWT key without a required issuer and audience would accept tokens minted for any other service.
-  if ((env.WSP_JWT_JWKS_URL || env.WSP_JWT_PUBLIC_KEY) && !(env.WSP_JWT_ISSUER && env.WSP_JWT_AUDIENCE)) {
+  if ((e.WSP_JWT_JWKS_URL || e.WSP_JWT_PUBLIC_KEY) && !(e.WSP_JWT_ISSUER && e.WSP_JWT_AUDIENCE)) {
     throw new ConfigError('WSP_JWT_ISSUER and WSP_JWT_AUDIENCE are required with WSP_JWT_JWKS_URL or WSP_JWT_PUBLIC_KEY');
   }
+  // The platform's account answers the catalog for every config and acts for every config without a secret_id.
+  if (e.WSP_PROVIDER_URL && !e.WSP_PROVIDER_TOKEN) throw new ConfigError("WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN (the platform's provider API token)");
+  const previous = list(e.WSP_MASTER_KEY_PREVIOUS);
+  // Never echo a key: it is key material.
+  if (previous.some((k) => !MASTER_KEY_TEXT.test(k))) throw new ConfigError(refusal('WSP_MASTER_KEY_PREVIOUS', ''));
+  const clientIds = list(e.WSP_OAUTH_CLIENT_IDS);
+  const badClient = clientIds.find((id) => !CLIENT_ID.test(id));
+  if (badClient !== undefined) throw new ConfigError(`WSP_OAUTH_CLIENT_IDS: "${badClient}" is not a client id ([A-Za-z0-9._-], 1-64 characters)`);
+  const port = e.PORT!;
   return {
     port,
-    host,
-    dataDir: path.resolve(env.WSP_DATA_DIR || './data'),
-    repoDir: env.WSP_REPO_DIR ? path.resolve(env.WSP_REPO_DIR) : undefined,
-    databaseUrl,
-    publicUrl: (env.WSP_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
-    logLevel: env.WSP_LOG_LEVEL || env.LOG_LEVEL || 'info',
-    jwt: {
-      jwksUrl: env.WSP_JWT_JWKS_URL || undefined,
-      publicKey: env.WSP_JWT_PUBLIC_KEY || undefined,
-      issuer: env.WSP_JWT_ISSUER || undefined,
-      audience: env.WSP_JWT_AUDIENCE || undefined,
-    },
-    masterKey: masterKeyFromEnv(env.WSP_MASTER_KEY, 'WSP_MASTER_KEY'),
-    masterKeyPrevious: (env.WSP_MASTER_KEY_PREVIOUS ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((k) => masterKeyFromEnv(k, 'WSP_MASTER_KEY_PREVIOUS')!),
-    rateLimitPerMinute: env.WSP_RATE_LIMIT_PER_MINUTE ? positiveIntFromEnv(env, 'WSP_RATE_LIMIT_PER_MINUTE', 1) : undefined,
-    authFailuresPerMinute: positiveIntFromEnv(env, 'WSP_AUTH_FAILURES_PER_MINUTE', 30),
-    shutdownGraceSeconds: positiveIntFromEnv(env, 'WSP_SHUTDOWN_GRACE_SECONDS', 30),
+    host: e.HOST!,
+    dataDir: path.resolve(e.WSP_DATA_DIR!),
+    repoDir: e.WSP_REPO_DIR ? path.resolve(e.WSP_REPO_DIR) : undefined,
+    databaseUrl: e.DATABASE_URL,
+    publicUrl: (e.WSP_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    logLevel: e.WSP_LOG_LEVEL ?? e.LOG_LEVEL!,
+    jwt: { jwksUrl: e.WSP_JWT_JWKS_URL, publicKey: e.WSP_JWT_PUBLIC_KEY, issuer: e.WSP_JWT_ISSUER, audience: e.WSP_JWT_AUDIENCE },
+    masterKey: e.WSP_MASTER_KEY,
+    masterKeyPrevious: previous,
+    rateLimitPerMinute: e.WSP_RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
+    shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
     bodyLimitBytes: 1024 * 1024,
-    oauthClientIds: oauthClientIdsFromEnv(env),
-    provider: providerFromEnv(env),
-    suspensionRetentionDays: positiveIntFromEnv(env, 'WSP_SUSPENSION_RETENTION_DAYS', 30),
-    schedulerIntervalSeconds: positiveIntFromEnv(env, 'WSP_SCHEDULER_INTERVAL_SECONDS', 60),
-    jobLeaseSeconds: positiveIntFromEnv(env, 'WSP_JOB_LEASE_SECONDS', 60),
+    oauthClientIds: [...new Set([CLI_CLIENT_ID, ...clientIds])],
+    provider: {
+      id: e.WSP_PROVIDER_ID!,
+      url: e.WSP_PROVIDER_URL,
+      token: e.WSP_PROVIDER_TOKEN,
+      timeoutMs: e.WSP_PROVIDER_TIMEOUT_SECONDS! * 1000,
+      actionPollMs: 1000,
+    },
+    suspensionRetentionDays: e.WSP_SUSPENSION_RETENTION_DAYS!,
+    schedulerIntervalSeconds: e.WSP_SCHEDULER_INTERVAL_SECONDS!,
+    jobLeaseSeconds: e.WSP_JOB_LEASE_SECONDS!,
   };
 }
 

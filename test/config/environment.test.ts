@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
+import { ConfigError, Environment, loadConfig } from '../../src/config.js';
+
+/**
+ * The server's settings have one source, the `Environment` schema of src/config.ts: what each
+ * variable accepts, its default and its description. The README's table lists the same
+ * variables, and the defaults it states are the ones the schema applies.
+ */
+const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Operator commands'));
+
+test('the README lists every variable of the schema, and nothing the schema does not read', () => {
+  const documented = new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  const read = Object.keys(Environment.properties);
+  assert.deepEqual(read.filter((name) => !documented.has(name)), [], 'read but not documented');
+  assert.deepEqual([...documented].filter((name) => !read.includes(name)), [], 'documented but not read');
+});
+
+test('the defaults the README states are the schema defaults, and each variable is described', () => {
+  const defaults = loadConfig({});
+  assert.equal(defaults.port, 8080);
+  assert.equal(defaults.host, '0.0.0.0');
+  assert.equal(defaults.dataDir, path.resolve('./data'));
+  assert.equal(defaults.authFailuresPerMinute, 30);
+  assert.equal(defaults.shutdownGraceSeconds, 30);
+  assert.equal(defaults.provider.id, 'hetzner');
+  assert.equal(defaults.provider.timeoutMs, 10_000);
+  assert.equal(defaults.suspensionRetentionDays, 30);
+  assert.equal(defaults.schedulerIntervalSeconds, 60);
+  assert.equal(defaults.jobLeaseSeconds, 60);
+  assert.equal(defaults.logLevel, 'info');
+  for (const [name, schema] of Object.entries(Environment.properties)) {
+    assert.ok((schema as { description?: string }).description, `${name} has a description`);
+    const row = table.split('\n').find((line) => line.includes(`\`${name}\``));
+    const stated = (schema as { default?: string }).default;
+    if (stated !== undefined && row) assert.ok(row.includes(`\`${stated}\``), `the README's row of ${name} states its default ${stated}: ${row}`);
+  }
+});
+
+test('an empty variable is unset; numbers are decoded once; a bad one names the variable and the value', () => {
+  assert.equal(loadConfig({ PORT: '', WSP_JOB_LEASE_SECONDS: '007' }).port, 8080);
+  assert.equal(loadConfig({ WSP_JOB_LEASE_SECONDS: '007' }).jobLeaseSeconds, 7);
+  assert.throws(() => loadConfig({ PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && e.message === 'PORT must be a non-negative integer, got "eighty"');
+  assert.throws(() => loadConfig({ WSP_JOB_LEASE_SECONDS: '0' }), (e: Error) => e instanceof ConfigError && e.message === 'WSP_JOB_LEASE_SECONDS must be at least 1, got 0');
+  assert.throws(() => loadConfig({ WSP_PROVIDER_ID: 'Bad' }), (e: Error) => e instanceof ConfigError && /^WSP_PROVIDER_ID must match .*, got "Bad"$/.test(e.message));
+});
