@@ -2,6 +2,7 @@ import { buildApp, loggerOptions } from './app.js';
 import type { Config } from './config.js';
 import type { Clock } from './shared/clock.js';
 import { migrate, openDatabase } from './db/database.js';
+import { exitOnSignal } from './shutdown.js';
 
 export interface ServeOptions {
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
@@ -20,29 +21,11 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
   await migrate(database);
   const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, ...(opts.computeClock ? { computeClock: opts.computeClock } : {}) });
 
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'shutting down: finishing in-flight requests and jobs');
-    // A client that never finishes its request must not keep the process alive forever.
-    const deadline = setTimeout(() => {
-      app.log.error({ graceSeconds: config.shutdownGraceSeconds }, 'shutdown grace period over: exiting with work in flight');
-      process.exit(1);
-    }, config.shutdownGraceSeconds * 1000);
-    deadline.unref();
-    try {
-      // New connections are refused while in-flight requests finish; the job runner stops in onClose.
-      await app.close();
-      await database.close();
-    } catch (err) {
-      app.log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    }
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  exitOnSignal(app.log, config.shutdownGraceSeconds, 'in-flight requests and jobs', async () => {
+    // New connections are refused while in-flight requests finish; the job runner stops in onClose.
+    await app.close();
+    await database.close();
+  });
 
   let address: string;
   try {

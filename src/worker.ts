@@ -11,6 +11,7 @@ import { computeJobs } from './compute/worker.js';
 import { oauthJobs } from './oauth/worker.js';
 import { createDeps, type ServiceDeps } from './deps.js';
 import { loggerOptions } from './log.js';
+import { exitOnSignal } from './shutdown.js';
 
 /**
  * Background work, composed apart from HTTP: `wsp serve` (src/app.ts) and `wsp worker` (`work`
@@ -49,27 +50,10 @@ export async function work(config: Config): Promise<void> {
     throw err;
   }
 
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'shutting down: finishing the jobs under way');
-    const deadline = setTimeout(() => {
-      log.error({ graceSeconds: config.shutdownGraceSeconds }, 'shutdown grace period over: exiting with work in flight');
-      process.exit(1);
-    }, config.shutdownGraceSeconds * 1000);
-    deadline.unref();
-    try {
-      await runner.stop();
-      await database.close();
-    } catch (err) {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    }
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  exitOnSignal(log, config.shutdownGraceSeconds, 'the jobs under way', async () => {
+    await runner.stop();
+    await database.close();
+  });
 
   runner.start();
   log.info({ engine: database.engine }, 'worker started');
