@@ -17,6 +17,8 @@ export interface Config {
     publicKey: string | undefined;
     issuer: string | undefined;
     audience: string | undefined;
+    /** Unset: DEFAULT_JWT_MAX_LIFETIME_SECONDS (src/auth/jwt.ts). */
+    maxLifetimeSeconds?: number;
   };
   /** WSP_MASTER_KEY: wraps secrets' data keys; unset: a 0600 key file in dataDir (src/secrets/master-key.ts). */
   masterKey: string | undefined;
@@ -83,6 +85,7 @@ export const Environment = Type.Object({
   WSP_JWT_PUBLIC_KEY: text('A PEM public key whose JWTs are accepted (instead of a JWKS)'),
   WSP_JWT_ISSUER: text('The iss every accepted JWT must carry (required with a JWT key)'),
   WSP_JWT_AUDIENCE: text('The aud every accepted JWT must carry (required with a JWT key)'),
+  WSP_JWT_MAX_LIFETIME_SECONDS: count('The longest a JWT may live (exp - iat) and the oldest it may be (now - iat)', 86400, 1),
   WSP_MASTER_KEY: text("Wraps secrets' data keys: base64 of 32 bytes; unset: a 0600 key file in WSP_DATA_DIR"),
   WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
   WSP_RATE_LIMIT_PER_MINUTE: count('Requests per credential a minute; unset: no general limit', undefined, 1),
@@ -164,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     publicUrl: (e.WSP_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: e.WSP_LOG_LEVEL ?? e.LOG_LEVEL!,
-    jwt: { jwksUrl: e.WSP_JWT_JWKS_URL, publicKey: e.WSP_JWT_PUBLIC_KEY, issuer: e.WSP_JWT_ISSUER, audience: e.WSP_JWT_AUDIENCE },
+    jwt: { jwksUrl: e.WSP_JWT_JWKS_URL, publicKey: e.WSP_JWT_PUBLIC_KEY, issuer: e.WSP_JWT_ISSUER, audience: e.WSP_JWT_AUDIENCE, maxLifetimeSeconds: e.WSP_JWT_MAX_LIFETIME_SECONDS! },
     masterKey: e.WSP_MASTER_KEY,
     masterKeyPrevious: previous,
     rateLimitPerMinute: e.WSP_RATE_LIMIT_PER_MINUTE,

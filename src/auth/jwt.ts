@@ -7,7 +7,12 @@ export interface JwtSettings {
   publicKey?: string | undefined;
   issuer?: string | undefined;
   audience?: string | undefined;
+  /** The longest a JWT may live (exp - iat) and the oldest it may be (now - iat), in seconds. */
+  maxLifetimeSeconds?: number | undefined;
 }
+
+/** 24 hours: an access token from an identity provider lives minutes to hours, never days. */
+export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 86_400;
 
 export type JwtVerifier = (token: string) => Promise<JWTPayload | null>;
 
@@ -23,7 +28,10 @@ function algorithmOf(key: KeyObject): string {
  * Verifies JWTs against one configured key (SPKI PEM or JWK) or a JWKS URL. Only ES256 and
  * RS256 are accepted, and with a single key only the algorithm that key is for, so
  * `alg: none` and algorithm confusion (an HMAC signed with the public key) fail.
- * `exp` and `nbf` are judged by `clock` (the app's injected clock).
+ * `exp` and `iat` are required: a token without an end, or minted for longer than
+ * `maxLifetimeSeconds` (or older than that, or issued in the future), is refused, so a leaked
+ * token is good for a bounded time. `exp`, `nbf` and `iat` are judged by `clock` (the app's
+ * injected clock).
  */
 export async function createJwtVerifier(settings: JwtSettings, clock: Clock = systemClock): Promise<JwtVerifier> {
   let key: KeyObject | Uint8Array | JWTVerifyGetKey;
@@ -52,8 +60,11 @@ export async function createJwtVerifier(settings: JwtSettings, clock: Clock = sy
   } else {
     return async () => null;
   }
+  const maxLifetime = settings.maxLifetimeSeconds ?? DEFAULT_JWT_MAX_LIFETIME_SECONDS;
   const base = {
     algorithms,
+    requiredClaims: ['exp', 'iat'],
+    maxTokenAge: maxLifetime,
     ...(settings.issuer ? { issuer: settings.issuer } : {}),
     ...(settings.audience ? { audience: settings.audience } : {}),
   };
@@ -61,6 +72,8 @@ export async function createJwtVerifier(settings: JwtSettings, clock: Clock = sy
     const options = { ...base, currentDate: new Date(clock.nowMs()) };
     try {
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+      // jose bounds the age (maxTokenAge, from iat) and the end (exp); the span between is ours.
+      if (payload.exp! - payload.iat! > maxLifetime) return null;
       return payload;
     } catch {
       return null;

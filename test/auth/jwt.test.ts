@@ -52,11 +52,13 @@ interface Claims {
   aud?: string | string[] | null;
   sub?: unknown;
   exp?: number | null;
+  iat?: number | null;
   nbf?: number;
 }
 
 async function sign(key: CryptoKey | Uint8Array, alg: string, now: number, c: Claims = {}, header: Record<string, unknown> = {}): Promise<string> {
-  const payload: JWTPayload = { iat: now - 5 };
+  const payload: JWTPayload = {};
+  if (c.iat !== null) payload.iat = c.iat ?? now - 5;
   if (c.iss !== null) payload.iss = c.iss ?? ISS;
   if (c.aud !== null) payload.aud = c.aud ?? AUD;
   if (c.exp !== null) payload.exp = c.exp ?? now + 600;
@@ -108,6 +110,35 @@ describe('ES256 key from WSP_JWT_PUBLIC_KEY (SPKI PEM)', () => {
     assert.equal(await status(h, short), 200);
     h.clock.advanceSeconds(61);
     assert.equal(await status(h, short), 401, 'expired once the clock moved past exp');
+  });
+
+  test('exp and iat are required, and a JWT lives at most WSP_JWT_MAX_LIFETIME_SECONDS (24 h by default): minted for longer, older, or issued in the future is 401', async () => {
+    const now = nowOf(h);
+    const DAY = 86_400;
+    assert.equal(await status(h, await es({ exp: null })), 401, 'no exp: a token that never ends');
+    assert.equal(await status(h, await es({ iat: null })), 401, 'no iat: its age cannot be bounded');
+    assert.equal(await status(h, await es({ iat: now - 60, exp: now - 60 + DAY })), 200, 'exactly the longest lifetime');
+    assert.equal(await status(h, await es({ iat: now - 60, exp: now - 60 + DAY + 1 })), 401, 'minted for a second longer');
+    assert.equal(await status(h, await es({ iat: now, exp: now + 365 * DAY })), 401, 'minted for a year');
+    assert.equal(await status(h, await es({ iat: now - DAY - 1, exp: now + 60 })), 401, 'older than the longest lifetime, though not expired');
+    assert.equal(await status(h, await es({ iat: now + 3600, exp: now + 7200 })), 401, 'issued in the future');
+    const lasting = await es({ iat: now, exp: now + DAY });
+    assert.equal(await status(h, lasting), 200);
+    h.clock.advanceSeconds(DAY - 10);
+    assert.equal(await status(h, lasting), 200, 'still within its life');
+    h.clock.advanceSeconds(20);
+    assert.equal(await status(h, lasting), 401, 'past it');
+  });
+
+  test('the bound is a setting: WSP_JWT_MAX_LIFETIME_SECONDS', async () => {
+    assert.equal(loadConfig({}).jwt.maxLifetimeSeconds, 86_400);
+    assert.equal(loadConfig({ WSP_JWT_MAX_LIFETIME_SECONDS: '300' }).jwt.maxLifetimeSeconds, 300);
+    assert.throws(() => loadConfig({ WSP_JWT_MAX_LIFETIME_SECONDS: '0' }), ConfigError);
+    const clock = new ManualClock(h.clock.nowMs());
+    const verify = await createJwtVerifier({ publicKey: ecPem, issuer: ISS, audience: AUD, maxLifetimeSeconds: 300 }, clock);
+    const now = Math.floor(clock.nowMs() / 1000);
+    assert.ok(await verify(await es({ iat: now, exp: now + 300 })), 'five minutes: accepted');
+    assert.equal(await verify(await es({ iat: now, exp: now + 301 })), null, 'a second more: refused');
   });
 
   test('401 for a wrong signature, a tampered payload, or another key', async () => {

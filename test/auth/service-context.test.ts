@@ -29,7 +29,7 @@ after(() => h.close());
 
 async function jwtFor(userId: string) {
   const now = Math.floor(h.clock.nowMs() / 1000);
-  return new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setSubject(userId).setExpirationTime(now + 600).sign(key);
+  return new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setSubject(userId).setIssuedAt(now).setExpirationTime(now + 600).sign(key);
 }
 
 const WORKSPACE_ROUTE = '/v1/api_tokens';
