@@ -1,4 +1,6 @@
 export const MAX_PATH_LENGTH = 1024;
+/** Deep enough for any real tree; bounds the work a path costs at every later step. */
+export const MAX_PATH_DEPTH = 64;
 const MAX_SEGMENT_BYTES = 255;
 
 /** Code points HFS+ ignores in names: `.g\u200cit` is `.git` to it, and so to `git fsck`. */
@@ -36,6 +38,7 @@ export function normalizeFilePath(raw: string): PathCheck {
   if (raw.startsWith('/')) return { ok: false, reason: 'the path is absolute; paths are relative to the repository root' };
   const segments = raw.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.length === 0) return { ok: false, reason: 'the path names no file' };
+  if (segments.length > MAX_PATH_DEPTH) return { ok: false, reason: `the path is more than ${MAX_PATH_DEPTH} directories deep` };
   for (const seg of segments) {
     if (seg === '..') return { ok: false, reason: 'the path contains ".."' };
     if (isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };

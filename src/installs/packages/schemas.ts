@@ -37,7 +37,7 @@ export const CreateVersionBody = Type.Object(
       minProperties: 1,
       maxProperties: MAX_FILES,
       description:
-        'Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`); absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported.',
+        'Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`), at most 1024 characters and 64 directories deep; absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported.',
     }),
   },
   { additionalProperties: false },

@@ -32,12 +32,24 @@ export function checkVersionFiles(files: Record<string, string>): Record<string,
     }
     byPath.set(checked.path, { key, source });
   }
-  // A tree cannot hold `a` as a file and `a/b` under it as a directory.
+  // A tree cannot hold `a` as a file and `a/b` under it as a directory. A trie of the paths,
+  // built once, lets each path check its parents in time linear in its own length.
+  const root: TreeNode = { children: new Map() };
+  for (const [path, { key }] of byPath) {
+    let node = root;
+    for (const segment of path.split('/')) {
+      let child = node.children.get(segment);
+      if (!child) node.children.set(segment, (child = { children: new Map() }));
+      node = child;
+    }
+    node.fileKey = key;
+  }
   for (const [path, { key }] of byPath) {
     const segments = path.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const parent = byPath.get(segments.slice(0, i).join('/'));
-      if (parent) bad(key, 'FILE_PATH_INVALID', `${JSON.stringify(key)} is inside ${JSON.stringify(parent.key)}, which is a file`);
+    let node = root;
+    for (let i = 0; i < segments.length - 1; i++) {
+      node = node.children.get(segments[i]!)!;
+      if (node.fileKey !== undefined) bad(key, 'FILE_PATH_INVALID', `${JSON.stringify(key)} is inside ${JSON.stringify(node.fileKey)}, which is a file`);
     }
   }
   if (entries.length > 0) {
@@ -45,4 +57,9 @@ export function checkVersionFiles(files: Record<string, string>): Record<string,
   }
   const sorted = [...byPath.entries()].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   return Object.fromEntries(sorted.map(([path, { source }]) => [path, source]));
+}
+
+interface TreeNode {
+  fileKey?: string;
+  children: Map<string, TreeNode>;
 }
