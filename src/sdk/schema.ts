@@ -4523,7 +4523,7 @@ export interface paths {
                     "application/json": {
                         /** @description A SemVer 2.0.0 version, unique within the package */
                         semver: string;
-                        /** @description Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`); absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported. */
+                        /** @description Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`), at most 1024 characters and 64 directories deep; absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported. */
                         files: {
                             [key: string]: string;
                         };
