@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL on 127.0.0.1 for tests and prints its URL on stdout.
 # Usage: scripts/pg-throwaway.sh start PORT DIR   -> prints postgres://... ; scripts/pg-throwaway.sh stop DIR
+# For fault tests: `pause DIR` stops the server and keeps its data, `resume DIR` starts it again on its port.
 # PostgreSQL refuses to run as root, so as root it runs as the `postgres` user in a directory it owns.
 set -euo pipefail
 cmd=${1:?start|stop}
@@ -26,6 +27,7 @@ case "$cmd" in
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres:postgres "$dir"
     as_pg "$bindir/initdb" -D "$dir/data" --auth=trust -U postgres -E UTF8 --locale=C >"$dir/initdb.log" 2>&1
+    echo "$port" >"$dir/port"
     as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" -w start >/dev/null
     as_pg "$bindir/createdb" -h 127.0.0.1 -p "$port" -U postgres wsp_test
@@ -36,5 +38,14 @@ case "$cmd" in
     [ -d "$dir/data" ] && as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
-  *) echo "usage: $0 start PORT DIR | stop DIR" >&2; exit 2 ;;
+  pause)
+    dir=${2:?dir}
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+    ;;
+  resume)
+    dir=${2:?dir}; port=$(cat "$dir/port")
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" -w start >/dev/null
+    ;;
+  *) echo "usage: $0 start PORT DIR | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
 esac

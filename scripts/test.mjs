@@ -8,6 +8,8 @@
 // WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole; it is then killed and fails.
 // WSP_TEST_CONCURRENCY (default 4): files run at once. npm run soak raises the one, lowers the other.
 // WSP_TEST_RECORD_TIMINGS=1 writes this run's durations to test/timings.json.
+// A file whose source holds the line `// wsp-test: alone` measures time (a latency bound under an
+// attack): it runs after the others, with no other file beside it, so what it measures is its own.
 //
 // Why its own scheduler rather than `node --test`: one pool for both engines, longest files
 // first (test/timings.json), so no core idles while the last long file of one engine finishes;
@@ -194,18 +196,24 @@ console.log(
 );
 const startedAll = Date.now();
 const results = [];
-const queue = [...jobs.entries()];
-await Promise.all(
-  Array.from({ length: Math.min(concurrency, jobs.length) }, async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const result = await runJob(next[1], next[0]);
-      results.push(result);
-      const ok = result.code === 0 && !result.timedOut;
-      process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
-      if (result.timedOut) process.stdout.write(`✖ killed after ${timeoutMs} ms (WSP_TEST_TIMEOUT_MS)\n`);
-    }
-  }),
-);
+const isAlone = (job) => /^\/\/ wsp-test: alone$/m.test(fs.readFileSync(path.join(root, job.file), 'utf8'));
+const pooled = [...jobs.entries()].filter(([, job]) => !isAlone(job));
+const alone = [...jobs.entries()].filter(([, job]) => isAlone(job));
+async function drain(queue, width) {
+  await Promise.all(
+    Array.from({ length: Math.min(width, queue.length) }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const result = await runJob(next[1], next[0]);
+        results.push(result);
+        const ok = result.code === 0 && !result.timedOut;
+        process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
+        if (result.timedOut) process.stdout.write(`✖ killed after ${timeoutMs} ms (WSP_TEST_TIMEOUT_MS)\n`);
+      }
+    }),
+  );
+}
+await drain(pooled, concurrency);
+await drain(alone, 1);
 
 if (engines.includes('postgres') && pgUrl) await dropTestSchemas(pgUrl);
 fs.rmSync(reportDir, { recursive: true, force: true });

@@ -47,6 +47,15 @@ export interface AppOptions {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
+/**
+ * Fastify ignores a bare hop count (it cannot tell the proxy from a client that reached the
+ * server directly), so the count is a function here: the peer and the next hops-1 addresses are
+ * proxies. Meant for a server only its proxies can reach; addresses or ranges are safer.
+ */
+function trustProxyOption(trust: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 /** Builds the whole HTTP application on an open, migrated database. */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const { config, database } = opts;
@@ -58,6 +67,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     logger: opts.logger ?? false,
     schemaController: { compilersFactory: compilation.compilersFactory(validatorCompiler) },
     bodyLimit: config.bodyLimitBytes,
+    // Node's own defaults (no request deadline under Fastify, a 16 KiB header limit a command-line
+    // flag can raise) would let a client hold a connection for ever by sending slowly.
+    requestTimeout: config.http.requestTimeoutMs,
+    connectionTimeout: config.http.idleTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    // Node checks request deadlines at this interval (30 s by default), so it bounds how late a
+    // slow client is closed.
+    http: { maxHeaderSize: config.http.maxHeaderBytes, connectionsCheckingInterval: Math.min(1000, config.http.headersTimeoutMs) },
+    trustProxy: trustProxyOption(config.trustProxy),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : `req_${ulid()}`;
@@ -92,6 +110,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  app.server.headersTimeout = config.http.headersTimeoutMs;
   app.decorate('schemaCompilation', compilation);
   // Every route takes exactly what it declares: no body and no query parameters unless it says so.
   closeUndeclaredParts(app);

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -31,6 +32,17 @@ export interface Config {
   /** WSP_SHUTDOWN_GRACE_SECONDS: how long SIGTERM waits for in-flight requests and jobs (default 30). */
   shutdownGraceSeconds: number;
   bodyLimitBytes: number;
+  /** How long a connection may take to send its request, how long it may sit idle, and between requests. */
+  http: {
+    requestTimeoutMs: number;
+    /** The request line and headers alone: the slow-header attack ends well before a slow body would. */
+    headersTimeoutMs: number;
+    idleTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxHeaderBytes: number;
+  };
+  /** WSP_TRUST_PROXY: whose X-Forwarded-For names the client (Fastify's `trustProxy`); false: nobody's. */
+  trustProxy: false | number | string[];
   /** OAuth client ids the device flow accepts: `wsp-cli` and those in WSP_OAUTH_CLIENT_IDS. */
   oauthClientIds: string[];
   /** The compute provider (CONTRACT §5); without a URL the embedded simulation is used. */
@@ -90,6 +102,13 @@ export const Environment = Type.Object({
   WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
   WSP_RATE_LIMIT_PER_MINUTE: count('Requests per credential a minute; unset: no general limit', undefined, 1),
   WSP_AUTH_FAILURES_PER_MINUTE: count('Failed authentications per client address a minute', 30, 1),
+  WSP_REQUEST_TIMEOUT_SECONDS: count('How long a client may take to send a whole request (headers and body); then 408 and the connection closes', 30, 1),
+  WSP_IDLE_TIMEOUT_SECONDS: count('How long a connection may pass no data either way (a client that stops reading an answer included) before it is closed', 120, 1),
+  WSP_KEEP_ALIVE_TIMEOUT_SECONDS: count('How long an idle keep-alive connection is kept open between requests', 72, 1),
+  WSP_TRUST_PROXY: text(
+    'Reverse proxies whose X-Forwarded-For names the client: a hop count, or a comma-separated list of addresses and CIDR ranges (also loopback, linklocal, uniquelocal); unset: none, the peer address is the client',
+    { pattern: '^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$' },
+  ),
   WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
   WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
   WSP_PROVIDER_ID: text('The compute provider id', { pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'hetzner' }),
@@ -141,6 +160,31 @@ function decodeEnvironment(env: NodeJS.ProcessEnv): StaticDecode<typeof Environm
   return Value.Decode(Environment, withDefaults) as StaticDecode<typeof Environment>;
 }
 
+/** Request line and headers; the 431 answer's message states the same figure. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+const HEADERS_TIMEOUT_SECONDS = 10;
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** A hop count, or addresses and CIDR ranges each checked here rather than at the first request. */
+function parseTrustProxy(value: string | undefined): Config['trustProxy'] {
+  if (value === undefined) return false;
+  if (/^ *[0-9]+ *$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1) throw new ConfigError('WSP_TRUST_PROXY must be a hop count of at least 1, or addresses and CIDR ranges');
+    return hops;
+  }
+  const items = list(value);
+  for (const item of items) {
+    if (PROXY_KEYWORDS.has(item)) continue;
+    const [address, prefix, ...rest] = item.split('/');
+    const family = net.isIP(address ?? '');
+    const maxPrefix = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (family === 0 || rest.length > 0 || !prefixOk) throw new ConfigError(`WSP_TRUST_PROXY: "${item.slice(0, 64)}" is not an address, a CIDR range or loopback/linklocal/uniquelocal`);
+  }
+  return items;
+}
+
 /** A comma-separated list, each item trimmed, empty ones dropped. */
 const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -174,6 +218,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
     bodyLimitBytes: 1024 * 1024,
+    http: {
+      requestTimeoutMs: e.WSP_REQUEST_TIMEOUT_SECONDS! * 1000,
+      headersTimeoutMs: Math.min(e.WSP_REQUEST_TIMEOUT_SECONDS!, HEADERS_TIMEOUT_SECONDS) * 1000,
+      idleTimeoutMs: e.WSP_IDLE_TIMEOUT_SECONDS! * 1000,
+      keepAliveTimeoutMs: e.WSP_KEEP_ALIVE_TIMEOUT_SECONDS! * 1000,
+      maxHeaderBytes: MAX_HEADER_BYTES,
+    },
+    trustProxy: parseTrustProxy(e.WSP_TRUST_PROXY),
     oauthClientIds: [...new Set([CLI_CLIENT_ID, ...clientIds])],
     provider: {
       id: e.WSP_PROVIDER_ID!,

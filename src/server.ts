@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Clock } from './shared/clock.js';
 import { migrate, openDatabase } from './db/database.js';
 import { exitOnSignal } from './shutdown.js';
+import { warnAboutDataModes } from './data-modes.js';
 
 export interface ServeOptions {
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
@@ -37,6 +38,7 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
     throw err;
   }
   if (opts.worker) app.jobs.start();
+  warnAboutDataModes(config, app.log);
   app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
   // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
   app.schemaCompilation.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));

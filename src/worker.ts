@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { Config } from './config.js';
 import { migrate, openDatabase } from './db/database.js';
+import { warnAboutDataModes } from './data-modes.js';
 import { systemClock } from './shared/clock.js';
 import { JobRunner, type JobDefinition, type RunnerOptions } from './jobs/runner.js';
 import { maintenanceJobs } from './jobs/maintenance.js';
@@ -56,5 +57,6 @@ export async function work(config: Config): Promise<void> {
   });
 
   runner.start();
+  warnAboutDataModes(config, log);
   log.info({ engine: database.engine }, 'worker started');
 }

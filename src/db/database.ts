@@ -17,7 +17,7 @@ import {
 } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
-import { makeDirectory } from '../shared/directories.js';
+import { makeDirectory, makePrivateFile } from '../shared/directories.js';
 import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -41,6 +41,9 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
 }
 
+/** A database that does not accept a connection in this time is unavailable (503) rather than awaited for ever. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 // int8 columns hold Unix seconds and counters, all far inside Number's exact range.
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -49,18 +52,22 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const pool = new pg.Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
-      ...(opts.connectTimeoutMs ? { connectionTimeoutMillis: opts.connectTimeoutMs } : {}),
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
-    // An idle client losing its connection must not crash the process.
+    // A client losing its connection (a restart, a failover) emits 'error': the pool listens only
+    // while the client is idle, so one in use would crash the process with an uncaught error. The
+    // query under way is rejected anyway (503, src/db/unavailable.ts) and the pool drops the client.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     // Introspection (the Migrator's check for its own tables) reads only the current schema: see
     // current-schema-introspector.ts for the migration failure the stock one caused.
     const db = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
     return { db, engine: 'postgres', ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
   }
-  makeDirectory(opts.dataDir);
-  const file = path.join(opts.dataDir, 'wsp.sqlite');
+  makeDirectory(opts.dataDir, 0o700);
+  const file = sqliteFile(opts.dataDir);
+  makePrivateFile(file);
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -178,3 +185,6 @@ export function isDatabaseError(err: unknown): boolean {
   if (!e || typeof e.code !== 'string') return false;
   return e.code.startsWith('SQLITE_') || (typeof e.severity === 'string' && /^[0-9A-Z]{5}$/.test(e.code));
 }
+
+/** The embedded database's file in the data directory. */
+export const sqliteFile = (dataDir: string) => path.join(dataDir, 'wsp.sqlite');

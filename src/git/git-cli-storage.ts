@@ -45,7 +45,7 @@ export class GitCliStorage implements RepositoryStorage {
   async create(repoId: string): Promise<void> {
     const target = this.pathOf(repoId);
     if (await this.exists(repoId)) return;
-    makeDirectory(this.root);
+    makeDirectory(this.root, 0o700);
     await removeAbandonedTemps(this.root, repoId);
     // Made aside and renamed into place, so no reader ever sees a half-made repository.
     const temp = path.join(this.root, `.tmp-${repoId}-${randomBytes(4).toString('hex')}`);

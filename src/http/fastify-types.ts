@@ -11,6 +11,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** 'none' for the unauthenticated routes (health, metrics, OpenAPI, OAuth endpoints). */
     auth?: 'none';
+    /** false for an unauthenticated route that never reads the database (no 503 7054 documented on it). */
+    database?: false;
     /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
     scope?: Scope;
     /** Roles allowed to call the route (token management: owner, admin). */

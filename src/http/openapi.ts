@@ -27,7 +27,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  *   (`config.scope`); 409 (7031, an Idempotency-Key still in flight) on every such write, since
  *   the pipeline takes an Idempotency-Key on every one.
  */
-export function pipelineStatuses(methods: readonly string[], config: { auth?: string; scope?: string } | undefined): Map<number, string> {
+export function pipelineStatuses(methods: readonly string[], config: { auth?: string; scope?: string; database?: boolean } | undefined): Map<number, string> {
   const out = new Map<number, string>();
   const writes = methods.some((m) => WRITE_METHODS.has(m));
   const authenticated = config?.auth !== 'none';
@@ -41,6 +41,9 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
   out.set(422, STATUS_TEXT[422]!);
   if (authenticated) out.set(429, STATUS_TEXT[429]!);
   out.set(500, STATUS_TEXT[500]!);
+  // Every route but the liveness check and the document itself reads the database (credentials
+  // first): 7054 while it cannot be reached.
+  if (authenticated || config?.database !== false) out.set(503, 'The database cannot be reached right now (7054); retry after Retry-After');
   return out;
 }
 

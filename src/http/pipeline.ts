@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
 import { requireRole, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
@@ -28,6 +29,9 @@ interface PipelineDeps {
   limits?: { authFailures?: FixedWindowLimiter; perCredential?: FixedWindowLimiter };
 }
 
+/** What a client is told to wait when the database is unreachable: a restart or failover takes seconds. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 const SERVICE_CONTEXT_RE = new RegExp(WORKSPACE_WIRE_ID_PATTERN);
 
 /** Maps anything thrown during a request to the spec's envelope. Never leaks a stack or SQL. */
@@ -48,6 +52,10 @@ export function toApiError(err: FastifyError | Error): ApiError {
   }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('VALIDATION_FAILED', { message: err.message.slice(0, 300) });
+  }
+  if (isDatabaseUnavailable(err)) {
+    const wait = String(DATABASE_RETRY_AFTER_SECONDS);
+    return new ApiError('DATABASE_UNAVAILABLE', { metadata: { retry_after: wait }, headers: { 'retry-after': wait } });
   }
   return new ApiError('INTERNAL');
 }

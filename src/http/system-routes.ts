@@ -10,7 +10,7 @@ import { ApiError } from '../shared/errors.js';
 export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry): void {
   const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
   // Like every route, these take no query parameters: an unknown one is 422 (documented).
-  app.get('/healthz', { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'Liveness', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
 
   app.get(
     '/readyz',
@@ -26,7 +26,7 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry): void 
   );
 
   const Exposition = { description: 'The Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } };
-  app.get('/metrics', { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Prometheus metrics', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
+  app.get('/metrics', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'Prometheus metrics', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
     reply.header('content-type', metrics.contentType);
     return metrics.metrics();
   });

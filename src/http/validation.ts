@@ -150,24 +150,33 @@ const TOO_DEEP_MESSAGE = `nests objects and arrays more than ${MAX_NESTING_DEPTH
  */
 function unstorable(data: unknown): ErrorObject[] {
   const found: ErrorObject[] = [];
-  const stack: { value: unknown; pointer: string; depth: number }[] = [{ value: data, pointer: '', depth: 1 }];
-  const error = (instancePath: string, keyword: string, message: string): ErrorObject => ({ keyword, instancePath, schemaPath: '#', params: {}, message });
+  // A node's JSON pointer is built only when it is reported: a body of a thousand 1 KiB keys
+  // would otherwise build a megabyte of pointers to find nothing.
+  type Node = { value: unknown; parent: Node | null; key: string; depth: number };
+  const pointerOf = (node: Node): string => {
+    const keys: string[] = [];
+    for (let n: Node | null = node; n && n.parent; n = n.parent) keys.push(n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
+    return keys.reverse().map((k) => `/${k}`).join('');
+  };
+  const stack: Node[] = [{ value: data, parent: null, key: '', depth: 1 }];
+  const error = (node: Node, keyword: string, message: string): ErrorObject => ({ keyword, instancePath: pointerOf(node), schemaPath: '#', params: {}, message });
   let tooDeep = false;
   while (stack.length > 0 && found.length < MAX_ENTRIES) {
-    const { value, pointer, depth } = stack.pop()!;
+    const node = stack.pop()!;
+    const { value, depth } = node;
     if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) found.push(error(pointer, 'storableText', UNSTORABLE_MESSAGE));
+      if (UNSTORABLE.test(value)) found.push(error(node, 'storableText', UNSTORABLE_MESSAGE));
     } else if (value !== null && typeof value === 'object') {
       if (depth > MAX_NESTING_DEPTH) {
         // Once: the first container past the limit (in document order) names where.
-        if (!tooDeep) found.push(error(pointer, 'maxNestingDepth', TOO_DEEP_MESSAGE));
+        if (!tooDeep) found.push(error(node, 'maxNestingDepth', TOO_DEEP_MESSAGE));
         tooDeep = true;
         continue;
       }
       const entries = Object.entries(value);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
-        stack.push({ value: child, pointer: `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth: depth + 1 });
+        stack.push({ value: child, parent: node, key, depth: depth + 1 });
       }
     }
   }
@@ -198,7 +207,8 @@ function checkedValidator(validate: ValidateFunction, httpPart: string): Compile
 }
 
 const PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
-const MAX_ENTRIES = 50;
+/** Entries one 422 reports at most (the rest are likely the same mistake repeated). */
+export const MAX_ENTRIES = 50;
 
 function pointerToPath(pointer: string): string[] {
   if (!pointer) return [];

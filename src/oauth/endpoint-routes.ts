@@ -3,6 +3,7 @@ import { errorResponses } from '../http/schemas.js';
 import { AuthorizationServerMetadata, DEVICE_CODE_GRANT, DeviceAuthorizationBody, DeviceAuthorizationResponse, OAuthErrorResponse, TokenBody, TokenResponse } from './schemas.js';
 import { noStore, oauthErrorHandler } from './oauth-error.js';
 import type { DeviceService } from './service.js';
+import { GUESS_WINDOW_SECONDS, MAX_LOGINS_STARTED_PER_IP } from './guess-limiter.js';
 
 const FORM_OR_JSON = ['application/x-www-form-urlencoded', 'application/json'];
 
@@ -20,14 +21,14 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
       schema: {
         tags: ['oauth'],
         summary: 'Start a device login (RFC 8628 §3.1)',
-        description: 'Form or JSON. Unknown client_id: invalid_client; a missing one: invalid_request. Errors are RFC 6749 JSON with Cache-Control: no-store.',
+        description: `Form or JSON. Unknown client_id: invalid_client; a missing one: invalid_request. More than ${MAX_LOGINS_STARTED_PER_IP} logins started from one client address in ${GUESS_WINDOW_SECONDS / 60} minutes: 429 slow_down with Retry-After. Errors are RFC 6749 JSON with Cache-Control: no-store.`,
         security: [],
         consumes: FORM_OR_JSON,
         body: DeviceAuthorizationBody,
-        response: { 200: DeviceAuthorizationResponse, 400: OAuthErrorResponse },
+        response: { 200: DeviceAuthorizationResponse, 400: OAuthErrorResponse, 429: OAuthErrorResponse, 503: OAuthErrorResponse },
       },
     },
-    async (request, reply) => noStore(reply).send(await devices.start(request.body)),
+    async (request, reply) => noStore(reply).send(await devices.start(request.body, request.ip)),
   );
 
   app.post(
@@ -42,7 +43,7 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
         security: [],
         consumes: FORM_OR_JSON,
         body: TokenBody,
-        response: { 200: TokenResponse, 400: OAuthErrorResponse },
+        response: { 200: TokenResponse, 400: OAuthErrorResponse, 503: OAuthErrorResponse },
       },
     },
     async (request, reply) => noStore(reply).send(await devices.poll(request.body)),
@@ -54,7 +55,7 @@ export function metadataRoute(app: App, publicUrl: string): void {
   app.get(
     '/.well-known/oauth-authorization-server',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', database: false },
       schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', security: [], response: { 200: AuthorizationServerMetadata, ...errorResponses(422) } },
     },
     async () => ({

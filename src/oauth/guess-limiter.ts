@@ -13,6 +13,12 @@ export const MAX_WRONG_CODES_PER_USER = 10;
 /** Higher than per user: many people can share one address (an office behind NAT). */
 export const MAX_WRONG_CODES_PER_IP = 30;
 
+/**
+ * Device logins started (unauthenticated writes) per client IP in the same window: a person's
+ * CLI starts one per login, an office behind one address a few dozen.
+ */
+export const MAX_LOGINS_STARTED_PER_IP = 60;
+
 const limitOf = (key: string) => (key.startsWith('user:') ? MAX_WRONG_CODES_PER_USER : MAX_WRONG_CODES_PER_IP);
 
 export class GuessLimiter {
@@ -29,6 +35,12 @@ export class GuessLimiter {
       await this.giveBack(keys);
       throw new ApiError('USER_CODE_GUESSES_LIMITED', { headers: { 'retry-after': String(Math.max(1, retryAfter)) } });
     }
+  }
+
+  /** Counts one device login started from `clientIp`; answers 0 while within the limit, else the seconds to wait. */
+  async takeStart(clientIp: string, now: number): Promise<number> {
+    const { failures, window_start } = await guessLimitStore.take(this.db, `start:${clientIp}`, now, GUESS_WINDOW_SECONDS);
+    return failures > MAX_LOGINS_STARTED_PER_IP ? Math.max(1, Number(window_start) + GUESS_WINDOW_SECONDS - now) : 0;
   }
 
   async giveBack(keys: string[]): Promise<void> {

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { validationEntries } from '../http/validation.js';
 import { ApiError } from '../shared/errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../http/pipeline.js';
 import { DEVICE_CODE_GRANT, type OAuthErrorCode } from './schemas.js';
 
 /** An RFC 6749 §5.2 error: answered as 400 JSON `{error, error_description}`, never the envelope. */
@@ -9,6 +11,8 @@ export class OAuthError extends Error {
   constructor(
     readonly error: OAuthErrorCode,
     description: string,
+    /** Not 400: a rate limit's 429, with the seconds to wait (RFC 6749 defines no status for it). */
+    readonly limited?: { retryAfterSeconds: number },
   ) {
     // RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E (no `"`, no `\`,
     // nothing outside printable ASCII), whatever a message quotes from the request.
@@ -56,10 +60,16 @@ export function noStore(reply: FastifyReply): FastifyReply {
 export function oauthErrorHandler(opts: { checksGrantType: boolean }) {
   return async (err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const oauth = err instanceof OAuthError ? err : fromFastify(err as FastifyError, request, opts.checksGrantType);
+    if (!oauth && isDatabaseUnavailable(err)) {
+      reply.code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      return noStore(reply).send({ error: 'temporarily_unavailable', error_description: 'The database cannot be reached right now; retry after Retry-After seconds' });
+    }
     if (!oauth) {
       request.log.error({ err }, 'oauth request failed');
       return noStore(reply).code(500).send({ error: 'server_error', error_description: 'Internal error' });
     }
-    return noStore(reply).code(400).send({ error: oauth.error, error_description: oauth.description });
+    if (oauth.limited) reply.code(429).header('retry-after', String(oauth.limited.retryAfterSeconds));
+    else reply.code(400);
+    return noStore(reply).send({ error: oauth.error, error_description: oauth.description });
   };
 }

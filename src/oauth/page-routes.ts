@@ -6,6 +6,8 @@ import { ApiError } from '../shared/errors.js';
 import type { FixedWindowLimiter } from '../http/rate-limit.js';
 import { decidedPage, formPage, PAGE_HEADERS } from './device-page.js';
 import type { DeviceService } from './service.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../http/pipeline.js';
 
 const PageQuery = Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) });
 const PageForm = Type.Object({
@@ -27,6 +29,9 @@ function html(reply: FastifyReply, status: number, body: string) {
 export function devicePageRoutes(app: App, devices: DeviceService, authenticateSession: Authenticator, authFailures: FixedWindowLimiter): void {
   const pageErrors = async (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err.statusCode && err.statusCode < 500) return html(reply, 400, formPage({ error: 'The form could not be read; please submit it again.' }));
+    if (isDatabaseUnavailable(err)) {
+      return html(reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)), 503, formPage({ error: 'The service cannot reach its database right now; please try again in a few seconds.' }));
+    }
     request.log.error({ err }, 'device page failed');
     return html(reply, 500, formPage({ error: 'Something went wrong on our side; please try again.' }));
   };
@@ -47,7 +52,8 @@ export function devicePageRoutes(app: App, devices: DeviceService, authenticateS
       let principal;
       try {
         principal = await authenticateSession(`Bearer ${token.trim()}`);
-      } catch {
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) throw err;
         // The same per-address limit as failed authentication everywhere else (CONTRACT §1).
         const wait = authFailures.hit(request.ip);
         if (wait > 0) return html(reply.header('retry-after', String(wait)), 429, formPage({ userCode, error: `Too many failed sign-ins from this address. Try again in ${wait} seconds.` }));

@@ -6,7 +6,7 @@ export const TYPED_USER_CODE_PATTERN = '^ *[A-Za-z]{4}[- ]?[A-Za-z]{4} *$';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
-/** RFC 6749 §5.2 and RFC 8628 §3.5: every error the two OAuth endpoints answer. */
+/** RFC 6749 §5.2 and RFC 8628 §3.5: every error the two OAuth endpoints answer (and §4.1.2.1's temporarily_unavailable, 503). */
 export const OAUTH_ERRORS = [
   'invalid_request',
   'invalid_client',
@@ -18,6 +18,7 @@ export const OAUTH_ERRORS = [
   'access_denied',
   'expired_token',
   'server_error',
+  'temporarily_unavailable',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERRORS)[number];
 

@@ -9,7 +9,7 @@ import { newId } from '../shared/ids.js';
 import { ApiError } from '../shared/errors.js';
 import { OAuthError } from './oauth-error.js';
 import { deviceStore } from './store.js';
-import { GuessLimiter } from './guess-limiter.js';
+import { GUESS_WINDOW_SECONDS, GuessLimiter, MAX_LOGINS_STARTED_PER_IP } from './guess-limiter.js';
 import { DEVICE_CODE_GRANT, type DeviceAuthorizationResponse, type DeviceLogin, type TokenResponse } from './schemas.js';
 import { displayUserCode, newUserCode, normalizeUserCode } from './user-code.js';
 
@@ -38,11 +38,15 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
     verificationUri,
 
     /** RFC 8628 §3.1-3.2: a new device code and user code. */
-    async start(body: { client_id: string; scope?: string | undefined }): Promise<DeviceAuthorizationResponse> {
+    async start(body: { client_id: string; scope?: string | undefined }, clientIp: string): Promise<DeviceAuthorizationResponse> {
       requireClient(body.client_id);
       if (body.scope !== undefined && body.scope.trim() !== '') throw new OAuthError('invalid_scope', 'This server defines no scopes; send none');
-      const deviceCode = randomBytes(32).toString('base64url');
       const now = nowSeconds(clock);
+      const retryAfter = await guesses.takeStart(clientIp, now);
+      if (retryAfter > 0) {
+        throw new OAuthError('slow_down', `More than ${MAX_LOGINS_STARTED_PER_IP} device logins were started from this address in ${GUESS_WINDOW_SECONDS / 60} minutes; retry after ${retryAfter} s`, { retryAfterSeconds: retryAfter });
+      }
+      const deviceCode = randomBytes(32).toString('base64url');
       // A clash with a live code (about one in 10^8 per live code) just draws again.
       for (let attempt = 0; ; attempt++) {
         const userCode = newUserCode();

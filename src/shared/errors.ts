@@ -71,6 +71,7 @@ export const ErrorCodes = {
   DEVICE_LOGIN_DECIDED: { code: 7602, status: 409, message: 'This device login was already approved or denied' },
   INTERNAL: { code: 7099, status: 500, message: 'Internal error' },
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
+  DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
 } as const;
 
 export type ErrorName = keyof typeof ErrorCodes;

@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { postForm, startLogin } from './device-helpers.js';
+import { GUESS_WINDOW_SECONDS, MAX_LOGINS_STARTED_PER_IP } from '../../src/oauth/guess-limiter.js';
 
 let h: TestApp;
 before(async () => {
@@ -12,6 +13,27 @@ after(() => h.close());
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
 describe('POST /v1/oauth/device_authorization', () => {
+  test(`at most ${MAX_LOGINS_STARTED_PER_IP} logins started per client address in ${GUESS_WINDOW_SECONDS / 60} minutes: then 429 slow_down with Retry-After, and no row is kept`, async () => {
+    const rows = async () => Number((await h.database.db.selectFrom('device_authorizations').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await rows();
+    const start = (ip: string) => postForm(h, '/v1/oauth/device_authorization', { client_id: 'wsp-cli' }, { remoteAddress: ip });
+    for (let i = 0; i < MAX_LOGINS_STARTED_PER_IP; i++) assert.equal((await start('192.0.2.7')).statusCode, 200, `login ${i + 1}`);
+    for (let i = 0; i < 20; i++) {
+      const res = await start('192.0.2.7');
+      assert.equal(res.statusCode, 429);
+      assert.equal(res.headers['cache-control'], 'no-store');
+      const wait = Number(res.headers['retry-after']);
+      assert.ok(wait > 0 && wait <= GUESS_WINDOW_SECONDS, `Retry-After ${wait}`);
+      assert.equal(res.json().error, 'slow_down');
+      assert.match(res.json().error_description, /device logins were started from this address/);
+    }
+    assert.equal(await rows(), before + MAX_LOGINS_STARTED_PER_IP, 'refused starts make no rows');
+    assert.equal((await start('192.0.2.8')).statusCode, 200, 'another address is not limited');
+    // A new window, a new allowance.
+    h.clock.advanceSeconds(GUESS_WINDOW_SECONDS);
+    assert.equal((await start('192.0.2.7')).statusCode, 200);
+  });
+
   test('a form request answers RFC 8628 §3.2 fields, never cached', async () => {
     const res = await postForm(h, '/v1/oauth/device_authorization', { client_id: 'wsp-cli' });
     assert.equal(res.statusCode, 200);

@@ -5,6 +5,8 @@ const MAX_SEGMENT_BYTES = 255;
 
 /** Code points HFS+ ignores in names: `.g\u200cit` is `.git` to it, and so to `git fsck`. */
 const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+const HFS_IGNORABLE_ANY = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/;
+const RESERVED_START = /^[.gG]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** With the `u` flag a surrogate range matches only unpaired halves. */
@@ -36,13 +38,35 @@ export function normalizeFilePath(raw: string): PathCheck {
   if (LONE_SURROGATE.test(raw)) return { ok: false, reason: 'the path contains an unpaired surrogate' };
   if (raw.includes('\\')) return { ok: false, reason: 'the path contains a backslash; separate directories with /' };
   if (raw.startsWith('/')) return { ok: false, reason: 'the path is absolute; paths are relative to the repository root' };
+  // Before splitting: a path of thousands of segments costs no allocation per segment.
+  if (depthOver(raw, MAX_PATH_DEPTH)) return { ok: false, reason: `the path is more than ${MAX_PATH_DEPTH} directories deep` };
   const segments = raw.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.length === 0) return { ok: false, reason: 'the path names no file' };
-  if (segments.length > MAX_PATH_DEPTH) return { ok: false, reason: `the path is more than ${MAX_PATH_DEPTH} directories deep` };
+  // Checked once per path: without ignorable code points, only a segment starting with `.` or
+  // `g` can be a reserved name (a 1,000-path version has 60,000 segments to look at).
+  const ignorable = HFS_IGNORABLE_ANY.test(raw);
   for (const seg of segments) {
     if (seg === '..') return { ok: false, reason: 'the path contains ".."' };
-    if (isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
-    if (Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+    if ((ignorable || RESERVED_START.test(seg)) && isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
+    // At most 3 UTF-8 bytes per UTF-16 code unit: only a long segment can be over.
+    if (seg.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
   }
   return { ok: true, path: segments.join('/') };
 }
+
+/** True when `raw` has more than `max` segments other than empty and `.` ones. */
+function depthOver(raw: string, max: number): boolean {
+  let count = 0;
+  for (let start = 0; start <= raw.length; ) {
+    let end = raw.indexOf('/', start);
+    if (end === -1) end = raw.length;
+    const length = end - start;
+    if (length > 1 || (length === 1 && raw.charCodeAt(start) !== DOT)) {
+      if (++count > max) return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+const DOT = '.'.charCodeAt(0);

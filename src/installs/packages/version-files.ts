@@ -1,5 +1,6 @@
 import { ApiError, ErrorCodes, type ErrorEntry } from '../../shared/errors.js';
 import { normalizeFilePath } from './file-paths.js';
+import { MAX_ENTRIES } from '../../http/validation.js';
 import { parseTemplate, TemplateSyntaxError } from './templates.js';
 
 /**
@@ -9,57 +10,49 @@ import { parseTemplate, TemplateSyntaxError } from './templates.js';
  */
 export function checkVersionFiles(files: Record<string, string>): Record<string, string> {
   const entries: ErrorEntry[] = [];
+  // A message names the path as sent, shortened: `path` carries it whole, and a thousand bad
+  // 1 KiB paths must not make a 2 MiB answer.
+  const quote = (key: string) => JSON.stringify(key.length > QUOTED_PATH_MAX ? `${key.slice(0, QUOTED_PATH_MAX)}…` : key);
   const bad = (key: string, name: 'FILE_PATH_INVALID' | 'TEMPLATE_INVALID', message: string) =>
+    entries.length < MAX_ENTRIES &&
     entries.push({ code: ErrorCodes[name].code, message, path: ['body', 'files', key] });
 
   const byPath = new Map<string, { key: string; source: string }>();
   for (const [key, source] of Object.entries(files)) {
     const checked = normalizeFilePath(key);
     if (!checked.ok) {
-      bad(key, 'FILE_PATH_INVALID', `${JSON.stringify(key)}: ${checked.reason}`);
+      bad(key, 'FILE_PATH_INVALID', `${quote(key)}: ${checked.reason}`);
       continue;
     }
     const same = byPath.get(checked.path);
     if (same) {
-      bad(key, 'FILE_PATH_INVALID', `${JSON.stringify(key)} is the same file as ${JSON.stringify(same.key)} (${checked.path})`);
+      bad(key, 'FILE_PATH_INVALID', `${quote(key)} is the same file as ${quote(same.key)} (both are ${quote(checked.path)})`);
       continue;
     }
     try {
       parseTemplate(source);
     } catch (err) {
       if (!(err instanceof TemplateSyntaxError)) throw err;
-      bad(key, 'TEMPLATE_INVALID', `${JSON.stringify(key)}: ${err.message}`);
+      bad(key, 'TEMPLATE_INVALID', `${quote(key)}: ${err.message}`);
     }
     byPath.set(checked.path, { key, source });
   }
-  // A tree cannot hold `a` as a file and `a/b` under it as a directory. A trie of the paths,
-  // built once, lets each path check its parents in time linear in its own length.
-  const root: TreeNode = { children: new Map() };
-  for (const [path, { key }] of byPath) {
-    let node = root;
-    for (const segment of path.split('/')) {
-      let child = node.children.get(segment);
-      if (!child) node.children.set(segment, (child = { children: new Map() }));
-      node = child;
+  // In byte order every path that starts with a file's path comes right after it, so the files
+  // a path could be inside are those on a stack of prefixes: one pass, no prefix rebuilt per path.
+  const sorted = [...byPath.entries()].map(([path, { key, source }]) => ({ path, key, source, bytes: Buffer.from(path) })).sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+  const prefixes: typeof sorted = [];
+  for (const file of sorted) {
+    while (prefixes.length > 0 && !file.path.startsWith(prefixes[prefixes.length - 1]!.path)) prefixes.pop();
+    for (const parent of prefixes) {
+      if (file.path.charCodeAt(parent.path.length) === SLASH) bad(file.key, 'FILE_PATH_INVALID', `${quote(file.key)} is inside ${quote(parent.key)}, which is a file`);
     }
-    node.fileKey = key;
-  }
-  for (const [path, { key }] of byPath) {
-    const segments = path.split('/');
-    let node = root;
-    for (let i = 0; i < segments.length - 1; i++) {
-      node = node.children.get(segments[i]!)!;
-      if (node.fileKey !== undefined) bad(key, 'FILE_PATH_INVALID', `${JSON.stringify(key)} is inside ${JSON.stringify(node.fileKey)}, which is a file`);
-    }
+    prefixes.push(file);
   }
   if (entries.length > 0) {
     throw new ApiError(entries[0]!.code === ErrorCodes.TEMPLATE_INVALID.code ? 'TEMPLATE_INVALID' : 'FILE_PATH_INVALID', { entries });
   }
-  const sorted = [...byPath.entries()].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return Object.fromEntries(sorted.map(([path, { source }]) => [path, source]));
+  return Object.fromEntries(sorted.map(({ path, source }) => [path, source]));
 }
 
-interface TreeNode {
-  fileKey?: string;
-  children: Map<string, TreeNode>;
-}
+const SLASH = '/'.charCodeAt(0);
+const QUOTED_PATH_MAX = 100;

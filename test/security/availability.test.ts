@@ -1,0 +1,190 @@
+// wsp-test: alone
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { loadConfig } from '../../src/config.js';
+
+/**
+ * Issue 15: one client must not hold the server's connections or its event loop. Slow senders
+ * are cut off (items 7), the per-address limits count the client behind a trusted proxy and
+ * only then (item 10), and a version whose paths were built to make the parent check quadratic
+ * leaves `/healthz` answering in time (item 2).
+ */
+
+/** What a raw connection received before the server closed it, and when that was. */
+function rawExchange(port: number, send: string, opts: { waitMs?: number } = {}): Promise<{ received: string; closedAfterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(send));
+    let received = '';
+    socket.on('data', (d) => (received += d.toString()));
+    socket.on('error', () => undefined);
+    const guard = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the connection open for ${opts.waitMs ?? 10_000} ms; received: ${received}`));
+    }, opts.waitMs ?? 10_000);
+    socket.on('close', () => {
+      clearTimeout(guard);
+      resolve({ received, closedAfterMs: performance.now() - started });
+    });
+  });
+}
+
+const envelopeCode = (raw: string) => (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { errors: Array<{ code: number }> }).errors[0]!.code;
+
+describe('slow and idle connections are closed (WSP_REQUEST_TIMEOUT_SECONDS, WSP_IDLE_TIMEOUT_SECONDS, WSP_KEEP_ALIVE_TIMEOUT_SECONDS)', () => {
+  let h: TestApp;
+  let port: number;
+  before(async () => {
+    h = await createTestApp({ config: { http: { requestTimeoutMs: 1500, headersTimeoutMs: 1000, idleTimeoutMs: 2500, keepAliveTimeoutMs: 500, maxHeaderBytes: 16 * 1024 } } });
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (h.app.server.address() as AddressInfo).port;
+  });
+  after(() => h.close());
+
+  test('headers, then part of a body, then nothing: 408 in the envelope (7036) and the connection closed once the request time is up', async () => {
+    const { received, closedAfterMs } = await rawExchange(port, 'POST /v1/workspaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
+    assert.match(received, /^HTTP\/1\.1 408 /);
+    assert.equal(envelopeCode(received), 7036);
+    assert.ok(closedAfterMs >= 1400 && closedAfterMs < 4000, `closed after ${closedAfterMs} ms`);
+  });
+
+  test('a request line and part of the headers, then nothing: 408 once the headers time is up', async () => {
+    const { received, closedAfterMs } = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    assert.match(received, /^HTTP\/1\.1 408 /);
+    assert.ok(closedAfterMs >= 900 && closedAfterMs < 3500, `closed after ${closedAfterMs} ms`);
+  });
+
+  test('a connection that never sends a byte is closed', async () => {
+    const { received, closedAfterMs } = await rawExchange(port, '');
+    assert.ok(closedAfterMs < 4000, `closed after ${closedAfterMs} ms (${received.slice(0, 40)})`);
+  });
+
+  test('an idle keep-alive connection is closed after the keep-alive time', async () => {
+    const { received, closedAfterMs } = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.match(received, /^HTTP\/1\.1 200 /);
+    assert.ok(closedAfterMs >= 400 && closedAfterMs < 2000, `closed after ${closedAfterMs} ms`);
+  });
+
+  test('headers over 16 KiB: 431 in the envelope', async () => {
+    const { received } = await rawExchange(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+    assert.match(received, /^HTTP\/1\.1 431 /);
+    assert.equal(envelopeCode(received), 7008);
+  });
+
+  test('the defaults: 30 s for a request (10 s of it for headers), 120 s idle, 72 s keep-alive, set on the server', async () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.http, { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, idleTimeoutMs: 120_000, keepAliveTimeoutMs: 72_000, maxHeaderBytes: 16 * 1024 });
+    assert.equal(h.app.server.requestTimeout, 1500);
+    assert.equal(h.app.server.headersTimeout, 1000);
+    assert.equal(h.app.server.keepAliveTimeout, 500);
+    assert.equal(h.app.server.timeout, 2500);
+  });
+});
+
+describe('WSP_TRUST_PROXY: the client address per-address limits count', () => {
+  const wrongToken = (h: TestApp, forwardedFor: string, remoteAddress = '127.0.0.1') =>
+    h.app.inject({ method: 'GET', url: '/v1/api_tokens', headers: { authorization: `Bearer ${'z'.repeat(32)}`, 'x-forwarded-for': forwardedFor }, remoteAddress });
+
+  test('unset: X-Forwarded-For is not believed; thirty failures from the peer limit it whatever the header says', async () => {
+    const h = await createTestApp({ config: { authFailuresPerMinute: 30 } });
+    try {
+      for (let i = 0; i < 30; i++) assert.equal((await wrongToken(h, `203.0.113.${i}`)).statusCode, 401);
+      assert.equal((await wrongToken(h, '203.0.113.200')).statusCode, 429);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a trusted proxy: each client behind it is counted on its own; an untrusted peer is still counted as itself', async () => {
+    const h = await createTestApp({ config: { authFailuresPerMinute: 30, trustProxy: ['127.0.0.1'] } });
+    try {
+      for (let i = 0; i < 30; i++) assert.equal((await wrongToken(h, '203.0.113.1')).statusCode, 401);
+      assert.equal((await wrongToken(h, '203.0.113.1')).statusCode, 429, 'the guessing client is limited');
+      assert.equal((await wrongToken(h, '203.0.113.2')).statusCode, 401, 'everyone else behind the proxy is not');
+      // A peer that is not the proxy cannot choose its address by sending the header.
+      for (let i = 0; i < 30; i++) assert.equal((await wrongToken(h, `198.51.100.${i}`, '192.0.2.50')).statusCode, 401);
+      assert.equal((await wrongToken(h, '198.51.100.99', '192.0.2.50')).statusCode, 429);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a hop count trusts that many proxies from the peer', async () => {
+    const h = await createTestApp({ config: { authFailuresPerMinute: 30, trustProxy: 1 } });
+    try {
+      for (let i = 0; i < 30; i++) assert.equal((await wrongToken(h, '10.0.0.9, 203.0.113.5')).statusCode, 401);
+      assert.equal((await wrongToken(h, '10.0.0.8, 203.0.113.5')).statusCode, 429, 'one hop: the last address added is the client');
+      assert.equal((await wrongToken(h, '203.0.113.6')).statusCode, 401);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('a version built to make path checks quadratic', () => {
+  let h: TestApp;
+  let s: Seed;
+  let base: string;
+  before(async () => {
+    h = await createTestApp();
+    s = await h.seed();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  });
+  after(() => h.close());
+
+  /** Sequential GET /healthz on a connection of its own until `until` settles: each answer's time. */
+  async function sampleHealth(until: Promise<unknown>): Promise<number[]> {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const times: number[] = [];
+    let done = false;
+    void until.finally(() => (done = true));
+    while (!done || times.length < 20) {
+      const t0 = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        http.get(`${base}/healthz`, { agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+      });
+      times.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    agent.destroy();
+    return times;
+  }
+
+  const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1]!;
+
+  test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: /healthz p99 stays under 100 ms', async (t) => {
+    const pkg = (await h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(s.apiToken), payload: { name: 'deep' } })).json();
+    const deep = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a/'.repeat(508)}${i}`, 'x']));
+    // The deepest and longest a path may be: 64 directories, 1,024 characters.
+    const segment = 'b'.repeat(14);
+    const widest = Object.fromEntries(Array.from({ length: 950 }, (_, i) => [`${`${segment}/`.repeat(63)}${String(i).padStart(4, '0')}${'c'.repeat(1024 - 63 * 15 - 4)}`, 'y']));
+    const ROUNDS = 3;
+    const bodies = Array.from({ length: ROUNDS }, (_, round) => [
+      JSON.stringify({ semver: `1.${round}.0`, files: deep }),
+      JSON.stringify({ semver: `1.${round}.1`, files: widest }),
+    ]).flat();
+    assert.ok(bodies.every((b) => b.length < 1024 * 1024), 'each body is under the body limit');
+
+    const statuses: number[] = [];
+    const attack = (async () => {
+      for (const body of bodies) {
+        const res = await fetch(`${base}/v1/packages/${pkg.id}/versions`, { method: 'POST', headers: { ...as(s.apiToken), 'content-type': 'application/json' }, body });
+        statuses.push(res.status);
+        if (res.status === 422) assert.match(JSON.stringify(await res.json()), /more than 64 directories deep/);
+        else await res.arrayBuffer();
+      }
+    })();
+    const started = performance.now();
+    const times = await sampleHealth(attack);
+    await attack;
+    t.diagnostic(`both versions answered in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
+    assert.ok(p99(times) < 100, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
+    assert.deepEqual(statuses, Array.from({ length: ROUNDS }, () => [422, 201]).flat());
+  });
+});
