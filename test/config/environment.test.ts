@@ -48,3 +48,24 @@ test('an empty variable is unset; numbers are decoded once; a bad one names the 
   assert.throws(() => loadConfig({ WSP_JOB_LEASE_SECONDS: '0' }), (e: Error) => e instanceof ConfigError && e.message === 'WSP_JOB_LEASE_SECONDS must be at least 1, got 0');
   assert.throws(() => loadConfig({ WSP_PROVIDER_ID: 'Bad' }), (e: Error) => e instanceof ConfigError && /^WSP_PROVIDER_ID must match .*, got "Bad"$/.test(e.message));
 });
+
+test('WSP_TRUST_PROXY: unset trusts nobody; a hop count; addresses, ranges and keywords; anything else names the bad item', () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ WSP_TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.deepEqual(loadConfig({ WSP_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8,loopback' }).trustProxy, ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', 'loopback']);
+  assert.throws(() => loadConfig({ WSP_TRUST_PROXY: '0' }), (e: Error) => e instanceof ConfigError && /hop count of at least 1/.test(e.message));
+  for (const [value, item] of [['10.0.0.0/33', '10.0.0.0/33'], ['127.0.0.1, proxy', 'proxy'], ['1.2.3.4/8/9', '1.2.3.4/8/9'], ['::1/129', '::1/129']]) {
+    assert.throws(() => loadConfig({ WSP_TRUST_PROXY: value }), (e: Error) => e instanceof ConfigError && e.message.includes(`"${item}"`), value);
+  }
+});
+
+test('connection deadlines: seconds in the environment, the header deadline at most 10 s of the request one', () => {
+  assert.deepEqual(loadConfig({ WSP_REQUEST_TIMEOUT_SECONDS: '4', WSP_IDLE_TIMEOUT_SECONDS: '9', WSP_KEEP_ALIVE_TIMEOUT_SECONDS: '3' }).http, {
+    requestTimeoutMs: 4000,
+    headersTimeoutMs: 4000,
+    idleTimeoutMs: 9000,
+    keepAliveTimeoutMs: 3000,
+    maxHeaderBytes: 16384,
+  });
+  assert.equal(loadConfig({ WSP_REQUEST_TIMEOUT_SECONDS: '60' }).http.headersTimeoutMs, 10_000);
+});
