@@ -2,6 +2,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { SessionPolicy } from './sessions/service.js';
 
 /** Every setting the server reads, taken from the environment once at start. */
 export interface Config {
@@ -29,6 +30,8 @@ export interface Config {
   rateLimitPerMinute: number | undefined;
   /** WSP_AUTH_FAILURES_PER_MINUTE: failed authentications per client address a minute (default 30). */
   authFailuresPerMinute: number;
+  /** WSP_SESSION_MAX_DAYS and WSP_SESSIONS_PER_USER_MAX (src/sessions/service.ts). */
+  sessions: SessionPolicy;
   /** WSP_SHUTDOWN_GRACE_SECONDS: how long SIGTERM waits for in-flight requests and jobs (default 30). */
   shutdownGraceSeconds: number;
   bodyLimitBytes: number;
@@ -109,6 +112,8 @@ export const Environment = Type.Object({
     'Reverse proxies whose X-Forwarded-For names the client: a hop count, or a comma-separated list of addresses and CIDR ranges (also loopback, linklocal, uniquelocal); unset: none, the peer address is the client',
     { pattern: '^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$' },
   ),
+  WSP_SESSION_MAX_DAYS: count('The longest a session lives from its creation, however often it is used (idle sessions end after 30 days)', 90, 1),
+  WSP_SESSIONS_PER_USER_MAX: count("Sessions one user may hold; a new one beyond ends the user's least recently used", 100, 1),
   WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
   WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
   WSP_PROVIDER_ID: text('The compute provider id', { pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'hetzner' }),
@@ -217,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: e.WSP_RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
+    sessions: { maxSeconds: e.WSP_SESSION_MAX_DAYS! * 86_400, perUser: e.WSP_SESSIONS_PER_USER_MAX! },
     bodyLimitBytes: 1024 * 1024,
     http: {
       requestTimeoutMs: e.WSP_REQUEST_TIMEOUT_SECONDS! * 1000,

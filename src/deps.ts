@@ -10,7 +10,7 @@ import { CursorCodec } from './shared/cursor.js';
 import { JobQueue } from './jobs/queue.js';
 import type { CredentialLookups } from './auth/authenticator.js';
 import { JOB_KINDS } from './job-kinds.js';
-import { sessionForToken } from './sessions/service.js';
+import { sessionForToken, type SessionPolicy } from './sessions/service.js';
 import { apiTokenForHash } from './tokens/service.js';
 import { identity } from './identity/service.js';
 
@@ -34,9 +34,9 @@ export interface ServiceDeps {
 }
 
 /** The sessions, tokens and identity areas' answers to the authenticator's questions, on one database. */
-export function credentialLookups(db: Kysely<DB>): CredentialLookups {
+export function credentialLookups(db: Kysely<DB>, sessions: SessionPolicy): CredentialLookups {
   return {
-    session: (hash, now) => sessionForToken(db, hash, now),
+    session: (hash, now) => sessionForToken(db, hash, now, sessions),
     apiToken: (hash, now) => apiTokenForHash(db, hash, now),
     userForSubject: (subject) => identity.userForSubject(db, subject),
     roleOf: (workspaceId, userId) => identity.roleOf(db, workspaceId, userId),
@@ -59,7 +59,7 @@ export async function createDeps(opts: { config: Config; database: Database; clo
     config,
     log,
     jobs: new JobQueue(clock, JOB_KINDS),
-    credentials: credentialLookups(db),
+    credentials: credentialLookups(db, config.sessions),
     ...(opts.computeClock ? { computeClock: opts.computeClock } : {}),
   };
 }

@@ -6,7 +6,8 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { MAX_SUBJECT_LENGTH } from '../auth/credentials.js';
 import { identity } from '../identity/service.js';
 import { AdminError } from '../shared/errors.js';
-import { createSession } from '../sessions/service.js';
+import { createSession, endSessionById, endSessionsOf, type SessionPolicy } from '../sessions/service.js';
+import { loadConfig } from '../config.js';
 import { issueApiToken } from '../tokens/service.js';
 
 /** Re-exported for the operator commands' callers: areas throw it too (src/shared/errors.ts). */
@@ -15,7 +16,7 @@ export { AdminError };
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
 /** The operator commands of CONTRACT §2, usable from the CLI and from tests alike. */
-export function createAdminService(db: Kysely<DB>, clock: Clock) {
+export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: SessionPolicy = loadConfig({}).sessions) {
   const now = () => nowSeconds(clock);
 
   async function requireUser(userId: string) {
@@ -60,9 +61,29 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
       return { workspace_id: workspaceId, user_id: userId, role: role as Role };
     },
 
+    async removeMember(workspaceId: string, userId: string): Promise<{ workspace_id: string; user_id: string; removed: true }> {
+      if (!(await identity.workspace(db, workspaceId))) throw new AdminError(`unknown workspace ${workspaceId}`);
+      await requireUser(userId);
+      const outcome = await identity.removeMember(db, workspaceId, userId);
+      if (outcome === 'not_member') throw new AdminError(`${userId} is not a member of ${workspaceId}`);
+      if (outcome === 'last_owner') throw new AdminError(`${userId} is the last owner of ${workspaceId}; make another member owner first`);
+      return { workspace_id: workspaceId, user_id: userId, removed: true };
+    },
+
+    /** Ends one session, or every session of a user: their tokens are refused from the next request on. */
+    async revokeSession(sessionId: string): Promise<{ session_id: string; revoked: 1 }> {
+      if (!(await endSessionById(db, sessionId))) throw new AdminError(`unknown session ${sessionId}`);
+      return { session_id: sessionId, revoked: 1 };
+    },
+
+    async revokeSessionsOf(userId: string): Promise<{ user_id: string; revoked: number }> {
+      await requireUser(userId);
+      return { user_id: userId, revoked: await endSessionsOf(db, userId) };
+    },
+
     async createSession(userId: string): Promise<{ session_token: string }> {
       await requireUser(userId);
-      const { token } = await createSession(db, clock, userId);
+      const { token } = await createSession(db, clock, userId, sessions, { issuedBy: 'operator' });
       return { session_token: token };
     },
 
@@ -75,7 +96,7 @@ export function createAdminService(db: Kysely<DB>, clock: Clock) {
     /** All of it or nothing: one transaction, so a failure leaves no half-made workspace behind. */
     async bootstrap(): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
       return db.transaction().execute(async (trx) => {
-        const inTrx = createAdminService(trx, clock);
+        const inTrx = createAdminService(trx, clock, sessions);
         const { workspace_id } = await inTrx.createWorkspace('Default workspace');
         const { user_id } = await inTrx.createUser({ name: 'Owner' });
         await inTrx.addMember(workspace_id, user_id, 'owner');

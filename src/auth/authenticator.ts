@@ -54,7 +54,7 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
         if (typeof sub !== 'string' || sub === '' || sub.length > MAX_SUBJECT_LENGTH) throw unauthorized();
         const userId = await lookups.userForSubject(sub);
         if (!userId) throw unauthorized();
-        return { kind: 'jwt', userId, subject: sub };
+        return { kind: 'jwt', userId, subject: sub, expiresAt: claims!.exp! };
       }
       default:
         throw unauthorized();

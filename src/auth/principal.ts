@@ -3,7 +3,7 @@ import type { Role } from '../db/tables.js';
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =
   | { kind: 'session'; userId: string; sessionId: string }
-  | { kind: 'jwt'; userId: string; subject: string }
+  | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
   | { kind: 'api_token'; tokenId: string; workspaceId: string };
 
 /** The one request context every service function receives. */

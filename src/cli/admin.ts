@@ -18,7 +18,10 @@ which they create and migrate if needed. --json prints one JSON object.
   wsp admin user create [--name N] [--email E] [--json]  -> {user_id}
   wsp admin user link --user USR --subject SUB      link an external JWT subject to a user
   wsp admin member add --workspace WS --user USR --role owner|admin|member
+  wsp admin member remove --workspace WS --user USR  end a membership (not the last owner's)
   wsp admin session create --user USR [--json]      -> {session_token}
+  wsp admin session revoke --session SES | --user USR --all
+                                                    end one session, or every session of a user
   wsp admin migrate                                 apply pending migrations
   wsp admin dashboard import FILE [--json]          bring in a dashboard with its history (JSON: {workspace_id,
                                                     revisions: [...] oldest first}), each revision source backfill
@@ -38,6 +41,7 @@ type Run = (svc: AdminService, p: Parsed, env: { database: Database; config: Con
 /** An operator command: the string flags it takes (each also takes --json and --help) and what it does. */
 interface Command {
   flags: readonly string[];
+  booleans?: readonly string[];
   run: Run;
 }
 
@@ -50,7 +54,19 @@ const COMMANDS: Record<string, Command> = {
     flags: ['workspace', 'user', 'role'],
     run: (svc, p) => svc.addMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true), stringFlag(p, 'role', true)),
   },
+  'member remove': { flags: ['workspace', 'user'], run: (svc, p) => svc.removeMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true)) },
   'session create': { flags: ['user'], run: (svc, p) => svc.createSession(stringFlag(p, 'user', true)) },
+  'session revoke': {
+    flags: ['session', 'user'],
+    booleans: ['all'],
+    run: (svc, p) => {
+      const session = stringFlag(p, 'session');
+      const user = stringFlag(p, 'user');
+      if (session !== undefined && user === undefined && !p.flags.all) return svc.revokeSession(session);
+      if (user !== undefined && session === undefined && p.flags.all) return svc.revokeSessionsOf(user);
+      throw new UsageError('session revoke takes --session SES, or --user USR --all');
+    },
+  },
   migrate: { flags: [], run: async () => ({ migrated: true }) },
   'dashboard import': {
     flags: [],
@@ -111,7 +127,7 @@ export async function runAdmin(
   const known = [leading.slice(0, 2).join(' '), leading[0] ?? ''].find((n) => n in COMMANDS);
   let parsed: Parsed;
   try {
-    parsed = parseArgs(argv, { strings: known ? COMMANDS[known]!.flags : [], booleans: ['json'] });
+    parsed = parseArgs(argv, { strings: known ? COMMANDS[known]!.flags : [], booleans: ['json', ...((known && COMMANDS[known]!.booleans) || [])] });
   } catch (e) {
     err.write(`error: ${(e as Error).message}\n\n${ADMIN_HELP}`);
     return 2;
@@ -135,7 +151,7 @@ export async function runAdmin(
     } catch (e) {
       throw new AdminError(cannotOpen(config, e));
     }
-    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock), parsed, { database, config });
+    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock, config.sessions), parsed, { database, config });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {

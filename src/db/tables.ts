@@ -37,13 +37,21 @@ export interface ExternalIdentitiesTable {
   created_at: number;
 }
 
+export type SessionIssuer = 'password' | 'oidc' | 'device' | 'operator';
+
 export interface SessionsTable {
   id: string;
   user_id: string;
   token_hash: string;
   created_at: number;
   last_used_at: number;
+  /** The idle expiry: extended on use. */
   expires_at: number;
+  issued_by: SessionIssuer;
+  user_agent: string | null;
+  ip: string | null;
+  /** A hard end besides the absolute lifetime: the approving JWT's exp for a device login. */
+  not_after: number | null;
 }
 
 export interface ApiTokensTable {
@@ -309,6 +317,8 @@ export interface DeviceAuthorizationsTable {
   created_at: number;
   decided_at: number | null;
   expires_at: number;
+  /** Approved with a JWT: its exp, which the session issued at redemption may not outlive. */
+  approver_not_after: number | null;
 }
 
 export interface DeviceGuessLimitsTable {

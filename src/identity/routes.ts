@@ -6,7 +6,6 @@ import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ApiError } from '../shared/errors.js';
 import { identity } from './service.js';
-import { endSession } from '../sessions/service.js';
 
 const Me = Type.Object(
   {
@@ -50,26 +49,6 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
       };
-    },
-  );
-
-  app.delete(
-    '/sessions/current',
-    {
-      config: { scope: 'user' },
-      schema: {
-        tags: ['identity'],
-        summary: 'Revoke the calling session at once',
-        description: 'Only a session token can revoke itself; other credentials get 403.',
-        headers: requestHeaders({ idempotencyKey: 'optional' }),
-        response: { 204: NoContent, ...errorResponses(401, 403, 422) },
-      },
-    },
-    async (request, reply) => {
-      const p = requestCtx(request).principal;
-      if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
-      await endSession(db, p.sessionId);
-      return reply.code(204).send(null);
     },
   );
 }

@@ -20,6 +20,9 @@ export const identity = {
   /** Makes the user a member with `role`, or changes the role of a member. */
   setRole: (db: Kysely<DB>, row: { workspace_id: string; user_id: string; role: Role; created_at: number }) => identityStore.upsertMembership(db, row),
 
+  /** Ends a membership: the user's next request in the workspace is refused. The last owner stays. */
+  removeMember: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.deleteMembership(db, workspaceId, userId),
+
   roleOf: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.getRole(db, workspaceId, userId),
 
   /** The ids of the workspace's members holding one of `roles`, in id order. */

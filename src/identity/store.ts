@@ -13,6 +13,23 @@ export const identityStore = {
 
   getWorkspace: (db: Kysely<DB>, id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst(),
 
+  /**
+   * Ends a membership, unless it is the workspace's last owner: one statement, so the count and
+   * the delete see the same rows. Answers what happened.
+   */
+  deleteMembership: async (db: Kysely<DB>, workspaceId: string, userId: string): Promise<'removed' | 'last_owner' | 'not_member'> => {
+    const owners = db.selectFrom('memberships as m').select((eb) => eb.fn.countAll().as('n')).where('m.workspace_id', '=', workspaceId).where('m.role', '=', 'owner');
+    const res = await db
+      .deleteFrom('memberships')
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('role', '!=', 'owner'), eb(owners, '>', 1)]))
+      .executeTakeFirst();
+    if (Number(res.numDeletedRows) > 0) return 'removed';
+    const role = await db.selectFrom('memberships').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+    return role ? 'last_owner' : 'not_member';
+  },
+
   upsertMembership: (db: Kysely<DB>, row: { workspace_id: string; user_id: string; role: Role; created_at: number }) =>
     db
       .insertInto('memberships')

@@ -62,6 +62,7 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
             last_polled_ms: null,
             created_at: now,
             decided_at: null,
+            approver_not_after: null,
             expires_at: now + DEVICE_CODE_TTL_SECONDS,
           });
           const shown = displayUserCode(userCode);
@@ -83,7 +84,7 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
      * RFC 8628 §3.4-3.5: one poll of the device. The session is created here, at redemption,
      * so no usable secret ever waits in the database between approval and the next poll.
      */
-    async poll(body: { grant_type: string; client_id: string; device_code: string }): Promise<TokenResponse> {
+    async poll(body: { grant_type: string; client_id: string; device_code: string }, device: { userAgent?: string | undefined; ip: string }): Promise<TokenResponse> {
       if (body.grant_type !== DEVICE_CODE_GRANT) throw new OAuthError('unsupported_grant_type', `grant_type must be ${DEVICE_CODE_GRANT}`);
       requireClient(body.client_id);
       const row = await deviceStore.byDeviceCodeHash(db, hashToken(body.device_code));
@@ -101,7 +102,8 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
       if (row.state === 'denied') throw new OAuthError('access_denied', 'The user denied this login');
       const token = await db.transaction().execute(async (trx) => {
         if (!(await deviceStore.redeem(trx, row.id))) return null;
-        return (await createSession(trx, clock, row.user_id!)).token;
+        const how = { issuedBy: 'device' as const, userAgent: device.userAgent, ip: device.ip, notAfter: row.approver_not_after };
+        return (await createSession(trx, clock, row.user_id!, config.sessions, how)).token;
       });
       if (!token) throw new OAuthError('invalid_grant', 'The device_code was already redeemed');
       return { access_token: token, token_type: 'Bearer' };
@@ -119,7 +121,9 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
       if (!row) throw new ApiError('USER_CODE_UNKNOWN', { path: ['body', 'user_code'] });
       await guesses.giveBack(keys);
       const state = decision === 'approve' ? 'approved' : 'denied';
-      if (!(await deviceStore.decide(db, row.id, state, userId, now))) {
+      // A login approved with a JWT may not outlive it (CONTRACT §9).
+      const notAfter = ctx.principal.kind === 'jwt' ? ctx.principal.expiresAt : null;
+      if (!(await deviceStore.decide(db, row.id, state, userId, now, notAfter))) {
         throw new ApiError('DEVICE_LOGIN_DECIDED', { path: ['body', 'user_code'] });
       }
       return {

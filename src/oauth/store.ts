@@ -35,11 +35,11 @@ export const deviceStore = {
       .execute(),
 
   /** pending -> approved or denied, once: of two racing decisions exactly one wins. */
-  decide: async (db: Kysely<DB>, id: string, state: 'approved' | 'denied', userId: string, now: number): Promise<boolean> =>
+  decide: async (db: Kysely<DB>, id: string, state: 'approved' | 'denied', userId: string, now: number, approverNotAfter: number | null): Promise<boolean> =>
     changed(
       await db
         .updateTable('device_authorizations')
-        .set({ state, user_id: userId, decided_at: now })
+        .set({ state, user_id: userId, decided_at: now, approver_not_after: approverNotAfter })
         .where('id', '=', id)
         .where('state', '=', 'pending')
         .executeTakeFirst(),

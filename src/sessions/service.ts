@@ -1,36 +1,73 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/tables.js';
+import type { DB, SessionIssuer } from '../db/tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
-import { newId } from '../shared/ids.js';
+import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { sessionStore } from './store.js';
+import { notFound } from '../shared/errors.js';
+import { sessionStore, type SessionRow } from './store.js';
+import { pageById, type CursorCodec } from '../shared/cursor.js';
 
 /** Idle expiry of a session: 30 days, extended on use. */
 export const SESSION_IDLE_SECONDS = 30 * 24 * 3600;
 
-/** Creates a session for a user; the plaintext token is returned once and never stored. */
-export async function createSession(db: Kysely<DB>, clock: Clock, userId: string): Promise<{ id: string; token: string }> {
+/** How long sessions may live at most, and how many one user may hold (configuration). */
+export interface SessionPolicy {
+  /** WSP_SESSION_MAX_DAYS in seconds: from creation, whatever the use. */
+  maxSeconds: number;
+  /** WSP_SESSIONS_PER_USER_MAX: a new session beyond it ends the user's least recently used one. */
+  perUser: number;
+}
+
+export interface NewSession {
+  issuedBy: SessionIssuer;
+  userAgent?: string | undefined;
+  ip?: string | undefined;
+  /** A hard end (Unix seconds), e.g. the exp of the JWT that approved a device login. */
+  notAfter?: number | null | undefined;
+}
+
+/** When a session ends if it is not used again: the earliest of its idle expiry, its absolute lifetime and its hard end. */
+export function sessionEnd(s: Pick<SessionRow, 'created_at' | 'expires_at' | 'not_after'>, policy: SessionPolicy): number {
+  return Math.min(s.expires_at, s.created_at + policy.maxSeconds, s.not_after ?? Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Creates a session for a user; the plaintext token is returned once and never stored. One user
+ * holds at most `policy.perUser` sessions: the least recently used ones beyond are ended, so
+ * minting sessions (a device login each) cannot multiply what one person holds.
+ */
+export async function createSession(db: Kysely<DB>, clock: Clock, userId: string, policy: SessionPolicy, how: NewSession): Promise<{ id: string; token: string; expiresAt: number }> {
   const token = newSessionToken();
   const now = nowSeconds(clock);
   const id = newId('ses');
-  await sessionStore.insert(db, {
+  const row = {
     id,
     user_id: userId,
     token_hash: hashToken(token),
     created_at: now,
     last_used_at: now,
     expires_at: now + SESSION_IDLE_SECONDS,
-  });
-  return { id, token };
+    issued_by: how.issuedBy,
+    user_agent: how.userAgent ? how.userAgent.slice(0, USER_AGENT_MAX) : null,
+    ip: how.ip ?? null,
+    not_after: how.notAfter ?? null,
+  };
+  await sessionStore.insert(db, row);
+  await sessionStore.endBeyond(db, userId, policy.perUser);
+  return { id, token, expiresAt: sessionEnd(row, policy) };
 }
+
+/** What a listed User-Agent keeps: enough to recognise a browser or a CLI. */
+const USER_AGENT_MAX = 256;
 
 /**
  * The live session a token's hash names, for the authenticator (every request with a session
- * token): null when there is none or it expired. Use extends it, written at most once a minute.
+ * token): null when there is none or it ended. Use extends the idle expiry, written at most once
+ * a minute; the absolute lifetime and a hard end are never extended.
  */
-export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: number): Promise<{ userId: string; sessionId: string } | null> {
+export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: number, policy: SessionPolicy): Promise<{ userId: string; sessionId: string } | null> {
   const s = await sessionStore.byHash(db, tokenHash);
-  if (!s || s.expires_at <= now) return null;
+  if (!s || sessionEnd(s, policy) <= now) return null;
   if (now - s.last_used_at >= TOUCH_INTERVAL_SECONDS) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
   return { userId: s.user_id, sessionId: s.id };
 }
@@ -39,3 +76,47 @@ export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: nu
 export async function endSession(db: Kysely<DB>, sessionId: string): Promise<void> {
   await sessionStore.delete(db, sessionId);
 }
+
+/** Ends a session named by an operator; false when there is none. */
+export async function endSessionById(db: Kysely<DB>, sessionId: string): Promise<boolean> {
+  return sessionStore.deleteById(db, canonicalId('ses', sessionId));
+}
+
+/** Ends every session of a user (an operator's `session revoke --user --all`); answers how many. */
+export async function endSessionsOf(db: Kysely<DB>, userId: string): Promise<number> {
+  return sessionStore.deleteOfUser(db, userId);
+}
+
+export function createSessionService({ db, clock, cursors, policy }: { db: Kysely<DB>; clock: Clock; cursors: CursorCodec; policy: SessionPolicy }) {
+  return {
+    /** The caller's own live sessions, newest first. */
+    async list(userId: string, currentSessionId: string | null, page: { limit: number; cursor: string | undefined }) {
+      const now = nowSeconds(clock);
+      return pageById(
+        cursors,
+        `sessions:${userId}`,
+        page,
+        (after, take) => sessionStore.page(db, userId, now, policy.maxSeconds, take, after),
+        (s) => ({
+          id: s.id,
+          created_at: s.created_at,
+          last_used_at: s.last_used_at,
+          expires_at: sessionEnd(s, policy),
+          issued_by: s.issued_by,
+          user_agent: s.user_agent,
+          ip: s.ip,
+          current: s.id === currentSessionId,
+        }),
+      );
+    },
+
+    db,
+
+    /** Ends one of the caller's sessions; another user's is as unknown as a made-up id (404). */
+    async revoke(userId: string, rawId: string) {
+      if (!(await sessionStore.deleteOwn(db, userId, canonicalId('ses', rawId)))) throw notFound('Session');
+    },
+  };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;

@@ -2,14 +2,47 @@ import type { Kysely } from 'kysely';
 import type { DB, SessionsTable } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
 
+export type SessionRow = SessionsTable;
+
+const LISTED = ['id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'issued_by', 'user_agent', 'ip'] as const;
+
 export const sessionStore = {
   insert: (db: Kysely<DB>, row: SessionsTable) => db.insertInto('sessions').values(row).execute(),
 
   /** Every request with a session token runs this: compiled once (prepared.ts). */
-  byHash: prepared((db, tokenHash: string) => db.selectFrom('sessions').select(['id', 'user_id', 'last_used_at', 'expires_at']).where('token_hash', '=', tokenHash)).first,
+  byHash: prepared((db, tokenHash: string) =>
+    db.selectFrom('sessions').select(['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after']).where('token_hash', '=', tokenHash),
+  ).first,
 
   touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) =>
     db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).execute(),
 
+  /** A user's live sessions, newest first (ids are time-ordered), keyset after `beforeId`. */
+  page: (db: Kysely<DB>, userId: string, now: number, maxSeconds: number, limit: number, beforeId: string | null) => {
+    let q = db
+      .selectFrom('sessions')
+      .select(LISTED)
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', now)
+      .where('created_at', '>', now - maxSeconds)
+      .where((eb) => eb.or([eb('not_after', 'is', null), eb('not_after', '>', now)]));
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(limit).execute();
+  },
+
+  /** Ends the user's least recently used sessions beyond the `keep` most recent. */
+  endBeyond: async (db: Kysely<DB>, userId: string, keep: number) => {
+    const kept = db.selectFrom('sessions').select('id').where('user_id', '=', userId).orderBy('last_used_at', 'desc').orderBy('id', 'desc').limit(keep);
+    await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', 'not in', kept).execute();
+  },
+
   delete: (db: Kysely<DB>, id: string) => db.deleteFrom('sessions').where('id', '=', id).execute(),
+
+  deleteById: async (db: Kysely<DB>, id: string): Promise<boolean> => Number((await db.deleteFrom('sessions').where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
+
+  deleteOwn: async (db: Kysely<DB>, userId: string, id: string): Promise<boolean> =>
+    Number((await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
+
+  deleteOfUser: async (db: Kysely<DB>, userId: string): Promise<number> =>
+    Number((await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst()).numDeletedRows),
 };

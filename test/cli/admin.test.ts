@@ -116,6 +116,23 @@ describe('workspace, user, member, session, link', () => {
     assert.equal(res.json().user.id, user_id);
   });
 
+  test('session revoke --session, --user --all; member remove: the tokens and the membership stop working at once', async () => {
+    const { workspace_id } = await admin('workspace', 'create', '--name', 'Leaving');
+    const { user_id } = await admin('user', 'create', '--name', 'Leaver');
+    await admin('member', 'add', '--workspace', workspace_id!, '--user', user_id!, '--role', 'member');
+    const tokens = [];
+    for (let i = 0; i < 3; i++) tokens.push((await admin('session', 'create', '--user', user_id!)).session_token!);
+    const listed = (await h.app.inject({ method: 'GET', url: '/v1/sessions', headers: as(tokens[0]!) })).json().data as Array<{ id: string; current: boolean }>;
+    const one = listed.find((x) => x.current)!.id;
+    assert.deepEqual(await admin('session', 'revoke', '--session', one), { session_id: one, revoked: 1 });
+    assert.equal((await me(tokens[0]!)).statusCode, 401);
+    assert.equal((await me(tokens[1]!, workspace_id)).statusCode, 200);
+    assert.deepEqual(await admin('member', 'remove', '--workspace', workspace_id!, '--user', user_id!), { workspace_id, user_id, removed: true });
+    assert.equal((await me(tokens[1]!, workspace_id)).statusCode, 403, 'no longer a member');
+    assert.deepEqual(await admin('session', 'revoke', '--user', user_id!, '--all'), { user_id, revoked: 2 });
+    assert.equal((await me(tokens[2]!)).statusCode, 401);
+  });
+
   test('without --json the output is readable key: value lines', async () => {
     const res = await raw('user', 'create', '--name', 'Plain');
     assert.equal(res.code, 0);
@@ -147,6 +164,11 @@ describe('clear errors and a non-zero exit', () => {
     ['an empty workspace name', () => ['workspace', 'create', '--name', ''], /non-empty --name/, 1],
     ['a workspace name over 100 characters', () => ['workspace', 'create', '--name', 'n'.repeat(101)], /100 characters/, 1],
     ['an unknown command', () => ['frobnicate'], /unknown admin command "frobnicate"/, 2],
+    ['session revoke with neither --session nor --user --all', () => ['session', 'revoke'], /--session SES, or --user USR --all/, 2],
+    ['session revoke --user without --all', () => ['session', 'revoke', '--user', usr], /--session SES, or --user USR --all/, 2],
+    ['session revoke with both', () => ['session', 'revoke', '--session', 'ses_x', '--user', usr, '--all'], /--session SES, or --user USR --all/, 2],
+    ['an unknown session', () => ['session', 'revoke', '--session', 'ses_00000000000000000000000000'], /unknown session/, 1],
+    ['member remove of someone not a member', () => ['member', 'remove', '--workspace', ws, '--user', usr], /is not a member/, 1],
   ];
   const refused = (res: RunResult, why: string, message: RegExp, code: number) => {
     assert.notEqual(res.code, 0, `${why}: exit ${res.code}`);

@@ -127,7 +127,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),
   });
   watchInject(app);
-  const admin = watchAdmin(createAdminService(testDb.database.db, clock));
+  const admin = watchAdmin(createAdminService(testDb.database.db, clock, config.sessions));
   async function member(workspaceId: string, role: 'owner' | 'admin' | 'member'): Promise<Member> {
     const { user_id } = await admin.createUser({ name: role });
     await admin.addMember(workspaceId, user_id, role);

@@ -307,14 +307,14 @@ export function bodyArb(route: DocRoute, hint: Record<string, fc.Arbitrary<unkno
 
 export type Credential = 'owner' | 'admin' | 'member' | 'token' | 'fuzzed' | 'none';
 
-/** The Authorization header of a case (sessions/current always gets a session of its own). */
+/** The Authorization header of a case (a route that ends a session always gets a session of its own). */
 export async function authorizationOf(route: DocRoute, credential: Credential, fuzzed: string): Promise<string | undefined> {
   const seed = F.seed;
   if (credential === 'none') return undefined;
   if (credential === 'fuzzed') return fuzzed;
   if (credential === 'token') return `Bearer ${seed.apiToken}`;
   const user = { owner: seed.owner, admin: seed.admin, member: seed.member }[credential];
-  if (route.key === 'DELETE /v1/sessions/current') return `Bearer ${(await h.admin.createSession(user.userId)).session_token}`;
+  if (route.key === 'DELETE /v1/sessions/current' || route.key === 'DELETE /v1/sessions/{id}') return `Bearer ${(await h.admin.createSession(user.userId)).session_token}`;
   return `Bearer ${user.session}`;
 }
 

@@ -56,6 +56,11 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   const token = await ok('POST', '/v1/api_tokens', { name: `${marker} token` });
   ids.token = token.id;
 
+  // A spare session of the owner, for the routes that name a session (the owner's own stays in use).
+  const spare = (await h.admin.createSession(s.owner.userId)).session_token;
+  const spareListed = await call(spare, undefined, 'GET', '/v1/sessions');
+  ids.session = (spareListed.json().data as Array<{ id: string; current: boolean }>).find((x) => x.current)!.id;
+
   const secret = await ok('POST', '/v1/secrets', { name: `${marker}-secret` });
   ids.secret = secret.id;
   const plain = [`${marker}-payload-one`, `${marker}-payload-two`];
@@ -135,7 +140,7 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
     for (const k of ['etag', 'commit_sha', 'head_commit_sha', 'render_hash', 'tree_sha']) if (typeof body[k] === 'string') etags.push(body[k]);
   }
   const bare = (id: string) => id.slice(id.indexOf('_') + 1);
-  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, ...plain, ...b64];
+  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, ...plain, ...b64];
   const sensitive = [
     marker,
     ...Object.values(ids).flatMap((id) => [id, bare(id)]),
@@ -164,6 +169,7 @@ export function leaked(res: { body: string; headers: Record<string, unknown> }, 
 export const KIND_OF_COLLECTION: Record<string, string> = {
   workspaces: 'workspace',
   api_tokens: 'token',
+  sessions: 'session',
   operations: 'operation',
   notifications: 'notification',
   secrets: 'secret',

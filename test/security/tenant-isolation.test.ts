@@ -34,7 +34,7 @@ const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
 };
 /** User-scoped routes with path ids (CONTRACT §7): no workspace; an API token is 403 7024; unowned ids answer 204. */
-const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read']);
+const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read', 'DELETE /v1/sessions/{id}']);
 /**
  * How each route without path ids relates to workspaces (the route's `scope`): `workspace`
  * (Service-Context names the workspace, 403 7022 for one the caller is not in), `any` (the
@@ -51,6 +51,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public'> = {
   'GET /v1/me': 'any',
   'GET /v1/workspaces': 'any',
   'DELETE /v1/sessions/current': 'user',
+  'GET /v1/sessions': 'user',
   'GET /v1/notifications': 'user',
   'POST /v1/oauth/device/approve': 'user',
   'POST /v1/oauth/device/deny': 'user',
@@ -356,7 +357,9 @@ test('every route of the document, every attacker kind: refused by the rule, not
           ? { status: 404, code: 7002 }
           : undefined // B acting on its own collection: not an attack (the list test checks B's lists)
         : scope === 'user'
-          ? { status: route.params.length > 0 ? 204 : ownStatus(route) }
+          ? route.key === 'DELETE /v1/sessions/{id}'
+            ? { status: 404, code: 7002 } // another user's session: as unknown as a made-up id
+            : { status: route.params.length > 0 ? 204 : ownStatus(route) }
           : { status: 200 }; // any: /v1/me, /v1/workspaces answer for B
     if (own) {
       for (const kind of ['B-owner', 'B-admin', 'B-member'] as const) {
@@ -436,6 +439,7 @@ function ownStatus(route: Route): number {
     case 'DELETE /v1/sessions/current':
       return 204;
     case 'GET /v1/notifications':
+    case 'GET /v1/sessions':
     case 'POST /v1/oauth/device/approve':
     case 'POST /v1/oauth/device/deny':
       return 200;
