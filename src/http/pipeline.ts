@@ -92,7 +92,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       throw err;
     }
     const wait = perCredential ? perCredential.hit(credentialKey(principal)) : 0;
-    if (wait > 0) throw rateLimited(wait, `This credential made more than ${perCredential!.limit} requests this minute`);
+    if (wait > 0) throw rateLimited(wait, `More than ${perCredential!.limit} requests this minute from this user (all their sessions together) or API token`);
     request.principal = principal;
   });
 

@@ -55,14 +55,10 @@ export function rateLimited(retryAfterSeconds: number, message?: string): ApiErr
   });
 }
 
-/** The key a per-credential limit counts under: one credential, whatever its kind. */
+/**
+ * The key the general rate limit counts under: one person's budget for every session and JWT of
+ * theirs (sessions are cheap to mint: a device login each), a workspace API token's own.
+ */
 export function credentialKey(p: Principal): string {
-  switch (p.kind) {
-    case 'session':
-      return p.sessionId;
-    case 'api_token':
-      return p.tokenId;
-    case 'jwt':
-      return `jwt:${p.subject}`;
-  }
+  return p.kind === 'api_token' ? `tok:${p.tokenId}` : `user:${p.userId}`;
 }

@@ -21,8 +21,9 @@ const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) => (route.httpP
 const gitHeaders = Type.Object({ ...requestHeaders().properties, 'git-protocol': GitProtocolHeader });
 
 const LIMITS =
-  `Each request runs one git process: a server runs at most ${DEFAULT_FETCH_SLOT_LIMITS.perProcess} at once, at most ${DEFAULT_FETCH_SLOT_LIMITS.perCredential} of them for one credential; ` +
-  `beyond that the answer is 429 (7007, this credential) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process; one fetch runs at most ${UPLOAD_PACK_TIMEOUT_MS / 60_000} minutes.`;
+  `Each request runs one git process: a server runs at most ${DEFAULT_FETCH_SLOT_LIMITS.perProcess} at once, at most ${DEFAULT_FETCH_SLOT_LIMITS.perCredential} of them for one credential, ` +
+  `${DEFAULT_FETCH_SLOT_LIMITS.perUser} for one user (all their sessions together) and ${DEFAULT_FETCH_SLOT_LIMITS.perWorkspace} for one workspace; ` +
+  `beyond that the answer is 429 (7007, this credential, user or workspace) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process, and so does one that stops reading (WSP_IDLE_TIMEOUT_SECONDS); one fetch runs at most ${UPLOAD_PACK_TIMEOUT_MS / 60_000} minutes.`;
 
 export function repositoryRoutes(app: App, repositories: RepositoryService): void {
   app.get(

@@ -39,11 +39,13 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
    * 503 (this server runs as many as it serves at once), both with Retry-After.
    */
   function slotFor(ctx: WorkspaceContext): () => void {
-    const slot = slots.acquire(credentialOf(ctx));
+    const p = ctx.principal;
+    const slot = slots.acquire({ credential: credentialOf(ctx), user: p.kind === 'api_token' ? null : p.userId, workspace: ctx.workspaceId });
     if (typeof slot === 'function') return slot;
     const headers = { 'retry-after': String(FETCH_RETRY_AFTER_SECONDS) };
-    if (slot === 'credential') {
-      throw new ApiError('RATE_LIMITED', { message: `This credential already runs ${slots.limits.perCredential} git fetches on this server; retry after Retry-After seconds`, headers });
+    if (slot !== 'process') {
+      const share = { credential: `This credential already runs ${slots.limits.perCredential}`, user: `This user already runs ${slots.limits.perUser}`, workspace: `This workspace already runs ${slots.limits.perWorkspace}` }[slot];
+      throw new ApiError('RATE_LIMITED', { message: `${share} git fetches on this server; retry after Retry-After seconds`, headers });
     }
     throw new ApiError('UNAVAILABLE', { message: `This server already runs the ${slots.limits.perProcess} git fetches it serves at once; retry after Retry-After seconds`, headers });
   }

@@ -76,7 +76,7 @@ describe('failed authentication, per client address', () => {
   });
 });
 
-describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per credential', () => {
+describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per user (all their sessions and JWTs) and per API token', () => {
   let h: TestApp;
   let s: Seed;
   before(async () => {
@@ -87,7 +87,7 @@ describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per credential', () => {
 
   const call = (credential: string) => h.app.inject({ method: 'GET', url: '/v1/me', headers: as(credential) });
 
-  test('the 6th request of a credential in a minute is 429 with Retry-After; other credentials are independent', async () => {
+  test('the 6th request of a user in a minute is 429 with Retry-After, from any of their sessions; other users and tokens are independent', async () => {
     h.clock.advanceSeconds(0);
     for (let i = 0; i < 5; i++) assert.equal((await call(s.owner.session)).statusCode, 200, `request ${i + 1}`);
     const res = await call(s.owner.session);
@@ -96,9 +96,9 @@ describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per credential', () => {
     assert.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 60);
     assert.equal((await call(s.admin.session)).statusCode, 200);
     assert.equal((await call(s.apiToken)).statusCode, 200);
-    // Another session of the same user is another credential.
+    // Another session of the same user is the same person's budget: minting sessions does not multiply it.
     const { session_token } = await h.admin.createSession(s.owner.userId);
-    assert.equal((await call(session_token)).statusCode, 200);
+    assert.equal((await call(session_token)).statusCode, 429);
     h.clock.advanceSeconds(Number(res.headers['retry-after']));
     assert.equal((await call(s.owner.session)).statusCode, 200, 'the next window');
   });
