@@ -55,8 +55,8 @@ describe('git upload-pack processes', () => {
 
 describe('fetch slots', () => {
   test('at most perCredential for one credential, perProcess in all; a release frees one slot once', () => {
-    assert.deepEqual(DEFAULT_FETCH_SLOT_LIMITS, { perProcess: 16, perCredential: 4 });
-    const slots = new FetchSlots({ perProcess: 3, perCredential: 2 });
+    assert.deepEqual(DEFAULT_FETCH_SLOT_LIMITS, { perProcess: 16, perCredential: 4, perUser: 4, perWorkspace: 8 });
+    const slots = new FetchSlots({ perProcess: 3, perCredential: 2, perUser: 2, perWorkspace: 3 });
     const a1 = slots.acquire('a');
     const a2 = slots.acquire('a');
     assert.equal(typeof a1, 'function');
