@@ -91,6 +91,36 @@ describe('wsp workspace', () => {
   });
 });
 
+describe('wsp sessions', () => {
+  test('list marks this login; revoke ends another session at once; another user\'s is refused (404, exit 1)', async () => {
+    const configDir = await loggedIn(s.admin.userId);
+    const { session_token: other } = await h.admin.createSession(s.admin.userId);
+    const list = await runCli(['sessions', 'list', '--json'], { configDir });
+    assert.equal(list.code, 0, list.stderr);
+    const listed = JSON.parse(list.stdout).data as { id: string; current: boolean; issued_by: string }[];
+    assert.ok(listed.length >= 2);
+    assert.equal(listed.filter((x) => x.current).length, 1);
+    assert.ok(!list.stdout.includes(other), 'never a token');
+    const table = await runCli(['sessions', 'list'], { configDir });
+    assert.match(table.stdout, /^ID +ISSUED BY +FROM +CLIENT +LAST USED +ENDS$/m);
+    assert.match(table.stdout, /^\* ses_[0-9a-z]+ +operator/m);
+
+    const otherId = listed.find((x) => !x.current)!.id;
+    const revoked = await runCli(['sessions', 'revoke', otherId], { configDir });
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stdout, new RegExp(`^Revoked ${otherId}\\.$`, 'm'));
+    // The one just revoked may be the other session, or an older one of the admin's: either is gone now.
+    const remaining = (JSON.parse((await runCli(['sessions', 'list', '--json'], { configDir })).stdout).data as { id: string }[]).map((x) => x.id);
+    assert.ok(!remaining.includes(otherId));
+
+    const ownerSession = (await h.app.inject({ method: 'GET', url: '/v1/sessions', headers: as(s.owner.session) })).json().data[0].id;
+    const refused = await runCli(['sessions', 'revoke', ownerSession], { configDir });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /404: .*\[7002\]/);
+    assert.equal((await runCli(['sessions', 'revoke', 'not an id'], { configDir })).code, 2);
+  });
+});
+
 describe('wsp tokens', () => {
   test('create, list and revoke, in JSON and in tables', async () => {
     const configDir = await loggedIn(s.owner.userId);

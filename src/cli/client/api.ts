@@ -56,3 +56,15 @@ export async function send<D>(server: string, pending: Promise<Answer<D>>): Prom
   if (response.status === 401) throw new CliError('the server no longer accepts your login (expired or revoked): run `wsp login`', EXIT.NOT_LOGGED_IN);
   throw new CliError(`${response.status}: ${describeEnvelope(response.status, answer.error)}`, EXIT.FAILED);
 }
+
+/** Every item of a paged list: `page(cursor)` asks for one page; next_cursor is followed to the end. */
+export async function allPages<T>(server: string, page: (cursor: string | undefined) => Promise<Answer<{ data: T[]; next_cursor: string | null }>>): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const got = await send(server, page(cursor));
+    items.push(...got.data);
+    cursor = got.next_cursor ?? undefined;
+  } while (cursor);
+  return items;
+}

@@ -1,4 +1,4 @@
-import { apiAs, send } from './api.js';
+import { allPages, apiAs } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printJson, printTable, time } from './output.js';
@@ -15,13 +15,7 @@ export const dashboardsRevisions: Command = {
     noMoreArgs(ctx, 1);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const revisions = [];
-    let cursor: string | undefined;
-    do {
-      const page = await send(c.server, api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: PAGE, ...(cursor ? { cursor } : {}) } } }));
-      revisions.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
+    const revisions = await allPages(c.server, (cursor) => api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: PAGE, ...(cursor ? { cursor } : {}) } } }));
     if (ctx.json) return printJson(ctx.io, { data: revisions });
     printTable(
       ctx.io,

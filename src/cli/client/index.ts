@@ -5,6 +5,7 @@ import { processIo, type Io } from './output.js';
 import { login, logout, whoami } from './login.js';
 import { workspaceList, workspaceUse } from './workspace.js';
 import { tokensCreate, tokensList, tokensRevoke } from './tokens.js';
+import { sessionsList, sessionsRevoke } from './sessions.js';
 import { notificationsList, notificationsRead } from './notifications.js';
 import { secretCommands } from './secrets.js';
 import { dashboardsRevisions } from './dashboards.js';
@@ -19,6 +20,8 @@ const COMMANDS: Command[] = [
   tokensCreate,
   tokensList,
   tokensRevoke,
+  sessionsList,
+  sessionsRevoke,
   notificationsList,
   notificationsRead,
   ...secretCommands,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { stringFlag, UsageError } from '../args.js';
-import { apiAs, send } from './api.js';
+import { allPages, apiAs, send } from './api.js';
 import { arg, idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import { requireCredentials, requireWorkspace, writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -64,13 +64,7 @@ const secretsList: Command = {
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const { c, api } = context(ctx);
-    const secrets = [];
-    let cursor: string | undefined;
-    do {
-      const page = await send(c.server, api.GET('/v1/secrets', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-      secrets.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
+    const secrets = await allPages(c.server, (cursor) => api.GET('/v1/secrets', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
     if (ctx.json) return printJson(ctx.io, { data: secrets });
     printTable(ctx.io, secrets, [['id', (s) => s.id], ['name', (s) => s.name], ['updated', (s) => time(s.updated_at)]], 'No secrets.');
   },
@@ -84,13 +78,7 @@ const secretsVersions: Command = {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
     noMoreArgs(ctx, 1);
     const { c, api } = context(ctx);
-    const versions = [];
-    let cursor: string | undefined;
-    do {
-      const page = await send(c.server, api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-      versions.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
+    const versions = await allPages(c.server, (cursor) => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
     if (ctx.json) return printJson(ctx.io, { data: versions });
     printTable(
       ctx.io,

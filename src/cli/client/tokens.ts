@@ -1,8 +1,7 @@
-import type { WspClient } from '../../sdk/index.js';
 import { UsageError, stringFlag } from '../args.js';
-import { apiAs, send } from './api.js';
+import { allPages, apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
-import { requireCredentials, requireWorkspace, type Credentials } from './credentials.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
 
 /** `30d`, `12h`, `90m` or seconds, from now. */
@@ -13,17 +12,6 @@ function expiresAt(raw: string, now: number): number {
   return now + Number(m[1]) * unit;
 }
 
-/** Every page of the token list, following next_cursor. */
-async function allTokens(c: Credentials, api: WspClient) {
-  const tokens = [];
-  let cursor: string | undefined;
-  do {
-    const page = await send(c.server, api.GET('/v1/api_tokens', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-    tokens.push(...page.data);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return tokens;
-}
 
 export const tokensCreate: Command = {
   name: 'tokens create',
@@ -55,7 +43,8 @@ export const tokensList: Command = {
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
-    const tokens = await allTokens(c, apiAs(c));
+    const api = apiAs(c);
+    const tokens = await allPages(c.server, (cursor) => api.GET('/v1/api_tokens', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
     if (ctx.json) return printJson(ctx.io, { data: tokens });
     printTable(
       ctx.io,
