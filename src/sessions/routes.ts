@@ -4,7 +4,7 @@ import { requestCtx } from '../http/context.js';
 import { ApiError } from '../shared/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { ListSessionsQuery, SessionIdParams, SessionList } from './schemas.js';
-import { endSession, type SessionService } from './service.js';
+import type { SessionService } from './service.js';
 
 /** A user credential's user (scope 'user' has already refused workspace API tokens). */
 const userOf = (p: Principal) => (p.kind === 'api_token' ? '' : p.userId);
@@ -45,7 +45,7 @@ export function sessionRoutes(app: App, sessions: SessionService): void {
     async (request, reply) => {
       const p = requestCtx(request).principal;
       if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
-      await endSession(sessions.db, p.sessionId);
+      await sessions.endCurrent(p.sessionId);
       return reply.code(204).send(null);
     },
   );

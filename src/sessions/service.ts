@@ -110,7 +110,8 @@ export function createSessionService({ db, clock, cursors, policy }: { db: Kysel
       );
     },
 
-    db,
+    /** Ends the session making the request (`DELETE /v1/sessions/current`). */
+    endCurrent: (sessionId: string) => endSession(db, sessionId),
 
     /** Ends one of the caller's sessions; another user's is as unknown as a made-up id (404). */
     async revoke(userId: string, rawId: string) {

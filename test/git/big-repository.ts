@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -63,4 +64,27 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 1
     if (Date.now() > end) return false;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** A fetch whose answer is never read: the server's writes stall on a full socket while git runs on. */
+export interface HeldFetch {
+  status: number;
+  /** Ends it from the client's side. */
+  close(): void;
+  /** Resolves once the connection is closed, by either side. */
+  closed: Promise<void>;
+}
+
+/** Sends an upload-pack request for `head` to `url` and never reads the answer. */
+export function holdFetch(url: string, head: string, headers: Record<string, string>): Promise<HeldFetch> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent: false, headers: { ...headers, 'content-type': 'application/x-git-upload-pack-request' } });
+    const closed = new Promise<void>((r) => req.on('close', () => r()));
+    req.on('response', (res) => {
+      res.pause();
+      resolve({ status: res.statusCode!, close: () => req.destroy(), closed });
+    });
+    req.on('error', reject);
+    req.end(cloneRequest(head));
+  });
 }

@@ -1,10 +1,9 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
-import { addLargeCommit, cloneRequest, eventually, gitProcessesOf } from '../git/big-repository.js';
+import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
 
 /**
@@ -40,27 +39,8 @@ after(() => h.close());
 const packUrl = () => `${base}/v1/installs/${installId}/repository.git/git-upload-pack`;
 const refsUrl = () => `${base}/v1/installs/${installId}/repository.git/info/refs?service=git-upload-pack`;
 
-interface Held {
-  status: number;
-  close(): void;
-}
-
 /** A clone's upload-pack request whose answer is never read: its git process runs on until closed. */
-function holdFetch(token: string): Promise<Held> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(packUrl(), {
-      method: 'POST',
-      agent: false,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-git-upload-pack-request' },
-    });
-    req.on('response', (res) => {
-      res.pause();
-      resolve({ status: res.statusCode!, close: () => req.destroy() });
-    });
-    req.on('error', reject);
-    req.end(cloneRequest(head));
-  });
-}
+const hold = (token: string) => holdFetch(packUrl(), head, { authorization: `Bearer ${token}` });
 
 const get = (url: string, token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
 const post = (token: string) =>
@@ -69,7 +49,7 @@ const post = (token: string) =>
 describe('concurrent git fetches', () => {
   test('one credential runs at most 4 at once (429 with Retry-After), the server 16 (503 with Retry-After); a client that leaves frees its slot and kills its git', async () => {
     assert.deepEqual(fetchSlots.limits, DEFAULT_FETCH_SLOT_LIMITS);
-    const held = await Promise.all(Array.from({ length: DEFAULT_FETCH_SLOT_LIMITS.perCredential }, () => holdFetch(s.apiToken)));
+    const held = await Promise.all(Array.from({ length: DEFAULT_FETCH_SLOT_LIMITS.perCredential }, () => hold(s.apiToken)));
     assert.deepEqual(held.map((x) => x.status), [200, 200, 200, 200]);
     assert.equal(fetchSlots.inUse(), 4);
     assert.ok(gitProcessesOf(gitDir).length >= 4, 'four git processes run');

@@ -1,10 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
-import { addLargeCommit, cloneRequest, eventually, gitProcessesOf } from '../git/big-repository.js';
+import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
 
 /**
@@ -41,25 +40,13 @@ after(() => h.close());
 
 const packUrl = (installId: string) => `${base}/v1/installs/${installId}/repository.git/git-upload-pack`;
 
-/** An upload-pack request whose answer is never read: the server's writes stall on a full socket. */
-function holdFetch(installId: string, token: string): Promise<{ status: number; closed: Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(packUrl(installId), { method: 'POST', agent: false, headers: { authorization: `Bearer ${token}`, 'service-context': a.workspaceId, 'content-type': 'application/x-git-upload-pack-request' } });
-    const closed = new Promise<void>((r) => req.on('close', () => r()));
-    req.on('response', (res) => {
-      res.pause();
-      resolve({ status: res.statusCode!, closed });
-    });
-    req.on('error', reject);
-    req.end(cloneRequest(head));
-  });
-}
+const hold = (installId: string, token: string) => holdFetch(packUrl(installId), head, { authorization: `Bearer ${token}`, 'service-context': a.workspaceId });
 
 test("four sessions of one member hold that user's 4 slots, a fifth session is refused, another workspace is served; stalled fetches end at the idle time", async () => {
   assert.deepEqual(fetchSlots.limits, DEFAULT_FETCH_SLOT_LIMITS);
   const sessions = [];
   for (let i = 0; i < 5; i++) sessions.push((await h.admin.createSession(a.member.userId)).session_token);
-  const held = await Promise.all(sessions.slice(0, 4).map((t) => holdFetch(installA, t)));
+  const held = await Promise.all(sessions.slice(0, 4).map((t) => hold(installA, t)));
   assert.deepEqual(held.map((x) => x.status), [200, 200, 200, 200]);
 
   const fifth = await fetch(packUrl(installA), { method: 'POST', headers: { authorization: `Bearer ${sessions[4]}`, 'service-context': a.workspaceId, 'content-type': 'application/x-git-upload-pack-request' }, body: new Uint8Array(cloneRequest(head)) });

@@ -9,7 +9,7 @@ import * as notifications from './0007_notifications.js';
 import * as device from './0008_device.js';
 import * as computeCleanup from './0009_compute_cleanup.js';
 import * as idempotencyClaimToken from './0010_idempotency_claim_token.js';
-import * as sessionLifecycle from './0014_session_lifecycle.js';
+import * as sessionLifecycle from './0011_session_lifecycle.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -23,7 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_device': device,
   '0009_compute_cleanup': computeCleanup,
   '0010_idempotency_claim_token': idempotencyClaimToken,
-  '0014_session_lifecycle': sessionLifecycle,
+  '0011_session_lifecycle': sessionLifecycle,
 };
 
 export const migrationProvider: MigrationProvider = {
