@@ -17,6 +17,7 @@
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const BUILDS = path.join(root, '.test-build');
@@ -46,7 +47,9 @@ export async function buildTests(name, testDir = path.join(root, 'test')) {
     fs.symlinkSync(path.join(root, entry), path.join(dir, entry));
   }
   await build({
-    entryPoints: testFiles(testDir),
+    // The render threads' module, found through WSP_RENDER_WORKER (src/installs/renders/render-pool.ts).
+    entryPoints: [...testFiles(testDir), { in: path.join(root, 'src/installs/renders/render-worker.ts'), out: 'render-worker' }],
+    define: { WSP_RENDER_WORKER: JSON.stringify(pathToFileURL(path.join(dir, BUNDLES, 'render-worker.js')).href) },
     outdir: path.join(dir, BUNDLES),
     outbase: testDir,
     bundle: true,

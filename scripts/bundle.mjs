@@ -8,9 +8,15 @@ import { build } from 'esbuild';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// The render threads' module is a bundle of its own beside it (src/installs/renders/render-pool.ts).
 await build({
-  entryPoints: [path.join(root, 'dist/cli/main.js')],
-  outfile: path.join(root, 'dist/wsp.mjs'),
+  entryPoints: [
+    { in: path.join(root, 'dist/cli/main.js'), out: 'wsp' },
+    { in: path.join(root, 'dist/installs/renders/render-worker.js'), out: 'render-worker' },
+  ],
+  outdir: path.join(root, 'dist'),
+  outExtension: { '.js': '.mjs' },
+  define: { WSP_RENDER_WORKER: JSON.stringify('./render-worker.mjs') },
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -3,6 +3,7 @@ import type { ServiceDeps } from './deps.js';
 import { mountIdentity } from './identity/mount.js';
 import { mountWorkspaces } from './workspaces/mount.js';
 import { mountTokens } from './tokens/mount.js';
+import { mountQuotas } from './quotas/mount.js';
 import { mountSessions } from './sessions/mount.js';
 import { mountOperations } from './operations/mount.js';
 import { mountNotifications } from './notifications/mount.js';
@@ -19,6 +20,7 @@ import { mountOauth } from './oauth/mount.js';
 export const V1_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [
   mountIdentity,
   mountWorkspaces,
+  mountQuotas,
   mountTokens,
   mountSessions,
   mountOperations,

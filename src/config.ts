@@ -3,6 +3,8 @@ import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { SessionPolicy } from './sessions/service.js';
+import type { RenderPoolOptions } from './installs/renders/render-pool.js';
+import type { Quotas } from './quotas/limits.js';
 
 /** Every setting the server reads, taken from the environment once at start. */
 export interface Config {
@@ -64,6 +66,12 @@ export interface Config {
    * 60); a job whose worker died is taken over by another worker once it has run out.
    */
   jobLeaseSeconds: number;
+  /** Where templates are rendered: threads beside the event loop, each render bounded (src/installs/renders/render-pool.ts). */
+  renders: RenderPoolOptions;
+  /** Per-workspace quotas, WSP_QUOTA_* (src/quotas). */
+  quotas: Quotas;
+  /** WSP_REPOSITORY_GC_HOURS: how often installs' repositories are packed and pruned. */
+  repositoryGcHours: number;
 }
 
 export class ConfigError extends Error {}
@@ -123,6 +131,15 @@ export const Environment = Type.Object({
   WSP_SUSPENSION_RETENTION_DAYS: count("How long a suspended machine's snapshot is kept", 30, 1),
   WSP_SCHEDULER_INTERVAL_SECONDS: count('How often the compute expiry scan runs', 60, 1),
   WSP_JOB_LEASE_SECONDS: count("How long a worker's claim on a job lasts without a heartbeat", 60, 1),
+  WSP_RENDER_THREADS: count('Threads that render templates, per server or worker process', 2, 1),
+  WSP_RENDERS_PER_WORKSPACE: count("A workspace's renders under way at once, per process; more wait their turn", 2, 1),
+  WSP_RENDER_TIMEOUT_SECONDS: count('The longest one render may run on its thread; then it fails', 10, 1),
+  WSP_RENDER_MEMORY_MB: count("A render thread's heap; a render that needs more fails", 256, 1),
+  WSP_QUOTA_RENDER_OUTPUT_BYTES: count("The most one render's files may hold together, in bytes", 8 * 1024 * 1024, 1),
+  WSP_QUOTA_REPOSITORY_BYTES: count("The most one install's git repository may hold on disk, in bytes", 256 * 1024 * 1024, 1),
+  WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
+  WSP_QUOTA_API_TOKENS: count('API tokens a workspace may hold at once (not revoked, not expired)', 100, 1),
+  WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
 });
 
 /** What a variable that does not match its schema is told (never its value when it is key material). */
@@ -165,6 +182,9 @@ function decodeEnvironment(env: NodeJS.ProcessEnv): StaticDecode<typeof Environm
   return Value.Decode(Environment, withDefaults) as StaticDecode<typeof Environment>;
 }
 
+/** A render thread's heap per byte of output its quota allows (UTF-16 text, then UTF-8 bytes, then a copy sent back). */
+const RENDER_MEMORY_PER_OUTPUT_BYTE = 8;
+
 /** Request line and headers; the 431 answer's message states the same figure. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 const HEADERS_TIMEOUT_SECONDS = 10;
@@ -201,6 +221,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   // The platform's account answers the catalog for every config and acts for every config without a secret_id.
   if (e.WSP_PROVIDER_URL && !e.WSP_PROVIDER_TOKEN) throw new ConfigError("WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN (the platform's provider API token)");
+  // A render holds its output as a string and then as bytes, beside its values: a heap smaller
+  // than that would stop renders the quota allows (and bytes outside the heap are not bounded by it).
+  if (e.WSP_RENDER_MEMORY_MB! * 1024 * 1024 < RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) {
+    throw new ConfigError(`WSP_RENDER_MEMORY_MB must be at least ${Math.ceil((RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) / 1024 / 1024)} with WSP_QUOTA_RENDER_OUTPUT_BYTES=${e.WSP_QUOTA_RENDER_OUTPUT_BYTES}`);
+  }
   const previous = list(e.WSP_MASTER_KEY_PREVIOUS);
   // Never echo a key: it is key material.
   if (previous.some((k) => !MASTER_KEY_TEXT.test(k))) throw new ConfigError(refusal('WSP_MASTER_KEY_PREVIOUS', ''));
@@ -243,6 +268,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     suspensionRetentionDays: e.WSP_SUSPENSION_RETENTION_DAYS!,
     schedulerIntervalSeconds: e.WSP_SCHEDULER_INTERVAL_SECONDS!,
     jobLeaseSeconds: e.WSP_JOB_LEASE_SECONDS!,
+    renders: {
+      threads: e.WSP_RENDER_THREADS!,
+      perWorkspace: e.WSP_RENDERS_PER_WORKSPACE!,
+      timeoutMs: e.WSP_RENDER_TIMEOUT_SECONDS! * 1000,
+      memoryMb: e.WSP_RENDER_MEMORY_MB!,
+    },
+    quotas: {
+      renderOutputBytes: e.WSP_QUOTA_RENDER_OUTPUT_BYTES!,
+      repositoryBytes: e.WSP_QUOTA_REPOSITORY_BYTES!,
+      rendersPerHour: e.WSP_QUOTA_RENDERS_PER_HOUR!,
+      apiTokens: e.WSP_QUOTA_API_TOKENS!,
+    },
+    repositoryGcHours: e.WSP_REPOSITORY_GC_HOURS!,
   };
 }
 

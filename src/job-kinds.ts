@@ -1,7 +1,7 @@
 import type { JobKinds } from './jobs/queue.js';
 import { MAINTENANCE_PURGE } from './jobs/maintenance.js';
 import { JOB as COMPUTE, MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS } from './compute/jobs/kinds.js';
-import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, VERSION_PUBLISHED } from './installs/job-kinds.js';
+import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, REPOSITORY_MAINTENANCE, VERSION_PUBLISHED } from './installs/job-kinds.js';
 import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
 
 /**
@@ -16,6 +16,7 @@ export const JOB_KINDS: JobKinds = {
   [RENDER_RUN]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [RENDER_RESTORE]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [VERSION_PUBLISHED]: { maxAttempts: 5 },
+  [REPOSITORY_MAINTENANCE]: { maxAttempts: 1 },
   // The machine jobs give up their work after MACHINE_JOB_ATTEMPTS, then keep running until the
   // provider confirms what they leave behind (src/compute/jobs/common.ts, runMachineJob).
   [COMPUTE.createMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },

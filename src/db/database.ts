@@ -132,7 +132,8 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDatabase.Dat
   });
 }
 
-export async function migrate(database: Database): Promise<void> {
+/** Migrates to the latest schema, or (tests of a migration's data handling) to `target`. */
+export async function migrate(database: Database, target?: string): Promise<void> {
   // The migration tables are named with their schema: the one given, else the connection's
   // current schema (DATABASE_URL may set search_path), which is also the only schema the
   // introspector reads (current-schema-introspector.ts), so another schema's tables are never
@@ -147,7 +148,7 @@ export async function migrate(database: Database): Promise<void> {
     provider: migrationProvider,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target ? await migrator.migrateTo(target) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const reason = error instanceof Error ? error.message : String(error ?? 'unknown');

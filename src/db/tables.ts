@@ -182,6 +182,8 @@ export interface InstallsTable {
   render_seq: number;
   /** The number of the render `current_version_id` came from (0: none yet). */
   current_render_seq: number;
+  /** The repository's size on disk as last measured (after a render or a repository maintenance); null: not yet. */
+  repository_bytes: number | null;
   etag: string;
   created_at: number;
   updated_at: number;
@@ -196,8 +198,8 @@ export interface RendersTable {
   /** 1, 2, ... per install, in creation order: the order renders reach the branch. */
   seq: number;
   package_version_id: string;
-  /** JSON object: the values this render uses, fixed when it is created. */
-  values_json: string;
+  /** The values this render uses, fixed when it is created: their digest in `render_values`. */
+  values_digest: string;
   state: RenderState;
   render_hash: string | null;
   tree_sha: string | null;
@@ -209,10 +211,19 @@ export interface RendersTable {
   updated_at: number;
 }
 
+/** Each distinct set of an install's values, once: renders name theirs by digest. */
+export interface RenderValuesTable {
+  install_id: string;
+  /** SHA-256 (hex) of `values_json` as stored. */
+  digest: string;
+  values_json: string;
+}
+
 export interface InstallTables {
   packages: PackagesTable;
   package_versions: PackageVersionsTable;
   installs: InstallsTable;
+  render_values: RenderValuesTable;
   renders: RendersTable;
 }
 

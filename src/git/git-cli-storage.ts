@@ -62,6 +62,15 @@ export class GitCliStorage implements RepositoryStorage {
     }
   }
 
+  async sizeBytes(repoId: string): Promise<number> {
+    return directoryBytes(this.pathOf(repoId));
+  }
+
+  async maintain(repoId: string, pruneAfterSeconds: number): Promise<void> {
+    // The reflog keeps every position of `main` (all reachable anyway: it only moves forward).
+    await git(['gc', '--quiet', `--prune=${pruneAfterSeconds}.seconds.ago`], { gitDir: this.pathOf(repoId), timeoutMs: 600_000 });
+  }
+
   async exists(repoId: string): Promise<boolean> {
     try {
       return (await fs.stat(path.join(this.pathOf(repoId), 'HEAD'))).isFile();
@@ -217,6 +226,16 @@ export class GitCliStorage implements RepositoryStorage {
  * `git init` leaves one that nothing else would ever delete. A younger one may be another
  * instance's creation in progress, and is left to it.
  */
+async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += await directoryBytes(p);
+    else if (entry.isFile()) total += (await fs.stat(p)).size;
+  }
+  return total;
+}
+
 async function removeAbandonedTemps(root: string, repoId: string): Promise<void> {
   const prefix = `.tmp-${repoId}-`;
   for (const name of await fs.readdir(root)) {

@@ -44,4 +44,12 @@ export interface RepositoryStorage {
   advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean>;
   /** True when `ancestor` is `descendant` or reachable from it through parents. */
   isAncestor(repoId: string, ancestor: string, descendant: string): Promise<boolean>;
+  /** What the repository takes on disk, in bytes (its quota: WSP_QUOTA_REPOSITORY_BYTES). */
+  sizeBytes(repoId: string): Promise<number>;
+  /**
+   * Packs the repository and deletes what nothing references (the objects of a render that
+   * failed after writing its tree) once older than `pruneAfterSeconds`: a render under way
+   * writes its objects seconds before its commit names them, so they are never that old.
+   */
+  maintain(repoId: string, pruneAfterSeconds: number): Promise<void>;
 }

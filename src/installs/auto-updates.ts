@@ -1,5 +1,7 @@
 import type { Job, JobDefinition } from '../jobs/runner.js';
 import { nowSeconds } from '../shared/clock.js';
+import { ApiError } from '../shared/errors.js';
+import { RetryLaterError } from '../jobs/failure.js';
 import { newEtag } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
 import { compareSemver, isPrerelease } from './packages/semver.js';
@@ -23,13 +25,21 @@ export function autoUpdateJobs(deps: InstallServiceDeps): JobDefinition<VersionP
     const updated: string[] = [];
     for (const candidate of await installStore.followingUpdates(db, workspaceId, packageId)) {
       if (compareSemver(version.semver, candidate.desired_semver) <= 0) continue;
-      const moved = await db.transaction().execute(async (trx) => {
-        const install = await installStore.lock(trx, candidate.id);
-        if (!install || install.automatic_updates_enabled !== 1 || compareSemver(version.semver, install.desired_semver) <= 0) return false;
-        await queueRender(trx, deps, install, { versionId: version.id, valuesJson: install.values_json });
-        await installStore.update(trx, install.id, { desired_version_id: version.id, etag: newEtag(), updated_at: nowSeconds(clock) });
-        return true;
-      });
+      const moved = await db
+        .transaction()
+        .execute(async (trx) => {
+          const install = await installStore.lock(trx, candidate.id);
+          if (!install || install.automatic_updates_enabled !== 1 || compareSemver(version.semver, install.desired_semver) <= 0) return false;
+          await queueRender(trx, deps, install, { versionId: version.id, valuesJson: install.values_json });
+          await installStore.update(trx, install.id, { desired_version_id: version.id, etag: newEtag(), updated_at: nowSeconds(clock) });
+          return true;
+        })
+        .catch((err: unknown) => {
+          // Over the workspace's renders-per-hour quota: the rest of the installs move when it
+          // frees a place (the job runs again then; those already moved are left alone).
+          if (err instanceof ApiError && err.headers['Retry-After']) throw new RetryLaterError(err.message, clock.nowMs() + Number(err.headers['Retry-After']) * 1000);
+          throw err;
+        });
       if (moved) updated.push(candidate.id);
     }
     return { updated_install_ids: updated };

@@ -8,6 +8,9 @@ export const RENDER_RESTORE = 'render.restore';
 /** Attempts of a render job before its render is marked failed (git or database trouble). */
 export const RENDER_MAX_ATTEMPTS = 5;
 
+/** Periodic (WSP_REPOSITORY_GC_HOURS): every install's repository packed, pruned and measured. */
+export const REPOSITORY_MAINTENANCE = 'installs.repository_maintenance';
+
 /** Enqueued with every new version; installs that follow updates move to it (auto-updates.ts). */
 export const VERSION_PUBLISHED = 'package.version_published';
 

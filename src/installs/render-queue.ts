@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
+import type { Config } from '../config.js';
+import { ApiError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { completeOperation, startOperation } from '../operations/service.js';
@@ -26,18 +28,39 @@ export async function supersedeQueued(trx: Kysely<DB>, clock: Clock, installId: 
   }
 }
 
+const HOUR = 3600;
+
+/**
+ * WSP_QUOTA_RENDERS_PER_HOUR: the workspace's renders of the last hour, counted in the
+ * transaction that would add one (requests at the same instant may each see the same count: the
+ * quota can be passed by as many renders as are queued at once).
+ */
+async function checkRenderQuota(trx: Kysely<DB>, config: Config, workspaceId: string, now: number): Promise<void> {
+  const limit = config.quotas.rendersPerHour;
+  const made = await renderStore.madeSince(trx, workspaceId, now - HOUR + 1);
+  if (made.count < limit) return;
+  const retryAfter = Math.max(1, (made.oldest ?? now) + HOUR - now);
+  throw new ApiError('RENDER_QUOTA_EXCEEDED', {
+    message: `The workspace has started ${made.count} renders in the last hour; its quota is ${limit} an hour (retry after ${retryAfter} seconds)`,
+    metadata: { quota: 'renders_per_hour', limit: String(limit), used: String(made.count) },
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
 /**
  * Queues a render of the install's desired state (in the caller's transaction, with the
  * install locked and `install.render_seq` as last read): it gets the next render number,
- * older queued renders are superseded, and a job and an operation follow it.
+ * older queued renders are superseded, and a job and an operation follow it. Over the
+ * workspace's renders-per-hour quota: a 429 ApiError, and nothing is queued.
  */
 export async function queueRender(
   trx: Kysely<DB>,
-  { clock, jobs }: Pick<ServiceDeps, 'clock' | 'jobs'>,
+  { clock, jobs, config }: Pick<ServiceDeps, 'clock' | 'jobs' | 'config'>,
   install: Pick<InstallsTable, 'id' | 'workspace_id' | 'render_seq'>,
   desired: { versionId: string; valuesJson: string },
 ): Promise<RendersTable> {
   const now = nowSeconds(clock);
+  await checkRenderQuota(trx, config, install.workspace_id, now);
   const id = newId('rnd');
   await supersedeQueued(trx, clock, install.id, id);
   const operationId = await startOperation(trx, clock, install.workspace_id, OP_INSTALL_RENDER);
@@ -47,7 +70,7 @@ export async function queueRender(
     install_id: install.id,
     seq: install.render_seq + 1,
     package_version_id: desired.versionId,
-    values_json: desired.valuesJson,
+    values_digest: await renderStore.keepValues(trx, install.id, desired.valuesJson),
     state: 'queued',
     render_hash: null,
     tree_sha: null,

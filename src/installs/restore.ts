@@ -74,7 +74,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
           install_id: install.id,
           seq: install.render_seq + 1,
           package_version_id: source.package_version_id,
-          values_json: source.values_json,
+          values_digest: source.values_digest,
           state: 'running',
           render_hash: source.render_hash,
           tree_sha: tree,
@@ -89,7 +89,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
         // As Helm's rollback: the install now wants what produced that tree, version and values.
         await installStore.update(trx, install.id, {
           desired_version_id: source.package_version_id,
-          values_json: source.values_json,
+          values_json: await renderStore.valuesOf(trx, source),
           render_seq: render.seq,
           etag: newEtag(),
           updated_at: now,

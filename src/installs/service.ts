@@ -15,7 +15,7 @@ import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
 
-export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log'> & { repos: RepositoryStorage };
+export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log' | 'config'> & { repos: RepositoryStorage };
 
 export function createInstallService(deps: InstallServiceDeps) {
   const { db, clock, cursors, repos, log } = deps;
@@ -51,6 +51,7 @@ export function createInstallService(deps: InstallServiceDeps) {
         automatic_updates_enabled: body.automatic_updates_enabled ? 1 : 0,
         render_seq: 0,
         current_render_seq: 0,
+        repository_bytes: null,
         etag: newEtag(),
         created_at: now,
         updated_at: now,

@@ -39,6 +39,10 @@ export const installStore = {
   update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) =>
     db.updateTable('installs').set(fields).where('id', '=', id).execute(),
 
+  /** Every install of every workspace, by id after `afterId`: for work on all repositories. */
+  idsAfter: (db: Kysely<DB>, afterId: string, limit: number) =>
+    db.selectFrom('installs').select('id').where('id', '>', afterId).orderBy('id').limit(limit).execute(),
+
   /** Installs of a package that follow new versions on their own. */
   followingUpdates: (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<InstallView[]> =>
     view(db).where('i.workspace_id', '=', workspaceId).where('i.package_id', '=', packageId).where('i.automatic_updates_enabled', '=', 1).execute(),

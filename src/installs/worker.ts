@@ -3,9 +3,10 @@ import type { JobDefinition } from '../jobs/runner.js';
 import { installDeps } from './deps.js';
 import { renderJobs } from './renders/jobs.js';
 import { autoUpdateJobs } from './auto-updates.js';
+import { repositoryMaintenanceJobs } from './repository-maintenance.js';
 
-/** The installs area's background work: renders and restores into git, and automatic updates. */
+/** The installs area's background work: renders and restores into git, automatic updates, repository maintenance. */
 export function installsJobs(deps: ServiceDeps): JobDefinition[] {
   const area = installDeps(deps);
-  return [...renderJobs(area), ...autoUpdateJobs(area)];
+  return [...renderJobs(area), ...autoUpdateJobs(area), ...repositoryMaintenanceJobs(area)];
 }

@@ -642,6 +642,143 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/workspaces/{id}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's quotas and how much of each it uses
+         * @description Quotas are operator settings (`WSP_QUOTA_*`), the same for every workspace of a server; any member or API token of the workspace may read them.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Renders started in the last hour (WSP_QUOTA_RENDERS_PER_HOUR); over it, creating or updating an install answers 429 (7040) with Retry-After */
+                            renders_per_hour: {
+                                /** @description The quota (an operator setting) */
+                                limit: number;
+                                /** @description How much of it the workspace uses now */
+                                used: number;
+                            };
+                            /** @description Live API tokens (WSP_QUOTA_API_TOKENS); at it, creating one answers 409 (7041) */
+                            api_tokens: {
+                                /** @description The quota (an operator setting) */
+                                limit: number;
+                                /** @description How much of it the workspace uses now */
+                                used: number;
+                            };
+                            /** @description The most one render's files may hold together (WSP_QUOTA_RENDER_OUTPUT_BYTES); a larger render fails with a message saying so */
+                            render_output_bytes: {
+                                /** @description Bytes */
+                                limit: number;
+                            };
+                            /** @description The most one install's git repository may take on disk (WSP_QUOTA_REPOSITORY_BYTES); a render that would pass it fails */
+                            repository_bytes: {
+                                /** @description Bytes */
+                                limit: number;
+                                /** @description The largest install's repository, as last measured (after its last render or repository maintenance); 0 without one */
+                                used: number;
+                                /** @description That install; null without one */
+                                install_id: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api_tokens": {
         parameters: {
             query?: never;
@@ -755,7 +892,7 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace API token (owner or admin)
-         * @description The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again.
+         * @description The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.
          */
         post: {
             parameters: {
@@ -5448,7 +5585,7 @@ export interface paths {
         put?: never;
         /**
          * Install a package version: a git repository and a first render
-         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303).
+         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made.
          */
         post: {
             parameters: {
@@ -5739,7 +5876,7 @@ export interface paths {
         head?: never;
         /**
          * Change the desired version, the values or automatic updates (If-Match)
-         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole.
+         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed.
          */
         patch: {
             parameters: {
@@ -11751,7 +11888,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7054 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7054 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -71,6 +71,8 @@ export const ErrorCodes = {
   DEVICE_LOGIN_DECIDED: { code: 7602, status: 409, message: 'This device login was already approved or denied' },
   INTERNAL: { code: 7099, status: 500, message: 'Internal error' },
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
+  RENDER_QUOTA_EXCEEDED: { code: 7040, status: 429, message: "The workspace has used its quota of renders for this hour (WSP_QUOTA_RENDERS_PER_HOUR); retry after Retry-After seconds" },
+  TOKEN_QUOTA_EXCEEDED: { code: 7041, status: 409, message: 'The workspace holds as many API tokens as its quota allows (WSP_QUOTA_API_TOKENS); revoke one first' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
 } as const;
 

@@ -24,7 +24,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
       schema: {
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',
-        description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again.',
+        description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         body: CreateTokenBody,
         response: { 201: CreatedToken, ...errorResponses(401, 403, 409, 422) },

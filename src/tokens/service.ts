@@ -4,7 +4,8 @@ import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { notFound } from '../shared/errors.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import type { Quotas } from '../quotas/limits.js';
 import { pageById, type CursorCodec } from '../shared/cursor.js';
 import { tokenStore } from './store.js';
 import type { CreateTokenBody } from './schemas.js';
@@ -13,6 +14,7 @@ export interface TokenServiceDeps {
   db: Kysely<DB>;
   clock: Clock;
   cursors: CursorCodec;
+  config: { quotas: Pick<Quotas, 'apiTokens'> };
 }
 
 export interface IssuedToken {
@@ -58,11 +60,27 @@ export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: nu
   return { tokenId: t.id, workspaceId: t.workspace_id };
 }
 
-export function createTokenService({ db, clock, cursors }: TokenServiceDeps) {
+/** API tokens the workspace holds that still work, for its quota figures. */
+export const liveTokenCount = (db: Kysely<DB>, workspaceId: string, now: number) => tokenStore.countLive(db, workspaceId, now);
+
+export function createTokenService({ db, clock, cursors, config }: TokenServiceDeps) {
   return {
-    /** `expires_at` is already known to be in the future (the route's `validate`, before 403). */
+    /**
+     * `expires_at` is already known to be in the future (the route's `validate`, before 403).
+     * The workspace's quota (WSP_QUOTA_API_TOKENS) is counted first; two requests at the same
+     * instant may both pass it by one.
+     */
     async create(ctx: WorkspaceContext, body: CreateTokenBody): Promise<IssuedToken> {
-      return issueApiToken(db, { workspaceId: ctx.workspaceId, name: body.name, createdBy: ctx.actorId, expiresAt: body.expires_at ?? null, now: nowSeconds(clock) });
+      const now = nowSeconds(clock);
+      const limit = config.quotas.apiTokens;
+      const held = await tokenStore.countLive(db, ctx.workspaceId, now);
+      if (held >= limit) {
+        throw new ApiError('TOKEN_QUOTA_EXCEEDED', {
+          message: `The workspace holds ${held} API tokens; its quota is ${limit}: revoke one before creating another`,
+          metadata: { quota: 'api_tokens', limit: String(limit), used: String(held) },
+        });
+      }
+      return issueApiToken(db, { workspaceId: ctx.workspaceId, name: body.name, createdBy: ctx.actorId, expiresAt: body.expires_at ?? null, now });
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {

@@ -20,6 +20,17 @@ export const tokenStore = {
     return q.orderBy('id', 'desc').limit(limit).execute();
   },
 
+  /** Tokens the workspace holds that still work: revoked ones are deleted, expired ones do not count. */
+  countLive: async (db: Kysely<DB>, workspaceId: string, now: number): Promise<number> => {
+    const row = await db
+      .selectFrom('api_tokens')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
   get: (db: Kysely<DB>, workspaceId: string, id: string) =>
     db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 

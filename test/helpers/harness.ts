@@ -28,8 +28,11 @@ export interface TestDatabase {
   cleanup(): Promise<void>;
 }
 
-/** A fresh, migrated database: a temp SQLite file, or a schema of its own on the test PostgreSQL. */
-export async function openTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database: a temp SQLite file, or a schema of its own on the test PostgreSQL.
+ * `migrateTo`: only up to that migration (a test of what a later one does to existing rows).
+ */
+export async function openTestDatabase(migrateTo?: string): Promise<TestDatabase> {
   if (ENGINE === 'postgres') {
     const url = process.env.WSP_TEST_PG_URL;
     if (!url) throw new Error('WSP_TEST_ENGINE=postgres needs WSP_TEST_PG_URL');
@@ -41,7 +44,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     await admin.end();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-'));
     const database = await openDatabase({ databaseUrl: url, dataDir, pgSchema: schema, poolSize: 20 });
-    await migrate(database);
+    await migrate(database, migrateTo);
     const withSchema = new URL(url);
     withSchema.searchParams.set('options', `-c search_path=${schema}`);
     return {
@@ -58,7 +61,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-'));
   const database = await openDatabase({ dataDir: dir });
-  await migrate(database);
+  await migrate(database, migrateTo);
   return {
     database,
     env: { WSP_DATA_DIR: dir },

@@ -22,7 +22,7 @@ before(async () => {
   s = await h.seed();
   f = installFixture(h, s);
   other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
-  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), repos: new GitCliStorage(repoRoot(h.config)) }));
+  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitCliStorage(repoRoot(h.config)) }));
 });
 after(() => h.close());
 

@@ -7,12 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import { loadConfig } from '../../src/config.js';
+import { MAX_RENDER_STEPS } from '../../src/installs/packages/templates.js';
 
 /**
  * Issue 15: one client must not hold the server's connections or its event loop. Slow senders
  * are cut off (items 7), the per-address limits count the client behind a trusted proxy and
  * only then (item 10), and a version whose paths were built to make the parent check quadratic
- * leaves `/healthz` answering in time (item 2).
+ * (item 2) or a template built to loop for seconds (item 1) leaves `/healthz` answering in time.
  */
 
 /** What a raw connection received before the server closed it, and when that was. */
@@ -126,6 +127,26 @@ describe('WSP_TRUST_PROXY: the client address per-address limits count', () => {
   });
 });
 
+/** Sequential GET /healthz on a connection of its own until `until` settles: each answer's time. */
+async function sampleHealth(base: string, until: Promise<unknown>): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const times: number[] = [];
+  let done = false;
+  void until.finally(() => (done = true));
+  while (!done || times.length < 20) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      http.get(`${base}/healthz`, { agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
+    });
+    times.push(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  agent.destroy();
+  return times;
+}
+
+const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1]!;
+
 describe('a version built to make path checks quadratic', () => {
   let h: TestApp;
   let s: Seed;
@@ -138,33 +159,14 @@ describe('a version built to make path checks quadratic', () => {
   });
   after(() => h.close());
 
-  /** Sequential GET /healthz on a connection of its own until `until` settles: each answer's time. */
-  async function sampleHealth(until: Promise<unknown>): Promise<number[]> {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const times: number[] = [];
-    let done = false;
-    void until.finally(() => (done = true));
-    while (!done || times.length < 20) {
-      const t0 = performance.now();
-      await new Promise<void>((resolve, reject) => {
-        http.get(`${base}/healthz`, { agent }, (res) => res.resume().on('end', resolve)).on('error', reject);
-      });
-      times.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    agent.destroy();
-    return times;
-  }
-
-  const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1]!;
-
   test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: /healthz p99 stays under 100 ms', async (t) => {
     const pkg = (await h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(s.apiToken), payload: { name: 'deep' } })).json();
     const deep = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a/'.repeat(508)}${i}`, 'x']));
     // The deepest and longest a path may be: 64 directories, 1,024 characters.
     const segment = 'b'.repeat(14);
     const widest = Object.fromEntries(Array.from({ length: 950 }, (_, i) => [`${`${segment}/`.repeat(63)}${String(i).padStart(4, '0')}${'c'.repeat(1024 - 63 * 15 - 4)}`, 'y']));
-    const ROUNDS = 3;
+    // Enough requests that the p99 of the samples is not simply their slowest one.
+    const ROUNDS = 8;
     const bodies = Array.from({ length: ROUNDS }, (_, round) => [
       JSON.stringify({ semver: `1.${round}.0`, files: deep }),
       JSON.stringify({ semver: `1.${round}.1`, files: widest }),
@@ -181,10 +183,57 @@ describe('a version built to make path checks quadratic', () => {
       }
     })();
     const started = performance.now();
-    const times = await sampleHealth(attack);
+    const times = await sampleHealth(base, attack);
     await attack;
     t.diagnostic(`both versions answered in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
     assert.ok(p99(times) < 100, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
     assert.deepEqual(statuses, Array.from({ length: ROUNDS }, () => [422, 201]).flat());
+  });
+});
+
+describe('a template built to loop for seconds (the template bomb)', () => {
+  let h: TestApp;
+  let s: Seed;
+  let base: string;
+  before(async () => {
+    h = await createTestApp();
+    s = await h.seed();
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  });
+  after(() => h.close());
+
+  test('eight installs of it render on the render threads and fail on their step limit; /healthz p99 stays under 100 ms', async (t) => {
+    const call = async (method: string, url: string, payload: unknown) => {
+      const res = await h.app.inject({ method: method as 'POST', url, headers: as(s.apiToken), payload: payload as object });
+      assert.ok(res.statusCode < 300, res.body);
+      return res.json();
+    };
+    const pkg = await call('POST', '/v1/packages', { name: 'bomb' });
+    const version = await call('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'x.txt': '{{#a}}{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}}{{/a}}{{/a}}' } });
+    const values = { a: Array.from({ length: 60 }, (_, i) => i), x: 'y' };
+    const installs: string[] = [];
+    for (let i = 0; i < 8; i++) installs.push((await call('POST', '/v1/installs', { name: `bomb-${i}`, package_id: pkg.id, version_id: version.id, values })).id);
+
+    const states = async () =>
+      Promise.all(installs.map(async (id) => ((await h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
+    const started = performance.now();
+    h.app.jobs.start();
+    const attack = (async () => {
+      for (;;) {
+        const renders = await states();
+        if (renders.every((r) => r.state === 'failed' || r.state === 'succeeded')) return renders;
+        if (performance.now() - started > 60_000) throw new Error(`renders still under way after 60 s: ${JSON.stringify(renders.map((r) => r.state))}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const times = await sampleHealth(base, attack);
+    const renders = await attack;
+    t.diagnostic(`eight renders ended in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
+    for (const r of renders) {
+      assert.equal(r.state, 'failed');
+      assert.equal(r.message, `x.txt: the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`);
+    }
+    assert.ok(p99(times) < 100, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
   });
 });

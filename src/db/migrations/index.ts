@@ -10,6 +10,7 @@ import * as device from './0008_device.js';
 import * as computeCleanup from './0009_compute_cleanup.js';
 import * as idempotencyClaimToken from './0010_idempotency_claim_token.js';
 import * as sessionLifecycle from './0011_session_lifecycle.js';
+import * as quotas from './0012_quotas.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_compute_cleanup': computeCleanup,
   '0010_idempotency_claim_token': idempotencyClaimToken,
   '0011_session_lifecycle': sessionLifecycle,
+  '0012_quotas': quotas,
 };
 
 export const migrationProvider: MigrationProvider = {

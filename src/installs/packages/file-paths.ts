@@ -6,7 +6,6 @@ const MAX_SEGMENT_BYTES = 255;
 /** Code points HFS+ ignores in names: `.g\u200cit` is `.git` to it, and so to `git fsck`. */
 const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 const HFS_IGNORABLE_ANY = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/;
-const RESERVED_START = /^[.gG]/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** With the `u` flag a surrogate range matches only unpaired halves. */
@@ -40,18 +39,32 @@ export function normalizeFilePath(raw: string): PathCheck {
   if (raw.startsWith('/')) return { ok: false, reason: 'the path is absolute; paths are relative to the repository root' };
   // Before splitting: a path of thousands of segments costs no allocation per segment.
   if (depthOver(raw, MAX_PATH_DEPTH)) return { ok: false, reason: `the path is more than ${MAX_PATH_DEPTH} directories deep` };
-  const segments = raw.split('/').filter((s) => s !== '' && s !== '.');
-  if (segments.length === 0) return { ok: false, reason: 'the path names no file' };
   // Checked once per path: without ignorable code points, only a segment starting with `.` or
-  // `g` can be a reserved name (a 1,000-path version has 60,000 segments to look at).
+  // `g` can be a reserved name. Segments are looked at in place, not split out: a 1,000-path
+  // version has 60,000 of them, and a path usually needs no normalizing at all.
   const ignorable = HFS_IGNORABLE_ANY.test(raw);
-  for (const seg of segments) {
-    if (seg === '..') return { ok: false, reason: 'the path contains ".."' };
-    if ((ignorable || RESERVED_START.test(seg)) && isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
-    // At most 3 UTF-8 bytes per UTF-16 code unit: only a long segment can be over.
-    if (seg.length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(seg, 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+  let named = 0;
+  let normalized = true;
+  for (let start = 0; start <= raw.length; ) {
+    let end = raw.indexOf('/', start);
+    if (end === -1) end = raw.length;
+    const length = end - start;
+    const first = raw.charCodeAt(start);
+    if (length === 0 || (length === 1 && first === DOT)) normalized = false;
+    else {
+      named++;
+      if (length === 2 && first === DOT && raw.charCodeAt(start + 1) === DOT) return { ok: false, reason: 'the path contains ".."' };
+      if (ignorable || first === DOT || first === LOWER_G || first === UPPER_G) {
+        const seg = raw.slice(start, end);
+        if (isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
+      }
+      // At most 3 UTF-8 bytes per UTF-16 code unit: only a long segment can be over.
+      if (length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(raw.slice(start, end), 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+    }
+    start = end + 1;
   }
-  return { ok: true, path: segments.join('/') };
+  if (named === 0) return { ok: false, reason: 'the path names no file' };
+  return { ok: true, path: normalized ? raw : raw.split('/').filter((s) => s !== '' && s !== '.').join('/') };
 }
 
 /** True when `raw` has more than `max` segments other than empty and `.` ones. */
@@ -70,3 +83,5 @@ function depthOver(raw: string, max: number): boolean {
 }
 
 const DOT = '.'.charCodeAt(0);
+const LOWER_G = 'g'.charCodeAt(0);
+const UPPER_G = 'G'.charCodeAt(0);

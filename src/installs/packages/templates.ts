@@ -5,10 +5,18 @@ type Token = [string, string, number, number, Token[]?, number?];
 
 /** Sections nested deeper than this are refused at creation: rendering recurses once per level. */
 export const MAX_SECTION_DEPTH = 64;
-/** One render's output across all files, in UTF-16 code units. */
-export const MAX_RENDERED_CHARS = 32 * 1024 * 1024;
-/** Token visits per render: sections over long lists must not run for ever producing nothing. */
-export const MAX_RENDER_STEPS = 5_000_000;
+/**
+ * Token visits per render: sections over long lists must not run for ever producing nothing.
+ * A large real template (a thousand list items through a dozen tags) takes some 20,000; the
+ * template bomb of docs/reliability.md reaches this one in about 0.1 s of a render thread.
+ */
+export const MAX_RENDER_STEPS = 1_000_000;
+
+/** What one render may spend; the output cap is the workspace's quota (WSP_QUOTA_RENDER_OUTPUT_BYTES). */
+export interface RenderBudget {
+  maxSteps: number;
+  maxOutputBytes: number;
+}
 
 export class TemplateSyntaxError extends Error {}
 /** A render that cannot complete: the message names the variable (or limit) at fault. */
@@ -76,15 +84,21 @@ function lookup(stack: unknown[], name: string): unknown {
   return value;
 }
 
+export const outputTooLarge = (limit: number) => `the rendered files are larger than the workspace's quota of ${limit} bytes per render`;
+
 class Renderer {
   private chars = 0;
   private steps = 0;
 
+  constructor(private readonly budget: RenderBudget) {}
+
+  // Characters count while rendering (each is at least one byte of UTF-8, so too many of them is
+  // already too many bytes); the exact byte count is checked once per file, in renderFiles.
   private spend(steps: number, chars: number): void {
     this.steps += steps;
     this.chars += chars;
-    if (this.steps > MAX_RENDER_STEPS) throw new TemplateRenderError(`the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`);
-    if (this.chars > MAX_RENDERED_CHARS) throw new TemplateRenderError(`the rendered files are larger than ${MAX_RENDERED_CHARS} characters`);
+    if (this.steps > this.budget.maxSteps) throw new TemplateRenderError(`the render takes more than ${this.budget.maxSteps} steps (sections over long lists)`);
+    if (this.chars > this.budget.maxOutputBytes) throw new TemplateRenderError(outputTooLarge(this.budget.maxOutputBytes));
   }
 
   private variable(token: Token, stack: unknown[]): string {
@@ -143,12 +157,24 @@ class Renderer {
   }
 }
 
-/** Renders every file with the same values; the first failure names its file and variable. */
-export function renderFiles(files: Record<string, string>, values: Record<string, unknown>): { path: string; content: Buffer }[] {
-  const renderer = new Renderer();
+export interface RenderedFile {
+  path: string;
+  content: Buffer;
+}
+
+/**
+ * Renders every file with the same values; the first failure names its file and variable. Runs
+ * on a render thread (src/installs/renders/render-pool.ts), never on the server's event loop.
+ */
+export function renderFiles(files: Record<string, string>, values: Record<string, unknown>, budget: RenderBudget): RenderedFile[] {
+  const renderer = new Renderer(budget);
+  let bytes = 0;
   return Object.entries(files).map(([path, source]) => {
     try {
-      return { path, content: Buffer.from(renderer.render(parseTemplate(source), [values]), 'utf8') };
+      const content = Buffer.from(renderer.render(parseTemplate(source), [values]), 'utf8');
+      bytes += content.length;
+      if (bytes > budget.maxOutputBytes) throw new TemplateRenderError(outputTooLarge(budget.maxOutputBytes));
+      return { path, content };
     } catch (err) {
       if (err instanceof TemplateRenderError || err instanceof TemplateSyntaxError) throw new TemplateRenderError(`${path}: ${err.message}`);
       throw err;

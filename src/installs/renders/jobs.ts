@@ -4,12 +4,13 @@ import type { ServiceDeps } from '../../deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';
 import type { Job, JobDefinition } from '../../jobs/runner.js';
-import { PermanentJobError } from '../../jobs/failure.js';
+import { PermanentJobError, RetryLaterError } from '../../jobs/failure.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { ErrorCodes } from '../../shared/errors.js';
 import { newEtag } from '../../shared/etag.js';
 import { packageStore } from '../packages/store.js';
-import { renderFiles, TemplateRenderError } from '../packages/templates.js';
+import { MAX_RENDER_STEPS, TemplateRenderError } from '../packages/templates.js';
+import { RenderPool, WorkspaceRendersBusy } from './render-pool.js';
 import { installStore, type InstallView } from '../store.js';
 import { renderStore } from './store.js';
 import { renderHash } from './render-hash.js';
@@ -18,7 +19,7 @@ import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
 
-type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log'> & { repos: RepositoryStorage };
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log' | 'config'> & { repos: RepositoryStorage };
 
 /**
  * The render jobs. Both may run more than once (a worker that dies loses its lease), so each
@@ -27,7 +28,8 @@ type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log'> & { repos: RepositoryStora
  * locked, and a render that finds a newer one already committed is superseded instead.
  */
 export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
-  const { db, clock, repos, log } = deps;
+  const { db, clock, repos, log, config } = deps;
+  const pool = new RenderPool(config.renders);
 
   async function fail(id: string, message: string): Promise<void> {
     await db.transaction().execute(async (trx) => {
@@ -93,8 +95,10 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     const pkg = (await packageStore.get(db, render.workspace_id, version.package_id))!;
     let files;
     try {
-      files = renderFiles(JSON.parse(version.files) as Record<string, string>, JSON.parse(render.values_json) as Record<string, unknown>);
+      files = await pool.render(render.workspace_id, version.files, await renderStore.valuesOf(db, render), { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: config.quotas.renderOutputBytes });
     } catch (err) {
+      // Its turn comes when one of the workspace's renders ends; the attempt is not counted.
+      if (err instanceof WorkspaceRendersBusy) throw new RetryLaterError(err.message, clock.nowMs() + 500 + Math.floor(Math.random() * 1000));
       if (!(err instanceof TemplateRenderError)) throw err;
       await fail(id, err.message);
       throw new PermanentJobError(err.message, ErrorCodes.RENDER_FAILED.code);
@@ -102,6 +106,14 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     const hash = renderHash(files);
     // Objects are content-addressed: writing them again on a retry changes nothing.
     const tree = await repos.writeTree(render.install_id, files);
+    // Measured with this render's objects written: what the repository takes if it lands. Over
+    // the quota, they stay unreferenced until the repository maintenance prunes them.
+    const repositoryBytes = await repos.sizeBytes(render.install_id);
+    if (repositoryBytes > config.quotas.repositoryBytes) {
+      const message = `the install's repository would take ${repositoryBytes} bytes, more than the workspace's quota of ${config.quotas.repositoryBytes} bytes per install`;
+      await fail(id, message);
+      throw new PermanentJobError(message, ErrorCodes.RENDER_FAILED.code);
+    }
     const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
 
     return db.transaction().execute(async (trx) => {
@@ -119,6 +131,7 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       const head = await repos.head(install.id);
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
       const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
+      await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
       return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
     });
   }

@@ -1,8 +1,38 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB, RendersTable } from '../../db/tables.js';
 
 export const renderStore = {
   insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
+
+  /** Keeps an install's values once however many renders use them; the digest names them. */
+  keepValues: async (db: Kysely<DB>, installId: string, valuesJson: string): Promise<string> => {
+    const digest = createHash('sha256').update(valuesJson).digest('hex');
+    await db
+      .insertInto('render_values')
+      .values({ install_id: installId, digest, values_json: valuesJson })
+      .onConflict((oc) => oc.columns(['install_id', 'digest']).doNothing())
+      .execute();
+    return digest;
+  },
+
+  valuesOf: async (db: Kysely<DB>, render: Pick<RendersTable, 'install_id' | 'values_digest'>): Promise<string> =>
+    (await db.selectFrom('render_values').select('values_json').where('install_id', '=', render.install_id).where('digest', '=', render.values_digest).executeTakeFirstOrThrow()).values_json,
+
+  /**
+   * The workspace's renders made since `since` (restores, which render nothing, not counted),
+   * and when the oldest of them was made: the quota frees a place an hour after it.
+   */
+  madeSince: async (db: Kysely<DB>, workspaceId: string, since: number): Promise<{ count: number; oldest: number | null }> => {
+    const row = await db
+      .selectFrom('renders')
+      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('workspace_id', '=', workspaceId)
+      .where('created_at', '>=', since)
+      .where('restored_from_render_id', 'is', null)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldest: row.oldest === null ? null : Number(row.oldest) };
+  },
 
   get: (db: Kysely<DB>, workspaceId: string, id: string) =>
     db.selectFrom('renders').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),

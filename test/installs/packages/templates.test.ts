@@ -2,7 +2,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTemplate, renderFiles, TemplateRenderError, TemplateSyntaxError, MAX_RENDER_STEPS } from '../../../src/installs/packages/templates.js';
 
-const render = (template: string, values: Record<string, unknown>) => renderFiles({ 'f.txt': template }, values)[0]!.content.toString('utf8');
+const BUDGET = { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: 8 * 1024 * 1024 };
+const render = (template: string, values: Record<string, unknown>, budget = BUDGET) => renderFiles({ 'f.txt': template }, values, budget)[0]!.content.toString('utf8');
 
 describe('strict Mustache rendering', () => {
   test('variables: escaped, triple and ampersand; numbers and booleans as text', () => {
@@ -57,9 +58,20 @@ describe('strict Mustache rendering', () => {
     assert.throws(() => render('{{#xs}}{{#xs}}{{#xs}}{{/xs}}{{/xs}}{{/xs}}', { xs }), (e: Error) => e instanceof TemplateRenderError && e.message.includes(String(MAX_RENDER_STEPS)));
   });
 
-  test('a render larger than the output cap fails', () => {
+  test('the step budget is the one given', () => {
+    const xs = Array.from({ length: 10 }, (_, i) => i);
+    assert.equal(render('{{#xs}}{{.}}{{/xs}}', { xs }, { ...BUDGET, maxSteps: 25 }), '0123456789');
+    assert.throws(() => render('{{#xs}}{{#xs}}{{.}}{{/xs}}{{/xs}}', { xs }, { ...BUDGET, maxSteps: 25 }), /more than 25 steps/);
+  });
+
+  test('a render larger than the output quota fails, counted in bytes of UTF-8 across all files', () => {
     const big = 'x'.repeat(1024 * 1024);
-    assert.throws(() => render('{{#xs}}{{big}}{{/xs}}', { big, xs: Array.from({ length: 40 }, (_, i) => i) }), (e: Error) => e instanceof TemplateRenderError && /larger than/.test(e.message));
+    assert.throws(() => render('{{#xs}}{{big}}{{/xs}}', { big, xs: Array.from({ length: 9 }, (_, i) => i) }), (e: Error) => e instanceof TemplateRenderError && /larger than the workspace's quota of 8388608 bytes/.test(e.message));
+    const small = { ...BUDGET, maxOutputBytes: 10 };
+    assert.equal(render('{{x}}', { x: 'é'.repeat(5) }, small), 'é'.repeat(5), 'ten bytes exactly');
+    assert.throws(() => render('{{x}}!', { x: 'é'.repeat(5) }, small), /quota of 10 bytes/);
+    assert.throws(() => render('{{x}}', { x: 'é'.repeat(6) }, small), /quota of 10 bytes/, 'six characters, twelve bytes');
+    assert.throws(() => renderFiles({ 'a.txt': '{{x}}', 'b.txt': '{{x}}' }, { x: 'é'.repeat(3) }, small), /b\.txt: .*quota of 10 bytes/, 'the files together');
   });
 
   test('parse: a template Mustache refuses, a partial, or too deep sections is a syntax error', () => {
@@ -71,8 +83,8 @@ describe('strict Mustache rendering', () => {
   });
 
   test('every file renders with the same values; the first failure names its file', () => {
-    const out = renderFiles({ 'a.txt': 'A {{x}}', 'b/c.txt': 'C {{x}}' }, { x: 'é' });
+    const out = renderFiles({ 'a.txt': 'A {{x}}', 'b/c.txt': 'C {{x}}' }, { x: 'é' }, BUDGET);
     assert.deepEqual(out.map((o) => [o.path, o.content.toString('hex')]), [['a.txt', Buffer.from('A é').toString('hex')], ['b/c.txt', Buffer.from('C é').toString('hex')]]);
-    assert.throws(() => renderFiles({ 'a.txt': '{{x}}', 'b.txt': '{{y}}' }, { x: 1 }), /^TemplateRenderError|b\.txt: no value for \{\{y\}\}/);
+    assert.throws(() => renderFiles({ 'a.txt': '{{x}}', 'b.txt': '{{y}}' }, { x: 1 }, BUDGET), /^TemplateRenderError|b\.txt: no value for \{\{y\}\}/);
   });
 });

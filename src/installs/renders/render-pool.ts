@@ -1,0 +1,185 @@
+import { Worker } from 'node:worker_threads';
+import { TemplateRenderError, type RenderBudget, type RenderedFile } from '../packages/templates.js';
+import type { RenderTask } from './render-worker.js';
+
+/** WSP_RENDER_* (src/config.ts). */
+export interface RenderPoolOptions {
+  /** Render threads of this process. */
+  threads: number;
+  /** One workspace's renders under way at once in this process. */
+  perWorkspace: number;
+  /** The longest one render may run; then its thread is stopped and the render fails. */
+  timeoutMs: number;
+  /** A render thread's heap. */
+  memoryMb: number;
+}
+
+export type RenderAnswer =
+  | { ok: true; files: { path: string; content: Uint8Array }[] }
+  | { ok: false; renderError: string }
+  | { ok: false; internal: string };
+
+/** The workspace already has its share of the render threads: the render waits its turn (a job retried later). */
+export class WorkspaceRendersBusy extends Error {}
+
+/** How long a render waits for one of its workspace's places before its job is put back. */
+const TURN_WAIT_MS = 2000;
+
+/** A thread left idle this long is stopped; the next render starts one again (about 30 ms). */
+const IDLE_THREAD_MS = 30_000;
+
+// Set by the bundlers (scripts/bundle.mjs, scripts/build-tests.mjs) to the render thread's own
+// bundle; unbundled (tsc's dist/, or tsx running src/), the thread's module sits beside this one.
+declare const WSP_RENDER_WORKER: string | undefined;
+
+function workerUrl(): URL {
+  if (typeof WSP_RENDER_WORKER === 'string') return new URL(WSP_RENDER_WORKER, import.meta.url);
+  return new URL(import.meta.url.endsWith('.ts') ? './render-worker.ts' : './render-worker.js', import.meta.url);
+}
+
+interface Idle {
+  worker: Worker;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Renders templates on threads beside the event loop, so that a template that loops for
+ * seconds delays only itself and the API keeps answering. Each render is bounded in steps and
+ * output (its budget, checked by the renderer), in time (the thread is stopped) and in memory
+ * (the thread's heap limit); a workspace gets at most `perWorkspace` of the threads at once.
+ */
+export class RenderPool {
+  private readonly idle: Idle[] = [];
+  private live = 0;
+  private readonly waiting: ((worker: Worker) => void)[] = [];
+  private readonly byWorkspace = new Map<string, number>();
+  /** Per workspace: renders waiting for one of its places. */
+  private readonly turns = new Map<string, (() => void)[]>();
+
+  constructor(private readonly opts: RenderPoolOptions) {}
+
+  /**
+   * Renders a version's files (JSON as stored) with the values (JSON). The render's own failures
+   * (a missing value, a limit reached) are TemplateRenderErrors; a workspace at its share throws
+   * WorkspaceRendersBusy before anything is started.
+   */
+  async render(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget): Promise<RenderedFile[]> {
+    await this.admit(workspaceId);
+    try {
+      const worker = await this.take();
+      return await this.run(worker, { filesJson, valuesJson, budget });
+    } finally {
+      const left = this.byWorkspace.get(workspaceId)! - 1;
+      if (left === 0) this.byWorkspace.delete(workspaceId);
+      else this.byWorkspace.set(workspaceId, left);
+      this.turns.get(workspaceId)?.shift()?.();
+    }
+  }
+
+  /**
+   * Takes one of the workspace's places, waiting up to TURN_WAIT_MS for one to free: renders of
+   * a few milliseconds each just follow one another, while a workspace whose renders run long
+   * gets WorkspaceRendersBusy and gives the caller (a job slot) back to the others.
+   */
+  private async admit(workspaceId: string): Promise<void> {
+    const deadline = Date.now() + TURN_WAIT_MS;
+    while ((this.byWorkspace.get(workspaceId) ?? 0) >= this.opts.perWorkspace) {
+      const waited = Date.now();
+      if (waited >= deadline) throw new WorkspaceRendersBusy(`the workspace already has ${this.opts.perWorkspace} renders under way`);
+      await new Promise<void>((resolve) => {
+        const queue = this.turns.get(workspaceId) ?? [];
+        this.turns.set(workspaceId, queue);
+        const wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          queue.splice(queue.indexOf(wake), 1);
+          resolve();
+        }, deadline - waited);
+        queue.push(wake);
+      });
+      if (this.turns.get(workspaceId)?.length === 0) this.turns.delete(workspaceId);
+    }
+    this.byWorkspace.set(workspaceId, (this.byWorkspace.get(workspaceId) ?? 0) + 1);
+  }
+
+  /** Stops every idle thread (those under way stop at their render's end or time limit). */
+  async close(): Promise<void> {
+    await Promise.all(this.idle.splice(0).map(({ worker, timer }) => (clearTimeout(timer), this.live--, worker.terminate())));
+  }
+
+  private take(): Promise<Worker> {
+    const idle = this.idle.pop();
+    if (idle) {
+      clearTimeout(idle.timer);
+      idle.worker.ref();
+      return Promise.resolve(idle.worker);
+    }
+    if (this.live < this.opts.threads) {
+      this.live++;
+      return Promise.resolve(
+        new Worker(workerUrl(), {
+          resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+          // The thread's own output is the server's: nothing of a tenant's template reaches it.
+          stdout: false,
+          stderr: false,
+        }),
+      );
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** A thread whose render ended normally serves the next one waiting, or waits itself. */
+  private release(worker: Worker): void {
+    const next = this.waiting.shift();
+    if (next) return next(worker);
+    worker.unref();
+    const timer = setTimeout(() => {
+      const at = this.idle.findIndex((i) => i.worker === worker);
+      if (at < 0) return;
+      this.idle.splice(at, 1);
+      this.live--;
+      void worker.terminate();
+    }, IDLE_THREAD_MS);
+    timer.unref();
+    this.idle.push({ worker, timer });
+  }
+
+  /** A thread that was stopped or died: its place goes to a new thread for whoever waits. */
+  private discard(worker: Worker): void {
+    worker.removeAllListeners();
+    void worker.terminate();
+    this.live--;
+    const next = this.waiting.shift();
+    if (next) void this.take().then(next);
+  }
+
+  private run(worker: Worker, task: RenderTask): Promise<RenderedFile[]> {
+    const seconds = this.opts.timeoutMs / 1000;
+    return new Promise<RenderedFile[]>((resolve, reject) => {
+      const done = (outcome: () => void, keep: boolean) => {
+        clearTimeout(timer);
+        worker.removeAllListeners('message').removeAllListeners('error').removeAllListeners('exit');
+        if (keep) this.release(worker);
+        else this.discard(worker);
+        outcome();
+      };
+      const timer = setTimeout(() => done(() => reject(new TemplateRenderError(`the render ran longer than ${seconds} seconds and was stopped`)), false), this.opts.timeoutMs);
+      worker.on('message', (answer: RenderAnswer) => {
+        if (answer.ok) {
+          const files = answer.files.map(({ path, content }) => ({ path, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) }));
+          return done(() => resolve(files), true);
+        }
+        if ('renderError' in answer) return done(() => reject(new TemplateRenderError(answer.renderError)), true);
+        done(() => reject(new Error(`render thread: ${answer.internal}`)), false);
+      });
+      worker.on('error', (err: Error & { code?: string }) => {
+        const own = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        done(() => reject(own ? new TemplateRenderError(`the render needed more than ${this.opts.memoryMb} MB of memory and was stopped`) : err), false);
+      });
+      worker.on('exit', (code) => done(() => reject(new Error(`the render thread exited (code ${code})`)), false));
+      worker.postMessage(task);
+    });
+  }
+}

@@ -1,0 +1,24 @@
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import { WorkspaceParams } from '../workspaces/schemas.js';
+import { WorkspaceQuotas } from './schemas.js';
+import type { QuotaService } from './service.js';
+
+export function quotaRoutes(app: App, quotas: QuotaService): void {
+  app.get(
+    '/workspaces/:id/quotas',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['workspaces'],
+        summary: "The workspace's quotas and how much of each it uses",
+        description: 'Quotas are operator settings (`WSP_QUOTA_*`), the same for every workspace of a server; any member or API token of the workspace may read them.',
+        headers: requestHeaders(),
+        params: WorkspaceParams,
+        response: { 200: WorkspaceQuotas, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => quotas.figures(workspaceCtx(request), request.params.id),
+  );
+}

@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+
+const Counted = (description: string) =>
+  Type.Object(
+    {
+      limit: Type.Integer({ minimum: 1, description: 'The quota (an operator setting)' }),
+      used: Type.Integer({ minimum: 0, description: 'How much of it the workspace uses now' }),
+    },
+    { additionalProperties: false, description },
+  );
+
+export const WorkspaceQuotas = Type.Object(
+  {
+    renders_per_hour: Counted('Renders started in the last hour (WSP_QUOTA_RENDERS_PER_HOUR); over it, creating or updating an install answers 429 (7040) with Retry-After'),
+    api_tokens: Counted('Live API tokens (WSP_QUOTA_API_TOKENS); at it, creating one answers 409 (7041)'),
+    render_output_bytes: Type.Object(
+      { limit: Type.Integer({ minimum: 1, description: 'Bytes' }) },
+      { additionalProperties: false, description: "The most one render's files may hold together (WSP_QUOTA_RENDER_OUTPUT_BYTES); a larger render fails with a message saying so" },
+    ),
+    repository_bytes: Type.Object(
+      {
+        limit: Type.Integer({ minimum: 1, description: 'Bytes' }),
+        used: Type.Integer({ minimum: 0, description: "The largest install's repository, as last measured (after its last render or repository maintenance); 0 without one" }),
+        install_id: Type.Union([Type.String(), Type.Null()], { description: 'That install; null without one' }),
+      },
+      { additionalProperties: false, description: "The most one install's git repository may take on disk (WSP_QUOTA_REPOSITORY_BYTES); a render that would pass it fails" },
+    ),
+  },
+  { additionalProperties: false },
+);

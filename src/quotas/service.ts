@@ -1,0 +1,28 @@
+import type { ServiceDeps } from '../deps.js';
+import type { WorkspaceContext } from '../auth/principal.js';
+import { canonicalId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { notFound } from '../shared/errors.js';
+import { installQuotaUsage } from '../installs/quota-usage.js';
+import { liveTokenCount } from '../tokens/service.js';
+
+/** The workspace's quotas and how much of each it uses: counted from the areas that hold them. */
+export function createQuotaService({ db, clock, config }: Pick<ServiceDeps, 'db' | 'clock' | 'config'>) {
+  return {
+    async figures(ctx: WorkspaceContext, rawId: string) {
+      // Only the workspace the call acts in, as GET /v1/workspaces/{id}: any other id is not found.
+      if (canonicalId('ws', rawId) !== ctx.workspaceId) throw notFound('workspace');
+      const now = nowSeconds(clock);
+      const { quotas } = config;
+      const installs = await installQuotaUsage(db, ctx.workspaceId, now);
+      return {
+        renders_per_hour: { limit: quotas.rendersPerHour, used: installs.rendersLastHour },
+        api_tokens: { limit: quotas.apiTokens, used: await liveTokenCount(db, ctx.workspaceId, now) },
+        render_output_bytes: { limit: quotas.renderOutputBytes },
+        repository_bytes: { limit: quotas.repositoryBytes, used: installs.largestRepository?.bytes ?? 0, install_id: installs.largestRepository?.installId ?? null },
+      };
+    },
+  };
+}
+
+export type QuotaService = ReturnType<typeof createQuotaService>;

@@ -1,0 +1,236 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { installFixture } from '../installs/fixture.js';
+import { loadConfig } from '../../src/config.js';
+
+const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3 };
+
+let h: TestApp;
+let s: Seed;
+let f: ReturnType<typeof installFixture>;
+
+before(async () => {
+  h = await createTestApp({ config: { quotas: QUOTAS } });
+  s = await h.seed();
+  f = installFixture(h, s);
+});
+after(() => h.close());
+
+/** A fresh workspace of the same app: each test counts its own quota from zero. */
+async function workspace() {
+  const seed = await h.seed(`ws-${randomBytes(3).toString('hex')}`);
+  return { seed, f: installFixture(h, seed) };
+}
+
+const quotasOf = async (seed: Seed) => {
+  const res = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}/quotas`, headers: as(seed.member.session, seed.workspaceId) });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+};
+
+describe('renders per hour (WSP_QUOTA_RENDERS_PER_HOUR)', () => {
+  test('over the quota, creating or updating an install is 429 (7040) with Retry-After and changes nothing; an hour later it goes', async () => {
+    const { seed, f } = await workspace();
+    const { install, v2 } = await f.installed(); // 1
+    await f.patch(install.id, { values: { who: 'a' } }); // 2
+    await f.patch(install.id, { values: { who: 'b' } }); // 3
+    h.clock.advanceSeconds(600);
+    await f.patch(install.id, { values: { who: 'c' } }); // 4
+    const before = await f.getInstall(install.id);
+
+    const refused = await f.call('PATCH', `/v1/installs/${install.id}`, { desired_version_id: v2.id }, { 'if-match': before.etag });
+    assert.equal(refused.statusCode, 429, refused.body);
+    const err = firstError(refused.json());
+    assert.equal(err.code, 7040);
+    assert.deepEqual(err.metadata, { quota: 'renders_per_hour', limit: '4', used: '4' });
+    assert.match(err.message, /4 renders in the last hour; its quota is 4 an hour/);
+    assert.equal(refused.headers['retry-after'], '3000', 'the oldest of the hour frees its place 3,000 s from now');
+    assert.deepEqual(await f.getInstall(install.id), before, 'nothing changed');
+    assert.equal((await f.renders(install.id)).length, 4);
+
+    const pkg = await f.createPackage();
+    const v = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'a' });
+    const name = f.unique('refused');
+    const create = await f.call('POST', '/v1/installs', { name, package_id: pkg.id, version_id: v.id });
+    assert.equal(create.statusCode, 429);
+    assert.equal(firstError(create.json()).code, 7040);
+    const listed = await f.ok('GET', '/v1/installs?limit=100');
+    assert.ok(!listed.data.some((i: { name: string }) => i.name === name), 'no install was made');
+
+    assert.deepEqual((await quotasOf(seed)).renders_per_hour, { limit: 4, used: 4 });
+    h.clock.advanceSeconds(3000);
+    assert.deepEqual((await quotasOf(seed)).renders_per_hour, { limit: 4, used: 1 }, 'the three of the first minute are an hour old');
+    const moved = await f.patch(install.id, { desired_version_id: v2.id });
+    assert.equal(moved.desired_version.id, v2.id);
+  });
+
+  test('the quota is per workspace: another workspace renders on', async () => {
+    const a = await workspace();
+    const { install } = await a.f.installed();
+    for (const who of ['x', 'y', 'z']) await a.f.patch(install.id, { values: { who } });
+    const b = await workspace();
+    await b.f.installed();
+    assert.equal((await quotasOf(b.seed)).renders_per_hour.used, 1);
+  });
+
+  test('restores render nothing and are not counted', async () => {
+    const { seed, f } = await workspace();
+    const { install } = await f.installed();
+    await h.app.jobs.runDue();
+    const [first] = await f.renders(install.id);
+    await f.patch(install.id, { values: { who: 'moon' } });
+    await h.app.jobs.runDue();
+    const res = await f.restore(install.id, first.id, (await f.getInstall(install.id)).etag);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await quotasOf(seed)).renders_per_hour.used, 2);
+  });
+
+  test('an automatic update over the quota waits for a free place, then moves the install', async () => {
+    const { f } = await workspace();
+    const { install, pkg } = await f.installed();
+    await f.patch(install.id, { automatic_updates_enabled: true, values: { who: 'a' } });
+    await f.patch(install.id, { values: { who: 'b' } });
+    await f.patch(install.id, { values: { who: 'c' } });
+    await h.app.jobs.runDue();
+    const v3 = await f.publish(pkg.id, '3.0.0', { 'hello.txt': 'v3 {{who}}' });
+    await h.app.jobs.runDue();
+    assert.notEqual((await f.getInstall(install.id)).desired_version.id, v3.id, 'no place this hour');
+    h.clock.advanceSeconds(3601);
+    await h.app.jobs.runDue();
+    assert.equal((await f.getInstall(install.id)).desired_version.id, v3.id);
+    await h.app.jobs.runDue();
+    assert.equal((await f.renders(install.id))[0].state, 'succeeded');
+  });
+});
+
+describe('API tokens (WSP_QUOTA_API_TOKENS)', () => {
+  test('at the quota, creating a token is 409 (7041); expired and revoked tokens free their place', async () => {
+    const { seed } = await workspace();
+    const create = (body: Record<string, unknown>) =>
+      h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(seed.owner.session, seed.workspaceId), payload: { name: 't', ...body } });
+    // The seed holds one.
+    const soon = (await create({ expires_at: Math.floor(h.clock.nowMs() / 1000) + 60 })).json();
+    const second = (await create({})).json();
+    const refused = await create({});
+    assert.equal(refused.statusCode, 409, refused.body);
+    const err = firstError(refused.json());
+    assert.equal(err.code, 7041);
+    assert.deepEqual(err.metadata, { quota: 'api_tokens', limit: '3', used: '3' });
+    assert.deepEqual((await quotasOf(seed)).api_tokens, { limit: 3, used: 3 });
+
+    h.clock.advanceSeconds(61);
+    assert.equal((await quotasOf(seed)).api_tokens.used, 2, 'an expired token no longer counts');
+    const third = await create({});
+    assert.equal(third.statusCode, 201);
+    assert.equal((await create({})).statusCode, 409);
+    const revoked = await h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${second.id}`, headers: as(seed.owner.session, seed.workspaceId) });
+    assert.equal(revoked.statusCode, 204);
+    assert.equal((await create({})).statusCode, 201);
+    assert.ok(soon.id);
+  });
+});
+
+describe('render output and repository size', () => {
+  test('a render whose files pass WSP_QUOTA_RENDER_OUTPUT_BYTES fails saying so; nothing is committed', async () => {
+    const { f } = await workspace();
+    const pkg = await f.createPackage();
+    const v = await f.publish(pkg.id, '1.0.0', { 'a.txt': '{{#xs}}{{x}}{{/xs}}', 'b.txt': 'small' });
+    const xs = Array.from({ length: 10 }, (_, i) => i);
+    // 20,010 characters, 40,020 bytes: the quota counts bytes.
+    const install = await f.createInstall({ package_id: pkg.id, version_id: v.id, values: { x: 'é'.repeat(2001), xs } });
+    await h.app.jobs.runDue();
+    const [render] = await f.renders(install.id);
+    assert.equal(render.state, 'failed');
+    assert.equal(render.message, "a.txt: the rendered files are larger than the workspace's quota of 40000 bytes per render");
+    const op = await f.ok('GET', `/v1/operations/${render.operation_id}`);
+    assert.equal(op.error.code, 7310);
+    assert.equal(f.git(install.id, 'for-each-ref'), '');
+    const smaller = await f.createInstall({ package_id: pkg.id, version_id: v.id, values: { x: 'é'.repeat(1999), xs } });
+    await h.app.jobs.runDue();
+    assert.equal((await f.renders(smaller.id))[0].state, 'succeeded');
+  });
+
+  test("a render that would grow the install's repository past WSP_QUOTA_REPOSITORY_BYTES fails; the figure shows the largest repository", async () => {
+    const { seed, f } = await workspace();
+    const pkg = await f.createPackage();
+    // Random text does not compress: each render adds about its size to the repository.
+    const v = await f.publish(pkg.id, '1.0.0', { 'data.txt': '{{{blob}}}' });
+    const blob = () => randomBytes(15_000).toString('base64');
+    const install = await f.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } });
+    await h.app.jobs.runDue();
+    assert.equal((await f.renders(install.id))[0].state, 'succeeded');
+    const first = await quotasOf(seed);
+    assert.equal(first.repository_bytes.install_id, install.id);
+    assert.ok(first.repository_bytes.used > 0 && first.repository_bytes.used < QUOTAS.repositoryBytes, String(first.repository_bytes.used));
+
+    let failed: { state: string; message: string } | undefined;
+    for (let i = 0; i < 200 && !failed; i++) {
+      await f.patch(install.id, { values: { blob: blob() } });
+      await h.app.jobs.runDue();
+      h.clock.advanceSeconds(3600); // past the renders-per-hour quota of this app
+      const [latest] = await f.renders(install.id);
+      if (latest.state === 'failed') failed = latest;
+      else assert.equal(latest.state, 'succeeded');
+    }
+    assert.ok(failed, 'the repository reached its quota');
+    assert.match(failed.message, /^the install's repository would take \d+ bytes, more than the workspace's quota of 98304 bytes per install$/);
+    const figures = await quotasOf(seed);
+    assert.ok(figures.repository_bytes.used <= QUOTAS.repositoryBytes && figures.repository_bytes.used > first.repository_bytes.used);
+  });
+});
+
+describe('GET /v1/workspaces/{id}/quotas', () => {
+  test('every figure, for any member; another workspace is 404', async () => {
+    const { seed } = await workspace();
+    assert.deepEqual(await quotasOf(seed), {
+      renders_per_hour: { limit: 4, used: 0 },
+      api_tokens: { limit: 3, used: 1 },
+      render_output_bytes: { limit: 40000 },
+      repository_bytes: { limit: 98304, used: 0, install_id: null },
+    });
+    const foreign = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${s.workspaceId}/quotas`, headers: as(seed.owner.session, seed.workspaceId) });
+    assert.equal(foreign.statusCode, 404);
+    const token = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}/quotas`, headers: as(seed.apiToken) });
+    assert.equal(token.statusCode, 200);
+  });
+
+  test('the defaults an operator starts with, and the variables that change them', () => {
+    assert.deepEqual(loadConfig({}).quotas, { renderOutputBytes: 8 * 1024 * 1024, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100 });
+    const set = loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: '1000', WSP_QUOTA_REPOSITORY_BYTES: '2000', WSP_QUOTA_RENDERS_PER_HOUR: '3', WSP_QUOTA_API_TOKENS: '4' });
+    assert.deepEqual(set.quotas, { renderOutputBytes: 1000, repositoryBytes: 2000, rendersPerHour: 3, apiTokens: 4 });
+    assert.throws(() => loadConfig({ WSP_QUOTA_API_TOKENS: '0' }), /WSP_QUOTA_API_TOKENS must be at least 1/);
+    assert.throws(() => loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024) }), /WSP_RENDER_MEMORY_MB must be at least 512 with WSP_QUOTA_RENDER_OUTPUT_BYTES=67108864/);
+    assert.equal(loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024), WSP_RENDER_MEMORY_MB: '512' }).renders.memoryMb, 512);
+  });
+});
+
+describe('repository maintenance (WSP_REPOSITORY_GC_HOURS)', () => {
+  test('packs each repository, deletes objects nothing references once an hour old, keeps the rest, and measures it', async () => {
+    const { install } = await f.installed();
+    await h.app.jobs.runDue();
+    const [render] = await f.renders(install.id);
+    const repo = f.repoPath(install.id);
+    const tmp = path.join(h.config.dataDir, 'loose.txt');
+    fs.writeFileSync(tmp, `old ${randomBytes(8).toString('hex')}`);
+    const old = f.git(install.id, 'hash-object', '-w', tmp);
+    fs.writeFileSync(tmp, `new ${randomBytes(8).toString('hex')}`);
+    const fresh = f.git(install.id, 'hash-object', '-w', tmp);
+    const loose = (sha: string) => path.join(repo, 'objects', sha.slice(0, 2), sha.slice(2));
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600 * 1000);
+    fs.utimesSync(loose(old), twoHoursAgo, twoHoursAgo);
+
+    h.clock.advanceSeconds(24 * 3600);
+    await h.app.jobs.runDue();
+    assert.throws(() => f.git(install.id, 'cat-file', '-e', old), 'the old unreferenced object is pruned');
+    assert.doesNotThrow(() => f.git(install.id, 'cat-file', '-e', fresh), 'a young one is kept: a render may be about to name it');
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), render.commit_sha);
+    assert.doesNotThrow(() => f.git(install.id, 'fsck', '--no-dangling'));
+    assert.ok(fs.readdirSync(path.join(repo, 'objects', 'pack')).some((n) => n.endsWith('.pack')), 'packed');
+    const row = await h.database.db.selectFrom('installs').select('repository_bytes').where('id', '=', install.id).executeTakeFirstOrThrow();
+    assert.ok(Number(row.repository_bytes) > 0);
+  });
+});
