@@ -91,6 +91,24 @@ describe('wsp workspace', () => {
   });
 });
 
+describe('wsp workspace quotas', () => {
+  test('the figures of the workspace in use, in a table and in JSON', async () => {
+    const configDir = await loggedIn(s.member.userId);
+    const json = await runCli(['workspace', 'quotas', '--json'], { configDir });
+    assert.equal(json.code, 0, json.stderr);
+    const q = JSON.parse(json.stdout);
+    assert.deepEqual(q.api_tokens, { limit: 100, used: 1 });
+    assert.deepEqual(q.render_output_bytes, { limit: 8 * 1024 * 1024 });
+    const table = await runCli(['workspace', 'quotas'], { configDir });
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /API tokens\s+1\s+100/);
+    assert.match(table.stdout, /output per render\s+-\s+8 MiB/);
+    assert.match(table.stdout, /repository per install\s+-\s+256 MiB/);
+    const none = await runCli(['workspace', 'quotas'], { configDir: await loggedIn(s.member.userId, null) });
+    assert.equal(none.code, 2);
+  });
+});
+
 describe('wsp sessions', () => {
   test('list marks this login; revoke ends another session at once; another user\'s is refused (404, exit 1)', async () => {
     const configDir = await loggedIn(s.admin.userId);

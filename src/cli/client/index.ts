@@ -3,7 +3,7 @@ import type { Command } from './command.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { processIo, type Io } from './output.js';
 import { login, logout, whoami } from './login.js';
-import { workspaceList, workspaceUse } from './workspace.js';
+import { workspaceList, workspaceQuotas, workspaceUse } from './workspace.js';
 import { tokensCreate, tokensList, tokensRevoke } from './tokens.js';
 import { sessionsList, sessionsRevoke } from './sessions.js';
 import { notificationsList, notificationsRead } from './notifications.js';
@@ -17,6 +17,7 @@ const COMMANDS: Command[] = [
   whoami,
   workspaceUse,
   workspaceList,
+  workspaceQuotas,
   tokensCreate,
   tokensList,
   tokensRevoke,

@@ -1,7 +1,7 @@
 import { UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
 import { arg, noMoreArgs, type Command } from './command.js';
-import { requireCredentials, writeCredentials } from './credentials.js';
+import { requireCredentials, requireWorkspace, writeCredentials } from './credentials.js';
 import { printJson, printTable } from './output.js';
 
 export const workspaceUse: Command = {
@@ -36,6 +36,40 @@ export const workspaceList: Command = {
       ['id', (w) => w.id],
       ['name', (w) => w.name],
       ['role', (w) => w.role],
+    ]);
+  },
+};
+
+/** 8388608 → "8 MiB"; figures of bytes stay readable in a table. */
+function bytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) {
+    n /= 1024;
+    i++;
+  }
+  return `${n} ${units[i]}`;
+}
+
+export const workspaceQuotas: Command = {
+  name: 'workspace quotas',
+  usage: '',
+  summary: "the workspace's quotas and how much of each it uses",
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const q = await send(c.server, apiAs(c).GET('/v1/workspaces/{id}/quotas', { params: { path: { id: c.workspace } } }));
+    if (ctx.json) return printJson(ctx.io, q);
+    const rows: [string, string, string][] = [
+      ['renders an hour', String(q.renders_per_hour.used), String(q.renders_per_hour.limit)],
+      ['API tokens', String(q.api_tokens.used), String(q.api_tokens.limit)],
+      ['output per render', '-', bytes(q.render_output_bytes.limit)],
+      ['repository per install', q.repository_bytes.install_id ? `${q.repository_bytes.used} B (${q.repository_bytes.install_id})` : '-', bytes(q.repository_bytes.limit)],
+    ];
+    printTable(ctx.io, rows, [
+      ['quota', (r) => r[0]],
+      ['used', (r) => r[1]],
+      ['limit', (r) => r[2]],
     ]);
   },
 };
