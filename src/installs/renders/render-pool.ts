@@ -118,14 +118,19 @@ export class RenderPool {
     }
     if (this.live < this.opts.threads) {
       this.live++;
-      return Promise.resolve(
-        new Worker(workerUrl(), {
-          resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
-          // The thread's own output is the server's: nothing of a tenant's template reaches it.
-          stdout: false,
-          stderr: false,
-        }),
-      );
+      const url = workerUrl();
+      const options = {
+        resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+        // The thread's own output is the server's: nothing of a tenant's template reaches it.
+        stdout: false,
+        stderr: false,
+      };
+      // Run from source by tsx (test helpers that start a server that way): tsx's loader is not
+      // a thread's own, so the thread registers it before loading its TypeScript module.
+      const worker = url.pathname.endsWith('.ts')
+        ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { ...options, eval: true })
+        : new Worker(url, options);
+      return Promise.resolve(worker);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
