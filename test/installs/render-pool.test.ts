@@ -1,6 +1,11 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import fs from 'node:fs';
+import os from 'node:os';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { RenderPool, WorkspaceRendersBusy, type RenderPoolOptions } from '../../src/installs/renders/render-pool.js';
 import { MAX_RENDER_STEPS, TemplateRenderError } from '../../src/installs/packages/templates.js';
 
@@ -82,4 +87,23 @@ describe('render threads', () => {
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => p.render(`w${i % 3}`, JSON.stringify({ f: '{{i}}' }), JSON.stringify({ i }), BUDGET)));
     assert.deepEqual(all.map(text), Array.from({ length: 6 }, (_, i) => [['f', String(i)]]));
   });
+});
+
+test('the threads start however the server runs: from source under tsx, from tsc\'s dist/ (bundled: the rest of this file)', () => {
+  const script = (module: string) => `
+    const { RenderPool } = await import(${JSON.stringify(module)});
+    const pool = new RenderPool({ threads: 1, perWorkspace: 1, timeoutMs: 10000, memoryMb: 64 });
+    const [file] = await pool.render('w', JSON.stringify({ f: 'hi {{x}}' }), JSON.stringify({ x: 'there' }), { maxSteps: 100, maxOutputBytes: 100 });
+    process.stdout.write(file.content.toString());
+    await pool.close();`;
+  for (const [flags, module] of [
+    [['--import', 'tsx'], path.join(REPO_ROOT, 'src/installs/renders/render-pool.ts')],
+    [[], path.join(REPO_ROOT, 'dist/installs/renders/render-pool.js')],
+  ] as const) {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pool-')), 'render.mjs');
+    fs.writeFileSync(file, script(module));
+    const run = spawnSync(process.execPath, [...flags, file], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    assert.equal(run.stdout, 'hi there', `${module}: ${run.stderr}`);
+  }
 });
