@@ -2,7 +2,7 @@
 // `npm run build`, second step: the compiled `wsp` (dist/cli/main.js) and the packages it uses,
 // bundled into one file, dist/wsp.mjs, which bin/wsp.js runs. Node 20 resolves and compiles an
 // ES module file by file: the ~900 files `wsp serve` loads took about 400 ms of its start (see
-// docs/decisions.md). Left outside: the native SQLite binding, and Swagger UI, which serves its
+// docs/decisions.md). Left outside: the native SQLite and argon2 bindings, and Swagger UI, which serves its
 // page's assets from its own directory.
 import { build } from 'esbuild';
 import path from 'node:path';
@@ -21,7 +21,7 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@fastify/swagger-ui', 'pg-native'],
+  external: ['better-sqlite3', '@node-rs/argon2', '@fastify/swagger-ui', 'pg-native'],
   // Bundled CommonJS packages call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
   // For `node --enable-source-maps bin/wsp.js ...` when a stack trace should name the sources.

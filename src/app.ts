@@ -139,6 +139,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     clock,
     authenticate,
     roleOf: deps.credentials.roleOf,
+    publicOrigin: new URL(config.publicUrl).origin,
     fingerprintKey: Buffer.from(await settingsStore.getOrCreate(db, 'idempotency_hmac_key', () => randomBytes(32).toString('base64')), 'base64'),
     limits: {
       authFailures: new FixedWindowLimiter(clock, config.authFailuresPerMinute),

@@ -4,6 +4,7 @@ import { mountIdentity } from './identity/mount.js';
 import { mountWorkspaces } from './workspaces/mount.js';
 import { mountTokens } from './tokens/mount.js';
 import { mountQuotas } from './quotas/mount.js';
+import { mountAccounts } from './accounts/mount.js';
 import { mountSessions } from './sessions/mount.js';
 import { mountOperations } from './operations/mount.js';
 import { mountNotifications } from './notifications/mount.js';
@@ -23,6 +24,7 @@ export const V1_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [
   mountQuotas,
   mountTokens,
   mountSessions,
+  mountAccounts,
   mountOperations,
   mountNotifications,
   mountSecrets,

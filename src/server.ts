@@ -4,6 +4,7 @@ import type { Clock } from './shared/clock.js';
 import { migrate, openDatabase } from './db/database.js';
 import { exitOnSignal } from './shutdown.js';
 import { warnAboutDataModes } from './data-modes.js';
+import { issueSetupCode } from './accounts/setup-code.js';
 
 export interface ServeOptions {
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
@@ -39,6 +40,8 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
   }
   if (opts.worker) app.jobs.start();
   warnAboutDataModes(config, app.log);
+  const setupCode = await issueSetupCode(database.db);
+  if (setupCode) app.log.warn({ setup_code: setupCode }, `First run: no user yet. Open ${config.publicUrl}/console/ or POST /v1/setup with this setup code to make the first owner`);
   app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
   // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
   app.schemaCompilation.warm().catch((err: unknown) => app.log.error({ err }, 'a route schema does not compile'));

@@ -9,6 +9,10 @@ import { AdminError } from '../shared/errors.js';
 import { createSession, endSessionById, endSessionsOf, type SessionPolicy } from '../sessions/service.js';
 import { loadConfig } from '../config.js';
 import { issueApiToken } from '../tokens/service.js';
+import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../accounts/passwords.js';
+
+/** The API's email shape (src/accounts/schemas.ts). */
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** Re-exported for the operator commands' callers: areas throw it too (src/shared/errors.ts). */
 export { AdminError };
@@ -38,8 +42,18 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
 
     async createUser(opts: { name?: string | undefined; email?: string | undefined } = {}): Promise<{ user_id: string }> {
       const id = newId('usr');
+      if (opts.email !== undefined && !EMAIL.test(opts.email)) throw new AdminError(`--email must be an email address, got "${opts.email.slice(0, 100)}"`);
+      if (opts.email !== undefined && (await identity.userByEmail(db, opts.email))) throw new AdminError(`a user already has the email ${opts.email}`);
       await identity.createUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, created_at: now() });
       return { user_id: id };
+    },
+
+    /** Sets (or replaces) a user's password: CONTRACT §9's 12-256 characters, hashed with argon2id. */
+    async setPassword(userId: string, password: string): Promise<{ user_id: string; password_set: true }> {
+      if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) throw new AdminError(`a password is ${PASSWORD_MIN}-${PASSWORD_MAX} characters; this one is ${password.length}`);
+      await requireUser(userId);
+      await identity.setPasswordHash(db, userId, await hashPassword(password));
+      return { user_id: userId, password_set: true };
     },
 
     async linkSubject(userId: string, subject: string): Promise<{ user_id: string; subject: string }> {
@@ -93,12 +107,22 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
       return { id, token };
     },
 
-    /** All of it or nothing: one transaction, so a failure leaves no half-made workspace behind. */
-    async bootstrap(): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
+    /**
+     * All of it or nothing: one transaction, so a failure leaves no half-made workspace behind.
+     * Once the database has a user it is refused unless forced (CONTRACT §9); an email and a
+     * password let the owner sign in (POST /v1/sessions).
+     */
+    async bootstrap(opts: { force?: boolean; email?: string | undefined; password?: string | undefined } = {}): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
+      if (!opts.force && (await identity.anyUser(db))) throw new AdminError('the database already has users: bootstrap is for the first run (--force makes another workspace and owner anyway)');
+      if (opts.password !== undefined && (opts.password.length < PASSWORD_MIN || opts.password.length > PASSWORD_MAX)) {
+        throw new AdminError(`a password is ${PASSWORD_MIN}-${PASSWORD_MAX} characters; this one is ${opts.password.length}`);
+      }
+      const passwordHash = opts.password === undefined ? undefined : await hashPassword(opts.password);
       return db.transaction().execute(async (trx) => {
         const inTrx = createAdminService(trx, clock, sessions);
         const { workspace_id } = await inTrx.createWorkspace('Default workspace');
-        const { user_id } = await inTrx.createUser({ name: 'Owner' });
+        const { user_id } = await inTrx.createUser({ name: 'Owner', email: opts.email });
+        if (passwordHash !== undefined) await identity.setPasswordHash(trx, user_id, passwordHash);
         await inTrx.addMember(workspace_id, user_id, 'owner');
         const { session_token } = await inTrx.createSession(user_id);
         const { token } = await inTrx.createApiToken(workspace_id, user_id, 'bootstrap');

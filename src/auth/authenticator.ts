@@ -11,7 +11,7 @@ import type { Principal } from './principal.js';
  */
 export interface CredentialLookups {
   /** The live session with this token hash (its use recorded), or null. */
-  session(tokenHash: string, now: number): Promise<{ userId: string; sessionId: string } | null>;
+  session(tokenHash: string, now: number): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number } | null>;
   /** The live workspace API token with this hash (its use recorded), or null. */
   apiToken(tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string } | null>;
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
@@ -20,18 +20,25 @@ export interface CredentialLookups {
   roleOf(workspaceId: string, userId: string): Promise<Role | null>;
 }
 
-export type Authenticator = (authorization: string | undefined) => Promise<Principal>;
+/** The Authorization header, else the `wsp_session` cookie's value (CONTRACT §9: only where no header is sent). */
+export type Authenticator = (authorization: string | undefined, sessionCookie?: string) => Promise<Principal>;
 
 const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message ? { message } : {});
 
 /**
- * Turns an Authorization header into a principal with one indexed lookup by the token's
+ * Turns an Authorization header (or a session cookie) into a principal with one indexed lookup by the token's
  * SHA-256 (or one signature check for a JWT). Every failure is the same 401, so nothing
  * tells a caller whether a token once existed.
  */
 export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier; lookups: CredentialLookups }): Authenticator {
   const { clock, verifyJwt, lookups } = deps;
-  return async (authorization) => {
+  return async (authorization, sessionCookie) => {
+    if (authorization === undefined && sessionCookie !== undefined) {
+      const shape = classifyCredential(sessionCookie);
+      const s = shape.kind === 'session' ? await lookups.session(shape.hash, nowSeconds(clock)) : null;
+      if (!s) throw unauthorized('The wsp_session cookie is not a live session: sign in again');
+      return { kind: 'session', userId: s.userId, sessionId: s.sessionId, cookie: { csrfToken: s.csrfToken, expiresAt: s.expiresAt } };
+    }
     const token = bearerToken(authorization);
     if (!token) throw unauthorized(authorization ? 'The Authorization header must be "Bearer <credential>"' : 'The Authorization header is missing');
     const shape = classifyCredential(token);

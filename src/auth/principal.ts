@@ -2,7 +2,13 @@ import type { Role } from '../db/tables.js';
 
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =
-  | { kind: 'session'; userId: string; sessionId: string }
+  | {
+      kind: 'session';
+      userId: string;
+      sessionId: string;
+      /** Sent as the `wsp_session` cookie rather than a bearer token: its writes need its CSRF token. */
+      cookie?: { csrfToken: string | null; expiresAt: number };
+    }
   | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
   | { kind: 'api_token'; tokenId: string; workspaceId: string };
 

@@ -13,10 +13,14 @@ import { parseArgs, stringFlag, UsageError, type Parsed } from './args.js';
 export const ADMIN_HELP = `wsp admin: operator commands, run against the configured database (WSP_DATA_DIR or DATABASE_URL),
 which they create and migrate if needed. --json prints one JSON object.
 
-  wsp admin bootstrap [--json]                      a workspace, an owner, a session token and an API token
+  wsp admin bootstrap [--email E [--password-stdin]] [--force] [--json]
+                                                    a workspace, an owner, a session token and an API token;
+                                                    refused once the database has a user, unless --force;
+                                                    --email and a password on stdin let the owner sign in
   wsp admin workspace create --name N [--json]      -> {workspace_id}
   wsp admin user create [--name N] [--email E] [--json]  -> {user_id}
   wsp admin user link --user USR --subject SUB      link an external JWT subject to a user
+  wsp admin user set-password --user USR            the password (12-256 characters) read from stdin
   wsp admin member add --workspace WS --user USR --role owner|admin|member
   wsp admin member remove --workspace WS --user USR  end a membership (not the last owner's)
   wsp admin session create --user USR [--json]      -> {session_token}
@@ -36,7 +40,17 @@ which they create and migrate if needed. --json prints one JSON object.
                                                     -> {machine_id, workspace_id, status, operation_id, reason}
 `;
 
-type Run = (svc: AdminService, p: Parsed, env: { database: Database; config: Config }) => Promise<Record<string, unknown>>;
+type Run = (svc: AdminService, p: Parsed, env: { database: Database; config: Config; input: NodeJS.ReadableStream }) => Promise<Record<string, unknown>>;
+
+/** A password piped to the command: all of stdin, without the one line break `echo` adds. */
+async function readPassword(input: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of input) {
+    text += String(chunk);
+    if (text.length > 4096) throw new AdminError('the password on stdin is longer than 256 characters');
+  }
+  return text.replace(/\r?\n$/, '');
+}
 
 /** An operator command: the string flags it takes (each also takes --json and --help) and what it does. */
 interface Command {
@@ -46,9 +60,19 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  bootstrap: { flags: [], run: (svc) => svc.bootstrap() },
+  bootstrap: {
+    flags: ['email'],
+    booleans: ['force', 'password-stdin'],
+    run: async (svc, p, { input }) => {
+      const email = stringFlag(p, 'email');
+      if (p.flags['password-stdin'] && email === undefined) throw new UsageError('--password-stdin needs --email: a password is for signing in with an email');
+      const password = p.flags['password-stdin'] ? await readPassword(input) : undefined;
+      return svc.bootstrap({ force: p.flags.force === true, email, password });
+    },
+  },
   'workspace create': { flags: ['name'], run: (svc, p) => svc.createWorkspace(stringFlag(p, 'name', true)) },
   'user create': { flags: ['name', 'email'], run: (svc, p) => svc.createUser({ name: stringFlag(p, 'name'), email: stringFlag(p, 'email') }) },
+  'user set-password': { flags: ['user'], run: async (svc, p, { input }) => svc.setPassword(stringFlag(p, 'user', true), await readPassword(input)) },
   'user link': { flags: ['user', 'subject'], run: (svc, p) => svc.linkSubject(stringFlag(p, 'user', true), stringFlag(p, 'subject', true)) },
   'member add': {
     flags: ['workspace', 'user', 'role'],
@@ -120,6 +144,7 @@ export async function runAdmin(
   out: NodeJS.WritableStream = process.stdout,
   err: NodeJS.WritableStream = process.stderr,
   env: NodeJS.ProcessEnv = process.env,
+  input: NodeJS.ReadableStream = process.stdin,
 ): Promise<number> {
   // The command's name comes first: it says which flags the rest may hold.
   const firstFlag = argv.findIndex((a) => a.startsWith('-'));
@@ -151,7 +176,7 @@ export async function runAdmin(
     } catch (e) {
       throw new AdminError(cannotOpen(config, e));
     }
-    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock, config.sessions), parsed, { database, config });
+    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock, config.sessions), parsed, { database, config, input });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {

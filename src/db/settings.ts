@@ -8,4 +8,9 @@ export const settingsStore = {
     const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
     return row.value;
   },
+
+  get: async (db: Kysely<DB>, key: string): Promise<string | null> => (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null,
+
+  set: (db: Kysely<DB>, key: string, value: string) =>
+    db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute(),
 };

@@ -11,7 +11,58 @@ export interface UsersTable {
   id: string;
   name: string | null;
   email: string | null;
+  /** The email lower-cased and trimmed: the sign-in key, unique; null for a user without one. */
+  email_key: string | null;
+  /** argon2id (PHC string); null: the user cannot sign in with a password. */
+  password_hash: string | null;
   created_at: number;
+}
+
+/** A user's account at an OpenID provider: how single sign-on finds them again. */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: number;
+}
+
+/** Failed sign-ins per `ip:<address>` or `account:<email key>`, in fixed windows. */
+export interface SignInLimitsTable {
+  key: string;
+  window_start: number;
+  failures: number;
+}
+
+export interface InvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  email_key: string;
+  role: Role;
+  /** SHA-256 of the secret in the invitation's link, which is shown once. */
+  token_hash: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  accepted_by: string | null;
+  revoked_at: number | null;
+}
+
+/** A single sign-on login under way: what its callback must find again (by the state's hash). */
+export interface OidcLoginsTable {
+  state_hash: string;
+  code_verifier: string;
+  nonce: string;
+  return_to: string;
+  expires_at: number;
+}
+
+export interface AccountTables {
+  oidc_identities: OidcIdentitiesTable;
+  sign_in_limits: SignInLimitsTable;
+  invitations: InvitationsTable;
+  oidc_logins: OidcLoginsTable;
 }
 
 export interface WorkspacesTable {
@@ -52,6 +103,8 @@ export interface SessionsTable {
   ip: string | null;
   /** A hard end besides the absolute lifetime: the approving JWT's exp for a device login. */
   not_after: number | null;
+  /** What a write made with this session as a cookie must send as X-CSRF-Token (null: sessions made before). */
+  csrf_token: string | null;
 }
 
 export interface ApiTokensTable {
@@ -437,4 +490,4 @@ export interface DashboardTables {
 }
 
 /** The whole database: each area adds its tables here. */
-export interface DB extends FoundationTables, DashboardTables, JobTables, NotificationTables, InstallTables, ComputeTables, DeviceTables, SecretTables {}
+export interface DB extends AccountTables, FoundationTables, DashboardTables, JobTables, NotificationTables, InstallTables, ComputeTables, DeviceTables, SecretTables {}

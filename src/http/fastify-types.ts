@@ -9,8 +9,11 @@ import type { LazyCompilation } from './lazy-compilation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** 'none' for the unauthenticated routes (health, metrics, OpenAPI, OAuth endpoints). */
-    auth?: 'none';
+    /**
+     * 'none' for the unauthenticated routes (health, metrics, OpenAPI, OAuth endpoints, sign-in);
+     * 'optional': a credential is checked when one is sent, else `principal` stays null.
+     */
+    auth?: 'none' | 'optional';
     /** false for an unauthenticated route that never reads the database (no 503 7054 documented on it). */
     database?: false;
     /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */

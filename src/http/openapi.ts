@@ -88,9 +88,15 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
             scheme: 'bearer',
             description: 'A session token (32 characters), a workspace API token (sk_svc_...), or an OAuth2 JWT',
           },
+          cookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'wsp_session',
+            description: 'A browser session (POST /v1/sessions with "cookie": true), used where no Authorization header is sent; its writes also send X-CSRF-Token (GET /v1/me) and, when the browser sends Origin, come from this server',
+          },
         },
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { cookie: [] }],
     },
     // A route that takes no body validates one against a schema of its own (`closeUndeclaredParts`):
     // the document shows no requestBody for it, which is what "no body" means in OpenAPI.

@@ -12,6 +12,7 @@ import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
 import type { App } from './fastify-types.js';
+import { cookieValue, sameSecret, SESSION_COOKIE } from './cookies.js';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
 /** Response headers worth replaying with a stored idempotent response. */
@@ -27,6 +28,25 @@ interface PipelineDeps {
   fingerprintKey: Buffer;
   /** Failed authentications per client address (always on) and, when set, requests per credential. */
   limits?: { authFailures?: FixedWindowLimiter; perCredential?: FixedWindowLimiter };
+  /** The origin of WSP_PUBLIC_URL: what a cookie write's Origin header must be, when it has one. */
+  publicOrigin: string;
+}
+
+/**
+ * CONTRACT §9: a write made with the session cookie carries the session's CSRF token in
+ * X-CSRF-Token, and comes from this server's origin when the browser says where it comes from.
+ * A page elsewhere can make the browser send the cookie, but can read neither the token nor
+ * change Origin.
+ */
+function checkCookieWrite(request: FastifyRequest, csrfToken: string | null, publicOrigin: string): void {
+  const sent = request.headers['x-csrf-token'];
+  if (typeof sent !== 'string' || csrfToken === null || !sameSecret(sent, csrfToken)) {
+    throw new ApiError('CSRF_REJECTED', { message: 'A write made with the session cookie needs the X-CSRF-Token header: the csrf_token GET /v1/me shows', path: ['headers', 'x-csrf-token'] });
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== publicOrigin) {
+    throw new ApiError('CSRF_REJECTED', { message: `A write made with the session cookie must come from ${publicOrigin}, not ${origin.slice(0, 100)}`, path: ['headers', 'origin'] });
+  }
 }
 
 /** What a client is told to wait when the database is unreachable: a restart or failover takes seconds. */
@@ -82,10 +102,13 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
   // counted per client address: past the limit they answer 429 until the window ends, while
   // requests that authenticate are never counted nor refused by it.
   app.addHook('onRequest', async (request) => {
-    if (request.is404 || request.routeOptions.config?.auth === 'none') return;
+    const auth = request.routeOptions.config?.auth;
+    if (request.is404 || auth === 'none') return;
+    const cookie = request.headers.authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
+    if (auth === 'optional' && request.headers.authorization === undefined && cookie === undefined) return;
     let principal;
     try {
-      principal = await authenticate(request.headers.authorization);
+      principal = await authenticate(request.headers.authorization, cookie);
     } catch (err) {
       const wait = err instanceof ApiError && err.status === 401 && authFailures ? authFailures.hit(request.ip) : 0;
       if (wait > 0) throw rateLimited(wait, 'Too many failed authentications from this address; retry after the time in Retry-After');
@@ -93,6 +116,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     }
     const wait = perCredential ? perCredential.hit(credentialKey(principal)) : 0;
     if (wait > 0) throw rateLimited(wait, `More than ${perCredential!.limit} requests this minute from this user (all their sessions together) or API token`);
+    if (principal.kind === 'session' && principal.cookie && WRITE_METHODS.has(request.method)) checkCookieWrite(request, principal.cookie.csrfToken, deps.publicOrigin);
     request.principal = principal;
   });
 

@@ -22,6 +22,7 @@ const Me = Type.Object(
     ]),
     workspace: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()]),
     role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Null()]),
+    csrf_token: Type.Optional(Type.String({ description: 'Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token' })),
   },
   { additionalProperties: false, description: 'Who the caller is. `workspace` is the one Service-Context names (or the token belongs to), else null.' },
 );
@@ -48,6 +49,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
         user: user ? { id: user.id, name: user.name, email: user.email } : null,
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
+        ...(p.kind === 'session' && p.cookie?.csrfToken ? { csrf_token: p.cookie.csrfToken } : {}),
       };
     },
   );

@@ -8,20 +8,59 @@ import { identityStore } from './store.js';
  * credential lookups the composition root hands to the authenticator, the operator commands
  * and the areas that address people (expiry notices go to owners and admins).
  */
+/** How emails are compared: trimmed, lower-cased (CONTRACT §9: case-insensitive). */
+export const emailKey = (email: string) => email.trim().toLowerCase();
+
 export const identity = {
   user: (db: Kysely<DB>, id: string) => identityStore.getUser(db, id),
 
   workspace: (db: Kysely<DB>, id: string) => identityStore.getWorkspace(db, id),
 
-  createUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; created_at: number }) => identityStore.insertUser(db, row),
+  /** A new user; `email` becomes its sign-in key (lower-cased), unique: a taken one is a unique violation. */
+  createUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; created_at: number; password_hash?: string | null }) =>
+    identityStore.insertUser(db, { ...row, email_key: row.email === null ? null : emailKey(row.email), password_hash: row.password_hash ?? null }),
+
+  /** Whether any user exists: the first-run setup is open until one does. */
+  anyUser: (db: Kysely<DB>) => identityStore.anyUser(db),
+
+  claimSetup: (db: Kysely<DB>, now: number) => identityStore.claimSetup(db, now),
+
+  userByEmail: (db: Kysely<DB>, email: string) => identityStore.userByEmailKey(db, emailKey(email)),
+
+  setPasswordHash: (db: Kysely<DB>, userId: string, hash: string) => identityStore.setPasswordHash(db, userId, hash),
+
+  setEmail: (db: Kysely<DB>, userId: string, email: string) => identityStore.setEmail(db, userId, email, emailKey(email)),
+
+  userIdForOidc: (db: Kysely<DB>, issuer: string, subject: string) => identityStore.userIdForOidc(db, issuer, subject),
+
+  linkOidc: (db: Kysely<DB>, row: { issuer: string; subject: string; user_id: string; created_at: number }) => identityStore.linkOidc(db, row),
+
+  members: (db: Kysely<DB>, workspaceId: string, limit: number, afterId: string | null) => identityStore.members(db, workspaceId, limit, afterId),
+
+  member: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.member(db, workspaceId, userId),
+
+  /** Changes a member's role; the last owner cannot be demoted. Its own transaction, under the workspace's lock. */
+  changeRole: (db: Kysely<DB>, workspaceId: string, userId: string, role: Role) =>
+    db.transaction().execute(async (trx) => {
+      await identityStore.lockWorkspace(trx, workspaceId);
+      return identityStore.changeRole(trx, workspaceId, userId, role);
+    }),
 
   createWorkspace: (db: Kysely<DB>, row: { id: string; name: string; etag: string; created_at: number; updated_at: number }) => identityStore.insertWorkspace(db, row),
 
   /** Makes the user a member with `role`, or changes the role of a member. */
   setRole: (db: Kysely<DB>, row: { workspace_id: string; user_id: string; role: Role; created_at: number }) => identityStore.upsertMembership(db, row),
 
-  /** Ends a membership: the user's next request in the workspace is refused. The last owner stays. */
-  removeMember: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.deleteMembership(db, workspaceId, userId),
+  /**
+   * Ends a membership: the user's next request in the workspace is refused. The last owner stays.
+   * Its own transaction, under the workspace's lock: two owners removing each other at once
+   * leave one of them.
+   */
+  removeMember: (db: Kysely<DB>, workspaceId: string, userId: string) =>
+    db.transaction().execute(async (trx) => {
+      await identityStore.lockWorkspace(trx, workspaceId);
+      return identityStore.deleteMembership(trx, workspaceId, userId);
+    }),
 
   roleOf: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.getRole(db, workspaceId, userId),
 

@@ -1,10 +1,67 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB, Role, WorkspacesTable } from '../db/tables.js';
+
+const memberView = (db: Kysely<DB>) =>
+  db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').select(['m.user_id as id', 'u.email', 'u.name', 'm.role', 'm.created_at as joined_at']);
 
 /** Users, workspaces, memberships and linked subjects: Kysely queries only. */
 export const identityStore = {
-  insertUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; created_at: number }) =>
+  insertUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; email_key: string | null; password_hash: string | null; created_at: number }) =>
     db.insertInto('users').values(row).execute(),
+
+  userByEmailKey: (db: Kysely<DB>, emailKey: string) => db.selectFrom('users').selectAll().where('email_key', '=', emailKey).executeTakeFirst(),
+
+  setPasswordHash: async (db: Kysely<DB>, userId: string, hash: string): Promise<boolean> =>
+    Number((await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).executeTakeFirst()).numUpdatedRows) > 0,
+
+  setEmail: (db: Kysely<DB>, userId: string, email: string, emailKey: string) => db.updateTable('users').set({ email, email_key: emailKey }).where('id', '=', userId).execute(),
+
+  userIdForOidc: async (db: Kysely<DB>, issuer: string, subject: string): Promise<string | null> =>
+    (await db.selectFrom('oidc_identities').select('user_id').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst())?.user_id ?? null,
+
+  linkOidc: (db: Kysely<DB>, row: { issuer: string; subject: string; user_id: string; created_at: number }) =>
+    db
+      .insertInto('oidc_identities')
+      .values(row)
+      .onConflict((oc) => oc.columns(['issuer', 'subject']).doNothing())
+      .execute(),
+
+  /** The workspace's members with who they are, by user id after `afterId`. */
+  members: (db: Kysely<DB>, workspaceId: string, limit: number, afterId: string | null) => {
+    let q = memberView(db).where('m.workspace_id', '=', workspaceId);
+    if (afterId) q = q.where('m.user_id', '>', afterId);
+    return q.orderBy('m.user_id').limit(limit).execute();
+  },
+
+  member: (db: Kysely<DB>, workspaceId: string, userId: string) => memberView(db).where('m.workspace_id', '=', workspaceId).where('m.user_id', '=', userId).executeTakeFirst(),
+
+  /**
+   * Takes the workspace's write lock for the rest of the transaction (a no-op UPDATE: a row lock
+   * on PostgreSQL, the write lock on SQLite). Membership changes that count owners run under it:
+   * without it, two owners demoting each other at once would each see the other still owner.
+   */
+  lockWorkspace: async (db: Kysely<DB>, workspaceId: string): Promise<boolean> =>
+    Number((await db.updateTable('workspaces').set({ etag: sql`etag` }).where('id', '=', workspaceId).executeTakeFirst()).numUpdatedRows) > 0,
+
+  /** Changes a member's role, unless that demotes the last owner. Call with the workspace locked. */
+  changeRole: async (db: Kysely<DB>, workspaceId: string, userId: string, role: Role): Promise<'changed' | 'last_owner' | 'not_member'> => {
+    const current = await db.selectFrom('memberships').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+    if (!current) return 'not_member';
+    if (current.role === 'owner' && role !== 'owner') {
+      const owners = await db.selectFrom('memberships').select((eb) => eb.fn.countAll<number | string>().as('n')).where('workspace_id', '=', workspaceId).where('role', '=', 'owner').executeTakeFirstOrThrow();
+      if (Number(owners.n) <= 1) return 'last_owner';
+    }
+    await db.updateTable('memberships').set({ role }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
+    return 'changed';
+  },
+
+  anyUser: async (db: Kysely<DB>): Promise<boolean> => (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined,
+
+  /** Records that the first-run setup happened; false when it already had. */
+  claimSetup: async (db: Kysely<DB>, now: number): Promise<boolean> => {
+    const res = await db.insertInto('settings').values({ key: 'setup_done', value: String(now) }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  },
 
   getUser: (db: Kysely<DB>, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { countAttempt, giveBackAttempt, purgeWindows } from '../db/window-counter.js';
 import type { DB, DeviceAuthorizationsTable } from '../db/tables.js';
 
 const changed = (res: { numUpdatedRows: bigint }) => Number(res.numUpdatedRows) > 0;
@@ -54,34 +55,11 @@ export const deviceStore = {
 };
 
 export const guessLimitStore = {
-  /**
-   * Counts one attempt against `key` in a fixed window and answers the count so far, in one
-   * statement, so parallel guesses cannot all slip under the limit.
-   */
-  take: async (db: Kysely<DB>, key: string, now: number, windowSeconds: number) => {
-    const windowOver = sql<boolean>`device_guess_limits.window_start <= ${now - windowSeconds}`;
-    return db
-      .insertInto('device_guess_limits')
-      .values({ key, window_start: now, failures: 1 })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          failures: sql<number>`case when ${windowOver} then 1 else device_guess_limits.failures + 1 end`,
-          window_start: sql<number>`case when ${windowOver} then ${now} else device_guess_limits.window_start end`,
-        }),
-      )
-      .returning(['failures', 'window_start'])
-      .executeTakeFirstOrThrow();
-  },
+  /** Counts one attempt against `key` (src/db/window-counter.ts). */
+  take: (db: Kysely<DB>, key: string, now: number, windowSeconds: number) => countAttempt(db, 'device_guess_limits', key, now, windowSeconds),
 
   /** An attempt that named a real code was no guess: it does not count. */
-  giveBack: (db: Kysely<DB>, key: string) =>
-    db
-      .updateTable('device_guess_limits')
-      .set({ failures: sql<number>`failures - 1` })
-      .where('key', '=', key)
-      .where('failures', '>', 0)
-      .execute(),
+  giveBack: (db: Kysely<DB>, key: string) => giveBackAttempt(db, 'device_guess_limits', key),
 
-  purgeWindowsBefore: async (db: Kysely<DB>, before: number): Promise<number> =>
-    Number((await db.deleteFrom('device_guess_limits').where('window_start', '<', before).executeTakeFirst()).numDeletedRows),
+  purgeWindowsBefore: (db: Kysely<DB>, before: number) => purgeWindows(db, 'device_guess_limits', before),
 };

@@ -221,6 +221,8 @@ export interface paths {
                                 name: string;
                             } | null;
                             role: "owner" | "admin" | "member" | null;
+                            /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
+                            csrf_token?: string;
                         };
                     };
                 };
@@ -388,7 +390,130 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Make a workspace; the caller is its owner
+         * @description Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @description The caller's role; null for a workspace API token */
+                            role: "owner" | "admin" | "member" | null;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description An earlier request with this Idempotency-Key is still in progress (7031) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -545,6 +670,400 @@ export interface paths {
                             etag: string;
                             created_at: number;
                             updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's members (any member) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description By user id */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                user_id: string;
+                                email: string | null;
+                                name: string | null;
+                                role: "owner" | "admin" | "member";
+                                joined_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member (owner or admin; anyone may remove themselves)
+         * @description Only an owner removes an owner (403 7049); the last owner stays (409 7043). The user's next request in the workspace is refused, on every server instance.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                    /** @description User id, `usr_<id>` or bare */
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role (owner or admin)
+         * @description Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                    /** @description User id, `usr_<id>` or bare */
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        role: "owner" | "admin" | "member";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user_id: string;
+                            email: string | null;
+                            name: string | null;
+                            role: "owner" | "admin" | "member";
+                            joined_at: number;
                         };
                     };
                 };
@@ -1270,7 +1789,111 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Sign in with an email and a password
+         * @description No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins are limited per client address (30) and per account (10) in 15 minutes: 429 (7045) with Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An email address (compared case-insensitively) */
+                        email: string;
+                        password: string;
+                        /** @description true: set the wsp_session cookie (browsers) instead of answering the token */
+                        cookie?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The new session */
+                            id: string;
+                            /** @description The session token, shown once; absent when the cookie was asked for */
+                            token?: string;
+                            user_id: string;
+                            /** @description When the session ends unless used again */
+                            expires_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -1289,7 +1912,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke the calling session at once
-         * @description Only a session token can revoke itself; other credentials get 403.
+         * @description Only a session can revoke itself; other credentials get 403. A cookie session also has its cookie cleared.
          */
         delete: {
             parameters: {
@@ -1530,6 +2153,743 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which sign-in methods are on */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description POST /v1/sessions with an email and password */
+                            password: boolean;
+                            /** @description Single sign-on with the OpenID provider of WSP_OIDC_ISSUER */
+                            oidc: boolean;
+                            /** @description Where a browser starts single sign-on (add ?return_to=/console/...) */
+                            oidc_start_url: string | null;
+                        };
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's pending invitations, newest first (owner or admin)
+         * @description Not yet accepted, revoked or expired. Never shows an invitation's secret.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                email: string;
+                                role: "owner" | "admin" | "member";
+                                /** @description Seven days after it was made */
+                                expires_at: number;
+                                created_at: number;
+                                /** @description The user or API token that made it */
+                                created_by: string;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Invite someone by email (owner or admin)
+         * @description The `url` carries the invitation's secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An email address (compared case-insensitively) */
+                        email: string;
+                        role: "owner" | "admin" | "member";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            email: string;
+                            role: "owner" | "admin" | "member";
+                            /** @description Seven days after it was made */
+                            expires_at: number;
+                            /** @description WSP_PUBLIC_URL/console/invite#<secret>: the secret is shown only here */
+                            url: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description An earlier request with this Idempotency-Key is still in progress (7031) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations/{inv}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a pending invitation (owner or admin)
+         * @description Its link answers 410 from then on. One that was used, revoked or never existed: 404.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
+                    id: string;
+                    /** @description Invitation id, `inv_<id>` or bare */
+                    inv: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description An earlier request with this Idempotency-Key is still in progress (7031) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations:accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation's role (a member already keeps their role). Not signed in: a user is made with the invitation's email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Signed in: `token` alone. Not signed in: also `name` and `password` for the new user. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The secret after # in the invitation link */
+                        token: string;
+                        name?: string;
+                        /** @description 12-256 characters */
+                        password?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            workspace_id: string;
+                            user_id: string;
+                            role: "owner" | "admin" | "member";
+                            /** @description The cookie session made for a new user; null when the caller was signed in */
+                            session_id: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Error */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * First run: make the first owner and workspace with the setup code
+         * @description While the database has no user, the server prints a one-time setup code in its log at start. This makes the first owner (with a password), a workspace, and a signed-in `wsp_session` cookie. A wrong code is 403; once any user exists, 410 (7048).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The setup code the server printed in its log at start */
+                        code: string;
+                        /** @description An email address (compared case-insensitively) */
+                        email: string;
+                        name: string;
+                        /** @description 12-256 characters */
+                        password: string;
+                        workspace_name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user_id: string;
+                            workspace_id: string;
+                            session_id: string;
+                        };
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Error */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -11888,7 +13248,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7054 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7054 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -4,5 +4,5 @@ import { createSessionService } from './service.js';
 import { sessionRoutes } from './routes.js';
 
 export function mountSessions(app: App, deps: ServiceDeps): void {
-  sessionRoutes(app, createSessionService({ ...deps, policy: deps.config.sessions }));
+  sessionRoutes(app, createSessionService({ ...deps, policy: deps.config.sessions }), { secureCookie: deps.config.publicUrl.startsWith('https:') });
 }

@@ -1,4 +1,5 @@
 import type { App } from '../http/fastify-types.js';
+import { clearedSessionCookie } from '../http/cookies.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ApiError } from '../shared/errors.js';
@@ -10,7 +11,7 @@ import type { SessionService } from './service.js';
 const userOf = (p: Principal) => (p.kind === 'api_token' ? '' : p.userId);
 
 /** CONTRACT §9: a person sees the sessions they hold and ends any of them. */
-export function sessionRoutes(app: App, sessions: SessionService): void {
+export function sessionRoutes(app: App, sessions: SessionService, opts: { secureCookie: boolean }): void {
   app.get(
     '/sessions',
     {
@@ -37,7 +38,7 @@ export function sessionRoutes(app: App, sessions: SessionService): void {
       schema: {
         tags: ['sessions'],
         summary: 'Revoke the calling session at once',
-        description: 'Only a session token can revoke itself; other credentials get 403.',
+        description: 'Only a session can revoke itself; other credentials get 403. A cookie session also has its cookie cleared.',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         response: { 204: NoContent, ...errorResponses(401, 403, 422) },
       },
@@ -46,6 +47,7 @@ export function sessionRoutes(app: App, sessions: SessionService): void {
       const p = requestCtx(request).principal;
       if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
       await sessions.endCurrent(p.sessionId);
+      if (p.cookie) reply.header('set-cookie', clearedSessionCookie(opts.secureCookie));
       return reply.code(204).send(null);
     },
   );

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB, SessionIssuer } from '../db/tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
@@ -36,8 +37,9 @@ export function sessionEnd(s: Pick<SessionRow, 'created_at' | 'expires_at' | 'no
  * holds at most `policy.perUser` sessions: the least recently used ones beyond are ended, so
  * minting sessions (a device login each) cannot multiply what one person holds.
  */
-export async function createSession(db: Kysely<DB>, clock: Clock, userId: string, policy: SessionPolicy, how: NewSession): Promise<{ id: string; token: string; expiresAt: number }> {
+export async function createSession(db: Kysely<DB>, clock: Clock, userId: string, policy: SessionPolicy, how: NewSession): Promise<{ id: string; token: string; expiresAt: number; csrfToken: string }> {
   const token = newSessionToken();
+  const csrfToken = randomBytes(24).toString('base64url');
   const now = nowSeconds(clock);
   const id = newId('ses');
   const row = {
@@ -51,10 +53,11 @@ export async function createSession(db: Kysely<DB>, clock: Clock, userId: string
     user_agent: how.userAgent ? how.userAgent.slice(0, USER_AGENT_MAX) : null,
     ip: how.ip ?? null,
     not_after: how.notAfter ?? null,
+    csrf_token: csrfToken,
   };
   await sessionStore.insert(db, row);
   await sessionStore.endBeyond(db, userId, policy.perUser);
-  return { id, token, expiresAt: sessionEnd(row, policy) };
+  return { id, token, expiresAt: sessionEnd(row, policy), csrfToken };
 }
 
 /** What a listed User-Agent keeps: enough to recognise a browser or a CLI. */
@@ -65,11 +68,12 @@ const USER_AGENT_MAX = 256;
  * token): null when there is none or it ended. Use extends the idle expiry, written at most once
  * a minute; the absolute lifetime and a hard end are never extended.
  */
-export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: number, policy: SessionPolicy): Promise<{ userId: string; sessionId: string } | null> {
+export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: number, policy: SessionPolicy): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number } | null> {
   const s = await sessionStore.byHash(db, tokenHash);
   if (!s || sessionEnd(s, policy) <= now) return null;
-  if (now - s.last_used_at >= TOUCH_INTERVAL_SECONDS) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
-  return { userId: s.user_id, sessionId: s.id };
+  const touched = now - s.last_used_at >= TOUCH_INTERVAL_SECONDS;
+  if (touched) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
+  return { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt: sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy) };
 }
 
 /** Ends a session at once: its token is refused from the next request on. */

@@ -11,7 +11,7 @@ export const sessionStore = {
 
   /** Every request with a session token runs this: compiled once (prepared.ts). */
   byHash: prepared((db, tokenHash: string) =>
-    db.selectFrom('sessions').select(['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after']).where('token_hash', '=', tokenHash),
+    db.selectFrom('sessions').select(['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'csrf_token']).where('token_hash', '=', tokenHash),
   ).first,
 
   touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) =>

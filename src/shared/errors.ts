@@ -73,6 +73,14 @@ export const ErrorCodes = {
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
   RENDER_QUOTA_EXCEEDED: { code: 7040, status: 429, message: "The workspace has used its quota of renders for this hour (WSP_QUOTA_RENDERS_PER_HOUR); retry after Retry-After seconds" },
   TOKEN_QUOTA_EXCEEDED: { code: 7041, status: 409, message: 'The workspace holds as many API tokens as its quota allows (WSP_QUOTA_API_TOKENS); revoke one first' },
+  CSRF_REJECTED: { code: 7042, status: 403, message: 'A write made with the session cookie needs X-CSRF-Token and, when sent, this server as its Origin' },
+  LAST_OWNER: { code: 7043, status: 409, message: 'The workspace must keep an owner: make another member owner first' },
+  SIGN_IN_FAILED: { code: 7044, status: 401, message: 'The email or password is wrong' },
+  SIGN_IN_LIMITED: { code: 7045, status: 429, message: 'Too many failed sign-ins; retry after Retry-After seconds' },
+  INVITATION_GONE: { code: 7046, status: 410, message: 'The invitation was used, revoked or has expired' },
+  EMAIL_TAKEN: { code: 7047, status: 409, message: 'A user already has this email' },
+  SETUP_DONE: { code: 7048, status: 410, message: 'The platform is set up already: sign in instead' },
+  OWNER_REQUIRED: { code: 7049, status: 403, message: 'Only an owner grants or removes the owner role' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
 } as const;
 

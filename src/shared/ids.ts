@@ -25,6 +25,7 @@ export const ID_PREFIXES = {
   cluster: 'cl',
   job: 'job',
   deviceCode: 'dev',
+  invitation: 'inv',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -2,7 +2,8 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { requestCtx, workspaceCtx } from '../http/context.js';
 import { quoteEtag } from '../http/etag.js';
-import { UpdateWorkspaceBody, Workspace, WorkspaceList, WorkspaceParams } from './schemas.js';
+import { ChangeRoleBody, CreateWorkspaceBody, Member, MemberList, MemberParams, UpdateWorkspaceBody, Workspace, WorkspaceList, WorkspaceParams } from './schemas.js';
+import { PageQuery, NoContent } from '../http/schemas.js';
 import type { WorkspaceService } from './service.js';
 
 export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
@@ -56,6 +57,78 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       const ws = await workspaces.rename(workspaceCtx(request), request.params.id, request.body.name, request.headers['if-match']);
       reply.header('etag', quoteEtag(ws.etag));
       return ws;
+    },
+  );
+
+  app.post(
+    '/workspaces',
+    {
+      config: { scope: 'user' },
+      schema: {
+        tags: ['workspaces'],
+        summary: 'Make a workspace; the caller is its owner',
+        description: 'Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024).',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        body: CreateWorkspaceBody,
+        response: { 201: Workspace, ...errorResponses(401, 403, 422) },
+      },
+    },
+    async (request, reply) => {
+      const ws = await workspaces.create(requestCtx(request).actorId, request.body.name);
+      reply.header('etag', quoteEtag(ws.etag));
+      return reply.code(201).send(ws);
+    },
+  );
+
+  app.get(
+    '/workspaces/:id/members',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['workspaces'],
+        summary: "The workspace's members (any member)",
+        headers: requestHeaders(),
+        params: WorkspaceParams,
+        querystring: PageQuery(100, 50),
+        response: { 200: MemberList, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => workspaces.members(workspaceCtx(request), request.params.id, { limit: request.query.limit, cursor: request.query.cursor }),
+  );
+
+  app.patch(
+    '/workspaces/:id/members/:user_id',
+    {
+      config: { scope: 'workspace', roles: ['owner', 'admin'] },
+      schema: {
+        tags: ['workspaces'],
+        summary: "Change a member's role (owner or admin)",
+        description: 'Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: MemberParams,
+        body: ChangeRoleBody,
+        response: { 200: Member, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request) => workspaces.changeRole(workspaceCtx(request), request.params.id, request.params.user_id, request.body.role),
+  );
+
+  app.delete(
+    '/workspaces/:id/members/:user_id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['workspaces'],
+        summary: 'Remove a member (owner or admin; anyone may remove themselves)',
+        description: "Only an owner removes an owner (403 7049); the last owner stays (409 7043). The user's next request in the workspace is refused, on every server instance.",
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: MemberParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      await workspaces.removeMember(workspaceCtx(request), request.params.id, request.params.user_id);
+      return reply.code(204).send(null);
     },
   );
 }

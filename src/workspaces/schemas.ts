@@ -23,3 +23,27 @@ export const UpdateWorkspaceBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
 );
+
+export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+
+const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+
+export const Member = Type.Object(
+  {
+    user_id: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+    name: Type.Union([Type.String(), Type.Null()]),
+    role: RoleName,
+    joined_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+
+export const MemberList = ListEnvelope(Member, 'By user id');
+
+export const MemberParams = Type.Object({
+  id: PathId(53, 'Workspace id, `ws_<id>` or bare; length 1-53'),
+  user_id: PathId(64, 'User id, `usr_<id>` or bare'),
+});
+
+export const ChangeRoleBody = Type.Object({ role: RoleName }, { additionalProperties: false });

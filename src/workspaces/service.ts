@@ -1,12 +1,15 @@
 import type { ServiceDeps } from '../deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
-import { canonicalId } from '../shared/ids.js';
+import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
-import { notFound } from '../shared/errors.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { pageById } from '../shared/cursor.js';
+import { identity } from '../identity/service.js';
+import type { Role } from '../db/tables.js';
 import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
 import { workspaceStore } from './store.js';
 
-export function createWorkspaceService({ db, clock }: Pick<ServiceDeps, 'db' | 'clock'>) {
+export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const id = canonicalId('ws', rawId);
@@ -27,6 +30,57 @@ export function createWorkspaceService({ db, clock }: Pick<ServiceDeps, 'db' | '
 
     get: visible,
 
+    /** A new workspace; its creator (a user: a session or a JWT) is its owner. */
+    async create(userId: string, name: string) {
+      const now = nowSeconds(clock);
+      const ws = { id: newId('ws'), name, etag: newEtag(), created_at: now, updated_at: now };
+      await db.transaction().execute(async (trx) => {
+        await identity.createWorkspace(trx, ws);
+        await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
+      });
+      return { ...ws, role: 'owner' as const };
+    },
+
+    async members(ctx: WorkspaceContext, rawId: string, page: { limit: number; cursor: string | undefined }) {
+      const { id } = await visible(ctx, rawId);
+      return pageById(cursors, `members:${id}`, page, (after, take) => identity.members(db, id, take, after), (m) => ({ user_id: m.id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at }));
+    },
+
+    /**
+     * Changes a member's role (owner or admin). Only an owner grants the owner role or takes it
+     * from someone; the last owner keeps it (409).
+     */
+    async changeRole(ctx: WorkspaceContext, rawId: string, rawUserId: string, role: Role) {
+      const { id } = await visible(ctx, rawId);
+      const userId = canonicalId('usr', rawUserId);
+      const current = await identity.roleOf(db, id, userId);
+      if (!current) throw notFound('member');
+      if ((role === 'owner' || current === 'owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
+      const outcome = await identity.changeRole(db, id, userId, role);
+      if (outcome === 'not_member') throw notFound('member');
+      if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+      const m = (await identity.member(db, id, userId))!;
+      return { user_id: m.id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at };
+    },
+
+    /**
+     * Ends a membership: owners and admins remove others, anyone removes themselves; only an
+     * owner removes an owner; the last owner stays (409). The user's next request in the
+     * workspace is refused (memberships are read on every request, by every instance).
+     */
+    async removeMember(ctx: WorkspaceContext, rawId: string, rawUserId: string) {
+      const { id } = await visible(ctx, rawId);
+      const userId = canonicalId('usr', rawUserId);
+      const self = ctx.principal.kind !== 'api_token' && ctx.principal.userId === userId;
+      if (!self && ctx.role !== 'owner' && ctx.role !== 'admin') throw new ApiError('ROLE_REQUIRED', { message: 'Removing another member needs the owner or admin role' });
+      const current = await identity.roleOf(db, id, userId);
+      if (!current) throw notFound('member');
+      if (current === 'owner' && !self && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
+      const outcome = await identity.removeMember(db, id, userId);
+      if (outcome === 'not_member') throw notFound('member');
+      if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+    },
+
     async rename(ctx: WorkspaceContext, rawId: string, name: string, ifMatch: string) {
       const current = await visible(ctx, rawId);
       const etag = newEtag();
@@ -43,3 +97,4 @@ export function createWorkspaceService({ db, clock }: Pick<ServiceDeps, 'db' | '
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;
+

@@ -30,17 +30,21 @@ before(async () => {
 });
 after(() => h.close());
 
-/** `wsp admin ...args` in this process, with the environment the binary would get. */
-async function inProcess(args: string[], env: Record<string, string> = h.dbEnv): Promise<RunResult> {
+/** `wsp admin ...args` in this process, with the environment the binary would get (and `stdin` piped in). */
+async function inProcess(args: string[], env: Record<string, string> = h.dbEnv, stdin = ''): Promise<RunResult> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
   let stderr = '';
   out.on('data', (d) => (stdout += d));
   err.on('data', (d) => (stderr += d));
-  const code = await runAdmin(args, out, err, wspEnv(env));
+  const input = new PassThrough();
+  input.end(stdin);
+  const code = await runAdmin(args, out, err, wspEnv(env), input);
   return { code, stdout, stderr };
 }
+
+const inProcessStdin = (args: string[], stdin: string) => inProcess(args, h.dbEnv, stdin);
 
 /** An admin command with --json in this process: its one JSON object (as adminJson gives the binary's). */
 async function inProcessJson(args: string[], env: Record<string, string> = h.dbEnv): Promise<Record<string, string>> {
@@ -72,11 +76,37 @@ describe('wsp admin bootstrap --json', () => {
     assert.equal(created.statusCode, 201);
   });
 
-  test('each run makes a new workspace', async () => {
-    const a = await admin('bootstrap');
-    const b = await admin('bootstrap');
+  test('once the database has a user it refuses (exit 1, one line) unless --force, which makes another workspace', async () => {
+    const refused = await raw('bootstrap');
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr, 'error: the database already has users: bootstrap is for the first run (--force makes another workspace and owner anyway)\n');
+    const a = await admin('bootstrap', '--force');
+    const b = await admin('bootstrap', '--force');
     assert.notEqual(a.workspace_id, b.workspace_id);
     assert.equal((await me(a.session_token!, b.workspace_id)).statusCode, 403);
+  });
+
+  test('--email and --password-stdin give the owner a way to sign in; a bad password or a lone --password-stdin is refused', async () => {
+    const email = `owner-${randomBytes(3).toString('hex')}@example.com`;
+    const out = await inProcessStdin(['bootstrap', '--force', '--email', email, '--password-stdin', '--json'], 'the owner password 1\n');
+    assert.equal(out.code, 0, out.stderr);
+    const signIn = await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password: 'the owner password 1' } });
+    assert.equal(signIn.statusCode, 201, signIn.body);
+    assert.equal(signIn.json().user_id, JSON.parse(out.stdout).user_id);
+    const short = await inProcessStdin(['bootstrap', '--force', '--email', `x${email}`, '--password-stdin'], 'short\n');
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /a password is 12-256 characters; this one is 5/);
+    assert.equal((await inProcessStdin(['bootstrap', '--force', '--password-stdin'], 'whatever password\n')).code, 2);
+  });
+
+  test('user set-password reads the password from stdin; the user signs in with it', async () => {
+    const email = `set-${randomBytes(3).toString('hex')}@example.com`;
+    const { user_id } = await admin('user', 'create', '--name', 'Pat', '--email', email);
+    const set = await inProcessStdin(['user', 'set-password', '--user', user_id!, '--json'], 'a brand new password');
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(set.stdout), { user_id, password_set: true });
+    assert.equal((await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email, password: 'a brand new password' } })).statusCode, 201);
+    assert.equal((await inProcessStdin(['user', 'set-password', '--user', 'usr_unknown'], 'a brand new password')).code, 1);
   });
 });
 

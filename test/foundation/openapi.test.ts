@@ -46,11 +46,12 @@ test('OpenAPI 3.1.x, info.version 1.0.0, a title', () => {
   assert.ok(doc.info.title.length > 0);
 });
 
-test('an HTTP bearer security scheme, required by default', () => {
+test('an HTTP bearer security scheme or the session cookie, required by default', () => {
   const schemes = Object.entries(doc.components.securitySchemes).filter(([, s]) => s.type === 'http' && s.scheme?.toLowerCase() === 'bearer');
   assert.equal(schemes.length, 1);
   const name = schemes[0]![0];
-  assert.deepEqual(doc.security, [{ [name]: [] }]);
+  assert.deepEqual(doc.components.securitySchemes.cookie, { ...doc.components.securitySchemes.cookie, type: 'apiKey', in: 'cookie', name: 'wsp_session' });
+  assert.deepEqual(doc.security, [{ [name]: [] }, { cookie: [] }]);
   for (const { path, method, op } of authenticated()) {
     if (op.security) assert.ok(op.security.some((r) => name in r), `${method} ${path} names another scheme`);
   }
@@ -84,7 +85,7 @@ test('the unauthenticated routes are exactly the system, OAuth and metadata ones
     .map(({ path }) => path);
   for (const path of open) {
     assert.ok(
-      ['/healthz', '/readyz', '/metrics'].includes(path) || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
+      ['/healthz', '/readyz', '/metrics', '/v1/sessions', '/v1/auth/providers', '/v1/setup'].includes(path) || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
       `${path} is open without a credential`,
     );
   }

@@ -52,7 +52,7 @@ describe('routing', () => {
       ['PUT', '/v1/api_tokens', ['GET', 'POST']],
       ['PATCH', '/v1/api_tokens', ['GET', 'POST']],
       ['GET', `/v1/api_tokens/${s.apiTokenId}`, ['DELETE']],
-      ['POST', '/v1/workspaces', ['GET']],
+      ['PUT', '/v1/workspaces', ['GET', 'POST']],
       ['DELETE', `/v1/workspaces/${s.workspaceId}`, ['GET', 'PATCH']],
       ['GET', '/v1/sessions/current', ['DELETE']],
       ['POST', '/healthz', ['GET']],

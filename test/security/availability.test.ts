@@ -48,7 +48,7 @@ describe('slow and idle connections are closed (WSP_REQUEST_TIMEOUT_SECONDS, WSP
   after(() => h.close());
 
   test('headers, then part of a body, then nothing: 408 in the envelope (7036) and the connection closed once the request time is up', async () => {
-    const { received, closedAfterMs } = await rawExchange(port, 'POST /v1/workspaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
+    const { received, closedAfterMs } = await rawExchange(port, 'POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');
     assert.match(received, /^HTTP\/1\.1 408 /);
     assert.equal(envelopeCode(received), 7036);
     assert.ok(closedAfterMs >= 1400 && closedAfterMs < 4000, `closed after ${closedAfterMs} ms`);

@@ -123,6 +123,12 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   assert.equal(notices.length, 1);
   ids.notification = notices[0]!.id;
 
+  // A member (by user id) and a pending invitation: the members and invitations routes' path ids.
+  ids.member = s.admin.userId;
+  const invitation = await ok('POST', `/v1/workspaces/${s.workspaceId}/invitations`, { email: `${marker}@example.com`, role: 'member' });
+  ids.invitation = invitation.id;
+  const invitationSecret = (invitation.url as string).slice((invitation.url as string).indexOf('#') + 1);
+
   // Everything the owner can read of the workspace now: each etag, hash and commit is the workspace's too.
   for (const url of [
     `/v1/workspaces/${s.workspaceId}`,
@@ -140,7 +146,7 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
     for (const k of ['etag', 'commit_sha', 'head_commit_sha', 'render_hash', 'tree_sha']) if (typeof body[k] === 'string') etags.push(body[k]);
   }
   const bare = (id: string) => id.slice(id.indexOf('_') + 1);
-  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, ...plain, ...b64];
+  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, invitationSecret, ...plain, ...b64];
   const sensitive = [
     marker,
     ...Object.values(ids).flatMap((id) => [id, bare(id)]),
@@ -184,6 +190,8 @@ export const KIND_OF_COLLECTION: Record<string, string> = {
   snippets: 'snippet',
   dashboards: 'dashboard',
   'dashboards/revisions': 'dashboardRevision',
+  'workspaces/members': 'member',
+  'workspaces/invitations': 'invitation',
 };
 
 /** Each `{param}` of a path with the fixture kind its collection names ('' when there is none). */

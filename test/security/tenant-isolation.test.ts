@@ -28,7 +28,16 @@ const ISS = 'https://issuer.test';
 const AUD = 'workspace-platform';
 
 /** Routes that need the owner or admin role (CONTRACT §2): 403 7023 for a member or an API token. */
-const ROLE_ROUTES = new Set(['POST /v1/api_tokens', 'DELETE /v1/api_tokens/{id}', 'PATCH /v1/workspaces/{id}']);
+const ROLE_ROUTES = new Set([
+  'POST /v1/api_tokens',
+  'DELETE /v1/api_tokens/{id}',
+  'PATCH /v1/workspaces/{id}',
+  'PATCH /v1/workspaces/{id}/members/{user_id}',
+  // DELETE .../members/{user_id} is not here: anyone may remove themselves (test/accounts/members.test.ts).
+  'POST /v1/workspaces/{id}/invitations',
+  'GET /v1/workspaces/{id}/invitations',
+  'DELETE /v1/workspaces/{id}/invitations/{inv}',
+]);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
@@ -39,9 +48,10 @@ const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read', 'DELETE /v1/se
  * How each route without path ids relates to workspaces (the route's `scope`): `workspace`
  * (Service-Context names the workspace, 403 7022 for one the caller is not in), `any` (the
  * workspace is optional), `user` (acts for the user: no workspace, 403 7024 for an API token),
- * `public` (no credential). Every such route of the document must be here.
+ * `public` (no credential), `optional` (a credential is checked when sent). Every such route of
+ * the document must be here.
  */
-const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public'> = {
+const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'optional'> = {
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /metrics': 'public',
@@ -50,6 +60,13 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public'> = {
   'POST /v1/oauth/token': 'public',
   'GET /v1/me': 'any',
   'GET /v1/workspaces': 'any',
+  'POST /v1/workspaces': 'user',
+  'POST /v1/sessions': 'public',
+  'GET /v1/auth/providers': 'public',
+  'POST /v1/setup': 'public',
+  // A credential is optional: a live one of any workspace gets what the anonymous caller gets
+  // (an unknown invitation secret is 404 for all), a dead one 401.
+  'POST /v1/invitations:accept': 'optional',
   'DELETE /v1/sessions/current': 'user',
   'GET /v1/sessions': 'user',
   'GET /v1/notifications': 'user',
@@ -128,6 +145,13 @@ function bodyFor(route: Route): unknown {
   const key = `${route.method} ${route.path}`;
   const bodies: Record<string, unknown> = {
     'PATCH /v1/workspaces/{id}': { name: 'taken over' },
+    'PATCH /v1/workspaces/{id}/members/{user_id}': { role: 'member' },
+    'POST /v1/invitations:accept': { token: 'inv_not_one_of_anybody', name: 'Planted', password: 'a planted password' },
+    'POST /v1/workspaces': { name: 'planted' },
+    // A new address each time: the per-account limit of failed sign-ins is not what is tested here.
+    'POST /v1/sessions': { email: `planted-${randomBytes(4).toString('hex')}@example.com`, password: 'a planted password' },
+    'POST /v1/setup': { code: 'AAAA-BBBB-CCCC', email: 'planted@example.com', name: 'Planted', password: 'a planted password', workspace_name: 'Planted' },
+    'POST /v1/workspaces/{id}/invitations': { email: 'planted@example.com', role: 'owner' },
     'POST /v1/secrets/{id}/versions': { data: Buffer.from('planted').toString('base64') },
     'POST /v1/machines/{id}:suspend': {},
     'POST /v1/packages/{id}/versions': { semver: '9.9.9', files: { 'x.txt': 'planted' } },
@@ -337,7 +361,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
     const sessionOf = async (member: { userId: string; session: string }) =>
       route.key === 'DELETE /v1/sessions/current' ? (await h.admin.createSession(member.userId)).session_token : member.session;
 
-    if (scope === 'public') {
+    if (scope === 'public' || scope === 'optional') {
       // No credential is needed: every attacker gets the anonymous answer, with nothing of A.
       const body = bodyFor(route);
       const anonymous = await h.app.inject({ method: route.method as 'GET', url, headers: headersFor(route), ...(body === undefined ? {} : { payload: body as object }) });
@@ -346,7 +370,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
         const credential = { 'B-owner': B.seed.owner.session, 'B-jwt': bJwt, 'B-token': B.seed.apiToken, 'B-owner@A': B.seed.owner.session, 'A-token@B': A.seed.apiToken }[kind];
         await send(kind, credential, kind.endsWith('@A') ? A.seed.workspaceId : kind.endsWith('@B') ? B.seed.workspaceId : undefined, same);
       }
-      for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, same);
+      for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, scope === 'optional' ? { status: 401, code: 7010 } : same);
       continue;
     }
 
@@ -438,6 +462,8 @@ function ownStatus(route: Route): number {
   switch (route.key) {
     case 'DELETE /v1/sessions/current':
       return 204;
+    case 'POST /v1/workspaces':
+      return 201;
     case 'GET /v1/notifications':
     case 'GET /v1/sessions':
     case 'POST /v1/oauth/device/approve':

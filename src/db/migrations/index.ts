@@ -11,6 +11,7 @@ import * as computeCleanup from './0009_compute_cleanup.js';
 import * as idempotencyClaimToken from './0010_idempotency_claim_token.js';
 import * as sessionLifecycle from './0011_session_lifecycle.js';
 import * as quotas from './0012_quotas.js';
+import * as accounts from './0013_accounts.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010_idempotency_claim_token': idempotencyClaimToken,
   '0011_session_lifecycle': sessionLifecycle,
   '0012_quotas': quotas,
+  '0013_accounts': accounts,
 };
 
 export const migrationProvider: MigrationProvider = {

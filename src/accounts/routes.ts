@@ -1,0 +1,157 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../http/fastify-types.js';
+import { errorResponses, ListEnvelope, NoContent, PageQuery, requestHeaders } from '../http/schemas.js';
+import { workspaceCtx } from '../http/context.js';
+import { sessionCookie } from '../http/cookies.js';
+import { WorkspaceParams } from '../workspaces/schemas.js';
+import type { AccountService, Client } from './service.js';
+import { Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
+
+const MANAGERS = ['owner', 'admin'] as const;
+
+export interface AccountRouteOptions {
+  secureCookie: boolean;
+  /** Where a browser starts single sign-on; null when it is off. */
+  oidcStartUrl: string | null;
+  /** The hash of the setup code printed at start (null once a user exists). */
+  setupCodeHash: () => Promise<string | null>;
+  now: () => number;
+}
+
+const clientOf = (request: FastifyRequest): Client => ({ ip: request.ip, userAgent: request.headers['user-agent'] });
+
+export function accountRoutes(app: App, accounts: AccountService, opts: AccountRouteOptions): void {
+  const setCookie = (reply: FastifyReply, s: { token: string; expiresAt: number }) => reply.header('set-cookie', sessionCookie(s.token, s.expiresAt - opts.now(), opts.secureCookie));
+
+  app.post(
+    '/sessions',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['sessions'],
+        summary: 'Sign in with an email and a password',
+        description:
+          'No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins are limited per client address (30) and per account (10) in 15 minutes: 429 (7045) with Retry-After.',
+        security: [],
+        body: SignInBody,
+        response: { 201: SignedIn, ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const signed = await accounts.signIn(request.body, clientOf(request));
+      if (!request.body.cookie) return reply.code(201).send(signed);
+      setCookie(reply, { token: signed.token, expiresAt: signed.expires_at });
+      return reply.code(201).send({ id: signed.id, user_id: signed.user_id, expires_at: signed.expires_at });
+    },
+  );
+
+  app.get(
+    '/auth/providers',
+    {
+      config: { auth: 'none', database: false },
+      schema: {
+        tags: ['sessions'],
+        summary: 'Which sign-in methods are on',
+        security: [],
+        response: { 200: Providers, ...errorResponses(422) },
+      },
+    },
+    async () => ({ password: true, oidc: opts.oidcStartUrl !== null, oidc_start_url: opts.oidcStartUrl }),
+  );
+
+  app.post(
+    '/workspaces/:id/invitations',
+    {
+      config: { scope: 'workspace', roles: MANAGERS },
+      schema: {
+        tags: ['workspaces'],
+        summary: 'Invite someone by email (owner or admin)',
+        description: 'The `url` carries the invitation\'s secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: WorkspaceParams,
+        body: CreateInvitationBody,
+        response: { 201: CreatedInvitation, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await accounts.invite(workspaceCtx(request), request.params.id, request.body)),
+  );
+
+  app.get(
+    '/workspaces/:id/invitations',
+    {
+      config: { scope: 'workspace', roles: MANAGERS },
+      schema: {
+        tags: ['workspaces'],
+        summary: "The workspace's pending invitations, newest first (owner or admin)",
+        description: 'Not yet accepted, revoked or expired. Never shows an invitation\'s secret.',
+        headers: requestHeaders(),
+        params: WorkspaceParams,
+        querystring: PageQuery(100, 50),
+        response: { 200: ListEnvelope(Invitation), ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => accounts.invitations(workspaceCtx(request), request.params.id, { limit: request.query.limit, cursor: request.query.cursor }),
+  );
+
+  app.delete(
+    '/workspaces/:id/invitations/:inv',
+    {
+      config: { scope: 'workspace', roles: MANAGERS },
+      schema: {
+        tags: ['workspaces'],
+        summary: 'Revoke a pending invitation (owner or admin)',
+        description: 'Its link answers 410 from then on. One that was used, revoked or never existed: 404.',
+        headers: requestHeaders({ idempotencyKey: 'optional' }),
+        params: InvitationParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      await accounts.revokeInvitation(workspaceCtx(request), request.params.id, request.params.inv);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/invitations::accept',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        tags: ['workspaces'],
+        summary: 'Accept an invitation',
+        description:
+          'Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation\'s role (a member already keeps their role). Not signed in: a user is made with the invitation\'s email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).',
+        // A credential is optional here: none is one of the alternatives.
+        security: [{ bearer: [] }, { cookie: [] }, {}],
+        body: AcceptInvitationBody,
+        response: { 200: Accepted, ...errorResponses(401, 403, 404, 409, 410, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { accepted, session } = await accounts.accept(request.principal, request.body, clientOf(request));
+      if (session) setCookie(reply, session);
+      return accepted;
+    },
+  );
+
+  app.post(
+    '/setup',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['sessions'],
+        summary: 'First run: make the first owner and workspace with the setup code',
+        description:
+          'While the database has no user, the server prints a one-time setup code in its log at start. This makes the first owner (with a password), a workspace, and a signed-in `wsp_session` cookie. A wrong code is 403; once any user exists, 410 (7048).',
+        security: [],
+        body: SetupBody,
+        response: { 201: SetupDone, ...errorResponses(403, 410, 422) },
+      },
+    },
+    async (request, reply) => {
+      const { done, session } = await accounts.setup(request.body, clientOf(request), await opts.setupCodeHash());
+      setCookie(reply, session);
+      return reply.code(201).send(done);
+    },
+  );
+}

@@ -1,0 +1,100 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { PathId, UnixSeconds } from '../http/schemas.js';
+
+/** An email as people type them: one @, no spaces; compared case-insensitively. */
+export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'An email address (compared case-insensitively)' });
+/** What a new password must be (CONTRACT §9: 12-256 characters); checked before any hashing. */
+export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
+const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+
+export const SignInBody = Type.Object(
+  {
+    email: Email,
+    // Any length up to the maximum: a password set before a rule changed still signs in.
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+    cookie: Type.Optional(Type.Boolean({ description: 'true: set the wsp_session cookie (browsers) instead of answering the token' })),
+  },
+  { additionalProperties: false },
+);
+export type SignInBody = Static<typeof SignInBody>;
+
+export const SignedIn = Type.Object(
+  {
+    id: Type.String({ description: 'The new session' }),
+    token: Type.Optional(Type.String({ description: 'The session token, shown once; absent when the cookie was asked for' })),
+    user_id: Type.String(),
+    expires_at: UnixSeconds('When the session ends unless used again'),
+  },
+  { additionalProperties: false },
+);
+
+export const Providers = Type.Object(
+  {
+    password: Type.Boolean({ description: 'POST /v1/sessions with an email and password' }),
+    oidc: Type.Boolean({ description: 'Single sign-on with the OpenID provider of WSP_OIDC_ISSUER' }),
+    oidc_start_url: Type.Union([Type.String(), Type.Null()], { description: 'Where a browser starts single sign-on (add ?return_to=/console/...)' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateInvitationBody = Type.Object({ email: Email, role: Role }, { additionalProperties: false });
+
+const invitationFields = {
+  id: Type.String(),
+  email: Type.String(),
+  role: Role,
+  expires_at: UnixSeconds('Seven days after it was made'),
+};
+
+export const CreatedInvitation = Type.Object(
+  { ...invitationFields, url: Type.String({ description: 'WSP_PUBLIC_URL/console/invite#<secret>: the secret is shown only here' }) },
+  { additionalProperties: false },
+);
+
+export const Invitation = Type.Object(
+  { ...invitationFields, created_at: UnixSeconds(), created_by: Type.String({ description: 'The user or API token that made it' }) },
+  { additionalProperties: false },
+);
+
+export const InvitationParams = Type.Object({
+  id: PathId(53, 'Workspace id, `ws_<id>` or bare; length 1-53'),
+  inv: PathId(64, 'Invitation id, `inv_<id>` or bare'),
+});
+
+export const AcceptInvitationBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 128, description: 'The secret after # in the invitation link' }),
+    name: Type.Optional(Name),
+    password: Type.Optional(NewPassword),
+  },
+  { additionalProperties: false, description: 'Signed in: `token` alone. Not signed in: also `name` and `password` for the new user.' },
+);
+export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>;
+
+export const Accepted = Type.Object(
+  {
+    workspace_id: Type.String(),
+    user_id: Type.String(),
+    role: Role,
+    session_id: Type.Union([Type.String(), Type.Null()], { description: 'The cookie session made for a new user; null when the caller was signed in' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SetupBody = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 64, description: 'The setup code the server printed in its log at start' }),
+    email: Email,
+    name: Name,
+    password: NewPassword,
+    workspace_name: Name,
+  },
+  { additionalProperties: false },
+);
+export type SetupBody = Static<typeof SetupBody>;
+
+export const SetupDone = Type.Object(
+  { user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() },
+  { additionalProperties: false },
+);

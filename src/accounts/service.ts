@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import type { ServiceDeps } from '../deps.js';
+import type { Role } from '../db/tables.js';
+import type { Principal, WorkspaceContext } from '../auth/principal.js';
+import { hashToken } from '../auth/credentials.js';
+import { isUniqueViolation } from '../db/database.js';
+import { canonicalId, newId } from '../shared/ids.js';
+import { nowSeconds } from '../shared/clock.js';
+import { ApiError, notFound, validationError } from '../shared/errors.js';
+import { pageById } from '../shared/cursor.js';
+import { emailKey, identity } from '../identity/service.js';
+import { createSession } from '../sessions/service.js';
+import { newEtag } from '../shared/etag.js';
+import { hashPassword, passwordMatches } from './passwords.js';
+import { countSignIn, forgiveSignIn } from './sign-in-limits.js';
+import { invitationStore } from './store.js';
+import type { AcceptInvitationBody, SetupBody, SignInBody } from './schemas.js';
+
+/** CONTRACT §9: an invitation is good for seven days. */
+export const INVITATION_SECONDS = 7 * 24 * 3600;
+
+/** Who a request comes from, for the session it may make. */
+export interface Client {
+  ip: string;
+  userAgent: string | undefined;
+}
+
+export type AccountDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'cursors'>;
+
+/** Only an owner grants or takes away the owner role (CONTRACT §9). */
+export function requireOwnerFor(ctx: WorkspaceContext, ...roles: (Role | null | undefined)[]): void {
+  if (roles.includes('owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
+}
+
+export function createAccountService({ db, clock, config, cursors }: AccountDeps) {
+  const session = (userId: string, issuedBy: 'password' | 'oidc', client: Client) =>
+    createSession(db, clock, userId, config.sessions, { issuedBy, ip: client.ip, userAgent: client.userAgent });
+
+  return {
+    /**
+     * Signs in with an email and a password. A wrong email and a wrong password are the same
+     * 401, in the same time (a decoy hash is checked for an unknown email); failures are limited
+     * per client address and per account before any hash is computed.
+     */
+    async signIn(body: SignInBody, client: Client) {
+      const keys = [`ip:${client.ip}`, `account:${emailKey(body.email)}`];
+      await countSignIn(db, keys, nowSeconds(clock));
+      const user = await identity.userByEmail(db, body.email);
+      if (!(await passwordMatches(user?.password_hash ?? null, body.password)) || !user) throw new ApiError('SIGN_IN_FAILED');
+      await forgiveSignIn(db, keys);
+      const s = await session(user.id, 'password', client);
+      return { id: s.id, token: s.token, user_id: user.id, expires_at: s.expiresAt };
+    },
+
+    async invite(ctx: WorkspaceContext, rawWorkspaceId: string, body: { email: string; role: Role }) {
+      sameWorkspace(ctx, rawWorkspaceId);
+      requireOwnerFor(ctx, body.role);
+      const now = nowSeconds(clock);
+      const secret = `inv_${randomBytes(32).toString('base64url')}`;
+      const row = {
+        id: newId('inv'),
+        workspace_id: ctx.workspaceId,
+        email: body.email.trim(),
+        email_key: emailKey(body.email),
+        role: body.role,
+        token_hash: hashToken(secret),
+        created_by: ctx.actorId,
+        created_at: now,
+        expires_at: now + INVITATION_SECONDS,
+        accepted_at: null,
+        accepted_by: null,
+        revoked_at: null,
+      };
+      await invitationStore.insert(db, row);
+      return { id: row.id, email: row.email, role: row.role, expires_at: row.expires_at, url: `${config.publicUrl}/console/invite#${secret}` };
+    },
+
+    async invitations(ctx: WorkspaceContext, rawWorkspaceId: string, page: { limit: number; cursor: string | undefined }) {
+      sameWorkspace(ctx, rawWorkspaceId);
+      const now = nowSeconds(clock);
+      return pageById(cursors, `invitations:${ctx.workspaceId}`, page, (after, take) => invitationStore.pending(db, ctx.workspaceId, now, take, after), (r) => r);
+    },
+
+    async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
+      sameWorkspace(ctx, rawWorkspaceId);
+      if (!(await invitationStore.revoke(db, ctx.workspaceId, canonicalId('inv', rawId), nowSeconds(clock)))) throw notFound('invitation');
+    },
+
+    /**
+     * Accepts an invitation. Signed in, the caller joins (already a member: their role stays).
+     * Not signed in, a user is made with the invitation's email, `name` and `password`, and gets
+     * a cookie session. Used, revoked or expired: 410; the link is used once, whoever wins.
+     */
+    async accept(caller: Principal | null, body: AcceptInvitationBody, client: Client) {
+      const inv = await invitationStore.byHash(db, hashToken(body.token));
+      if (!inv) throw notFound('invitation', ['body', 'token']);
+      const now = nowSeconds(clock);
+      if (inv.accepted_at !== null || inv.revoked_at !== null || inv.expires_at <= now) throw new ApiError('INVITATION_GONE');
+      if (caller?.kind === 'api_token') throw new ApiError('USER_REQUIRED');
+      const userId = caller ? caller.userId : newId('usr');
+      if (!caller) {
+        if (body.name === undefined) throw validationError(['body', 'name'], 'name is required to make a new user (or sign in first)');
+        if (body.password === undefined) throw validationError(['body', 'password'], 'password is required to make a new user (or sign in first)');
+      }
+      const passwordHash = caller ? null : await hashPassword(body.password!);
+      const role = await db
+        .transaction()
+        .execute(async (trx) => {
+          if (!(await invitationStore.use(trx, inv.id, userId, now))) throw new ApiError('INVITATION_GONE');
+          if (!caller) await identity.createUser(trx, { id: userId, name: body.name!, email: inv.email, created_at: now, password_hash: passwordHash });
+          const existing = await identity.roleOf(trx, inv.workspace_id, userId);
+          if (existing) return existing;
+          await identity.setRole(trx, { workspace_id: inv.workspace_id, user_id: userId, role: inv.role, created_at: now });
+          return inv.role;
+        })
+        .catch((err: unknown) => {
+          if (isUniqueViolation(err)) throw new ApiError('EMAIL_TAKEN', { message: `A user already has the email ${inv.email}: sign in as them, then accept`, path: ['body', 'token'] });
+          throw err;
+        });
+      const made = caller ? null : await session(userId, 'password', client);
+      return { accepted: { workspace_id: inv.workspace_id, user_id: userId, role, session_id: made?.id ?? null }, session: made };
+    },
+
+    /**
+     * The first run without an operator (CONTRACT §9): while there is no user, the setup code
+     * printed at start makes the first owner, a workspace and a cookie session; afterwards 410.
+     */
+    async setup(body: SetupBody, client: Client, codeHash: string | null) {
+      if (await identity.anyUser(db)) throw new ApiError('SETUP_DONE');
+      if (codeHash === null || hashToken(body.code.trim()) !== codeHash) throw new ApiError('FORBIDDEN', { message: 'The setup code is not the one the server printed at start', path: ['body', 'code'] });
+      const now = nowSeconds(clock);
+      const userId = newId('usr');
+      const ws = { id: newId('ws'), name: body.workspace_name, etag: newEtag(), created_at: now, updated_at: now };
+      const passwordHash = await hashPassword(body.password);
+      await db.transaction().execute(async (trx) => {
+        // The setup is done once: of two at the same time, the second finds the first's user.
+        if (!(await identity.claimSetup(trx, now))) throw new ApiError('SETUP_DONE');
+        await identity.createUser(trx, { id: userId, name: body.name, email: body.email, created_at: now, password_hash: passwordHash });
+        await identity.createWorkspace(trx, ws);
+        await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
+      });
+      const s = await session(userId, 'password', client);
+      return { done: { user_id: userId, workspace_id: ws.id, session_id: s.id }, session: s };
+    },
+  };
+}
+
+/** A workspace path id other than the one the call acts in is not found, as any foreign id. */
+function sameWorkspace(ctx: WorkspaceContext, rawId: string): void {
+  if (canonicalId('ws', rawId) !== ctx.workspaceId) throw notFound('workspace');
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,120 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+
+let h: TestApp;
+let s: Seed;
+
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+});
+after(() => h.close());
+
+type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: object };
+const call = (credential: string, workspace: string | undefined, c: Call) =>
+  h.app.inject({ method: c.method, url: c.url, headers: as(credential, workspace), ...(c.payload ? { payload: c.payload } : {}) });
+
+/** A fresh workspace with an owner, an admin and two members, each with a session. */
+async function team() {
+  const seed = await h.seed(`team-${Math.random().toString(36).slice(2, 7)}`);
+  const { user_id } = await h.admin.createUser({ name: 'member two', email: `two-${seed.workspaceId}@example.com` });
+  await h.admin.addMember(seed.workspaceId, user_id, 'member');
+  const { session_token } = await h.admin.createSession(user_id);
+  return { ...seed, member2: { userId: user_id, session: session_token } };
+}
+
+describe('POST /v1/workspaces', () => {
+  test('any signed-in user makes one and is its owner; it is listed with the role; a workspace API token cannot (403 7024)', async () => {
+    const res = await call(s.member.session, undefined, { method: 'POST', url: '/v1/workspaces', payload: { name: 'Side project' } });
+    assert.equal(res.statusCode, 201, res.body);
+    const ws = res.json();
+    assert.equal(ws.role, 'owner');
+    assert.equal(ws.name, 'Side project');
+    assert.ok(res.headers.etag);
+    const listed = (await call(s.member.session, undefined, { method: 'GET', url: '/v1/workspaces' })).json().data;
+    assert.deepEqual(listed.find((w: { id: string }) => w.id === ws.id)?.role, 'owner');
+    const token = await call(s.apiToken, undefined, { method: 'POST', url: '/v1/workspaces', payload: { name: 'x' } });
+    assert.equal(token.statusCode, 403);
+    assert.equal(firstError(token.json()).code, 7024);
+    for (const payload of [{}, { name: '' }, { name: 'x'.repeat(101) }, { name: 'ok', extra: 1 }]) {
+      assert.equal((await call(s.member.session, undefined, { method: 'POST', url: '/v1/workspaces', payload })).statusCode, 422, JSON.stringify(payload));
+    }
+  });
+});
+
+describe('members', () => {
+  test('any member lists them with email, name, role and when they joined', async () => {
+    const t = await team();
+    const res = await call(t.member.session, t.workspaceId, { method: 'GET', url: `/v1/workspaces/${t.workspaceId}/members` });
+    assert.equal(res.statusCode, 200, res.body);
+    const members = res.json().data;
+    assert.deepEqual(members.map((m: { role: string }) => m.role).sort(), ['admin', 'member', 'member', 'owner']);
+    assert.deepEqual(Object.keys(members[0]).sort(), ['email', 'joined_at', 'name', 'role', 'user_id']);
+    const two = members.find((m: { user_id: string }) => m.user_id === t.member2.userId);
+    assert.equal(two.email, `two-${t.workspaceId}@example.com`);
+    const page = (await call(t.owner.session, t.workspaceId, { method: 'GET', url: `/v1/workspaces/${t.workspaceId}/members?limit=3` })).json();
+    assert.equal(page.data.length, 3);
+    assert.equal(page.has_more, true);
+    const rest = (await call(t.owner.session, t.workspaceId, { method: 'GET', url: `/v1/workspaces/${t.workspaceId}/members?limit=3&cursor=${page.next_cursor}` })).json();
+    assert.equal(rest.data.length, 1);
+  });
+
+  test('roles: owner or admin change them; only an owner grants or takes the owner role (7049); the last owner keeps it (409 7043)', async () => {
+    const t = await team();
+    const patch = (cred: string, userId: string, role: string) => call(cred, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${userId}`, payload: { role } });
+    const byAdmin = await patch(t.admin.session, t.member2.userId, 'admin');
+    assert.equal(byAdmin.statusCode, 200, byAdmin.body);
+    assert.equal(byAdmin.json().role, 'admin');
+    assert.equal(firstError((await patch(t.member.session, t.member2.userId, 'member')).json()).code, 7023, 'a member cannot');
+    assert.equal(firstError((await patch(t.admin.session, t.member2.userId, 'owner')).json()).code, 7049, 'an admin cannot grant owner');
+    assert.equal(firstError((await patch(t.admin.session, t.owner.userId, 'member')).json()).code, 7049, 'nor demote an owner');
+    const last = await patch(t.owner.session, t.owner.userId, 'admin');
+    assert.equal(last.statusCode, 409);
+    assert.equal(firstError(last.json()).code, 7043);
+    assert.equal((await patch(t.owner.session, t.admin.userId, 'owner')).json().role, 'owner');
+    assert.equal((await patch(t.owner.session, t.owner.userId, 'member')).json().role, 'member', 'with another owner, an owner may step down');
+    assert.equal((await patch(t.admin.session, 'usr_01hzzzzzzzzzzzzzzzzzzzzzzz', 'member')).statusCode, 404);
+    assert.equal((await patch(t.admin.session, t.member2.userId, 'boss')).statusCode, 422);
+  });
+
+  test('removal: owner or admin remove others, anyone removes themselves; the removed user is refused on their next request', async () => {
+    const t = await team();
+    const remove = (cred: string, userId: string) => call(cred, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${userId}` });
+    assert.equal(firstError((await remove(t.member.session, t.member2.userId)).json()).code, 7023, 'a member cannot remove another');
+    assert.equal(firstError((await remove(t.admin.session, t.owner.userId)).json()).code, 7049, 'an admin cannot remove an owner');
+    assert.equal((await remove(t.admin.session, t.member2.userId)).statusCode, 204);
+    const refused = await call(t.member2.session, t.workspaceId, { method: 'GET', url: '/v1/api_tokens' });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(firstError(refused.json()).code, 7022);
+    assert.equal((await remove(t.member.session, t.member.userId)).statusCode, 204, 'leaving');
+    assert.equal((await call(t.member.session, t.workspaceId, { method: 'GET', url: '/v1/me' })).statusCode, 403);
+    const last = await remove(t.owner.session, t.owner.userId);
+    assert.equal(last.statusCode, 409);
+    assert.equal(firstError(last.json()).code, 7043);
+    assert.equal((await remove(t.owner.session, t.member2.userId)).statusCode, 404, 'no longer a member');
+  });
+
+  test('two owners removing each other at the same time leave one owner', async () => {
+    for (let round = 0; round < 5; round++) {
+      const t = await team();
+      await h.admin.addMember(t.workspaceId, t.admin.userId, 'owner');
+      const [a, b] = await Promise.all([
+        call(t.owner.session, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${t.admin.userId}` }),
+        call(t.admin.session, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${t.owner.userId}` }),
+      ]);
+      const statuses = [a.statusCode, b.statusCode].sort();
+      assert.ok(statuses[0] === 204 && statuses[1] !== 204, `one removal wins: ${statuses}`);
+      const owners = await h.database.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', t.workspaceId).where('role', '=', 'owner').execute();
+      assert.equal(owners.length, 1);
+    }
+  });
+
+  test('another workspace is not found; its members are never listed', async () => {
+    const t = await team();
+    const res = await call(s.owner.session, s.workspaceId, { method: 'GET', url: `/v1/workspaces/${t.workspaceId}/members` });
+    assert.equal(res.statusCode, 404);
+    const del = await call(s.owner.session, s.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${t.member.userId}` });
+    assert.equal(del.statusCode, 404);
+  });
+});
