@@ -39,7 +39,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
     },
     async (request, reply) => {
       const signed = await accounts.signIn(request.body, clientOf(request));
-      if (!request.body.cookie) return reply.code(201).send(signed);
+      if (!request.body.cookie) return reply.code(201).send({ id: signed.id, token: signed.token, user_id: signed.user_id, expires_at: signed.expires_at });
       setCookie(reply, { token: signed.token, expiresAt: signed.expires_at });
       return reply.code(201).send({ id: signed.id, user_id: signed.user_id, expires_at: signed.expires_at });
     },

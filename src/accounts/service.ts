@@ -49,7 +49,7 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
       if (!(await passwordMatches(user?.password_hash ?? null, body.password)) || !user) throw new ApiError('SIGN_IN_FAILED');
       await forgiveSignIn(db, keys);
       const s = await session(user.id, 'password', client);
-      return { id: s.id, token: s.token, user_id: user.id, expires_at: s.expiresAt };
+      return { id: s.id, token: s.token, user_id: user.id, expires_at: s.expiresAt, csrfToken: s.csrfToken };
     },
 
     async invite(ctx: WorkspaceContext, rawWorkspaceId: string, body: { email: string; role: Role }) {

@@ -1,7 +1,9 @@
 /**
- * The HTML of `/device`, where a person approves or denies a device login. No script: a plain
- * form that works in any browser. The session token travels in the POST body; without
- * cookies there is no ambient credential, so a cross-site form cannot act for anyone.
+ * The HTML of `/device`, where a person approves or denies a device login. No script: plain
+ * forms that work in any browser. Signed out, the page asks for an email and a password (or
+ * offers single sign-on) and signs the browser in with the `wsp_session` cookie; signed in, it
+ * shows the code and two buttons, and each decision carries the session's CSRF token: the
+ * cookie alone (which another site could make the browser send) decides nothing.
  */
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -48,24 +50,60 @@ ${body}
 `;
 }
 
-export interface FormPage {
+export interface SignInPage {
   userCode?: string;
   error?: string;
+  /** Where single sign-on starts, when it is on. */
+  oidcStartUrl?: string | null;
 }
 
-/** The form: the code (filled in from `verification_uri_complete`), the session token, two buttons. */
-export function formPage({ userCode = '', error }: FormPage): string {
+const codeField = (userCode: string) => `<label for="user_code">Code</label>
+<input id="user_code" name="user_code" value="${escapeHtml(userCode)}" placeholder="XXXX-XXXX" maxlength="9" pattern="[A-Za-z]{4}[\\- ]?[A-Za-z]{4}" autocomplete="off" autocapitalize="characters" spellcheck="false" required>`;
+
+const alert = (error: string | undefined) => (error ? `<p class="message error" role="alert">${escapeHtml(error)}</p>` : '');
+
+/** Signed out: the code, then an email and a password (and single sign-on when it is on). */
+export function signInPage({ userCode = '', error, oidcStartUrl }: SignInPage): string {
+  const back = `/device${userCode ? `?user_code=${encodeURIComponent(userCode)}` : ''}`;
+  const sso = oidcStartUrl ? `<p><a class="sso" href="${escapeHtml(`${oidcStartUrl}?return_to=${encodeURIComponent(back)}`)}">Sign in with single sign-on</a></p>` : '';
   return layout(
     'Sign in a device',
     `<h1>Sign in a device</h1>
-<p>A command-line client such as <code>wsp login</code> shows a code. Enter it with your session token to let that client act as you.</p>
-<p class="note">Approve only a login you started yourself, and only if this code is the one your terminal shows.</p>
-${error ? `<p class="message error" role="alert">${escapeHtml(error)}</p>` : ''}
+<p>A command-line client such as <code>wsp login</code> shows a code. Sign in to let that client act as you.</p>
+${alert(error)}
 <form method="post" action="device">
-<label for="user_code">Code</label>
-<input id="user_code" name="user_code" value="${escapeHtml(userCode)}" placeholder="XXXX-XXXX" maxlength="9" pattern="[A-Za-z]{4}[\\- ]?[A-Za-z]{4}" autocomplete="off" autocapitalize="characters" spellcheck="false" required>
-<label for="session_token">Session token</label>
-<input id="session_token" name="session_token" type="password" autocomplete="current-password" required>
+${codeField(userCode)}
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="buttons">
+<button type="submit" name="action" value="sign_in">Sign in</button>
+</div>
+</form>
+${sso}`,
+  );
+}
+
+export interface ApprovePage {
+  userCode?: string;
+  error?: string;
+  /** Who is signed in (their email or name). */
+  who: string;
+  csrfToken: string;
+}
+
+/** Signed in: the code and two buttons; the form carries the session's CSRF token. */
+export function approvePage({ userCode = '', error, who, csrfToken }: ApprovePage): string {
+  return layout(
+    'Sign in a device',
+    `<h1>Sign in a device</h1>
+<p>Signed in as <strong>${escapeHtml(who)}</strong>. Approve to let the client that shows this code act as you.</p>
+<p class="note">Approve only a login you started yourself, and only if this code is the one your terminal shows.</p>
+${alert(error)}
+<form method="post" action="device">
+${codeField(userCode)}
+<input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}">
 <div class="buttons">
 <button type="submit" name="action" value="approve">Approve</button>
 <button type="submit" name="action" value="deny">Deny</button>

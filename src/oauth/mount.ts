@@ -7,6 +7,9 @@ import { createDeviceService } from './service.js';
 import { approvalRoutes } from './routes.js';
 import { metadataRoute, oauthEndpointRoutes } from './endpoint-routes.js';
 import { devicePageRoutes } from './page-routes.js';
+import { createAccountService } from '../accounts/service.js';
+import { identity } from '../identity/service.js';
+import { nowSeconds } from '../shared/clock.js';
 
 /**
  * Device authorization (RFC 8628, CONTRACT §2). Mounted at the root, not under /v1: the
@@ -16,14 +19,27 @@ import { devicePageRoutes } from './page-routes.js';
  */
 export function mountOauth(app: App, deps: ServiceDeps): void {
   const devices = createDeviceService(deps);
-  // The page takes session tokens only: a JWT holder approves through the API.
+  // The page takes the session cookie only: a JWT holder approves through the API.
   const authenticateSession = createAuthenticator({ clock: deps.clock, verifyJwt: async () => null, lookups: deps.credentials });
+  const accounts = createAccountService(deps);
 
   metadataRoute(app, deps.config.publicUrl);
   approvalRoutes(app, devices);
   app.register(async (forms) => {
     await forms.register(formbody);
     oauthEndpointRoutes(forms as unknown as App, devices);
-    devicePageRoutes(forms as unknown as App, devices, authenticateSession, new FixedWindowLimiter(deps.clock, deps.config.authFailuresPerMinute));
+    devicePageRoutes(forms as unknown as App, {
+      devices,
+      authenticate: authenticateSession,
+      authFailures: new FixedWindowLimiter(deps.clock, deps.config.authFailuresPerMinute),
+      signIn: (email, password, client) => accounts.signIn({ email, password }, client),
+      whoIs: async (userId) => {
+        const user = await identity.user(deps.db, userId);
+        return user?.email ?? user?.name ?? userId;
+      },
+      secureCookie: deps.config.publicUrl.startsWith('https:'),
+      oidcStartUrl: null,
+      now: () => nowSeconds(deps.clock),
+    });
   });
 }

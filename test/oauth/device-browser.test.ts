@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
-import { adminJson, runWsp, startServer, WSP_BIN, wspEnv, type ServerProcess } from '../helpers/processes.js';
+import { runWsp, startServer, WSP_BIN, wspEnv, type ServerProcess } from '../helpers/processes.js';
+import { createAdminService } from '../../src/admin/service.js';
+import { systemClock } from '../../src/shared/clock.js';
 import { registerSecret } from '../helpers/log-scan.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
@@ -43,8 +45,9 @@ let browser: Browser | undefined;
 let launching: Promise<Browser> | undefined;
 let tmp: string;
 let keepTmp = false;
-let session: string;
 let userId: string;
+const EMAIL = 'owner@example.com';
+const PASSWORD = 'the browser password';
 const clis = new Set<ChildProcess>();
 
 before(async () => {
@@ -56,9 +59,9 @@ before(async () => {
   );
   launching.catch(() => undefined);
   tdb = await openTestDatabase();
-  const boot = await adminJson(['bootstrap'], tdb.env);
-  session = boot.session_token!;
-  userId = boot.user_id!;
+  // The first owner as `wsp admin bootstrap --email ... --password-stdin` makes them.
+  const boot = await createAdminService(tdb.database.db, systemClock).bootstrap({ email: EMAIL, password: PASSWORD });
+  userId = boot.user_id;
   // The public URL is the one the CLI prints and the person opens: it must reach this server,
   // which listens on a port of its own choosing (port 0); the public address forwards to it.
   publicAddr = await publicAddress();
@@ -156,7 +159,7 @@ async function withScreenshot(page: Page, name: string, fn: () => Promise<void>)
 }
 
 describe('the /device page in headless Chromium', () => {
-  test('wsp login, the code typed into /device in lower case without the dash, Approve: the CLI logs in', { skip: noChromium }, async () => {
+  test('wsp login, /device signed out: the code typed in lower case without the dash, signing in with a password, Approve: the CLI logs in', { skip: noChromium }, async () => {
     const login = startCliLogin('approve');
     const { uri, userCode } = await login.prompt;
     assert.equal(uri, `${publicAddr!.url}/device`);
@@ -168,12 +171,17 @@ describe('the /device page in headless Chromium', () => {
       await page.getByRole('heading', { name: 'Sign in a device' }).waitFor();
       // As a person might type it: lower case, no dash.
       await page.getByLabel('Code').fill(userCode.replace('-', '').toLowerCase());
-      await page.getByLabel('Session token').fill(session);
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText(`Signed in as ${EMAIL}`).waitFor();
       await page.getByRole('button', { name: 'Approve' }).click();
       await page.getByRole('heading', { name: 'Device approved' }).waitFor();
       assert.match(await page.getByRole('status').innerText(), new RegExp(`Approved\\. wsp-cli \\(code ${userCode}\\) is signing in as you`));
       assert.equal(new URL(page.url()).pathname, '/device');
-      assert.ok(!(await page.content()).includes(session), 'the token is not echoed into the page');
+      assert.ok(!(await page.content()).includes(PASSWORD), 'the password is not echoed into the page');
+      const cookies = await page.context().cookies();
+      assert.ok(cookies.some((c) => c.name === 'wsp_session' && c.httpOnly && c.sameSite === 'Lax'), 'the browser holds the session cookie');
       assert.deepEqual(problems, [], 'no script errors or CSP violations on the page');
     });
 
@@ -192,7 +200,7 @@ describe('the /device page in headless Chromium', () => {
     assert.equal(me.credential.kind, 'session');
   });
 
-  test('a wrong session token first (the page says so, keeps the code), then Deny: the CLI exits 1 saying so', { skip: noChromium }, async () => {
+  test('a wrong password first (the page says so, keeps the code), then signing in and Deny: the CLI exits 1 saying so', { skip: noChromium }, async () => {
     const login = startCliLogin('deny');
     const { uriComplete, userCode } = await login.prompt;
 
@@ -200,13 +208,16 @@ describe('the /device page in headless Chromium', () => {
     await withScreenshot(page, 'deny', async () => {
       await page.goto(uriComplete);
       assert.equal(await page.getByLabel('Code').inputValue(), userCode, 'the code is filled in from verification_uri_complete');
-      await page.getByLabel('Session token').fill('x'.repeat(32));
-      await page.getByRole('button', { name: 'Approve' }).click();
-      await page.getByRole('alert').filter({ hasText: 'That session token is not valid' }).waitFor();
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The email or password is wrong' }).waitFor();
       assert.equal(await page.getByLabel('Code').inputValue(), userCode, 'the code is kept for another try');
-      assert.equal(await page.getByLabel('Session token').inputValue(), '', 'the token is not');
+      assert.equal(await page.getByLabel('Password').inputValue(), '', 'the password is not');
 
-      await page.getByLabel('Session token').fill(session);
+      await page.getByLabel('Email').fill(EMAIL);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByRole('button', { name: 'Deny' }).click();
       await page.getByRole('heading', { name: 'Device denied' }).waitFor();
       assert.match(await page.getByRole('status').innerText(), new RegExp(`Denied\\. The login of wsp-cli \\(code ${userCode}\\) will fail`));

@@ -1,19 +1,36 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { poll, postForm, startLogin } from './device-helpers.js';
+import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { poll, startLogin } from './device-helpers.js';
+
+const PASSWORD = 'the page password 1';
 
 let h: TestApp;
-let s: Seed;
 before(async () => {
   h = await createTestApp();
-  s = await h.seed();
 });
 after(() => h.close());
 
-const submit = (fields: Record<string, string>, remoteAddress?: string) => postForm(h, '/device', fields, remoteAddress ? { remoteAddress } : {});
+let n = 0;
+/** A user who signs in with a password. */
+async function person(app: TestApp = h) {
+  const email = `page-${++n}-${Date.now()}@example.com`;
+  const { user_id } = await app.admin.createUser({ name: `Page ${n}`, email });
+  await app.admin.setPassword(user_id, PASSWORD);
+  return { userId: user_id, email };
+}
 
-function assertPage(res: { headers: Record<string, unknown>; body: string }) {
+type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
+const submit = (fields: Record<string, string>, opts: { cookie?: string; remoteAddress?: string; app?: TestApp } = {}) =>
+  (opts.app ?? h).app.inject({
+    method: 'POST',
+    url: '/device',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(opts.cookie ? { cookie: opts.cookie } : {}) },
+    payload: new URLSearchParams(fields).toString(),
+    ...(opts.remoteAddress ? { remoteAddress: opts.remoteAddress } : {}),
+  });
+
+function assertPage(res: Res) {
   assert.match(String(res.headers['content-type']), /^text\/html/);
   assert.match(String(res.headers['content-security-policy']), /default-src 'none'/);
   assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/);
@@ -22,7 +39,17 @@ function assertPage(res: { headers: Record<string, unknown>; body: string }) {
   assert.ok(!/<script/i.test(res.body), 'no script on the page');
 }
 
-test('GET /device shows the form, filled in from verification_uri_complete', async () => {
+const csrfOf = (body: string) => /name="csrf_token" value="([^"]+)"/.exec(body)?.[1];
+
+/** Signs in on the page: the cookie it sets and the approve form's CSRF token. */
+async function signIn(email: string, userCode = '', app: TestApp = h): Promise<{ cookie: string; csrf: string; res: Res }> {
+  const res = await submit({ action: 'sign_in', email, password: PASSWORD, user_code: userCode }, { app });
+  assert.equal(res.statusCode, 200, res.body);
+  const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+  return { cookie, csrf: csrfOf(res.body)!, res };
+}
+
+test('GET /device signed out: a sign-in form (code from verification_uri_complete, email, password); nothing asks for a token', async () => {
   const started = await startLogin(h);
   const url = new URL(started.verification_uri_complete);
   const res = await h.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
@@ -30,9 +57,10 @@ test('GET /device shows the form, filled in from verification_uri_complete', asy
   assertPage(res);
   assert.match(res.body, new RegExp(`name="user_code" value="${started.user_code}"`));
   assert.match(res.body, /<form method="post" action="device">/);
-  assert.match(res.body, /name="session_token" type="password"/);
-  assert.match(res.body, /value="approve"/);
-  assert.match(res.body, /value="deny"/);
+  assert.match(res.body, /name="email" type="email"/);
+  assert.match(res.body, /name="password" type="password"/);
+  assert.match(res.body, /value="sign_in"/);
+  assert.ok(!/session_token|value="approve"/.test(res.body));
 });
 
 test('whatever is in the query is escaped, never markup', async () => {
@@ -42,70 +70,119 @@ test('whatever is in the query is escaped, never markup', async () => {
   assert.match(res.body, /value="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/);
 });
 
-test('approving on the page: the device then gets a session of the person who approved', async () => {
+test('signing in on the page sets the session cookie and shows who is signed in, the code kept, Approve and Deny; GET then shows the same', async () => {
+  const p = await person();
   const started = await startLogin(h);
-  const res = await submit({ user_code: started.user_code.toLowerCase().replace('-', ''), session_token: s.member.session, action: 'approve' });
+  const { cookie, csrf, res } = await signIn(p.email, started.user_code);
+  assertPage(res);
+  assert.match(String(res.headers['set-cookie']), /^wsp_session=[A-Za-z0-9]{32}; Path=\/; HttpOnly; SameSite=Lax/);
+  assert.match(res.body, new RegExp(`Signed in as <strong>${p.email}</strong>`));
+  assert.match(res.body, new RegExp(`name="user_code" value="${started.user_code}"`));
+  assert.match(csrf, /^[A-Za-z0-9_-]{32}$/);
+  assert.ok(!res.body.includes(PASSWORD));
+  const again = await h.app.inject({ method: 'GET', url: `/device?user_code=${started.user_code}`, headers: { cookie } });
+  assert.match(again.body, /value="approve"/);
+  assert.equal(csrfOf(again.body), csrf);
+  const listed = (await h.app.inject({ method: 'GET', url: '/v1/sessions', headers: { cookie } })).json().data;
+  assert.equal(listed.find((x: { current: boolean }) => x.current).issued_by, 'password');
+});
+
+test('approving with the signed-in browser: the device then gets a session of that person', async () => {
+  const p = await person();
+  const started = await startLogin(h);
+  const { cookie, csrf } = await signIn(p.email);
+  const res = await submit({ user_code: started.user_code.toLowerCase().replace('-', ''), csrf_token: csrf, action: 'approve' }, { cookie });
   assert.equal(res.statusCode, 200, res.body);
   assertPage(res);
   assert.match(res.body, /Device approved/);
-  assert.match(res.body, new RegExp(started.user_code));
   const token = await poll(h, started.device_code);
   assert.equal(token.statusCode, 200);
   const me = await h.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token.json().access_token}` } });
-  assert.equal(me.json().user.id, s.member.userId);
+  assert.equal(me.json().user.id, p.userId);
 });
 
 test('denying on the page: the device gets access_denied', async () => {
+  const p = await person();
   const started = await startLogin(h);
-  const res = await submit({ user_code: started.user_code, session_token: s.owner.session, action: 'deny' });
+  const { cookie, csrf } = await signIn(p.email);
+  const res = await submit({ user_code: started.user_code, csrf_token: csrf, action: 'deny' }, { cookie });
   assert.equal(res.statusCode, 200);
   assert.match(res.body, /Device denied/);
   assert.equal((await poll(h, started.device_code)).json().error, 'access_denied');
 });
 
-test('page errors are pages: bad token 401, API token 403, unknown code 404, decided 409, missing fields 400', async () => {
+test('the cookie alone decides nothing: without the CSRF token 403, signed out 401, and the login stays pending', async () => {
+  const p = await person();
   const started = await startLogin(h);
+  const { cookie } = await signIn(p.email);
+  for (const fields of [{ user_code: started.user_code, action: 'approve' }, { user_code: started.user_code, csrf_token: 'A'.repeat(32), action: 'approve' }] as Record<string, string>[]) {
+    const res = await submit(fields, { cookie });
+    assert.equal(res.statusCode, 403);
+    assertPage(res);
+    assert.match(res.body, /out of date/);
+  }
+  const signedOut = await submit({ user_code: started.user_code, csrf_token: 'x', action: 'approve' });
+  assert.equal(signedOut.statusCode, 401);
+  assert.match(signedOut.body, /Sign in first/);
+  assert.match(signedOut.body, /value="sign_in"/);
+  assert.equal((await poll(h, started.device_code)).json().error, 'authorization_pending');
+});
+
+test('page errors are pages: a wrong password 401 (the code kept), an unknown code 404, decided 409, missing fields 400', async () => {
+  const p = await person();
+  const started = await startLogin(h);
+  const wrong = await submit({ action: 'sign_in', email: p.email, password: 'not my password', user_code: started.user_code });
+  assert.equal(wrong.statusCode, 401);
+  assertPage(wrong);
+  assert.match(wrong.body, /The email or password is wrong/);
+  assert.match(wrong.body, new RegExp(`name="user_code" value="${started.user_code}"`));
+  assert.ok(!wrong.body.includes('not my password'));
+  assert.equal((await submit({ action: 'sign_in', email: '', password: '' })).statusCode, 400);
+
+  const { cookie, csrf } = await signIn(p.email);
   const cases: [Record<string, string>, number, RegExp][] = [
-    [{ user_code: started.user_code, session_token: 'x'.repeat(32), action: 'approve' }, 401, /session token is not valid/],
-    [{ user_code: started.user_code, session_token: '', action: 'approve' }, 401, /session token is not valid/],
-    [{ user_code: started.user_code, session_token: s.apiToken, action: 'approve' }, 403, /session token/],
-    [{ user_code: 'BCDF-GHJK', session_token: s.admin.session, action: 'approve' }, 404, /No pending device login/],
-    [{ user_code: started.user_code, session_token: s.admin.session }, 400, /Choose Approve or Deny/],
-    [{ user_code: started.user_code, session_token: s.admin.session, action: 'delete' }, 400, /Choose Approve or Deny/],
-    [{ user_code: ' ', session_token: s.admin.session, action: 'approve' }, 400, /Enter the code/],
+    [{ user_code: 'BCDF-GHJK', csrf_token: csrf, action: 'approve' }, 404, /No pending device login/],
+    [{ user_code: started.user_code, csrf_token: csrf }, 400, /Choose Approve or Deny/],
+    [{ user_code: started.user_code, csrf_token: csrf, action: 'delete' }, 400, /Choose Approve or Deny/],
+    [{ user_code: ' ', csrf_token: csrf, action: 'approve' }, 400, /Enter the code/],
   ];
   for (const [fields, status, text] of cases) {
-    const res = await submit(fields, '10.7.0.1');
+    const res = await submit(fields, { cookie, remoteAddress: '10.7.0.1' });
     assert.equal(res.statusCode, status, `${JSON.stringify(fields)}: ${res.body}`);
     assertPage(res);
     assert.match(res.body, text);
-    if (fields.session_token) assert.ok(!res.body.includes(fields.session_token), 'the token is never echoed');
   }
-  assert.equal((await submit({ user_code: started.user_code, session_token: s.admin.session, action: 'approve' })).statusCode, 200);
-  const again = await submit({ user_code: started.user_code, session_token: s.admin.session, action: 'deny' });
+  assert.equal((await submit({ user_code: started.user_code, csrf_token: csrf, action: 'approve' }, { cookie })).statusCode, 200);
+  const again = await submit({ user_code: started.user_code, csrf_token: csrf, action: 'deny' }, { cookie });
   assert.equal(again.statusCode, 409);
   assert.match(again.body, /already approved or denied/);
 });
 
 test('the page counts wrong codes like the API: 429 with Retry-After', async () => {
-  const { user_id } = await h.admin.createUser({ name: 'page guesser' });
-  const { session_token } = await h.admin.createSession(user_id);
+  const p = await person();
+  const { cookie, csrf } = await signIn(p.email);
   let last;
-  for (let i = 0; i < 11; i++) last = await submit({ user_code: 'AAAA-AAAA', session_token, action: 'approve' }, '10.8.0.1');
+  for (let i = 0; i < 11; i++) last = await submit({ user_code: 'AAAA-AAAA', csrf_token: csrf, action: 'approve' }, { cookie, remoteAddress: '10.8.0.1' });
   assert.equal(last!.statusCode, 429);
   assert.ok(Number(last!.headers['retry-after']) > 0);
   assert.match(last!.body, /Too many wrong codes/);
 });
 
-test('failed sign-ins on the page are limited per address like any failed authentication', async () => {
+test('failed sign-ins on the page are limited as on the API (per account), and dead cookies per address', async () => {
   const limited = await createTestApp({ config: { authFailuresPerMinute: 3 } });
   try {
+    const p = await person(limited);
+    let last;
+    for (let i = 0; i < 11; i++) last = await submit({ action: 'sign_in', email: p.email, password: 'wrong password!!' }, { app: limited });
+    assert.equal(last!.statusCode, 429);
+    assert.ok(Number(last!.headers['retry-after']) > 0);
+    assert.match(last!.body, /Too many failed sign-ins/);
+
     const started = await startLogin(limited);
-    const send = (ip: string) => postForm(limited, '/device', { user_code: started.user_code, session_token: 'y'.repeat(32), action: 'approve' }, { remoteAddress: ip });
+    const send = (ip: string) => submit({ user_code: started.user_code, csrf_token: 'x', action: 'approve' }, { app: limited, cookie: `wsp_session=${'y'.repeat(32)}`, remoteAddress: ip });
     for (let i = 0; i < 3; i++) assert.equal((await send('10.9.0.1')).statusCode, 401);
     const res = await send('10.9.0.1');
     assert.equal(res.statusCode, 429);
-    assert.ok(Number(res.headers['retry-after']) > 0);
     assertPage(res);
     assert.equal((await send('10.9.0.2')).statusCode, 401, 'another address is not limited');
   } finally {
