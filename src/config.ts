@@ -5,6 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { SessionPolicy } from './sessions/service.js';
 import type { RenderPoolOptions } from './installs/renders/render-pool.js';
 import type { Quotas } from './quotas/limits.js';
+import type { OidcSettings } from './accounts/oidc.js';
 
 /** Every setting the server reads, taken from the environment once at start. */
 export interface Config {
@@ -72,6 +73,8 @@ export interface Config {
   quotas: Quotas;
   /** WSP_REPOSITORY_GC_HOURS: how often installs' repositories are packed and pruned. */
   repositoryGcHours: number;
+  /** Single sign-on (WSP_OIDC_*); null when it is off. */
+  oidc: OidcSettings | null;
 }
 
 export class ConfigError extends Error {}
@@ -140,6 +143,10 @@ export const Environment = Type.Object({
   WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
   WSP_QUOTA_API_TOKENS: count('API tokens a workspace may hold at once (not revoked, not expired)', 100, 1),
   WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
+  WSP_OIDC_ISSUER: text('The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off', { pattern: '^https?://' }),
+  WSP_OIDC_CLIENT_ID: text("The platform's client id at the OpenID provider"),
+  WSP_OIDC_CLIENT_SECRET: text("The platform's client secret at the OpenID provider"),
+  WSP_OIDC_AUTO_CREATE: text('true: a person the OpenID provider vouches for becomes a user even without an invitation', { pattern: '^(true|false)$', default: 'false' }),
 });
 
 /** What a variable that does not match its schema is told (never its value when it is key material). */
@@ -164,7 +171,7 @@ function present(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of Object.keys(Environment.properties)) {
     let value = env[name];
-    if (name === 'WSP_MASTER_KEY' || name === 'WSP_PROVIDER_TOKEN') value = value?.trim();
+    if (name === 'WSP_MASTER_KEY' || name === 'WSP_PROVIDER_TOKEN' || name === 'WSP_OIDC_CLIENT_SECRET') value = value?.trim();
     if (value !== undefined && value !== '') out[name] = value;
   }
   return out;
@@ -226,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.WSP_RENDER_MEMORY_MB! * 1024 * 1024 < RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) {
     throw new ConfigError(`WSP_RENDER_MEMORY_MB must be at least ${Math.ceil((RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) / 1024 / 1024)} with WSP_QUOTA_RENDER_OUTPUT_BYTES=${e.WSP_QUOTA_RENDER_OUTPUT_BYTES}`);
   }
+  const oidc = oidcSettings(e);
   const previous = list(e.WSP_MASTER_KEY_PREVIOUS);
   // Never echo a key: it is key material.
   if (previous.some((k) => !MASTER_KEY_TEXT.test(k))) throw new ConfigError(refusal('WSP_MASTER_KEY_PREVIOUS', ''));
@@ -281,7 +289,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiTokens: e.WSP_QUOTA_API_TOKENS!,
     },
     repositoryGcHours: e.WSP_REPOSITORY_GC_HOURS!,
+    oidc,
   };
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** WSP_OIDC_*: all three or none; a provider reached over plain http only on this machine. */
+function oidcSettings(e: StaticDecode<typeof Environment>): OidcSettings | null {
+  const given = [e.WSP_OIDC_ISSUER, e.WSP_OIDC_CLIENT_ID, e.WSP_OIDC_CLIENT_SECRET];
+  if (given.every((v) => v === undefined)) return null;
+  if (given.some((v) => v === undefined)) throw new ConfigError('WSP_OIDC_ISSUER, WSP_OIDC_CLIENT_ID and WSP_OIDC_CLIENT_SECRET are set together (single sign-on needs all three)');
+  const issuer = new URL(e.WSP_OIDC_ISSUER!);
+  if (issuer.protocol === 'http:' && !LOOPBACK.has(issuer.hostname)) throw new ConfigError('WSP_OIDC_ISSUER must be an https:// URL (plain http only for a provider on this machine)');
+  return { issuer: e.WSP_OIDC_ISSUER!.replace(/\/+$/, ''), clientId: e.WSP_OIDC_CLIENT_ID!, clientSecret: e.WSP_OIDC_CLIENT_SECRET!, autoCreate: e.WSP_OIDC_AUTO_CREATE === 'true' };
 }
 
 /** The directory of installs' bare git repositories: WSP_REPO_DIR, or `repos` in the data directory. */

@@ -4,11 +4,12 @@ import { nowSeconds } from '../shared/clock.js';
 import { createAccountService } from './service.js';
 import { accountRoutes } from './routes.js';
 import { setupCodeHash } from './setup-code.js';
+import { createOidc } from './oidc.js';
 
 export function mountAccounts(app: App, deps: ServiceDeps): void {
   accountRoutes(app, createAccountService(deps), {
     secureCookie: deps.config.publicUrl.startsWith('https:'),
-    oidcStartUrl: null,
+    oidc: deps.config.oidc ? createOidc({ db: deps.db, clock: deps.clock, sessions: deps.config.sessions, publicUrl: deps.config.publicUrl, settings: deps.config.oidc }) : null,
     setupCodeHash: () => setupCodeHash(deps.db),
     now: () => nowSeconds(deps.clock),
   });

@@ -5,14 +5,18 @@ import { workspaceCtx } from '../http/context.js';
 import { sessionCookie } from '../http/cookies.js';
 import { WorkspaceParams } from '../workspaces/schemas.js';
 import type { AccountService, Client } from './service.js';
-import { Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
+import type { Oidc } from './oidc.js';
+import { ApiError } from '../shared/errors.js';
+
+const OIDC_START = '/v1/auth/oidc/start';
+import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
 
 export interface AccountRouteOptions {
   secureCookie: boolean;
-  /** Where a browser starts single sign-on; null when it is off. */
-  oidcStartUrl: string | null;
+  /** Single sign-on; null when it is off. */
+  oidc: Oidc | null;
   /** The hash of the setup code printed at start (null once a user exists). */
   setupCodeHash: () => Promise<string | null>;
   now: () => number;
@@ -56,7 +60,49 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         response: { 200: Providers, ...errorResponses(422) },
       },
     },
-    async () => ({ password: true, oidc: opts.oidcStartUrl !== null, oidc_start_url: opts.oidcStartUrl }),
+    async () => ({ password: true, oidc: opts.oidc !== null, oidc_start_url: opts.oidc ? OIDC_START : null }),
+  );
+
+  const oidcOf = () => {
+    if (!opts.oidc) throw new ApiError('NOT_FOUND', { message: 'Single sign-on is not configured on this server (WSP_OIDC_ISSUER)' });
+    return opts.oidc;
+  };
+
+  app.get(
+    '/auth/oidc/start',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['sessions'],
+        summary: 'Single sign-on: send the browser to the OpenID provider',
+        description: 'A redirect (302) to the provider\'s authorization endpoint (the code flow with PKCE, a state and a nonce). `return_to` is a path of this server the browser comes back to (else `/console/`). 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.',
+        security: [],
+        querystring: OidcStartQuery,
+        response: { 302: Redirect, ...errorResponses(404, 422, 503) },
+      },
+    },
+    async (request, reply) => reply.redirect(await oidcOf().start(request.query.return_to), 302),
+  );
+
+  app.get(
+    '/auth/oidc/callback',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['sessions'],
+        summary: 'Single sign-on: where the OpenID provider sends the browser back',
+        description:
+          'Checks the state (a login this server started, used once, within 10 minutes), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user (by the provider\'s subject, then by a verified email), sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).',
+        security: [],
+        querystring: OidcCallbackQuery,
+        response: { 302: Redirect, ...errorResponses(400, 403, 404, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { session, returnTo } = await oidcOf().callback(request.query as Record<string, string | undefined>, clientOf(request));
+      setCookie(reply, session);
+      return reply.redirect(returnTo, 302);
+    },
   );
 
   app.post(

@@ -98,3 +98,22 @@ export const SetupDone = Type.Object(
   { user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() },
   { additionalProperties: false },
 );
+
+export const OidcStartQuery = Type.Object(
+  { return_to: Type.Optional(Type.String({ maxLength: 2048, description: 'A path of this server to come back to, e.g. /console/ or /device?user_code=...' })) },
+  { additionalProperties: false },
+);
+
+/** What a provider sends back: the code and state, or an error; providers add parameters of their own. */
+export const OidcCallbackQuery = Type.Object(
+  {
+    code: Type.Optional(Type.String({ maxLength: 4096 })),
+    state: Type.Optional(Type.String({ maxLength: 512 })),
+    error: Type.Optional(Type.String({ maxLength: 256 })),
+    error_description: Type.Optional(Type.String({ maxLength: 1024 })),
+    iss: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
+  { additionalProperties: Type.String({ maxLength: 2048 }) },
+);
+
+export const Redirect = Type.Null({ description: 'A redirect: the Location header says where' });

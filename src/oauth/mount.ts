@@ -38,7 +38,7 @@ export function mountOauth(app: App, deps: ServiceDeps): void {
         return user?.email ?? user?.name ?? userId;
       },
       secureCookie: deps.config.publicUrl.startsWith('https:'),
-      oidcStartUrl: null,
+      oidcStartUrl: deps.config.oidc ? '/v1/auth/oidc/start' : null,
       now: () => nowSeconds(deps.clock),
     });
   });

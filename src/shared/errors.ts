@@ -81,6 +81,9 @@ export const ErrorCodes = {
   EMAIL_TAKEN: { code: 7047, status: 409, message: 'A user already has this email' },
   SETUP_DONE: { code: 7048, status: 410, message: 'The platform is set up already: sign in instead' },
   OWNER_REQUIRED: { code: 7049, status: 403, message: 'Only an owner grants or removes the owner role' },
+  SIGN_IN_REFUSED: { code: 7051, status: 403, message: 'Single sign-on found no user for this account, and nobody invited its email' },
+  OIDC_FAILED: { code: 7052, status: 400, message: 'Single sign-on failed; no session was made' },
+  OIDC_UNAVAILABLE: { code: 7053, status: 503, message: 'The OpenID provider cannot be reached right now' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
 } as const;
 

@@ -85,7 +85,7 @@ test('the unauthenticated routes are exactly the system, OAuth and metadata ones
     .map(({ path }) => path);
   for (const path of open) {
     assert.ok(
-      ['/healthz', '/readyz', '/metrics', '/v1/sessions', '/v1/auth/providers', '/v1/setup'].includes(path) || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
+      ['/healthz', '/readyz', '/metrics', '/v1/sessions', '/v1/setup'].includes(path) || path.startsWith('/v1/auth/') || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
       `${path} is open without a credential`,
     );
   }

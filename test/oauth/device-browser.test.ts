@@ -11,6 +11,7 @@ import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { registerSecret } from '../helpers/log-scan.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
+import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 /**
  * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
@@ -46,6 +47,7 @@ let launching: Promise<Browser> | undefined;
 let tmp: string;
 let keepTmp = false;
 let userId: string;
+let idp: TestProvider | undefined;
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'the browser password';
 const clis = new Set<ChildProcess>();
@@ -65,7 +67,10 @@ before(async () => {
   // The public URL is the one the CLI prints and the person opens: it must reach this server,
   // which listens on a port of its own choosing (port 0); the public address forwards to it.
   publicAddr = await publicAddress();
-  server = await startServer({ ...tdb.env, WSP_PUBLIC_URL: publicAddr.url });
+  // A real OpenID provider on loopback: the page's single sign-on goes there and back.
+  idp = await startProvider(`${publicAddr.url}/v1/auth/oidc/callback`);
+  idp.accounts['sso-owner'] = { email: EMAIL, email_verified: true, name: 'The Owner' };
+  server = await startServer({ ...tdb.env, WSP_PUBLIC_URL: publicAddr.url, WSP_OIDC_ISSUER: idp.issuer, WSP_OIDC_CLIENT_ID: idp.clientId, WSP_OIDC_CLIENT_SECRET: idp.clientSecret });
   publicAddr.forwardTo(server.url);
   browser = await launching;
 });
@@ -76,6 +81,7 @@ after(async () => {
   await launched?.close().catch(() => undefined);
   if (server) await server.stop('SIGTERM', 5_000);
   await publicAddr?.close();
+  await idp?.close();
   if (tdb) await tdb.cleanup();
   if (tmp && !keepTmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -228,5 +234,40 @@ describe('the /device page in headless Chromium', () => {
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /the login was denied in the browser/);
     assert.ok(!fs.existsSync(path.join(login.configDir, 'credentials.json')), 'nothing saved');
+  });
+
+  test('signing in through the OpenID provider instead: /device, single sign-on, the provider\'s login and consent, back to /device with the code, Approve', { skip: noChromium }, async () => {
+    const login = startCliLogin('sso');
+    const { uriComplete, userCode } = await login.prompt;
+
+    const { page, problems } = await openPage();
+    // The provider's development pages load a web font from the internet, which this machine has not.
+    const failed: string[] = [];
+    page.on('requestfailed', (r) => failed.push(r.url()));
+    await withScreenshot(page, 'sso', async () => {
+      await page.goto(uriComplete);
+      await page.getByRole('link', { name: 'Sign in with single sign-on' }).click();
+      // The provider's own pages (oidc-provider's development interactions).
+      await page.waitForURL((url) => url.origin === idp!.issuer);
+      await page.getByPlaceholder('Enter any login').fill('sso-owner');
+      await page.getByPlaceholder('and password').fill('anything');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      // Back on the platform, signed in, the code kept.
+      await page.getByText(`Signed in as ${EMAIL}`).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/device');
+      assert.equal(await page.getByLabel('Code').inputValue(), userCode);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByRole('heading', { name: 'Device approved' }).waitFor();
+      const ours = [publicAddr!.url, server!.url, idp!.issuer].map((u) => new URL(u).origin);
+      assert.deepEqual(failed.filter((u) => ours.includes(new URL(u).origin)), [], 'every request to the platform and the provider was answered');
+      const external = failed.length;
+      assert.deepEqual(problems.filter((p) => !(external > 0 && p.includes('net::ERR_NAME_NOT_RESOLVED'))), [], 'no script errors or CSP violations');
+    });
+
+    const run = await finished(login);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`\\(${userId}\\)`));
+    registerSecret(JSON.parse(fs.readFileSync(path.join(login.configDir, 'credentials.json'), 'utf8')).token);
   });
 });

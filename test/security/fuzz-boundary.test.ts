@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { F, NASTY, ONLY, authorizationOf, fuzzSetup, h, judge, reroutes, report, routes, segment, sendableId, tallies, tally, wellFormed, withDeadline } from './fuzz-support.js';
+import { F, NASTY, ONLY, authorizationOf, fuzzSetup, fuzzTeardown, h, judge, reroutes, report, routes, segment, sendableId, tallies, tally, wellFormed, withDeadline } from './fuzz-support.js';
 
 /**
  * Issue 9.1, the boundary half of the fuzzing (fuzz-routes.test.ts is the generated half):
@@ -13,7 +13,7 @@ import { F, NASTY, ONLY, authorizationOf, fuzzSetup, h, judge, reroutes, report,
  * 409, a body field's 404), or the route's boundary values only ever met validation.
  */
 before(fuzzSetup);
-after(() => h.close());
+after(fuzzTeardown);
 
 /** Boundary values beyond NASTY: lone surrogates, astral and combining text, numbers as text, long unicode (each once). */
 const BOUNDARY = [

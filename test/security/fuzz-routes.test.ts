@@ -11,6 +11,7 @@ import {
   bodyArb,
   echoes,
   fuzzSetup,
+  fuzzTeardown,
   h,
   headerSafe,
   hints,
@@ -44,7 +45,7 @@ import {
  * WSP_FUZZ_SEED the seed, WSP_FUZZ_ROUTE narrows the run to matching routes.
  */
 before(fuzzSetup);
-after(() => h.close());
+after(fuzzTeardown);
 
 test('every route answers generated input with a documented non-5xx status in its error shape, reaching its handlers', { timeout: 30 * 60_000 }, async (t) => {
   if (!ONLY) assert.ok(routes.length >= 60, `${routes.length} routes in the document`);

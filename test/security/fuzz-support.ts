@@ -6,6 +6,7 @@ import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { ErrorCodes } from '../../src/shared/errors.js';
 import { GRANT, startLogin } from '../oauth/device-helpers.js';
 import { buildTenant, documentRoutes, type DocRoute, type TenantFixture } from './tenant-fixture.js';
+import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 
 /**
  * What the two fuzz files share (fuzz-routes: generated requests; fuzz-boundary: boundary
@@ -29,13 +30,22 @@ const STATUS_OF_CODE = new Map(Object.values(ErrorCodes).map((c) => [c.code as n
 const SIGN_IN = { email: 'fuzz-sign-in@example.com', password: 'a fuzz password of length' };
 
 export let h: TestApp;
+let idp: TestProvider;
+
+/** Closes the app and the provider. */
+export async function fuzzTeardown(): Promise<void> {
+  await h.close();
+  await idp.close();
+}
 export let F: TenantFixture;
 export let routes: DocRoute[];
 let device: { device_code: string; user_code: string };
 
 /** The app, a fixture workspace with one resource of every kind, a pending device login, the routes. */
 export async function fuzzSetup(): Promise<void> {
-  h = await createTestApp();
+  // Single sign-on on, against a real provider on loopback: its routes reach their handlers.
+  idp = await startProvider('http://localhost:8080/v1/auth/oidc/callback');
+  h = await createTestApp({ config: { publicUrl: 'http://localhost:8080', oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, autoCreate: false } } });
   F = await buildTenant(h, 'Fuzz');
   device = await startLogin(h);
   // Someone who can sign in with a password (POST /v1/sessions reaches its handler).
@@ -410,9 +420,9 @@ function shapeOf(route: DocRoute, res: { statusCode: number; body: string; heade
       assert.equal(STATUS_OF_CODE.get(e.code), res.statusCode, `code ${e.code} is not a ${res.statusCode} code: ${where}`);
       if (e.path !== undefined) assert.ok(Array.isArray(e.path) && e.path.every((p: unknown) => typeof p === 'string'), `path is an array of strings: ${where}`);
     }
-    // 409, 410 (an invitation used, the first-run setup done) and a failed sign-in's 401 (7044)
-    // are a handler's verdicts.
-    const signInFailed = res.statusCode === 401 && json.errors[0]?.code === 7044;
+    // 409, 410 (an invitation used, the first-run setup done), a failed sign-in's 401 (7044) and a
+    // refused single sign-on callback's 400 (7052) are a handler's verdicts.
+    const signInFailed = (res.statusCode === 401 && json.errors[0]?.code === 7044) || (res.statusCode === 400 && json.errors[0]?.code === 7052);
     if (res.statusCode === 409 || res.statusCode === 410 || signInFailed || (res.statusCode === 404 && json.errors[0]?.path?.[0] === 'body')) t.reached++;
     return;
   }

@@ -64,6 +64,8 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'POST /v1/sessions': 'public',
   'GET /v1/auth/providers': 'public',
   'POST /v1/setup': 'public',
+  'GET /v1/auth/oidc/start': 'public',
+  'GET /v1/auth/oidc/callback': 'public',
   // A credential is optional: a live one of any workspace gets what the anonymous caller gets
   // (an unknown invitation secret is 404 for all), a dead one 401.
   'POST /v1/invitations:accept': 'optional',
