@@ -128,7 +128,7 @@ test('SIGTERM when idle: exit 0 promptly', async () => {
 });
 
 test('a request that never finishes does not hold the process: after WSP_SHUTDOWN_GRACE_SECONDS it exits 1', async () => {
-  const boot = await adminJson(['bootstrap'], tdb.env);
+  const boot = await adminJson(['bootstrap', '--force'], tdb.env);
   server = await serve({ ...tdb.env, WSP_SHUTDOWN_GRACE_SECONDS: '1' });
   const stuck = await slowPostInFlight(server, boot, 'never-finished');
   const started = Date.now();

@@ -6,6 +6,7 @@ import { login, logout, whoami } from './login.js';
 import { workspaceList, workspaceQuotas, workspaceUse } from './workspace.js';
 import { tokensCreate, tokensList, tokensRevoke } from './tokens.js';
 import { sessionsList, sessionsRevoke } from './sessions.js';
+import { invitationsCreate, invitationsList, invitationsRevoke, membersList, membersRemove, membersRole, workspaceCreate } from './members.js';
 import { notificationsList, notificationsRead } from './notifications.js';
 import { secretCommands } from './secrets.js';
 import { dashboardsRevisions } from './dashboards.js';
@@ -18,6 +19,13 @@ const COMMANDS: Command[] = [
   workspaceUse,
   workspaceList,
   workspaceQuotas,
+  workspaceCreate,
+  membersList,
+  membersRole,
+  membersRemove,
+  invitationsCreate,
+  invitationsList,
+  invitationsRevoke,
   tokensCreate,
   tokensList,
   tokensRevoke,
