@@ -30,14 +30,15 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `node bin/wsp.js ...args` to completion. */
-export function runWsp(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<RunResult> {
+/** Runs `node bin/wsp.js ...args` to completion (`input` piped to its stdin). */
+export function runWsp(args: string[], env: Record<string, string>, timeoutMs = 60_000, input?: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WSP_BIN, ...args], { env: wspEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [WSP_BIN, ...args], { env: wspEnv(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`wsp ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
