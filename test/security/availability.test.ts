@@ -145,22 +145,26 @@ async function sampleHealth(base: string, until: Promise<unknown>): Promise<numb
   return times;
 }
 
+/** An app with a seed, listening on loopback for the describe block it is called in (read its fields in tests). */
+function listeningApp(): { readonly h: TestApp; readonly s: Seed; readonly base: string } {
+  const app = {} as { h: TestApp; s: Seed; base: string };
+  before(async () => {
+    app.h = await createTestApp();
+    app.s = await app.h.seed();
+    await app.h.app.listen({ port: 0, host: '127.0.0.1' });
+    app.base = `http://127.0.0.1:${(app.h.app.server.address() as AddressInfo).port}`;
+  });
+  after(() => app.h.close());
+  return app;
+}
+
 const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1]!;
 
 describe('a version built to make path checks quadratic', () => {
-  let h: TestApp;
-  let s: Seed;
-  let base: string;
-  before(async () => {
-    h = await createTestApp();
-    s = await h.seed();
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  });
-  after(() => h.close());
+  const app = listeningApp();
 
   test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: /healthz p99 stays under 100 ms', async (t) => {
-    const pkg = (await h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(s.apiToken), payload: { name: 'deep' } })).json();
+    const pkg = (await app.h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(app.s.apiToken), payload: { name: 'deep' } })).json();
     const deep = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a/'.repeat(508)}${i}`, 'x']));
     // The deepest and longest a path may be: 64 directories, 1,024 characters.
     const segment = 'b'.repeat(14);
@@ -176,14 +180,14 @@ describe('a version built to make path checks quadratic', () => {
     const statuses: number[] = [];
     const attack = (async () => {
       for (const body of bodies) {
-        const res = await fetch(`${base}/v1/packages/${pkg.id}/versions`, { method: 'POST', headers: { ...as(s.apiToken), 'content-type': 'application/json' }, body });
+        const res = await fetch(`${app.base}/v1/packages/${pkg.id}/versions`, { method: 'POST', headers: { ...as(app.s.apiToken), 'content-type': 'application/json' }, body });
         statuses.push(res.status);
         if (res.status === 422) assert.match(JSON.stringify(await res.json()), /more than 64 directories deep/);
         else await res.arrayBuffer();
       }
     })();
     const started = performance.now();
-    const times = await sampleHealth(base, attack);
+    const times = await sampleHealth(app.base, attack);
     await attack;
     t.diagnostic(`both versions answered in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
     assert.ok(p99(times) < 100, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
@@ -192,20 +196,11 @@ describe('a version built to make path checks quadratic', () => {
 });
 
 describe('a template built to loop for seconds (the template bomb)', () => {
-  let h: TestApp;
-  let s: Seed;
-  let base: string;
-  before(async () => {
-    h = await createTestApp();
-    s = await h.seed();
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  });
-  after(() => h.close());
+  const app = listeningApp();
 
   test('eight installs of it render on the render threads and fail on their step limit; /healthz p99 stays under 100 ms', async (t) => {
     const call = async (method: string, url: string, payload: unknown) => {
-      const res = await h.app.inject({ method: method as 'POST', url, headers: as(s.apiToken), payload: payload as object });
+      const res = await app.h.app.inject({ method: method as 'POST', url, headers: as(app.s.apiToken), payload: payload as object });
       assert.ok(res.statusCode < 300, res.body);
       return res.json();
     };
@@ -216,9 +211,9 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     for (let i = 0; i < 8; i++) installs.push((await call('POST', '/v1/installs', { name: `bomb-${i}`, package_id: pkg.id, version_id: version.id, values })).id);
 
     const states = async () =>
-      Promise.all(installs.map(async (id) => ((await h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
+      Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
     const started = performance.now();
-    h.app.jobs.start();
+    app.h.app.jobs.start();
     const attack = (async () => {
       for (;;) {
         const renders = await states();
@@ -227,7 +222,7 @@ describe('a template built to loop for seconds (the template bomb)', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
-    const times = await sampleHealth(base, attack);
+    const times = await sampleHealth(app.base, attack);
     const renders = await attack;
     t.diagnostic(`eight renders ended in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
     for (const r of renders) {
