@@ -226,12 +226,21 @@ export class GitCliStorage implements RepositoryStorage {
  * `git init` leaves one that nothing else would ever delete. A younger one may be another
  * instance's creation in progress, and is left to it.
  */
+/**
+ * The bytes of the files below `dir`. A file or directory that vanishes while it is counted
+ * (`git gc` running beside: its lock and pid files, loose objects it packs) counts for nothing.
+ */
 async function directoryBytes(dir: string): Promise<number> {
+  const gone = (err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  };
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: unknown) => (gone(err), []));
   let total = 0;
-  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+  for (const entry of entries) {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) total += await directoryBytes(p);
-    else if (entry.isFile()) total += (await fs.stat(p)).size;
+    else if (entry.isFile()) total += await fs.stat(p).then((st) => st.size, gone);
   }
   return total;
 }

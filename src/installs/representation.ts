@@ -14,11 +14,14 @@ export function toInstall(row: InstallView): Install {
     created_at: row.created_at,
     updated_at: row.updated_at,
     etag: row.etag,
+    last_render:
+      row.last_render_id === null ? null : { id: row.last_render_id, state: row.last_render_state!, error: row.last_render_state === 'failed' ? row.last_render_message : null },
   };
 }
 
 /** Exactly the fields the spec shows for the install of a restore response. */
 export function toRestoredInstall(row: InstallView) {
+  // The spec's fields only: no last_render here (GET /v1/installs/{id} has it).
   const { id, current_version, desired_version, automatic_updates_enabled, updated_at, etag } = toInstall(row);
   return { id, current_version, desired_version, automatic_updates_enabled, updated_at, etag };
 }

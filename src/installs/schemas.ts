@@ -22,6 +22,21 @@ export const RestoredInstall = Type.Object(specFields, {
   description: "The spec's install of the restore response (GET /v1/installs/{id} for the whole install)",
 });
 
+export const LastRender = Type.Union(
+  [
+    Type.Object(
+      {
+        id: Type.String(),
+        state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('superseded')]),
+        error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed' }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'The newest render of the install (its state as of now); null before the first' },
+);
+
 export const Install = Type.Object(
   {
     ...specFields,
@@ -30,6 +45,7 @@ export const Install = Type.Object(
     package_id: Type.String(),
     values: Values,
     created_at: UnixSeconds(),
+    last_render: LastRender,
   },
   { additionalProperties: false },
 );

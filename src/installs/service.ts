@@ -56,10 +56,11 @@ export function createInstallService(deps: InstallServiceDeps) {
         created_at: now,
         updated_at: now,
       };
+      let render;
       try {
-        await db.transaction().execute(async (trx) => {
+        render = await db.transaction().execute(async (trx) => {
           await installStore.insert(trx, row);
-          await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
+          return queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('INSTALL_NAME_TAKEN', { path: ['body', 'name'] });
@@ -73,7 +74,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       } catch (err) {
         log.warn({ err, installId: row.id }, 'install repository not made yet; its first render makes it');
       }
-      return toInstall({ ...row, render_seq: 1, desired_semver: version.semver, current_semver: null });
+      return toInstall({ ...row, render_seq: 1, desired_semver: version.semver, current_semver: null, last_render_id: render.id, last_render_state: render.state, last_render_message: render.message });
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toInstall(await visible(ctx, rawId)),

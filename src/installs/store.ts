@@ -1,15 +1,23 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, InstallsTable } from '../db/tables.js';
+import type { DB, InstallsTable, RenderState } from '../db/tables.js';
 
-export type InstallView = InstallsTable & { desired_semver: string; current_semver: string | null };
+export type InstallView = InstallsTable & {
+  desired_semver: string;
+  current_semver: string | null;
+  /** The newest render (number `render_seq`); null before the first. */
+  last_render_id: string | null;
+  last_render_state: RenderState | null;
+  last_render_message: string | null;
+};
 
 function view(db: Kysely<DB>) {
   return db
     .selectFrom('installs as i')
     .innerJoin('package_versions as dv', 'dv.id', 'i.desired_version_id')
     .leftJoin('package_versions as cv', 'cv.id', 'i.current_version_id')
+    .leftJoin('renders as lr', (join) => join.onRef('lr.install_id', '=', 'i.id').onRef('lr.seq', '=', 'i.render_seq'))
     .selectAll('i')
-    .select(['dv.semver as desired_semver', 'cv.semver as current_semver']);
+    .select(['dv.semver as desired_semver', 'cv.semver as current_semver', 'lr.id as last_render_id', 'lr.state as last_render_state', 'lr.message as last_render_message']);
 }
 
 export const installStore = {

@@ -6997,6 +6997,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/packages/{id}/versions/{version_id}:preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * See a version's rendered files with some values, before installing it
+         * @description Renders as an install would (the same render threads, step, time and memory limits, and the workspace's output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Package id, `pkg_<id>` or bare */
+                    id: string;
+                    /** @description Package version id, `pkgv_<id>` or bare */
+                    version_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The values, as an install would have them; absent: {} */
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Each rendered file by its path, as UTF-8 text */
+                            files: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description An earlier request with this Idempotency-Key is still in progress (7031) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/installs": {
         parameters: {
             query?: never;
@@ -7051,6 +7202,13 @@ export interface paths {
                                     [key: string]: unknown;
                                 };
                                 created_at: number;
+                                /** @description The newest render of the install (its state as of now); null before the first */
+                                last_render: {
+                                    id: string;
+                                    state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+                                    /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
+                                    error: string | null;
+                                } | null;
                             }[];
                             /** @description true if more items exist after this page */
                             has_more: boolean;
@@ -7182,6 +7340,13 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             created_at: number;
+                            /** @description The newest render of the install (its state as of now); null before the first */
+                            last_render: {
+                                id: string;
+                                state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+                                /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -7334,6 +7499,13 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             created_at: number;
+                            /** @description The newest render of the install (its state as of now); null before the first */
+                            last_render: {
+                                id: string;
+                                state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+                                /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -7470,6 +7642,13 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             created_at: number;
+                            /** @description The newest render of the install (its state as of now); null before the first */
+                            last_render: {
+                                id: string;
+                                state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+                                /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
+                                error: string | null;
+                            } | null;
                         };
                     };
                 };

@@ -16,7 +16,7 @@ before(async () => {
 });
 after(() => h.close());
 
-const FIELDS = ['automatic_updates_enabled', 'created_at', 'current_version', 'desired_version', 'etag', 'id', 'name', 'package_id', 'updated_at', 'values', 'workspace_id'];
+const FIELDS = ['automatic_updates_enabled', 'created_at', 'current_version', 'desired_version', 'etag', 'id', 'last_render', 'name', 'package_id', 'updated_at', 'values', 'workspace_id'];
 
 async function packageWithVersions() {
   const pkg = await f.createPackage();
@@ -34,9 +34,10 @@ describe('POST /v1/installs', () => {
     assert.deepEqual(Object.keys(inst).sort(), FIELDS);
     assert.match(inst.id, /^inst_[0-9a-z]{26}$/);
     assert.deepEqual(
-      { ...inst, id: 0, etag: 0, created_at: 0, updated_at: 0 },
-      { id: 0, workspace_id: s.workspaceId, name: 'prod', package_id: pkg.id, current_version: null, desired_version: { id: v1.id, semver: '1.0.0' }, values: { x: 1 }, automatic_updates_enabled: true, created_at: 0, updated_at: 0, etag: 0 },
+      { ...inst, id: 0, etag: 0, created_at: 0, updated_at: 0, last_render: { ...inst.last_render, id: 0 } },
+      { id: 0, workspace_id: s.workspaceId, name: 'prod', package_id: pkg.id, current_version: null, desired_version: { id: v1.id, semver: '1.0.0' }, values: { x: 1 }, automatic_updates_enabled: true, created_at: 0, updated_at: 0, etag: 0, last_render: { id: 0, state: 'queued', error: null } },
     );
+    assert.match(inst.last_render.id, /^rnd_/);
     assert.equal(res.headers.etag, `"${inst.etag}"`);
     const got = await f.call('GET', `/v1/installs/${inst.id}`);
     assert.deepEqual(got.json(), inst);

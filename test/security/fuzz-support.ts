@@ -420,10 +420,13 @@ function shapeOf(route: DocRoute, res: { statusCode: number; body: string; heade
       assert.equal(STATUS_OF_CODE.get(e.code), res.statusCode, `code ${e.code} is not a ${res.statusCode} code: ${where}`);
       if (e.path !== undefined) assert.ok(Array.isArray(e.path) && e.path.every((p: unknown) => typeof p === 'string'), `path is an array of strings: ${where}`);
     }
-    // 409, 410 (an invitation used, the first-run setup done), a failed sign-in's 401 (7044) and a
-    // refused single sign-on callback's 400 (7052) are a handler's verdicts.
+    // 409, 410 (an invitation used, the first-run setup done), a failed sign-in's 401 (7044), a
+    // refused single sign-on callback's 400 (7052) and a failed preview's 422 (7310) are a
+    // handler's verdicts.
     const signInFailed = (res.statusCode === 401 && json.errors[0]?.code === 7044) || (res.statusCode === 400 && json.errors[0]?.code === 7052);
-    if (res.statusCode === 409 || res.statusCode === 410 || signInFailed || (res.statusCode === 404 && json.errors[0]?.path?.[0] === 'body')) t.reached++;
+    // A preview whose render failed on the values sent: the handler rendered.
+    const renderFailed = res.statusCode === 422 && json.errors[0]?.code === 7310;
+    if (res.statusCode === 409 || res.statusCode === 410 || signInFailed || renderFailed || (res.statusCode === 404 && json.errors[0]?.path?.[0] === 'body')) t.reached++;
     return;
   }
   t.reached++;

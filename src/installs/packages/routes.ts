@@ -11,6 +11,8 @@ import {
   PackageVersion,
   PackageVersionList,
   PackageVersionParams,
+  Preview,
+  PreviewBody,
 } from './schemas.js';
 import type { PackageService } from './service.js';
 
@@ -107,5 +109,23 @@ export function packageRoutes(app: App, packages: PackageService): void {
       },
     },
     async (request) => packages.getVersion(workspaceCtx(request), request.params.id, request.params.version_id),
+  );
+
+  app.post(
+    '/packages/:id/versions/:version_id(^[^:]+)::preview',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['packages'],
+        summary: "See a version's rendered files with some values, before installing it",
+        description:
+          'Renders as an install would (the same render threads, step, time and memory limits, and the workspace\'s output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.',
+        headers: requestHeaders(),
+        params: PackageVersionParams,
+        body: PreviewBody,
+        response: { 200: Preview, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => packages.preview(workspaceCtx(request), request.params.id, request.params.version_id, request.body.values ?? {}),
   );
 }

@@ -72,3 +72,13 @@ export const PackageVersionParams = Type.Object({
   id: PathId(64, 'Package id, `pkg_<id>` or bare'),
   version_id: PathId(64, 'Package version id, `pkgv_<id>` or bare'),
 });
+
+export const PreviewBody = Type.Object(
+  { values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The values, as an install would have them; absent: {}' })) },
+  { additionalProperties: false },
+);
+
+export const Preview = Type.Object(
+  { files: Type.Record(Type.String(), Type.String(), { description: 'Each rendered file by its path, as UTF-8 text' }) },
+  { additionalProperties: false },
+);

@@ -11,8 +11,10 @@ import { checkVersionFiles } from './version-files.js';
 import { VERSION_PUBLISHED, type VersionPublished } from '../job-kinds.js';
 import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } from './schemas.js';
 import { toPackage, toVersion } from './representation.js';
+import { MAX_RENDER_STEPS, TemplateRenderError } from './templates.js';
+import { renderPoolFor, WorkspaceRendersBusy } from '../renders/render-pool.js';
 
-export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs'>) {
+export function createPackageService({ db, clock, cursors, jobs, config }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'config'>) {
   async function visiblePackage(ctx: WorkspaceContext, rawId: string) {
     const row = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', rawId));
     if (!row) throw notFound('package');
@@ -84,6 +86,25 @@ export function createPackageService({ db, clock, cursors, jobs }: Pick<ServiceD
       const row = await packageStore.getVersion(db, ctx.workspaceId, canonicalId('pkgv', rawVersionId));
       if (!row || row.package_id !== pkg.id) throw notFound('package version');
       return toVersion(row);
+    },
+
+    /**
+     * Renders a version with `values` as an install's render would (the same threads, limits
+     * and quota) and answers the files; nothing is written. A render failure is 422 naming the
+     * file and the value at fault.
+     */
+    async preview(ctx: WorkspaceContext, rawPackageId: string, rawVersionId: string, values: Record<string, unknown>): Promise<{ files: Record<string, string> }> {
+      const pkg = await visiblePackage(ctx, rawPackageId);
+      const row = await packageStore.getVersion(db, ctx.workspaceId, canonicalId('pkgv', rawVersionId));
+      if (!row || row.package_id !== pkg.id) throw notFound('package version');
+      try {
+        const files = await renderPoolFor(config.renders).render(ctx.workspaceId, row.files, JSON.stringify(values), { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: config.quotas.renderOutputBytes });
+        return { files: Object.fromEntries(files.map((f) => [f.path, f.content.toString('utf8')])) };
+      } catch (err) {
+        if (err instanceof TemplateRenderError) throw new ApiError('RENDER_FAILED', { message: err.message, path: ['body', 'values'] });
+        if (err instanceof WorkspaceRendersBusy) throw new ApiError('RATE_LIMITED', { message: 'The workspace already renders as much as it may at once; retry in a moment', headers: { 'retry-after': '2' } });
+        throw err;
+      }
     },
   };
 }

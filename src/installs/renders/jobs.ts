@@ -10,7 +10,7 @@ import { ErrorCodes } from '../../shared/errors.js';
 import { newEtag } from '../../shared/etag.js';
 import { packageStore } from '../packages/store.js';
 import { MAX_RENDER_STEPS, TemplateRenderError } from '../packages/templates.js';
-import { RenderPool, WorkspaceRendersBusy } from './render-pool.js';
+import { renderPoolFor, WorkspaceRendersBusy } from './render-pool.js';
 import { installStore, type InstallView } from '../store.js';
 import { renderStore } from './store.js';
 import { renderHash } from './render-hash.js';
@@ -29,7 +29,7 @@ type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log' | 'config'> & { repos: Repo
  */
 export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
   const { db, clock, repos, log, config } = deps;
-  const pool = new RenderPool(config.renders);
+  const pool = renderPoolFor(config.renders);
 
   async function fail(id: string, message: string): Promise<void> {
     await db.transaction().execute(async (trx) => {

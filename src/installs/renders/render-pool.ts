@@ -188,3 +188,15 @@ export class RenderPool {
     });
   }
 }
+
+const pools = new WeakMap<RenderPoolOptions, RenderPool>();
+
+/**
+ * The process's pool for these settings: the job runner's renders and the API's previews share
+ * its threads and each workspace's places.
+ */
+export function renderPoolFor(opts: RenderPoolOptions): RenderPool {
+  let pool = pools.get(opts);
+  if (!pool) pools.set(opts, (pool = new RenderPool(opts)));
+  return pool;
+}

@@ -47,6 +47,10 @@ export const renderStore = {
     return q.orderBy('seq', 'desc').limit(limit).execute();
   },
 
+  /** Whether a render of the install is queued or running. */
+  underWay: async (db: Kysely<DB>, installId: string): Promise<boolean> =>
+    (await db.selectFrom('renders').select('id').where('install_id', '=', installId).where('state', 'in', ['queued', 'running']).limit(1).executeTakeFirst()) !== undefined,
+
   queued: (db: Kysely<DB>, installId: string) =>
     db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
 
