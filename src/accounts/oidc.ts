@@ -55,8 +55,11 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
     if (!configuration) {
       const issuer = new URL(settings.issuer);
       // Plain http only for a provider on this machine (the tests' own): config refuses it elsewhere.
-      const insecure = issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {};
-      configuration = client.discovery(issuer, settings.clientId, undefined, client.ClientSecretBasic(settings.clientSecret), { ...insecure, timeout: 10 });
+      // The ID token's signature is checked against the provider's keys too (OpenID Connect lets a
+      // client trust TLS alone for a token from the token endpoint; the platform does not).
+      const insecure = issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [];
+      const execute = { execute: [...insecure, client.enableNonRepudiationChecks] };
+      configuration = client.discovery(issuer, settings.clientId, undefined, client.ClientSecretBasic(settings.clientSecret), { ...execute, timeout: 10 });
       configuration.catch(() => (configuration = undefined));
     }
     return configuration;

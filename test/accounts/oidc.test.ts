@@ -158,6 +158,23 @@ describe('single sign-on with OpenID Connect', () => {
     assert.equal((await h.app.inject({ method: 'GET', url: '/v1/auth/oidc/callback?code=x' })).statusCode, 400);
   });
 
+  test('an ID token whose signature is wrong is refused (400 7052) and no session or user is made', async () => {
+    const id = account();
+    await h.admin.createUser({ name: 'x', email: idp.accounts[id]!.email! });
+    idp.tamperIdTokens = true;
+    try {
+      const { callback } = await sso(h, id);
+      assert.equal(callback.statusCode, 400, callback.body);
+      assert.match(firstError(callback.json()).message, /the code or the ID token was refused/);
+      assert.equal(callback.headers['set-cookie'], undefined);
+    } finally {
+      idp.tamperIdTokens = false;
+    }
+    const links = await h.database.db.selectFrom('oidc_identities').select('subject').where('subject', '=', id).execute();
+    assert.deepEqual(links, [], 'not linked either');
+    assert.equal((await sso(h, id)).callback.statusCode, 302, 'the same account signs in once the token is sound');
+  });
+
   test('return_to is a path of this server only', () => {
     for (const bad of [undefined, '', 'https://evil.example/', '//evil.example/x', '/\\evil.example', 'console', '/a\u0000b']) assert.equal(safeReturnTo(bad), '/console/', String(bad));
     for (const good of ['/console/', '/device?user_code=ABCD-EFGH', '/console/workspaces/ws_1']) assert.equal(safeReturnTo(good), good);

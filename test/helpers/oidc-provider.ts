@@ -20,6 +20,8 @@ export interface TestProvider {
   accounts: Record<string, TestAccount>;
   /** From the provider's authorization URL to the redirect back to the platform: that URL. */
   signIn(authorizationUrl: string, accountId: string): Promise<URL>;
+  /** While true, the ID tokens the token endpoint answers carry a broken signature (same length). */
+  tamperIdTokens: boolean;
   close(): Promise<void>;
 }
 
@@ -40,7 +42,25 @@ export async function startProvider(redirectUri: string): Promise<TestProvider> 
   } as never);
   // Its warnings about development-only settings are expected here.
   provider.on('server_error', () => undefined);
-  server.on('request', provider.callback());
+  const handler = provider.callback();
+  const self = { tamperIdTokens: false };
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (self.tamperIdTokens && req.method === 'POST' && req.url?.startsWith('/token')) {
+      // One character of the signature changed: the token still parses, its signature is wrong.
+      const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => http.ServerResponse;
+      res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+        const body = Buffer.isBuffer(chunk) ? chunk.toString('utf8') : typeof chunk === 'string' ? chunk : undefined;
+        const token = body ? /"id_token":"([^"]+)"/.exec(body)?.[1] : undefined;
+        if (body && token) {
+          const [head, payload, sig] = token.split('.') as [string, string, string];
+          const broken = `${sig.slice(0, 10)}${sig[10] === 'A' ? 'B' : 'A'}${sig.slice(11)}`;
+          return end(body.replace(token, `${head}.${payload}.${broken}`), ...rest);
+        }
+        return end(chunk, ...rest);
+      }) as typeof res.end;
+    }
+    handler(req, res);
+  });
 
   async function signIn(authorizationUrl: string, accountId: string): Promise<URL> {
     const jar = new Map<string, string>();
@@ -77,12 +97,12 @@ export async function startProvider(redirectUri: string): Promise<TestProvider> 
     throw new Error('the provider never sent the browser back');
   }
 
-  return {
+  return Object.assign(self, {
     issuer,
     clientId,
     clientSecret,
     accounts,
     signIn,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
 }
