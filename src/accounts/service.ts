@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServiceDeps } from '../deps.js';
 import type { Role } from '../db/tables.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
+import { pathWorkspace } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';
 import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -53,7 +54,7 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
     },
 
     async invite(ctx: WorkspaceContext, rawWorkspaceId: string, body: { email: string; role: Role }) {
-      sameWorkspace(ctx, rawWorkspaceId);
+      pathWorkspace(ctx, rawWorkspaceId);
       requireOwnerFor(ctx, body.role);
       const now = nowSeconds(clock);
       const secret = `inv_${randomBytes(32).toString('base64url')}`;
@@ -76,13 +77,13 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
     },
 
     async invitations(ctx: WorkspaceContext, rawWorkspaceId: string, page: { limit: number; cursor: string | undefined }) {
-      sameWorkspace(ctx, rawWorkspaceId);
+      pathWorkspace(ctx, rawWorkspaceId);
       const now = nowSeconds(clock);
       return pageById(cursors, `invitations:${ctx.workspaceId}`, page, (after, take) => invitationStore.pending(db, ctx.workspaceId, now, take, after), (r) => r);
     },
 
     async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
-      sameWorkspace(ctx, rawWorkspaceId);
+      pathWorkspace(ctx, rawWorkspaceId);
       if (!(await invitationStore.revoke(db, ctx.workspaceId, canonicalId('inv', rawId), nowSeconds(clock)))) throw notFound('invitation');
     },
 
@@ -143,11 +144,6 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
       return { done: { user_id: userId, workspace_id: ws.id, session_id: s.id }, session: s };
     },
   };
-}
-
-/** A workspace path id other than the one the call acts in is not found, as any foreign id. */
-function sameWorkspace(ctx: WorkspaceContext, rawId: string): void {
-  if (canonicalId('ws', rawId) !== ctx.workspaceId) throw notFound('workspace');
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,7 +1,8 @@
 import type { Role } from '../db/tables.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, notFound } from '../shared/errors.js';
+import { canonicalId } from '../shared/ids.js';
 import type { CredentialLookups } from './authenticator.js';
-import { actorIdOf, type Principal, type RequestContext } from './principal.js';
+import { actorIdOf, type Principal, type RequestContext, type WorkspaceContext } from './principal.js';
 
 /** How a route relates to workspaces: acts in one, acts for the user, or either. */
 export type Scope = 'workspace' | 'user' | 'any';
@@ -41,4 +42,14 @@ export function requireRole(ctx: RequestContext, roles: readonly Role[]): void {
       ? `A workspace API token cannot do this; it needs a user with role ${roles.join(' or ')}`
       : `This needs the workspace role ${roles.join(' or ')}`;
   throw new ApiError('ROLE_REQUIRED', { message });
+}
+
+/**
+ * A workspace id in a path (`/v1/workspaces/{id}/...`) must be the workspace the call acts in:
+ * any other is not found, as any foreign id. Answers it canonical.
+ */
+export function pathWorkspace(ctx: WorkspaceContext, rawId: string): string {
+  const id = canonicalId('ws', rawId);
+  if (id !== ctx.workspaceId) throw notFound('workspace');
+  return id;
 }

@@ -1,8 +1,7 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
-import { notFound } from '../shared/errors.js';
+import { pathWorkspace } from '../auth/workspace-context.js';
 import { installQuotaUsage } from '../installs/quota-usage.js';
 import { liveTokenCount } from '../tokens/service.js';
 
@@ -10,8 +9,7 @@ import { liveTokenCount } from '../tokens/service.js';
 export function createQuotaService({ db, clock, config }: Pick<ServiceDeps, 'db' | 'clock' | 'config'>) {
   return {
     async figures(ctx: WorkspaceContext, rawId: string) {
-      // Only the workspace the call acts in, as GET /v1/workspaces/{id}: any other id is not found.
-      if (canonicalId('ws', rawId) !== ctx.workspaceId) throw notFound('workspace');
+      pathWorkspace(ctx, rawId);
       const now = nowSeconds(clock);
       const { quotas } = config;
       const installs = await installQuotaUsage(db, ctx.workspaceId, now);

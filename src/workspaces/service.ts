@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '../deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
+import { pathWorkspace } from '../auth/workspace-context.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
@@ -12,8 +13,7 @@ import { workspaceStore } from './store.js';
 export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
-    const id = canonicalId('ws', rawId);
-    const row = id === ctx.workspaceId ? await workspaceStore.get(db, id) : undefined;
+    const row = await workspaceStore.get(db, pathWorkspace(ctx, rawId));
     if (!row) throw notFound('workspace');
     return { ...row, role: ctx.role };
   }

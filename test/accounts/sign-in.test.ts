@@ -1,6 +1,6 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -13,15 +13,8 @@ before(async () => {
 });
 after(() => h.close());
 
-let n = 0;
 /** A user with an email and a password, member of the seed's workspace. */
-async function person(role: 'owner' | 'admin' | 'member' = 'member') {
-  const email = `Person${++n}.${Date.now()}@Example.com`;
-  const { user_id } = await h.admin.createUser({ name: `Person ${n}`, email });
-  await h.admin.setPassword(user_id, PASSWORD);
-  await h.admin.addMember(s.workspaceId, user_id, role);
-  return { userId: user_id, email };
-}
+const person = (role: 'owner' | 'admin' | 'member' = 'member') => userWithPassword(h, PASSWORD, { workspaceId: s.workspaceId, role });
 
 const signIn = (payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   h.app.inject({ method: 'POST', url: '/v1/sessions', payload, headers: { 'user-agent': 'test-browser/1.0', ...headers } });

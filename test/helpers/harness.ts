@@ -199,6 +199,19 @@ function watchAdmin(admin: AdminService): AdminService {
   return admin;
 }
 
+let people = 0;
+/**
+ * A user who signs in with an email (unique per call) and `password`; a member of `member.workspaceId`
+ * with `member.role` when given.
+ */
+export async function userWithPassword(app: TestApp, password: string, member?: { workspaceId: string; role: 'owner' | 'admin' | 'member' }): Promise<{ userId: string; email: string }> {
+  const email = `person-${++people}-${randomBytes(3).toString('hex')}@example.com`;
+  const { user_id } = await app.admin.createUser({ name: `Person ${people}`, email });
+  await app.admin.setPassword(user_id, password);
+  if (member) await app.admin.addMember(member.workspaceId, user_id, member.role);
+  return { userId: user_id, email };
+}
+
 /** Headers of a call made with a credential, and a Service-Context when given. */
 export function as(credential: string, workspaceId?: string, extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${credential}`, ...(workspaceId ? { 'service-context': workspaceId } : {}), ...extra };

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { createTestApp, userWithPassword, type TestApp } from '../helpers/harness.js';
 import { poll, startLogin } from './device-helpers.js';
 
 const PASSWORD = 'the page password 1';
@@ -11,14 +11,8 @@ before(async () => {
 });
 after(() => h.close());
 
-let n = 0;
 /** A user who signs in with a password. */
-async function person(app: TestApp = h) {
-  const email = `page-${++n}-${Date.now()}@example.com`;
-  const { user_id } = await app.admin.createUser({ name: `Page ${n}`, email });
-  await app.admin.setPassword(user_id, PASSWORD);
-  return { userId: user_id, email };
-}
+const person = (app: TestApp = h) => userWithPassword(app, PASSWORD);
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 const submit = (fields: Record<string, string>, opts: { cookie?: string; remoteAddress?: string; app?: TestApp } = {}) =>
