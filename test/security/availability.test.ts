@@ -163,13 +163,15 @@ const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(time
 describe('a version built to make path checks quadratic', () => {
   const app = listeningApp();
 
-  test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: /healthz p99 stays under 100 ms', async (t) => {
+  test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: no /healthz waits 250 ms, half answer within 60 ms', async (t) => {
     const pkg = (await app.h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(app.s.apiToken), payload: { name: 'deep' } })).json();
     const deep = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a/'.repeat(508)}${i}`, 'x']));
     // The deepest and longest a path may be: 64 directories, 1,024 characters.
     const segment = 'b'.repeat(14);
     const widest = Object.fromEntries(Array.from({ length: 950 }, (_, i) => [`${`${segment}/`.repeat(63)}${String(i).padStart(4, '0')}${'c'.repeat(1024 - 63 * 15 - 4)}`, 'y']));
-    // Enough requests that the p99 of the samples is not simply their slowest one.
+    // Each body holds the event loop while it is parsed and stored (a 1 MiB SQLite write is
+    // tens of milliseconds): the samples are few, so the bound is on the longest wait. Checks
+    // that grew with the square of the depth would hold it for seconds per body.
     const ROUNDS = 8;
     const bodies = Array.from({ length: ROUNDS }, (_, round) => [
       JSON.stringify({ semver: `1.${round}.0`, files: deep }),
@@ -190,7 +192,9 @@ describe('a version built to make path checks quadratic', () => {
     const times = await sampleHealth(app.base, attack);
     await attack;
     t.diagnostic(`both versions answered in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
-    assert.ok(p99(times) < 100, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
+    const sorted = [...times].sort((a, b) => a - b);
+    assert.ok(sorted.at(-1)! < 250, `/healthz waited ${sorted.at(-1)!.toFixed(1)} ms at most over ${times.length} samples`);
+    assert.ok(sorted[Math.floor(sorted.length / 2)]! < 60, `/healthz p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} samples`);
     assert.deepEqual(statuses, Array.from({ length: ROUNDS }, () => [422, 201]).flat());
   });
 });
