@@ -8,8 +8,10 @@ import {
   AddVersionBody,
   CreateSecretBody,
   ListQuery,
+  ReadVersionParams,
   Secret,
   SecretList,
+  SecretListQuery,
   SecretParams,
   SecretVersion,
   SecretVersionList,
@@ -68,12 +70,13 @@ export function secretRoutes(app: App, secrets: SecretService): void {
       schema: {
         tags: TAGS,
         summary: "List the workspace's secrets, newest first",
+        description: '`?name=` finds a secret by its exact name: a page of one, or an empty one.',
         headers: requestHeaders(),
-        querystring: ListQuery,
+        querystring: SecretListQuery,
         response: { 200: SecretList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => secrets.list(workspaceCtx(request), request.query.limit, request.query.cursor),
+    async (request) => secrets.list(workspaceCtx(request), request.query.limit, request.query.cursor, request.query.name),
   );
 
   app.get(
@@ -152,8 +155,9 @@ export function secretRoutes(app: App, secrets: SecretService): void {
       schema: {
         tags: TAGS,
         summary: 'Get a secret version (without its payload)',
+        description: 'The version id `latest` names the newest enabled version; a secret with none answers 404 saying so.',
         headers: requestHeaders(),
-        params: VersionParams,
+        params: ReadVersionParams,
         response: { 200: SecretVersion, ...errorResponses(401, 403, 404, 422) },
       },
     },
@@ -171,9 +175,10 @@ export function secretRoutes(app: App, secrets: SecretService): void {
       schema: {
         tags: TAGS,
         summary: "Access an enabled version's payload",
-        description: 'Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`.',
+        description:
+          'Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer\'s `id` says which); a secret with none answers 404 saying so.',
         headers: requestHeaders(),
-        params: VersionParams,
+        params: ReadVersionParams,
         response: { 200: AccessedVersion, ...errorResponses(401, 403, 404, 409, 422), 500: UNREADABLE },
       },
     },

@@ -73,6 +73,18 @@ export const AccessedVersion = Type.Object(
 
 export const ListQuery = PageQuery(100, 50);
 
+export const SecretListQuery = PageQuery(100, 50, {
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the secret with exactly this name (names are unique in a workspace): a list of one, or empty' })),
+});
+
+/** The version id that names a secret's newest enabled version (CONTRACT §13). */
+export const LATEST_VERSION = 'latest';
+
 const SecretId = PathId(54, 'Secret id, `sec_<id>` or bare; length 1-54');
 export const SecretParams = Type.Object({ id: SecretId });
 export const VersionParams = Type.Object({ id: SecretId, vid: PathId(55, 'Secret version id, `secv_<id>` or bare; length 1-55') });
+/** Reads also take `latest`: the newest enabled version. */
+export const ReadVersionParams = Type.Object({
+  id: SecretId,
+  vid: PathId(55, 'Secret version id, `secv_<id>` or bare (length 1-55), or `latest`: the newest enabled version'),
+});

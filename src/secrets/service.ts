@@ -11,7 +11,7 @@ import { secretStore, type SecretRow, type VersionWithKey } from './store.js';
 import { SecretEnvelope } from './envelope.js';
 import { keyringFromConfig } from './master-key.js';
 import { nextState, type VersionAction } from './transitions.js';
-import type { AddVersionBody, CreateSecretBody, Secret, SecretVersion } from './schemas.js';
+import { LATEST_VERSION, type AddVersionBody, type CreateSecretBody, type Secret, type SecretVersion } from './schemas.js';
 import { toVersion } from './representation.js';
 
 export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log'>;
@@ -44,6 +44,18 @@ export function createSecretService(deps: SecretServiceDeps) {
   const openVersion = (row: VersionWithKey): Buffer =>
     envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
 
+  /**
+   * The canonical version id a read names: `latest` is the newest enabled version (404 saying
+   * so when there is none), anything else the id itself.
+   */
+  async function resolveVersionId(ctx: WorkspaceContext, secretId: string, rawVersionId: string): Promise<string> {
+    if (rawVersionId !== LATEST_VERSION) return canonicalId('secv', rawVersionId);
+    const id = await secretStore.newestEnabledId(db, ctx.workspaceId, secretId);
+    if (id) return id;
+    await requireSecret(ctx, secretId);
+    throw new ApiError('NOT_FOUND', { message: 'The secret has no enabled version: `latest` names the newest enabled one', path: ['path', 'vid'] });
+  }
+
   /** 404 on the right path parameter: the secret itself, or only the version. */
   async function versionNotFound(ctx: WorkspaceContext, secretId: string): Promise<never> {
     await requireSecret(ctx, secretId);
@@ -67,12 +79,13 @@ export function createSecretService(deps: SecretServiceDeps) {
       return secret;
     },
 
-    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined, name?: string) {
       return pageById(
         cursors,
-        `secrets:${ctx.workspaceId}`,
+        // A cursor belongs to its filter: one made without it is refused with it, and the reverse.
+        name === undefined ? `secrets:${ctx.workspaceId}` : `secrets:${ctx.workspaceId}:name:${name}`,
         { limit, cursor },
-        (after, take) => secretStore.pageSecrets(db, ctx.workspaceId, take, after),
+        (after, take) => secretStore.pageSecrets(db, ctx.workspaceId, take, after, name),
         (r): Secret => r,
       );
     },
@@ -134,14 +147,14 @@ export function createSecretService(deps: SecretServiceDeps) {
 
     async getVersion(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string): Promise<SecretVersion> {
       const secretId = canonicalId('sec', rawSecretId);
-      const row = await secretStore.getVersion(db, ctx.workspaceId, secretId, canonicalId('secv', rawVersionId));
+      const row = await secretStore.getVersion(db, ctx.workspaceId, secretId, await resolveVersionId(ctx, secretId, rawVersionId));
       return row ? toVersion(row) : versionNotFound(ctx, secretId);
     },
 
     /** The payload of an enabled version, base64; any other state is 409 (7201). */
     async access(ctx: WorkspaceContext, rawSecretId: string, rawVersionId: string): Promise<{ id: string; data: string }> {
       const secretId = canonicalId('sec', rawSecretId);
-      const row = await secretStore.versionWithKey(db, ctx.workspaceId, secretId, canonicalId('secv', rawVersionId));
+      const row = await secretStore.versionWithKey(db, ctx.workspaceId, secretId, await resolveVersionId(ctx, secretId, rawVersionId));
       if (!row) return versionNotFound(ctx, secretId);
       if (row.state !== 'enabled') throw new ApiError('SECRET_VERSION_NOT_ENABLED', { metadata: { state: row.state } });
       const payload = openVersion(row);

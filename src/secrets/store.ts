@@ -29,8 +29,9 @@ export const secretStore = {
     db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`. */
-  pageSecrets: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+  pageSecrets: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null, name?: string) => {
     let q = db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId);
+    if (name !== undefined) q = q.where('name', '=', name);
     if (beforeId) q = q.where('id', '<', beforeId);
     return q.orderBy('id', 'desc').limit(limit).execute();
   },
@@ -92,6 +93,20 @@ export const secretStore = {
 
   /** A version with its payload and its secret's wrapped data key: all that decryption needs. */
   versionWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) => versionsWithKey(db, workspaceId, secretId).where('v.id', '=', id).executeTakeFirst(),
+
+  /** The id of the newest enabled version (what `latest` names), if any. */
+  newestEnabledId: async (db: Kysely<DB>, workspaceId: string, secretId: string): Promise<string | undefined> =>
+    (
+      await db
+        .selectFrom('secret_versions')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('secret_id', '=', secretId)
+        .where('state', '=', 'enabled')
+        .orderBy('version_number', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    )?.id,
 
   /** The newest enabled version with its secret's wrapped data key. */
   newestEnabledWithKey: (db: Kysely<DB>, workspaceId: string, secretId: string) =>
