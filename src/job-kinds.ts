@@ -22,6 +22,7 @@ export const JOB_KINDS: JobKinds = {
   [COMPUTE.createMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
   [COMPUTE.suspendMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
   [COMPUTE.resumeMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
+  [COMPUTE.deleteMachine]: { maxAttempts: MACHINE_JOB_MAX_RUNS },
   // A deletion that gives up is queued again by the expiry scan each retry period.
   [COMPUTE.expireSuspension]: { maxAttempts: MACHINE_JOB_ATTEMPTS },
   [COMPUTE.expiryScan]: { maxAttempts: 1 },

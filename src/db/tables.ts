@@ -302,7 +302,7 @@ export interface ComputeConfigsTable {
   updated_at: number;
 }
 
-export type MachineStatus = 'creating' | 'running' | 'suspending' | 'suspended' | 'resuming' | 'failed' | 'expired';
+export type MachineStatus = 'creating' | 'running' | 'suspending' | 'suspended' | 'resuming' | 'deleting' | 'failed' | 'expired';
 
 export interface MachinesTable {
   id: string;
@@ -333,7 +333,8 @@ export interface MachinesTable {
 }
 
 /** active: listed; resuming: a resume is under way; resumed and expired: over. */
-export type SuspensionState = 'active' | 'resuming' | 'resumed' | 'expired';
+/** `deleted`: its machine is being (or was) deleted; over, like resumed and expired. */
+export type SuspensionState = 'active' | 'resuming' | 'resumed' | 'expired' | 'deleted';
 
 export interface ComputeSuspensionsTable {
   id: string;

@@ -3450,10 +3450,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the workspace's secrets, newest first */
+        /**
+         * List the workspace's secrets, newest first
+         * @description `?name=` finds a secret by its exact name: a page of one, or an empty one.
+         */
         get: {
             parameters: {
                 query?: {
+                    /** @description Only the secret with exactly this name (names are unique in a workspace): a list of one, or empty */
+                    name?: string;
                     /** @description Items per page, 1-100; 50 when absent */
                     limit?: number;
                     /** @description The next_cursor of a previous response */
@@ -4202,7 +4207,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a secret version (without its payload) */
+        /**
+         * Get a secret version (without its payload)
+         * @description The version id `latest` names the newest enabled version; a secret with none answers 404 saying so.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -4213,7 +4221,7 @@ export interface paths {
                 path: {
                     /** @description Secret id, `sec_<id>` or bare; length 1-54 */
                     id: string;
-                    /** @description Secret version id, `secv_<id>` or bare; length 1-55 */
+                    /** @description Secret version id, `secv_<id>` or bare (length 1-55), or `latest`: the newest enabled version */
                     vid: string;
                 };
                 cookie?: never;
@@ -4323,7 +4331,7 @@ export interface paths {
         };
         /**
          * Access an enabled version's payload
-         * @description Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`.
+         * @description Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer's `id` says which); a secret with none answers 404 saying so.
          */
         get: {
             parameters: {
@@ -4335,7 +4343,7 @@ export interface paths {
                 path: {
                     /** @description Secret id, `sec_<id>` or bare; length 1-54 */
                     id: string;
-                    /** @description Secret version id, `secv_<id>` or bare; length 1-55 */
+                    /** @description Secret version id, `secv_<id>` or bare (length 1-55), or `latest`: the newest enabled version */
                     vid: string;
                 };
                 cookie?: never;
@@ -5444,16 +5452,16 @@ export interface paths {
                                 location: string;
                                 image: string;
                                 /**
-                                 * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out
+                                 * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
                                  * @enum {string}
                                  */
-                                status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "failed" | "expired";
+                                status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
                                 /** @description The provider's server id; null while it has no server */
                                 provider_server_id: number | null;
                                 ipv4: string | null;
                                 /** @description The suspension holding its snapshot while suspended */
                                 suspension_id: string | null;
-                                /** @description The operation of its latest asynchronous change (create, suspend, resume) */
+                                /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
                                 operation_id: string | null;
                                 etag: string;
                                 created_at: number;
@@ -5573,16 +5581,16 @@ export interface paths {
                             location: string;
                             image: string;
                             /**
-                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out
+                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
                              * @enum {string}
                              */
-                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "failed" | "expired";
+                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
                             /** @description The provider's server id; null while it has no server */
                             provider_server_id: number | null;
                             ipv4: string | null;
                             /** @description The suspension holding its snapshot while suspended */
                             suspension_id: string | null;
-                            /** @description The operation of its latest asynchronous change (create, suspend, resume) */
+                            /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
                             operation_id: string | null;
                             etag: string;
                             created_at: number;
@@ -5730,16 +5738,16 @@ export interface paths {
                             location: string;
                             image: string;
                             /**
-                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out
+                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
                              * @enum {string}
                              */
-                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "failed" | "expired";
+                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
                             /** @description The provider's server id; null while it has no server */
                             provider_server_id: number | null;
                             ipv4: string | null;
                             /** @description The suspension holding its snapshot while suspended */
                             suspension_id: string | null;
-                            /** @description The operation of its latest asynchronous change (create, suspend, resume) */
+                            /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
                             operation_id: string | null;
                             etag: string;
                             created_at: number;
@@ -5814,7 +5822,133 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a machine (If-Match): its server and any snapshot at the provider, then the machine
+         * @description Answers 202 with the `operation_id` of the deletion; the machine reads `deleting` until the provider confirms that its server and snapshot are gone, then 404, and its suspension is no longer listed (at once). A provider outage only delays the deletion. Running, suspended, failed and expired machines can be deleted; one that an operation is changing (creating, suspending, resuming, deleting) is 409 (7408) with `metadata.status` and `metadata.operation_id`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Machine id, `mch_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The operation to poll (GET /v1/operations/{id}): done when the work is */
+                            operation_id: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -5881,16 +6015,182 @@ export interface paths {
                             location: string;
                             image: string;
                             /**
-                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out
+                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
                              * @enum {string}
                              */
-                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "failed" | "expired";
+                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
                             /** @description The provider's server id; null while it has no server */
                             provider_server_id: number | null;
                             ipv4: string | null;
                             /** @description The suspension holding its snapshot while suspended */
                             suspension_id: string | null;
-                            /** @description The operation of its latest asynchronous change (create, suspend, resume) */
+                            /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
+                            operation_id: string | null;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machines/{id}:resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a suspended machine: recreate its server from the snapshot
+         * @description The same as `POST /v1/compute/suspensions/{id}:resume` with the machine's `suspension_id`. If-Match is optional (checked when sent). Answers 200 with the machine in status `resuming` and its `operation_id`. A machine that is not suspended is 409 (7409) with `metadata.status`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Machine id, `mch_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `mch_<id>` */
+                            id: string;
+                            workspace_id: string;
+                            compute_config_id: string;
+                            cluster_id: string;
+                            provider: string;
+                            hostname: string;
+                            server_type: string;
+                            /** @description The provider location (the config's region) */
+                            location: string;
+                            image: string;
+                            /**
+                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
+                             * @enum {string}
+                             */
+                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
+                            /** @description The provider's server id; null while it has no server */
+                            provider_server_id: number | null;
+                            ipv4: string | null;
+                            /** @description The suspension holding its snapshot while suspended */
+                            suspension_id: string | null;
+                            /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
                             operation_id: string | null;
                             etag: string;
                             created_at: number;
@@ -6164,16 +6464,16 @@ export interface paths {
                             location: string;
                             image: string;
                             /**
-                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out
+                             * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
                              * @enum {string}
                              */
-                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "failed" | "expired";
+                            status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
                             /** @description The provider's server id; null while it has no server */
                             provider_server_id: number | null;
                             ipv4: string | null;
                             /** @description The suspension holding its snapshot while suspended */
                             suspension_id: string | null;
-                            /** @description The operation of its latest asynchronous change (create, suspend, resume) */
+                            /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
                             operation_id: string | null;
                             etag: string;
                             created_at: number;
@@ -13600,7 +13900,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

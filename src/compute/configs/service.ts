@@ -18,6 +18,9 @@ export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | '
   secrets: SecretLookup;
 }
 
+/** Machines a 409 names at most (`metadata.machine_ids`); a longer list is cut, the message says so. */
+const MAX_LISTED_MACHINES = 50;
+
 export function createComputeConfigService({ db, engine, clock, cursors, accounts, secrets }: ComputeConfigDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<ComputeConfigsTable> {
     const row = await computeConfigStore.get(db, ctx.workspaceId, canonicalId('cc', rawId));
@@ -77,7 +80,14 @@ export function createComputeConfigService({ db, engine, clock, cursors, account
         const row = await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('compute config');
         assertIfMatch(ifMatch, row.etag);
-        if (await computeConfigStore.inUse(trx, id)) throw new ApiError('COMPUTE_CONFIG_IN_USE');
+        const using = await computeConfigStore.machinesUsing(trx, id, MAX_LISTED_MACHINES + 1);
+        if (using.length > 0) {
+          const listed = using.slice(0, MAX_LISTED_MACHINES).join(', ') + (using.length > MAX_LISTED_MACHINES ? ', ...' : '');
+          throw new ApiError('COMPUTE_CONFIG_IN_USE', {
+            message: `Machines still use this compute config: ${listed}. Delete them (DELETE /v1/machines/{id}) first`,
+            metadata: { machine_ids: using.slice(0, MAX_LISTED_MACHINES).join(',') },
+          });
+        }
         await computeConfigStore.delete(trx, id);
       });
     },

@@ -3,7 +3,7 @@ import type { ComputeConfigsTable, DB, MachineStatus } from '../../db/tables.js'
 import { forUpdate, type Engine } from '../../db/database.js';
 
 /** Machines in these states still need their config's provider account. */
-const USING_STATES: MachineStatus[] = ['creating', 'running', 'suspending', 'suspended', 'resuming'];
+const USING_STATES: MachineStatus[] = ['creating', 'running', 'suspending', 'suspended', 'resuming', 'deleting'];
 
 export const computeConfigStore = {
   insert: (db: Kysely<DB>, row: ComputeConfigsTable) => db.insertInto('compute_configs').values(row).execute(),
@@ -23,18 +23,20 @@ export const computeConfigStore = {
   },
 
   /**
-   * Whether a machine still needs the config's provider account: one under way or in use,
-   * or any (also `failed` or `expired`) whose server or snapshot the provider still holds.
+   * The machines that still need the config's provider account, oldest first, at most
+   * `limit`: one under way or in use, or any (also `failed` or `expired`) whose server or
+   * snapshot the provider still holds.
    */
-  inUse: async (db: Kysely<DB>, id: string): Promise<boolean> => {
-    const row = await db
+  machinesUsing: async (db: Kysely<DB>, id: string, limit: number): Promise<string[]> => {
+    const rows = await db
       .selectFrom('machines')
       .select('id')
       .where('compute_config_id', '=', id)
       .where((eb) => eb.or([eb('status', 'in', USING_STATES), eb('snapshot_id', 'is not', null), eb('provider_server_id', 'is not', null), eb('cleanup', 'is not', null)]))
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   },
 
   delete: (db: Kysely<DB>, id: string) => db.deleteFrom('compute_configs').where('id', '=', id).execute(),

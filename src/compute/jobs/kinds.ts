@@ -3,6 +3,7 @@ export const JOB = {
   createMachine: 'compute.machine_create',
   suspendMachine: 'compute.machine_suspend',
   resumeMachine: 'compute.machine_resume',
+  deleteMachine: 'compute.machine_delete',
   expireSuspension: 'compute.suspension_expire',
   expiryScan: 'compute.expiry_scan',
 } as const;
@@ -25,6 +26,7 @@ export const OPERATION = {
   createMachine: 'machine.create',
   suspendMachine: 'machine.suspend',
   resumeMachine: 'machine.resume',
+  deleteMachine: 'machine.delete',
 } as const;
 
 export interface MachineJob {

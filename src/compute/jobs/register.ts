@@ -4,6 +4,7 @@ import type { ComputeJobDeps } from './common.js';
 import { createMachineJob } from './create-machine.js';
 import { suspendMachineJob } from './suspend-machine.js';
 import { resumeMachineJob } from './resume-machine.js';
+import { deleteMachineJob } from './delete-machine.js';
 import { expiryScanJob } from '../scheduler/expiry-scan.js';
 import { expireSuspensionJob } from '../scheduler/expire-suspension.js';
 
@@ -13,6 +14,7 @@ export function computeJobDefinitions(deps: ComputeJobDeps): JobDefinition[] {
     { kind: JOB.createMachine, run: createMachineJob(deps) },
     { kind: JOB.suspendMachine, run: suspendMachineJob(deps) },
     { kind: JOB.resumeMachine, run: resumeMachineJob(deps) },
+    { kind: JOB.deleteMachine, run: deleteMachineJob(deps) },
     { kind: JOB.expireSuspension, run: expireSuspensionJob(deps) },
     { kind: JOB.expiryScan, run: expiryScanJob(deps), everySeconds: deps.config.schedulerIntervalSeconds },
   ];

@@ -2,7 +2,7 @@ import type { App } from '../../http/fastify-types.js';
 import { errorResponses, requestHeaders } from '../../http/schemas.js';
 import { workspaceCtx } from '../../http/context.js';
 import { quoteEtag } from '../../http/etag.js';
-import { CreateMachineBody, ListMachinesQuery, Machine, MachineList, MachineParams, SuspendMachineBody } from './schemas.js';
+import { CreateMachineBody, ListMachinesQuery, Machine, MachineList, MachineParams, OperationAccepted, SuspendMachineBody } from './schemas.js';
 import type { MachineService } from './service.js';
 
 export function machineRoutes(app: App, machines: MachineService): void {
@@ -84,5 +84,43 @@ export function machineRoutes(app: App, machines: MachineService): void {
       reply.header('etag', quoteEtag(machine.etag));
       return machine;
     },
+  );
+
+  app.post(
+    '/machines/:id(^[^:]+)::resume',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['compute'],
+        summary: 'Resume a suspended machine: recreate its server from the snapshot',
+        description:
+          "The same as `POST /v1/compute/suspensions/{id}:resume` with the machine's `suspension_id`. If-Match is optional (checked when sent). Answers 200 with the machine in status `resuming` and its `operation_id`. A machine that is not suspended is 409 (7409) with `metadata.status`.",
+        headers: requestHeaders({ ifMatch: 'optional', idempotencyKey: 'optional' }),
+        params: MachineParams,
+        response: { 200: Machine, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      const machine = await machines.resume(workspaceCtx(request), request.params.id, request.headers['if-match']);
+      reply.header('etag', quoteEtag(machine.etag));
+      return machine;
+    },
+  );
+
+  app.delete(
+    '/machines/:id',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['compute'],
+        summary: 'Delete a machine (If-Match): its server and any snapshot at the provider, then the machine',
+        description:
+          'Answers 202 with the `operation_id` of the deletion; the machine reads `deleting` until the provider confirms that its server and snapshot are gone, then 404, and its suspension is no longer listed (at once). A provider outage only delays the deletion. Running, suspended, failed and expired machines can be deleted; one that an operation is changing (creating, suspending, resuming, deleting) is 409 (7408) with `metadata.status` and `metadata.operation_id`.',
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
+        params: MachineParams,
+        response: { 202: OperationAccepted, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await machines.delete(workspaceCtx(request), request.params.id, request.headers['if-match'])),
   );
 }

@@ -15,7 +15,7 @@ export const CreateMachineBody = Type.Object(
 );
 export type CreateMachineBody = Static<typeof CreateMachineBody>;
 
-export const MACHINE_STATUSES = ['creating', 'running', 'suspending', 'suspended', 'resuming', 'failed', 'expired'] as const;
+export const MACHINE_STATUSES = ['creating', 'running', 'suspending', 'suspended', 'resuming', 'deleting', 'failed', 'expired'] as const;
 
 export const Machine = Type.Object(
   {
@@ -31,12 +31,13 @@ export const Machine = Type.Object(
     status: Type.Unsafe<(typeof MACHINE_STATUSES)[number]>({
       type: 'string',
       enum: [...MACHINE_STATUSES],
-      description: 'creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out',
+      description:
+        'creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)',
     }),
     provider_server_id: Type.Union([Type.Integer(), Type.Null()], { description: "The provider's server id; null while it has no server" }),
     ipv4: Type.Union([Type.String(), Type.Null()]),
     suspension_id: Type.Union([Type.String(), Type.Null()], { description: 'The suspension holding its snapshot while suspended' }),
-    operation_id: Type.Union([Type.String(), Type.Null()], { description: 'The operation of its latest asynchronous change (create, suspend, resume)' }),
+    operation_id: Type.Union([Type.String(), Type.Null()], { description: 'The operation of its latest asynchronous change (create, suspend, resume, delete)' }),
     etag: Type.String(),
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
@@ -45,6 +46,11 @@ export const Machine = Type.Object(
 );
 
 export const MachineList = ListEnvelope(Machine);
+
+export const OperationAccepted = Type.Object(
+  { operation_id: Type.String({ description: 'The operation to poll (GET /v1/operations/{id}): done when the work is' }) },
+  { additionalProperties: false },
+);
 
 export const ListMachinesQuery = PageQuery(100, 50);
 

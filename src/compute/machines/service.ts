@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { MachinesTable } from '../../db/tables.js';
+import type { MachinesTable, MachineStatus } from '../../db/tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
@@ -17,11 +17,25 @@ import { JOB, OPERATION, type MachineJob } from '../jobs/kinds.js';
 import { machineStore } from './store.js';
 import { toMachine } from './representation.js';
 import { startSuspend } from './suspend-start.js';
+import { startResume } from './resume-start.js';
+import { suspensionStore } from '../suspensions/store.js';
 import type { CreateMachineBody } from './schemas.js';
 
 export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs'> {
   accounts: ProviderAccounts;
   secrets: SecretLookup;
+}
+
+/** A machine no operation is changing: it can be deleted. */
+const DELETABLE: MachineStatus[] = ['running', 'suspended', 'failed', 'expired'];
+
+function busy(row: MachinesTable): ApiError {
+  const metadata = { status: row.status, ...(row.operation_id ? { operation_id: row.operation_id } : {}) };
+  const message =
+    row.status === 'deleting'
+      ? `The machine is already being deleted: operation ${row.operation_id} is done when it is gone`
+      : `The machine is ${row.status}: wait until operation ${row.operation_id} is done, then delete it`;
+  return new ApiError('MACHINE_BUSY', { message, metadata });
 }
 
 export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets }: MachineServiceDeps) {
@@ -112,6 +126,43 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
           throw new ApiError('MACHINE_NOT_RUNNING', { message: `Only a running machine can be suspended; this one is ${row.status}`, metadata: { status: row.status } });
         }
         return toMachine(await startSuspend(trx, { clock, jobs }, row, reason));
+      });
+    },
+
+    /** `POST /v1/machines/{id}:resume`: what its suspension's `:resume` does. If-Match is checked when sent. */
+    async resume(ctx: WorkspaceContext, rawId: string, ifMatch: string | undefined) {
+      const id = canonicalId('mch', rawId);
+      return db.transaction().execute(async (trx) => {
+        const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
+        if (!row) throw notFound('machine');
+        if (ifMatch !== undefined) assertIfMatch(ifMatch, row.etag);
+        const susp = row.status === 'suspended' && row.suspension_id !== null ? await suspensionStore.getLocked(trx, engine, ctx.workspaceId, row.suspension_id) : undefined;
+        if (!susp) {
+          throw new ApiError('MACHINE_NOT_SUSPENDED', { message: `Only a suspended machine can be resumed; this one is ${row.status}`, metadata: { status: row.status } });
+        }
+        return toMachine(await startResume(trx, { clock, jobs }, row, susp));
+      });
+    },
+
+    /**
+     * Starts deleting a machine that no operation is changing (running, suspended, failed,
+     * expired): its suspension ends at once (no longer listed or resumable), and a job deletes
+     * its server and snapshot at the provider, then the machine. 409 (7408) with its status
+     * while an operation, a deletion among them, is under way.
+     */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<{ operation_id: string }> {
+      const id = canonicalId('mch', rawId);
+      return db.transaction().execute(async (trx) => {
+        const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
+        if (!row) throw notFound('machine');
+        assertIfMatch(ifMatch, row.etag);
+        if (!DELETABLE.includes(row.status)) throw busy(row);
+        const now = nowSeconds(clock);
+        const operationId = await startOperation(trx, clock, ctx.workspaceId, OPERATION.deleteMachine);
+        if (row.suspension_id !== null) await suspensionStore.transition(trx, row.suspension_id, 'active', { state: 'deleted', ended_at: now });
+        await machineStore.update(trx, id, { status: 'deleting', suspension_id: null, operation_id: operationId, etag: newEtag(), updated_at: now });
+        await jobs.enqueue(trx, { kind: JOB.deleteMachine, payload: { machineId: id } satisfies MachineJob, operationId });
+        return { operation_id: operationId };
       });
     },
   };

@@ -25,9 +25,17 @@ export const machineStore = {
    * Moves a machine on only from the status the caller expects (compare-and-swap), so a
    * job run twice, or racing another, changes it once. False when it was not in `from`.
    */
-  transition: async (db: Kysely<DB>, id: string, from: MachineStatus, set: Updateable<MachinesTable>): Promise<boolean> => {
-    const res = await db.updateTable('machines').set(set).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  transition: async (db: Kysely<DB>, id: string, from: MachineStatus, set: Updateable<MachinesTable>, suspensionId?: string): Promise<boolean> => {
+    let q = db.updateTable('machines').set(set).where('id', '=', id).where('status', '=', from);
+    if (suspensionId !== undefined) q = q.where('suspension_id', '=', suspensionId);
+    const res = await q.executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** Gone for good (its deletion confirmed at the provider), only from `deleting`. */
+  deleteDeleting: async (db: Kysely<DB>, id: string): Promise<boolean> => {
+    const res = await db.deleteFrom('machines').where('id', '=', id).where('status', '=', 'deleting').executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   },
 
   update: (db: Kysely<DB>, id: string, set: Updateable<MachinesTable>) => db.updateTable('machines').set(set).where('id', '=', id).execute(),

@@ -14,10 +14,18 @@ import { providerForMachine, type ComputeJobDeps } from '../jobs/common.js';
  * transaction): no longer listed, resume 404, the machine `expired`. The machine keeps
  * `snapshot_id` until the provider has confirmed the deletion. False when it was not active
  * (being resumed, or already over).
+ *
+ * The machine's row first, then the suspension's: the lock order of every writer of both (a
+ * resume, a deletion), so that none waits on another in a cycle. Its machine moves only while
+ * it is suspended on this suspension, and then the suspension is active: both change, or
+ * neither.
  */
 export async function endSuspension(trx: Kysely<DB>, s: ComputeSuspensionsTable, now: number): Promise<boolean> {
-  if (!(await suspensionStore.transition(trx, s.id, 'active', { state: 'expired', ended_at: now }))) return false;
-  await machineStore.transition(trx, s.machine_id, 'suspended', { status: 'expired', suspension_id: null, etag: newEtag(), updated_at: now });
+  const moved = await machineStore.transition(trx, s.machine_id, 'suspended', { status: 'expired', suspension_id: null, etag: newEtag(), updated_at: now }, s.id);
+  if (!moved) return false;
+  if (!(await suspensionStore.transition(trx, s.id, 'active', { state: 'expired', ended_at: now }))) {
+    throw new Error(`suspension ${s.id} was not active while its machine was suspended on it`);
+  }
   return true;
 }
 

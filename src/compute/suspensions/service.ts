@@ -1,15 +1,16 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
+import type { SuspensionState } from '../../db/tables.js';
 import { canonicalId } from '../../shared/ids.js';
-import { nowSeconds } from '../../shared/clock.js';
-import { ApiError, notFound } from '../../shared/errors.js';
-import { newEtag } from '../../shared/etag.js';
-import { startOperation } from '../../operations/service.js';
+import { notFound } from '../../shared/errors.js';
 import { machineStore } from '../machines/store.js';
 import { toMachine } from '../machines/representation.js';
-import { JOB, OPERATION, type SuspensionJob } from '../jobs/kinds.js';
+import { startResume } from '../machines/resume-start.js';
 import { suspensionStore } from './store.js';
 import { toSuspension } from './representation.js';
+
+/** States of a suspension that is not over: the others no longer exist for callers. */
+const OPEN: SuspensionState[] = ['active', 'resuming'];
 
 export function createSuspensionService({ db, engine, clock, jobs }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'jobs'>) {
   return {
@@ -18,23 +19,20 @@ export function createSuspensionService({ db, engine, clock, jobs }: Pick<Servic
     },
 
     /**
-     * Starts recreating the server from the snapshot. A suspension that is over (resumed or
-     * expired) no longer exists for the caller (404); one being resumed is 409.
+     * Starts recreating the server from the snapshot. A suspension that is over (resumed,
+     * expired, or its machine deleted) no longer exists for the caller (404); one being resumed
+     * is 409.
      */
     async resume(ctx: WorkspaceContext, rawId: string) {
       const id = canonicalId('susp', rawId);
       return db.transaction().execute(async (trx) => {
+        const found = await suspensionStore.get(trx, ctx.workspaceId, id);
+        if (!found) throw notFound('suspension');
+        // The machine's lock first, then the suspension's: the order of every other writer.
+        const machine = await machineStore.getLocked(trx, engine, ctx.workspaceId, found.machine_id);
         const susp = await suspensionStore.getLocked(trx, engine, ctx.workspaceId, id);
-        if (!susp || susp.state === 'resumed' || susp.state === 'expired') throw notFound('suspension');
-        if (susp.state !== 'active') throw new ApiError('SUSPENSION_NOT_ACTIVE');
-        const machine = await machineStore.byId(trx, susp.machine_id);
-        if (!machine) throw notFound('machine');
-        const operationId = await startOperation(trx, clock, ctx.workspaceId, OPERATION.resumeMachine);
-        const set = { status: 'resuming' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
-        await suspensionStore.transition(trx, id, 'active', { state: 'resuming' });
-        await machineStore.update(trx, machine.id, set);
-        await jobs.enqueue(trx, { kind: JOB.resumeMachine, payload: { suspensionId: id } satisfies SuspensionJob, operationId });
-        return toMachine({ ...machine, ...set });
+        if (!machine || !susp || !OPEN.includes(susp.state)) throw notFound('suspension');
+        return toMachine(await startResume(trx, { clock, jobs }, machine, susp));
       });
     },
   };

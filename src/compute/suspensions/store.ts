@@ -5,6 +5,9 @@ import { forUpdate, type Engine } from '../../db/database.js';
 export const suspensionStore = {
   insert: (db: Kysely<DB>, row: ComputeSuspensionsTable) => db.insertInto('compute_suspensions').values(row).execute(),
 
+  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
+    db.selectFrom('compute_suspensions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
   byId: (db: Kysely<DB>, id: string) => db.selectFrom('compute_suspensions').selectAll().where('id', '=', id).executeTakeFirst(),
 
   getLocked: (db: Kysely<DB>, engine: Engine, workspaceId: string, id: string) =>
@@ -55,6 +58,9 @@ export const suspensionStore = {
     const res = await db.updateTable('compute_suspensions').set(set).where('id', '=', id).where('state', '=', from).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
+
+  /** Every suspension a machine ever had: they go with it when it is deleted. */
+  deleteForMachine: (db: Kysely<DB>, machineId: string) => db.deleteFrom('compute_suspensions').where('machine_id', '=', machineId).execute(),
 
   /** Records that the notices up to `level` went out; never lowers it. */
   noteNotices: (db: Kysely<DB>, id: string, level: number) =>
