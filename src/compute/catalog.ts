@@ -1,36 +1,107 @@
 import { ErrorCodes, type ErrorEntry } from '../shared/errors.js';
-import type { ComputeProvider } from './provider/types.js';
+import type { Clock } from '../shared/clock.js';
+import type { ComputeProvider, ProviderAccounts, ServerType } from './provider/types.js';
 import type { Glob } from './configs/glob.js';
 
-/** Longer than any image name a provider uses: not worth asking about. */
-const MAX_IMAGE_NAME = 255;
+/** How long an answer of the provider's catalog is used before it is asked again. */
+export const CATALOG_TTL_SECONDS = 60;
+
+/** CONTRACT §13's catalog, in the provider's words (prices in cents of its currency, gross). */
+export interface Catalog {
+  provider: string;
+  regions: { id: string; name: string }[];
+  images: { id: string; name: string }[];
+  server_types: {
+    id: string;
+    cores: number;
+    memory_gb: number;
+    disk_gb: number;
+    architecture: string;
+    monthly_price_cents: number;
+    prices: { region: string; monthly_price_cents: number }[];
+  }[];
+}
+
+const cents = (gross: number) => Math.round(gross * 100);
+
+function serverTypeOf(t: ServerType): Catalog['server_types'][number] {
+  const prices = t.prices.filter((p) => Number.isFinite(p.monthlyGross)).map((p) => ({ region: p.location, monthly_price_cents: cents(p.monthlyGross) }));
+  return {
+    id: t.name,
+    cores: t.cores,
+    memory_gb: t.memoryGb,
+    disk_gb: t.diskGb,
+    architecture: t.architecture,
+    monthly_price_cents: prices.length > 0 ? Math.min(...prices.map((p) => p.monthly_price_cents)) : 0,
+    prices,
+  };
+}
+
+async function readCatalog(providerId: string, provider: ComputeProvider): Promise<Catalog> {
+  const [locations, types, images] = await Promise.all([provider.listLocations(), provider.listServerTypes(), provider.listImages()]);
+  return {
+    provider: providerId,
+    regions: locations.map((l) => ({ id: l.name, name: l.description })),
+    images: images.map((i) => ({ id: i.name, name: i.description })),
+    server_types: types.map(serverTypeOf),
+  };
+}
+
+export interface CatalogSource {
+  /** The provider's catalog, at most CATALOG_TTL_SECONDS old; a provider failure is thrown (ProviderError), never kept. */
+  get(): Promise<Catalog>;
+}
+
+/**
+ * The catalog through the platform's account (what is offered is the same for every account),
+ * shared by the requests of this process: one provider round at a time, its answer kept briefly.
+ */
+export function catalogSource(accounts: ProviderAccounts, clock: Clock): CatalogSource {
+  let kept: { catalog: Catalog; until: number } | null = null;
+  let pending: Promise<Catalog> | null = null;
+  return {
+    get() {
+      if (kept && clock.nowMs() < kept.until) return Promise.resolve(kept.catalog);
+      pending ??= readCatalog(accounts.providerId, accounts.forToken(null))
+        .then((catalog) => {
+          kept = { catalog, until: clock.nowMs() + CATALOG_TTL_SECONDS * 1000 };
+          return catalog;
+        })
+        .finally(() => {
+          pending = null;
+        });
+      return pending;
+    },
+  };
+}
 
 const entry = (field: string, message: string): ErrorEntry => ({ code: ErrorCodes.VALIDATION_FAILED.code, message, path: ['body', field] });
+const ids = (list: { id: string }[]) => list.map((x) => x.id).join(', ');
 
-/** What a new compute config names that the provider does not offer: one 422 entry per field. */
-export async function configViolations(provider: ComputeProvider, c: { region: string; image: string; filter: Glob }): Promise<ErrorEntry[]> {
-  const [locations, types, image] = await Promise.all([
-    provider.listLocations(),
-    provider.listServerTypes(),
-    c.image.length <= MAX_IMAGE_NAME ? provider.findImage(c.image) : Promise.resolve(null),
-  ]);
+/** What a new compute config names that the provider does not offer: one 422 entry per field, each listing what is. */
+export function configViolations(catalog: Catalog, c: { region: string; image: string; filter: Glob }): ErrorEntry[] {
   const out: ErrorEntry[] = [];
-  const regionOk = locations.includes(c.region);
-  if (!regionOk) out.push(entry('region', `region must be one of the provider's locations: ${locations.join(', ')}`));
-  if (!image) out.push(entry('image', 'image is not an image the provider offers'));
-  const offered = regionOk ? types.filter((t) => t.prices.some((p) => p.location === c.region)) : types;
-  if (!offered.some((t) => c.filter.test(t.name))) {
+  const regionOk = catalog.regions.some((r) => r.id === c.region);
+  if (!regionOk) out.push(entry('region', `region must be one of the provider's regions: ${ids(catalog.regions)}`));
+  if (!catalog.images.some((i) => i.id === c.image)) out.push(entry('image', `image must be one of the provider's images: ${ids(catalog.images)}`));
+  const offered = regionOk ? catalog.server_types.filter((t) => t.prices.some((p) => p.region === c.region)) : catalog.server_types;
+  if (!offered.some((t) => c.filter.test(t.id))) {
     const where = regionOk ? ` offered in ${c.region}` : '';
-    out.push(entry('machine_type_filter', `machine_type_filter matches none of the provider's server types${where}: ${offered.map((t) => t.name).join(', ')}`));
+    out.push(entry('machine_type_filter', `machine_type_filter matches none of the provider's server types${where}: ${ids(offered)}`));
   }
   return out;
 }
 
-/** Why a server type cannot be used with a config, or null when it can. */
-export async function serverTypeProblem(provider: ComputeProvider, config: { region: string; machine_type_filter: string }, filter: Glob, serverType: string): Promise<string | null> {
-  if (!filter.test(serverType)) return `server_type does not match the compute config's machine_type_filter "${config.machine_type_filter}"`;
-  const type = (await provider.listServerTypes()).find((t) => t.name === serverType);
-  if (!type) return 'server_type is not a server type of the provider';
-  if (!type.prices.some((p) => p.location === config.region)) return `server_type is not offered in the config's region ${config.region}`;
-  return null;
+/** Why a server type cannot be used with a config (naming the ones that can), or null when it can. */
+export function serverTypeProblem(catalog: Catalog, config: { region: string; machine_type_filter: string }, filter: Glob, serverType: string): string | null {
+  const usable = catalog.server_types.filter((t) => filter.test(t.id) && t.prices.some((p) => p.region === config.region));
+  if (usable.some((t) => t.id === serverType)) return null;
+  const choices = usable.length > 0 ? ids(usable) : 'none (the provider offers no server type of the filter there any more)';
+  const known = catalog.server_types.find((t) => t.id === serverType);
+  const why = !filter.test(serverType)
+    ? `does not match the compute config's machine_type_filter "${config.machine_type_filter}"`
+    : !known
+      ? 'is not a server type of the provider'
+      : `is not offered in the config's region ${config.region}`;
+  return `server_type ${why}; this config can use: ${choices}`;
 }

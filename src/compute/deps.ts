@@ -2,6 +2,7 @@ import type { ServiceDeps } from '../deps.js';
 import { createSecretService } from '../secrets/service.js';
 import { createProviderAccounts, type SecretLookup } from './provider/accounts.js';
 import type { ProviderAccounts } from './provider/types.js';
+import { catalogSource, type CatalogSource } from './catalog.js';
 
 /** What the compute area's services and jobs are built from. */
 export interface ComputeDeps extends ServiceDeps {
@@ -9,6 +10,8 @@ export interface ComputeDeps extends ServiceDeps {
   accounts: ProviderAccounts;
   /** The secrets area's service, for bring-your-own provider accounts (CONTRACT §5). */
   secrets: SecretLookup;
+  /** What the provider offers, kept briefly: shared by this process's requests. */
+  catalog: CatalogSource;
 }
 
 const built = new WeakMap<ServiceDeps, ComputeDeps>();
@@ -23,7 +26,8 @@ export function computeDeps(deps: ServiceDeps): ComputeDeps {
     // Suspensions, expiry notices and the expiry scan run on the compute clock: the process's,
     // unless the one who started the process gave another (tests of real processes move it).
     const clock = deps.computeClock ?? deps.clock;
-    area = { ...deps, clock, accounts: createProviderAccounts(deps.config.provider, clock), secrets: createSecretService(deps) };
+    const accounts = createProviderAccounts(deps.config.provider, clock);
+    area = { ...deps, clock, accounts, secrets: createSecretService(deps), catalog: catalogSource(accounts, clock) };
     built.set(deps, area);
   }
   return area;

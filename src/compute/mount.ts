@@ -7,11 +7,13 @@ import { createMachineService } from './machines/service.js';
 import { machineRoutes } from './machines/routes.js';
 import { createSuspensionService } from './suspensions/service.js';
 import { suspensionRoutes } from './suspensions/routes.js';
+import { catalogRoutes } from './catalog-routes.js';
 
-/** The compute area's routes: configs, machines, suspensions (its jobs: ./worker.ts). */
+/** The compute area's routes: the provider's catalog, configs, machines, suspensions (its jobs: ./worker.ts). */
 export function mountCompute(app: App, deps: ServiceDeps): void {
   const area = computeDeps(deps);
   computeConfigRoutes(app, createComputeConfigService(area), area.accounts.providerId);
   machineRoutes(app, createMachineService(area));
   suspensionRoutes(app, createSuspensionService(area));
+  catalogRoutes(app, area.catalog);
 }

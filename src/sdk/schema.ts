@@ -6579,6 +6579,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/compute/catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the compute provider offers: regions, images and server types with their prices
+         * @description The values a compute config (`region`, `image`, `machine_type_filter`) and a machine (`server_type`) may name. Read from the provider and kept for 60 s. 503 with Retry-After when the provider cannot answer.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The provider id (what `provider` of a compute config must be) */
+                            provider: string;
+                            regions: {
+                                /** @description The region as a compute config names it, e.g. `fsn1` */
+                                id: string;
+                                /** @description In words, e.g. `Falkenstein DC Park 1` */
+                                name: string;
+                            }[];
+                            images: {
+                                /** @description The image as a compute config names it, e.g. `ubuntu-24.04` */
+                                id: string;
+                                /** @description In words, e.g. `Ubuntu 24.04` */
+                                name: string;
+                            }[];
+                            server_types: {
+                                /** @description The server type as `server_type` and `machine_type_filter` name it, e.g. `cx22` */
+                                id: string;
+                                /** @description Virtual CPU cores */
+                                cores: number;
+                                /** @description Memory, GB */
+                                memory_gb: number;
+                                /** @description Local disk, GB */
+                                disk_gb: number;
+                                /** @description `x86` or `arm` */
+                                architecture: string;
+                                /** @description The lowest gross monthly price over its regions, in cents of the provider's currency (EUR) */
+                                monthly_price_cents: number;
+                                /** @description One entry per region the type is offered in: a machine of the type can be made only there */
+                                prices: {
+                                    /** @description A region id the type is offered in */
+                                    region: string;
+                                    /** @description Gross monthly price there, in cents */
+                                    monthly_price_cents: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not ready */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/packages": {
         parameters: {
             query?: never;

@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { computeTestApp, CONFIG_BODY, createConfig, type ComputeTest } from './setup.js';
+import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
 
 let t: ComputeTest;
 before(async () => {
@@ -87,6 +88,7 @@ describe('POST /v1/compute/configs', () => {
   });
 
   test('the provider down, slow or rate limiting is 503 with Retry-After, never a 500', async () => {
+    t.h.clock.advanceSeconds(CATALOG_TTL_SECONDS + 1); // what the provider offers is asked again
     t.stub.fail({ path: /^\/locations$/, status: 503, code: 'unavailable' });
     const down = await post(CONFIG_BODY);
     assert.equal(down.statusCode, 503);

@@ -31,12 +31,14 @@ describe('Hetzner client', () => {
   test('reads the catalog across pages: locations, server types with monthly gross prices (deprecated ones left out), images, the snapshot price', async () => {
     stub.maxPerPage = 2;
     const c = client();
-    assert.deepEqual(await c.listLocations(), ['fsn1', 'nbg1', 'hel1', 'ash']);
+    assert.deepEqual((await c.listLocations()).map((l) => l.name), ['fsn1', 'nbg1', 'hel1', 'ash']);
+    assert.deepEqual((await c.listLocations())[0], { name: 'fsn1', description: 'FSN1 DC Park 1' });
     const types = await c.listServerTypes();
     assert.deepEqual(types.map((t) => t.name), ['cx22', 'cx32', 'cpx11', 'cpx21', 'cax11']);
-    assert.deepEqual(types[0]!.prices[0], { location: 'fsn1', monthlyGross: 4.59 });
-    assert.equal((await c.findImage('debian-12'))?.type, 'system');
-    assert.equal(await c.findImage('windows-95'), null);
+    assert.deepEqual(types[1], { name: 'cx32', cores: 4, memoryGb: 8, diskGb: 80, architecture: 'x86', prices: ['fsn1', 'nbg1', 'hel1'].map((location) => ({ location, monthlyGross: 7.59 })) });
+    assert.equal(types[4]!.architecture, 'arm');
+    assert.deepEqual(await c.listImages(), ['ubuntu-24.04', 'debian-12', 'ubuntu-22.04'].map((name) => ({ name, description: name })));
+    assert.ok(stub.requestsTo('GET', /^\/images$/).every((r) => !r.query.includes('type=snapshot')), 'snapshots are not offered images');
     assert.equal(await c.snapshotPricePerGbMonth(), SNAPSHOT_GROSS_PER_GB);
     assert.ok(stub.requestsTo('GET', /^\/locations$/).some((r) => r.query.includes('page=2')), 'followed next_page');
     stub.maxPerPage = 50;

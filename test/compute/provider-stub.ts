@@ -264,13 +264,17 @@ export class ProviderStub {
     const q = url.searchParams;
 
     if (method === 'GET' && path === '/locations') {
-      const p = this.page(LOCATIONS.map((name, i) => ({ id: i + 1, name })), q);
+      const p = this.page(LOCATIONS.map((name, i) => ({ id: i + 1, name, description: `${name.toUpperCase()} DC Park 1`, city: name })), q);
       return send(200, { locations: p.items, meta: p.meta });
     }
     if (method === 'GET' && path === '/server_types') {
       const types = SERVER_TYPES.map((t, i) => ({
         id: i + 1,
         name: t.name,
+        cores: t.name.endsWith('32') || t.name.endsWith('21') ? 4 : 2,
+        memory: t.name.endsWith('32') ? 8 : 4,
+        disk: t.name.endsWith('32') ? 80 : 40,
+        architecture: t.name.startsWith('cax') ? 'arm' : 'x86',
         deprecated: t.deprecated ?? false,
         deprecation: t.deprecated ? { announced: '2024-06-06T08:00:00+00:00', unavailable_after: '2024-09-06T08:00:00+00:00' } : null,
         prices: t.locations.map((location) => ({ location, price_hourly: { net: '0.0050', gross: '0.0060' }, price_monthly: { net: t.gross, gross: t.gross } })),

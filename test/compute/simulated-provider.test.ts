@@ -32,6 +32,26 @@ describe('the embedded simulated provider', () => {
     }
   });
 
+  test('GET /v1/compute/catalog shows that catalog, named by WSP_PROVIDER_ID', async () => {
+    const res = await inject('GET', '/v1/compute/catalog');
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.provider, 'acme');
+    assert.deepEqual(body.regions, [
+      { id: 'fsn1', name: 'Falkenstein DC Park 1' },
+      { id: 'nbg1', name: 'Nuremberg DC Park 1' },
+      { id: 'hel1', name: 'Helsinki DC Park 1' },
+    ]);
+    assert.deepEqual(body.images, [
+      { id: 'ubuntu-24.04', name: 'Ubuntu 24.04' },
+      { id: 'debian-12', name: 'Debian 12' },
+    ]);
+    assert.deepEqual(
+      body.server_types.map((s: { id: string; monthly_price_cents: number; architecture: string }) => [s.id, s.monthly_price_cents, s.architecture]),
+      [['cx22', 459, 'x86'], ['cx32', 759, 'x86'], ['cpx11', 518, 'x86'], ['cax11', 459, 'arm']],
+    );
+  });
+
   test('WSP_PROVIDER_ID renames the provider: the one allowed value of `provider`', async () => {
     const res = await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'hetzner', region: 'fsn1', image: 'debian-12' });
     assert.equal(res.statusCode, 422);

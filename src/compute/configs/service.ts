@@ -6,22 +6,22 @@ import { nowSeconds } from '../../shared/clock.js';
 import { ApiError, notFound, validationError } from '../../shared/errors.js';
 import { pageById } from '../../shared/cursor.js';
 import { assertIfMatch, newEtag } from '../../shared/etag.js';
-import type { ProviderAccounts, SecretLookup } from '../provider/accounts.js';
+import type { SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
-import { configViolations } from '../catalog.js';
+import { configViolations, type CatalogSource } from '../catalog.js';
 import { compileGlob } from './glob.js';
 import { computeConfigStore } from './store.js';
 import type { CreateComputeConfigBody } from './schemas.js';
 
 export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'> {
-  accounts: ProviderAccounts;
+  catalog: CatalogSource;
   secrets: SecretLookup;
 }
 
 /** Machines a 409 names at most (`metadata.machine_ids`); a longer list is cut, the message says so. */
 const MAX_LISTED_MACHINES = 50;
 
-export function createComputeConfigService({ db, engine, clock, cursors, accounts, secrets }: ComputeConfigDeps) {
+export function createComputeConfigService({ db, engine, clock, cursors, catalog, secrets }: ComputeConfigDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<ComputeConfigsTable> {
     const row = await computeConfigStore.get(db, ctx.workspaceId, canonicalId('cc', rawId));
     if (!row) throw notFound('compute config');
@@ -38,7 +38,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, account
       const filter = compileGlob(filterText);
       if (!filter) throw validationError(['body', 'machine_type_filter'], 'machine_type_filter is not a valid glob (a character range is reversed)');
       // What is offered is the same for every account, so the platform's account answers it.
-      const violations = await duringRequest(() => configViolations(accounts.forToken(null), { region: body.region, image: body.image, filter }));
+      const violations = configViolations(await duringRequest(() => catalog.get()), { region: body.region, image: body.image, filter });
       if (violations.length > 0) throw new ApiError('VALIDATION_FAILED', { entries: violations });
       const secretId = body.secret_id === undefined ? null : canonicalId('sec', body.secret_id);
       if (secretId !== null && !(await secrets.exists(ctx.workspaceId, secretId))) throw notFound('secret', ['body', 'secret_id']);

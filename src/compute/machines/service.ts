@@ -9,7 +9,7 @@ import { assertIfMatch, newEtag } from '../../shared/etag.js';
 import { startOperation } from '../../operations/service.js';
 import { providerForConfig, type ProviderAccounts, type SecretLookup } from '../provider/accounts.js';
 import { duringRequest } from '../provider/errors.js';
-import { serverTypeProblem } from '../catalog.js';
+import { serverTypeProblem, type CatalogSource } from '../catalog.js';
 import { compileGlob } from '../configs/glob.js';
 import { computeConfigStore } from '../configs/store.js';
 import { clusterStore } from '../clusters/store.js';
@@ -24,6 +24,7 @@ import type { CreateMachineBody } from './schemas.js';
 export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs'> {
   accounts: ProviderAccounts;
   secrets: SecretLookup;
+  catalog: CatalogSource;
 }
 
 /** A machine no operation is changing: it can be deleted. */
@@ -38,7 +39,7 @@ function busy(row: MachinesTable): ApiError {
   return new ApiError('MACHINE_BUSY', { message, metadata });
 }
 
-export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets }: MachineServiceDeps) {
+export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets, catalog }: MachineServiceDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<MachinesTable> {
     const row = await machineStore.get(db, ctx.workspaceId, canonicalId('mch', rawId));
     if (!row) throw notFound('machine');
@@ -56,7 +57,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
       const config = await computeConfigStore.get(db, ctx.workspaceId, configId);
       if (!config) throw notFound('compute config', ['body', 'compute_config_id']);
       const filter = compileGlob(config.machine_type_filter)!;
-      const problem = await duringRequest(() => serverTypeProblem(accounts.forToken(null), config, filter, body.server_type));
+      const problem = serverTypeProblem(await duringRequest(() => catalog.get()), config, filter, body.server_type);
       if (problem) throw validationError(['body', 'server_type'], problem);
       const now = nowSeconds(clock);
       let clusterId: string;

@@ -187,8 +187,8 @@ export class HetznerClient implements ComputeProvider {
     }
   }
 
-  async listLocations(): Promise<string[]> {
-    return (await this.listAll('/locations', 'locations')).map((l) => String(l.name));
+  async listLocations() {
+    return (await this.listAll('/locations', 'locations')).map((l) => ({ name: String(l.name), description: String(l.description ?? l.city ?? l.name) }));
   }
 
   async listServerTypes(): Promise<ServerType[]> {
@@ -196,6 +196,10 @@ export class HetznerClient implements ComputeProvider {
       .filter((t) => t.deprecated !== true && !t.deprecation)
       .map((t) => ({
         name: String(t.name),
+        cores: Number(t.cores),
+        memoryGb: Number(t.memory),
+        diskGb: Number(t.disk),
+        architecture: String(t.architecture ?? 'x86'),
         prices: (Array.isArray(t.prices) ? t.prices : []).map((p: Json) => ({
           location: String(p.location),
           monthlyGross: Number(p.price_monthly?.gross ?? NaN),
@@ -203,9 +207,15 @@ export class HetznerClient implements ComputeProvider {
       }));
   }
 
-  async findImage(name: string): Promise<ProviderImage | null> {
-    const images = await this.listAll(`/images?name=${encodeURIComponent(name)}&status=available`, 'images');
-    return images.map(toImage).find((i) => i.name === name) ?? null;
+  /** System and app images (one per architecture at Hetzner: each name is listed once). */
+  async listImages() {
+    const out = new Map<string, string>();
+    for (const type of ['system', 'app']) {
+      for (const i of await this.listAll(`/images?type=${type}&status=available`, 'images')) {
+        if (typeof i.name === 'string' && !out.has(i.name)) out.set(i.name, String(i.description ?? i.name));
+      }
+    }
+    return [...out].map(([name, description]) => ({ name, description }));
   }
 
   async snapshotPricePerGbMonth(): Promise<number> {

@@ -1,14 +1,16 @@
 import { ProviderError, type ComputeProvider, type Labels, type ProviderAction, type ProviderImage, type ProviderServer, type ServerType } from './types.js';
 
 /** The catalog of CONTRACT §5: what the embedded provider offers. */
-const LOCATIONS = ['fsn1', 'nbg1', 'hel1'];
-const SERVER_TYPES: { name: string; diskGb: number; monthlyGross: number }[] = [
-  { name: 'cx22', diskGb: 40, monthlyGross: 4.59 },
-  { name: 'cx32', diskGb: 80, monthlyGross: 7.59 },
-  { name: 'cpx11', diskGb: 40, monthlyGross: 5.18 },
-  { name: 'cax11', diskGb: 40, monthlyGross: 4.59 },
+const LOCATION_NAMES: Record<string, string> = { fsn1: 'Falkenstein DC Park 1', nbg1: 'Nuremberg DC Park 1', hel1: 'Helsinki DC Park 1' };
+const LOCATIONS = Object.keys(LOCATION_NAMES);
+const SERVER_TYPES: { name: string; cores: number; memoryGb: number; diskGb: number; architecture: string; monthlyGross: number }[] = [
+  { name: 'cx22', cores: 2, memoryGb: 4, diskGb: 40, architecture: 'x86', monthlyGross: 4.59 },
+  { name: 'cx32', cores: 4, memoryGb: 8, diskGb: 80, architecture: 'x86', monthlyGross: 7.59 },
+  { name: 'cpx11', cores: 2, memoryGb: 2, diskGb: 40, architecture: 'x86', monthlyGross: 5.18 },
+  { name: 'cax11', cores: 2, memoryGb: 4, diskGb: 40, architecture: 'arm', monthlyGross: 4.59 },
 ];
-const SYSTEM_IMAGES = ['ubuntu-24.04', 'debian-12'];
+const IMAGE_NAMES: Record<string, string> = { 'ubuntu-24.04': 'Ubuntu 24.04', 'debian-12': 'Debian 12' };
+const SYSTEM_IMAGES = Object.keys(IMAGE_NAMES);
 const SNAPSHOT_PRICE_PER_GB_MONTH = 0.0119;
 
 interface Project {
@@ -45,16 +47,15 @@ export class SimulatedProvider implements ComputeProvider {
   }
 
   async listLocations() {
-    return [...LOCATIONS];
+    return LOCATIONS.map((name) => ({ name, description: LOCATION_NAMES[name]! }));
   }
 
   async listServerTypes(): Promise<ServerType[]> {
-    return SERVER_TYPES.map((t) => ({ name: t.name, prices: LOCATIONS.map((location) => ({ location, monthlyGross: t.monthlyGross })) }));
+    return SERVER_TYPES.map(({ monthlyGross, ...t }) => ({ ...t, prices: LOCATIONS.map((location) => ({ location, monthlyGross })) }));
   }
 
-  async findImage(name: string): Promise<ProviderImage | null> {
-    const i = SYSTEM_IMAGES.indexOf(name);
-    return i < 0 ? null : { id: i + 1, type: 'system', name, status: 'available', sizeGb: null };
+  async listImages() {
+    return SYSTEM_IMAGES.map((name) => ({ name, description: IMAGE_NAMES[name]! }));
   }
 
   async snapshotPricePerGbMonth() {

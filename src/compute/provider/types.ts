@@ -12,8 +12,25 @@ export interface ServerTypePrice {
 
 export interface ServerType {
   name: string;
+  cores: number;
+  memoryGb: number;
+  diskGb: number;
+  /** `x86` or `arm`. */
+  architecture: string;
   /** One entry per location the type is offered in. */
   prices: ServerTypePrice[];
+}
+
+export interface ProviderLocation {
+  name: string;
+  /** In words: `Falkenstein DC Park 1`. */
+  description: string;
+}
+
+/** An image a server can be created from by name (a system or app image). */
+export interface NamedImage {
+  name: string;
+  description: string;
 }
 
 export interface ProviderServer {
@@ -47,10 +64,10 @@ export interface ProviderAction {
 export type Labels = Record<string, string>;
 
 export interface ComputeProvider {
-  listLocations(): Promise<string[]>;
+  listLocations(): Promise<ProviderLocation[]>;
   listServerTypes(): Promise<ServerType[]>;
-  /** A usable image by name (system images) or null. */
-  findImage(name: string): Promise<ProviderImage | null>;
+  /** The images a server can be made from by name, each name once. */
+  listImages(): Promise<NamedImage[]>;
   /** Gross price of snapshot storage per GB and month (EUR). */
   snapshotPricePerGbMonth(): Promise<number>;
 
