@@ -2,6 +2,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { PATTERN_WORDS, patterned } from './shared/patterns.js';
 import type { SessionPolicy } from './sessions/service.js';
 import type { RenderPoolOptions } from './installs/renders/render-pool.js';
 import type { Quotas } from './quotas/limits.js';
@@ -89,7 +90,7 @@ const CLIENT_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 // Each variable's schema: what it accepts, its default and its description, in one place. An
 // empty variable counts as unset. Numbers arrive as text and are decoded once, here.
-const text = (description: string, options: { pattern?: string; default?: string } = {}) => Type.Optional(Type.String({ description, ...options }));
+const text = (description: string, options: { pattern?: string; [PATTERN_WORDS]?: string; default?: string } = {}) => Type.Optional(Type.String({ description, ...options }));
 const count = (description: string, byDefault: number | undefined, minimum: 0 | 1) =>
   Type.Optional(
     Type.Transform(Type.String({ description, pattern: minimum === 1 ? '^0*[1-9][0-9]*$' : '^[0-9]+$', ...(byDefault === undefined ? {} : { default: String(byDefault) }) }))
@@ -103,7 +104,7 @@ export const Environment = Type.Object({
   HOST: text('The address to listen on', { default: '0.0.0.0' }),
   WSP_DATA_DIR: text("The data directory: the SQLite database, the master key file, installs' repositories", { default: './data' }),
   WSP_REPO_DIR: text("Where installs' git repositories live; unset: <WSP_DATA_DIR>/repos"),
-  DATABASE_URL: text('PostgreSQL (postgres://...); unset: SQLite in WSP_DATA_DIR', { pattern: '^postgres(ql)?://' }),
+  DATABASE_URL: text('PostgreSQL (postgres://...); unset: SQLite in WSP_DATA_DIR', patterned('^postgres(ql)?://', 'a postgres:// URL')),
   WSP_PUBLIC_URL: text('The URL clients reach the server at (device flow links); unset: http://localhost:<PORT>'),
   WSP_LOG_LEVEL: text('pino log level (also LOG_LEVEL)'),
   LOG_LEVEL: text('pino log level, when WSP_LOG_LEVEL is unset', { default: 'info' }),
@@ -121,14 +122,14 @@ export const Environment = Type.Object({
   WSP_KEEP_ALIVE_TIMEOUT_SECONDS: count('How long an idle keep-alive connection is kept open between requests', 72, 1),
   WSP_TRUST_PROXY: text(
     'Reverse proxies whose X-Forwarded-For names the client: a hop count, or a comma-separated list of addresses and CIDR ranges (also loopback, linklocal, uniquelocal); unset: none, the peer address is the client',
-    { pattern: '^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$' },
+    patterned('^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$', 'a hop count such as 1, or a comma-separated list of addresses and CIDR ranges such as 10.0.0.0/8, loopback'),
   ),
   WSP_SESSION_MAX_DAYS: count('The longest a session lives from its creation, however often it is used (idle sessions end after 30 days)', 90, 1),
   WSP_SESSIONS_PER_USER_MAX: count("Sessions one user may hold; a new one beyond ends the user's least recently used", 100, 1),
   WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
   WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
-  WSP_PROVIDER_ID: text('The compute provider id', { pattern: '^[a-z][a-z0-9_-]{0,31}$', default: 'hetzner' }),
-  WSP_PROVIDER_URL: text("The provider's API; unset: the embedded simulation", { pattern: '^https?://' }),
+  WSP_PROVIDER_ID: text('The compute provider id', { ...patterned('^[a-z][a-z0-9_-]{0,31}$', 'a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -'), default: 'hetzner' }),
+  WSP_PROVIDER_URL: text("The provider's API; unset: the embedded simulation", patterned('^https?://', 'an http(s):// URL')),
   WSP_PROVIDER_TOKEN: text("The platform's provider API token (required with WSP_PROVIDER_URL)"),
   WSP_PROVIDER_TIMEOUT_SECONDS: count('Timeout of one provider request', 10, 1),
   WSP_SUSPENSION_RETENTION_DAYS: count("How long a suspended machine's snapshot is kept", 30, 1),
@@ -143,10 +144,10 @@ export const Environment = Type.Object({
   WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
   WSP_QUOTA_API_TOKENS: count('API tokens a workspace may hold at once (not revoked, not expired)', 100, 1),
   WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
-  WSP_OIDC_ISSUER: text('The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off', { pattern: '^https?://' }),
+  WSP_OIDC_ISSUER: text('The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off', patterned('^https?://', 'an https:// URL (http:// only on loopback)')),
   WSP_OIDC_CLIENT_ID: text("The platform's client id at the OpenID provider"),
   WSP_OIDC_CLIENT_SECRET: text("The platform's client secret at the OpenID provider"),
-  WSP_OIDC_AUTO_CREATE: text('true: a person the OpenID provider vouches for becomes a user even without an invitation', { pattern: '^(true|false)$', default: 'false' }),
+  WSP_OIDC_AUTO_CREATE: text('true: a person the OpenID provider vouches for becomes a user even without an invitation', { ...patterned('^(true|false)$', 'true or false'), default: 'false' }),
 });
 
 /** What a variable that does not match its schema is told (never its value when it is key material). */
@@ -163,7 +164,8 @@ function refusal(name: string, raw: string): string {
   }
   if (schema?.pattern === '^[0-9]+$' || (schema?.pattern === '^0*[1-9][0-9]*$' && !/^[0-9]+$/.test(raw))) return `${name} must be a non-negative integer, got "${raw}"`;
   if (schema?.pattern === '^0*[1-9][0-9]*$') return `${name} must be at least 1, got ${Number(raw)}`;
-  return `${name} must match ${schema?.pattern}, got "${raw.slice(0, 64)}"`;
+  const words = (schema as Record<string, unknown> | undefined)?.[PATTERN_WORDS];
+  return `${name} must be ${typeof words === 'string' ? words : 'in the form its description in README.md gives'}, got "${raw.slice(0, 64)}"`;
 }
 
 /** The environment's variables of the schema that are set and not empty, keys and tokens trimmed. */

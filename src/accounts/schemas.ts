@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PathId, UnixSeconds } from '../http/schemas.js';
+import { PathId, patterned, UnixSeconds } from '../http/schemas.js';
 
 /** An email as people type them: one @, no spaces; compared case-insensitively. */
-export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'An email address (compared case-insensitively)' });
+export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com'), description: 'An email address (compared case-insensitively)' });
 /** What a new password must be (CONTRACT §9: 12-256 characters); checked before any hashing. */
 export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });

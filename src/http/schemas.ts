@@ -9,6 +9,8 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
  * alone cannot say this: 65,536 and 65,537 bytes both take 87,384 characters.
  */
 export const BASE64_BYTES = 'x-base64-bytes';
+import { patterned } from '../shared/patterns.js';
+export { PATTERN_WORDS, patterned } from '../shared/patterns.js';
 
 /** The spec's error envelope: one shared component in the OpenAPI document. */
 export const ErrorEntrySchema = Type.Object(
@@ -68,7 +70,12 @@ export function ListEnvelope<T extends TSchema>(item: T, description?: string) {
   );
 }
 
-export const CursorQuery = Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$', description: 'The next_cursor of a previous response' });
+export const CursorQuery = Type.String({
+  minLength: 1,
+  maxLength: 512,
+  ...patterned('^[A-Za-z0-9_-]+$', 'the next_cursor of a previous page, as it was sent (letters, digits, _ and -)'),
+  description: 'The next_cursor of a previous response',
+});
 
 /**
  * The query of a list operation: `limit` (1 to `max`, `byDefault` when absent), `cursor`, and
@@ -92,7 +99,7 @@ export const WORKSPACE_WIRE_ID_MAX_LENGTH = 53;
 export const WorkspaceWireId = Type.String({
   minLength: 1,
   maxLength: WORKSPACE_WIRE_ID_MAX_LENGTH,
-  pattern: WORKSPACE_WIRE_ID_PATTERN,
+  ...patterned(WORKSPACE_WIRE_ID_PATTERN, 'a workspace id: ws_ followed by letters and digits, as GET /v1/workspaces lists it'),
   description: `A workspace wire id \`ws_<id>\`, length 1-${WORKSPACE_WIRE_ID_MAX_LENGTH}`,
 });
 

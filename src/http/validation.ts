@@ -2,12 +2,14 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
-import { BASE64_BYTES } from './schemas.js';
+import { BASE64_BYTES, PATTERN_WORDS } from './schemas.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const common: Options = {
   allErrors: true,
+  // Errors carry their schema: a message names a pattern's words and a discriminator's kinds.
+  verbose: true,
   discriminator: true,
   useDefaults: true,
   strict: false,
@@ -227,6 +229,23 @@ function fieldPath(err: ErrorObject): string[] {
   return base;
 }
 
+const FORMAT_WORDS: Record<string, string> = {
+  'date-time': 'a date and time such as 2026-11-25T09:30:00Z (RFC 3339)',
+  date: 'a date such as 2026-11-25',
+  uri: 'an absolute URI such as https://example.com/hook',
+  email: 'an email address such as ada@example.com',
+  uuid: 'a UUID such as 123e4567-e89b-12d3-a456-426614174000',
+};
+
+/** The values a discriminated union's tag may take, from its branches' `const` or one-value `enum`. */
+function discriminatorValues(schema: unknown, tag: string): unknown[] {
+  const branches = (schema as { oneOf?: unknown[] } | undefined)?.oneOf ?? [];
+  return branches.flatMap((b) => {
+    const prop = (b as { properties?: Record<string, { const?: unknown; enum?: unknown[] }> }).properties?.[tag];
+    return prop?.const !== undefined ? [prop.const] : (prop?.enum ?? []);
+  });
+}
+
 function describe(err: ErrorObject, path: string[]): string {
   const field = path.length > 1 ? path.slice(1).join('.') : path[0] ?? 'value';
   const p = err.params as Record<string, unknown>;
@@ -235,13 +254,40 @@ function describe(err: ErrorObject, path: string[]): string {
       return typeof p.missingProperty === 'string' ? `${field} is required` : `${field} ${err.message ?? 'is required'}`;
     case 'additionalProperties':
       return `${field} ${err.message?.startsWith('is not allowed') ? err.message : 'is not an allowed property'}`;
-    case 'discriminator':
-      return p.error === 'mapping' ? `${field} must be one of the allowed kinds` : `${field} must be a string naming the kind`;
+    case 'discriminator': {
+      const kinds = discriminatorValues(err.parentSchema, String(p.tag));
+      const list = kinds.length > 0 ? `: ${kinds.map((v) => JSON.stringify(v)).join(', ')}` : '';
+      return p.error === 'mapping' ? `${field} must be one of${list}` : `${field} must be a string naming the kind${list}`;
+    }
     case 'enum':
       return `${field} must be one of: ${((p.allowedValues as unknown[]) ?? []).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${field} must be ${JSON.stringify(p.allowedValue)}`;
+    case 'pattern': {
+      // Never the regular expression: the schema's words for it (every pattern has some: a test walks them).
+      const words = (err.parentSchema as Record<string, unknown> | undefined)?.[PATTERN_WORDS];
+      return typeof words === 'string' ? `${field} must be ${words}` : `${field} is not in the expected form`;
+    }
+    case 'format':
+      return `${field} must be ${FORMAT_WORDS[String(p.format)] ?? `a valid ${String(p.format)}`}`;
     default:
       return `${field} ${err.message ?? 'is not valid'}`;
   }
+}
+
+/**
+ * Unions of fixed values (`Type.Union` of literals, maybe with null) that failed, by instance
+ * path: their branches' errors each name one value, the union's message names them all.
+ */
+function unionsOfValues(errors: ErrorObject[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const err of errors) {
+    if (err.keyword !== 'anyOf' && err.keyword !== 'oneOf') continue;
+    const branches = err.schema as Array<{ const?: unknown; type?: unknown }> | undefined;
+    if (!Array.isArray(branches) || !branches.every((b) => b.const !== undefined || b.type === 'null')) continue;
+    out.set(err.instancePath, branches.map((b) => JSON.stringify(b.const !== undefined ? b.const : null)).join(', '));
+  }
+  return out;
 }
 
 /** One entry per violated field, each with its path; the first problem of a field wins. */
@@ -249,6 +295,7 @@ export function validationEntries(errors: ErrorObject[], context: string): Error
   const part = PART[context] ?? context;
   const seen = new Set<string>();
   const entries: ErrorEntry[] = [];
+  const choices = unionsOfValues(errors);
   for (const err of errors) {
     // A failed oneOf/anyOf only summarizes errors of its branches that are reported already.
     if ((err.keyword === 'oneOf' || err.keyword === 'anyOf' || err.keyword === 'if') && errors.length > 1) continue;
@@ -256,7 +303,10 @@ export function validationEntries(errors: ErrorObject[], context: string): Error
     const key = path.join('\u0000');
     if (seen.has(key)) continue;
     seen.add(key);
-    entries.push({ code: ErrorCodes.VALIDATION_FAILED.code, message: describe(err, path), path });
+    const listed = choices.get(err.instancePath);
+    const field = path.length > 1 ? path.slice(1).join('.') : (path[0] ?? 'value');
+    const message = listed && fieldPath(err).length === pointerToPath(err.instancePath).length ? `${field} must be one of: ${listed}` : describe(err, path);
+    entries.push({ code: ErrorCodes.VALIDATION_FAILED.code, message, path });
     if (entries.length >= MAX_ENTRIES) break;
   }
   if (entries.length === 0) {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../http/schemas.js';
 import { DisplayName } from './packages/schemas.js';
 import { Render } from './renders/schemas.js';
 
@@ -89,7 +89,7 @@ export const ListInstallsQuery = PageQuery(100, 20);
 /** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
 export const InstallRepository = Type.Object(
   {
-    head_commit_sha: Type.Union([Type.String({ pattern: '^[0-9a-f]{40}$' }), Type.Null()], {
+    head_commit_sha: Type.Union([Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)')), Type.Null()], {
       description: 'The commit `main` points at (40 lower-case hex); null before the first commit',
     }),
     clone_url: Type.String({

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { UnixSeconds } from '../http/schemas.js';
+import { patterned, UnixSeconds } from '../http/schemas.js';
 
 /** The schema's pattern for a typed code: 8 letters, any case, an optional dash or space in the middle. */
 export const TYPED_USER_CODE_PATTERN = '^ *[A-Za-z]{4}[- ]?[A-Za-z]{4} *$';
@@ -45,7 +45,7 @@ export type DeviceAuthorizationBody = Static<typeof DeviceAuthorizationBody>;
 export const DeviceAuthorizationResponse = Type.Object(
   {
     device_code: Type.String({ description: 'Secret of the polling client; sent only here, stored as SHA-256' }),
-    user_code: Type.String({ pattern: '^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', description: 'What the person types at verification_uri' }),
+    user_code: Type.String({ ...patterned('^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', 'eight consonants in two groups of four, such as WDJB-MJHT'), description: 'What the person types at verification_uri' }),
     verification_uri: Type.String({ description: 'WSP_PUBLIC_URL + /device' }),
     verification_uri_complete: Type.String({ description: 'verification_uri with the user code filled in' }),
     expires_in: Type.Integer({ description: 'Seconds: 900' }),
@@ -74,7 +74,7 @@ export type TokenResponse = Static<typeof TokenResponse>;
 export const DecisionBody = Type.Object(
   {
     user_code: Type.String({
-      pattern: TYPED_USER_CODE_PATTERN,
+      ...patterned(TYPED_USER_CODE_PATTERN, 'the code the device shows: eight letters such as WDJB-MJHT, in any case, with or without the dash'),
       description: 'The code the device shows, in any case, with or without the dash',
     }),
   },

@@ -19,7 +19,7 @@ export const ErrorCodes = {
   SERVICE_CONTEXT_REQUIRED: {
     code: 7021,
     status: 403,
-    message: 'This credential acts for a user in several workspaces: name one with the Service-Context header',
+    message: 'This operation acts in one workspace and a session does not say which: send the header Service-Context: ws_<id> naming a workspace you belong to (GET /v1/workspaces lists them)',
   },
   WORKSPACE_FORBIDDEN: { code: 7022, status: 403, message: 'The credential may not act in the workspace named by Service-Context' },
   ROLE_REQUIRED: { code: 7023, status: 403, message: 'This operation needs a workspace role the caller does not have' },

@@ -46,7 +46,13 @@ test('an empty variable is unset; numbers are decoded once; a bad one names the 
   assert.equal(loadConfig({ WSP_JOB_LEASE_SECONDS: '007' }).jobLeaseSeconds, 7);
   assert.throws(() => loadConfig({ PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && e.message === 'PORT must be a non-negative integer, got "eighty"');
   assert.throws(() => loadConfig({ WSP_JOB_LEASE_SECONDS: '0' }), (e: Error) => e instanceof ConfigError && e.message === 'WSP_JOB_LEASE_SECONDS must be at least 1, got 0');
-  assert.throws(() => loadConfig({ WSP_PROVIDER_ID: 'Bad' }), (e: Error) => e instanceof ConfigError && /^WSP_PROVIDER_ID must match .*, got "Bad"$/.test(e.message));
+  assert.throws(
+    () => loadConfig({ WSP_PROVIDER_ID: 'Bad' }),
+    (e: Error) => e instanceof ConfigError && e.message === 'WSP_PROVIDER_ID must be a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -, got "Bad"',
+  );
+  for (const [name, value] of [['WSP_TRUST_PROXY', 'a;b'], ['WSP_OIDC_AUTO_CREATE', 'yes'], ['WSP_OIDC_ISSUER', 'ftp://x']] as const) {
+    assert.throws(() => loadConfig({ [name]: value }), (e: Error) => e instanceof ConfigError && !/[\^$]|\\[a-z]/.test(e.message) && e.message.startsWith(`${name} must be `), name);
+  }
 });
 
 test('WSP_TRUST_PROXY: unset trusts nobody; a hop count; addresses, ranges and keywords; anything else names the bad item', () => {

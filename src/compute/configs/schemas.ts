@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../../http/schemas.js';
 
 /**
  * `machine_type_filter` globs: `*` any run of characters, `?` one character, `[abc]`,
@@ -25,7 +25,7 @@ export function createComputeConfigBody(providerId: string) {
         Type.String({
           minLength: 1,
           maxLength: 100,
-          pattern: GLOB_PATTERN,
+          ...patterned(GLOB_PATTERN, 'a glob over server types such as cx* or cpx?1: letters, digits, . _ -, the wildcards * and ?, and sets such as [ab] or [!0-9]'),
           default: '*',
           description: 'Glob over the provider\'s server types (`*`, `?`, `[a-z]`, `[!x]`), e.g. `cx*`; default `*`. It must match at least one type offered in the region.',
         }),

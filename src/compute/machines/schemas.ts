@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../../http/schemas.js';
 
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens. */
 const HOSTNAME_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
@@ -8,7 +8,7 @@ export const CreateMachineBody = Type.Object(
   {
     compute_config_id: Type.String({ minLength: 1, maxLength: 64, description: 'A compute config of the workspace, `cc_<id>` or bare' }),
     server_type: Type.String({ minLength: 1, maxLength: 64, description: "A provider server type matching the config's machine_type_filter and offered in its region" }),
-    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: HOSTNAME_PATTERN, description: 'RFC 1123 host name; default `mch-<id>`' })),
+    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, ...patterned(HOSTNAME_PATTERN, 'a host name such as web-1 or web-1.example.com: labels of letters, digits and inner hyphens (1-63 characters each) joined by dots'), description: 'RFC 1123 host name; default `mch-<id>`' })),
     cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A cluster of the workspace; default: the workspace's default cluster, made on first use" })),
   },
   { additionalProperties: false },

@@ -1,3 +1,4 @@
+import { patterned } from '../../http/schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { closed, DiscriminatedUnion, RESOURCE_KINDS, StringEnum, VARIABLE_FILTER_KEY } from './common.js';
 import { VariableInput } from './variables.js';
@@ -23,7 +24,7 @@ export const StatusFilter = Type.Object(
 );
 
 export const VariableFilter = Type.Object(
-  { kind: Type.Literal('variable'), key: Type.String({ pattern: `^${VARIABLE_FILTER_KEY}$` }), input: VariableInput },
+  { kind: Type.Literal('variable'), key: Type.String(patterned(`^${VARIABLE_FILTER_KEY}$`, 'var. followed by a variable key, such as var.region (a lower-case letter, then up to 31 of a-z, 0-9 and _)')), input: VariableInput },
   closed,
 );
 

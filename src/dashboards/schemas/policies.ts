@@ -1,3 +1,4 @@
+import { patterned } from '../../http/schemas.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { closed, DiscriminatedUnion, VARIABLE_FILTER_KEY } from './common.js';
 
@@ -10,7 +11,7 @@ export const Binding = DiscriminatedUnion(
       {
         mode: Type.Literal('inherit'),
         filter_key: Type.String({
-          pattern: FILTER_KEY,
+          ...patterned(FILTER_KEY, 'one of time, comparison, cluster, install, product, package, region, status, or var. followed by a variable key (var.region)'),
           description: 'time, comparison, cluster, install, product, package, region, status, or var.<name>',
         }),
       },

@@ -1,9 +1,10 @@
+import { patterned } from '../../http/schemas.js';
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { DiscriminatedUnion, RESOURCE_KINDS, StringEnum } from './common.js';
 
 /** Fields every variable input has; `kind` is the discriminator. */
 const common = {
-  key: Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'Lower-case letter, then up to 31 of a-z, 0-9, _' }),
+  key: Type.String({ ...patterned('^[a-z][a-z0-9_]{0,31}$', 'a variable key such as region: a lower-case letter, then up to 31 of a-z, 0-9 and _'), description: 'Lower-case letter, then up to 31 of a-z, 0-9, _' }),
   label: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Type.String({ maxLength: 500 })),
   required: Type.Optional(Type.Boolean()),

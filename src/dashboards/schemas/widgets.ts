@@ -1,3 +1,4 @@
+import { patterned } from '../../http/schemas.js';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DiscriminatedUnion, FreeFormObject, Nullable, NullableStringEnum, StringEnum } from './common.js';
 import { Bindings, FreshnessPolicy, RefreshPolicy } from './policies.js';
@@ -31,7 +32,7 @@ const snippetFields = {
 
 const metricFields = {
   widget_type: Type.Literal('platform_metric'),
-  metric_key: Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9_]*$' }),
+  metric_key: Type.String({ minLength: 1, maxLength: 100, ...patterned('^[a-z][a-z0-9_]*$', 'a metric key such as http_requests: a lower-case letter, then a-z, 0-9 and _') }),
   metric_version: Type.Integer({ minimum: 1 }),
   filter_bindings: Bindings("The metric's filters, by name"),
 };

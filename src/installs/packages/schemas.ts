@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../../http/schemas.js';
 
 /** The regular expression semver.org gives for SemVer 2.0.0, anchored. */
 export const SEMVER_PATTERN =
@@ -7,7 +7,7 @@ export const SEMVER_PATTERN =
 
 /** Names land in commit messages: one line, no control characters. */
 export const DisplayName = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description });
+  Type.String({ minLength: 1, maxLength: 100, ...patterned('^[^\\u0000-\\u001f\\u007f]+$', 'one line of text without control characters (no tabs or line breaks)'), description });
 
 export const MAX_FILES = 1000;
 
@@ -32,7 +32,10 @@ export const PackageList = ListEnvelope(Package, 'Newest first');
 
 export const CreateVersionBody = Type.Object(
   {
-    semver: Type.String({ maxLength: 256, pattern: SEMVER_PATTERN, description: 'A SemVer 2.0.0 version, unique within the package' }),
+    semver: Type.String({
+      maxLength: 256,
+      ...patterned(SEMVER_PATTERN, 'a semantic version such as 1.2.0 or 2.0.0-rc.1+build.5: MAJOR.MINOR.PATCH without leading zeros, then a pre-release after - and build metadata after + if any'),
+      description: 'A SemVer 2.0.0 version, unique within the package' }),
     files: Type.Record(Type.String(), Type.String(), {
       minProperties: 1,
       maxProperties: MAX_FILES,
