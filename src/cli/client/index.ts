@@ -11,6 +11,8 @@ import { notificationsList, notificationsRead } from './notifications.js';
 import { secretCommands } from './secrets.js';
 import { dashboardsRevisions } from './dashboards.js';
 import { installsRestore } from './installs.js';
+import { computeCatalog, machinesDelete, machinesList, machinesResume } from './compute.js';
+import { packagesPreview } from './packages.js';
 
 const COMMANDS: Command[] = [
   login,
@@ -36,6 +38,11 @@ const COMMANDS: Command[] = [
   ...secretCommands,
   dashboardsRevisions,
   installsRestore,
+  packagesPreview,
+  computeCatalog,
+  machinesList,
+  machinesResume,
+  machinesDelete,
 ];
 
 const GROUPS = new Set(COMMANDS.map((c) => c.name.split(' ')[0]!));

@@ -4,9 +4,8 @@ import { apiAs, send } from './api.js';
 import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { printFields, printJson, Spinner } from './output.js';
-
-const POLL_MS = 1000;
+import { printFields, printJson } from './output.js';
+import { waitForOperation } from './operations.js';
 
 export const installsRestore: Command = {
   name: 'installs restore',
@@ -34,28 +33,7 @@ Waits until the operation is done (default at most 600 s): exit 0 when it succee
     );
     const opId = restored.render.operation_id;
 
-    // Progress: a spinner with the elapsed time on a terminal; in a pipe, a line on stderr
-    // when waiting starts and ends; nothing with --json.
-    const spinner = Spinner.for(ctx.io, ctx.json);
-    const lines = !ctx.json && !ctx.io.out.isTTY;
-    const started = Date.now();
-    const waiting = `Restoring ${restored.render.id} (operation ${opId})`;
-    spinner.start(`${waiting}…`);
-    if (lines) ctx.io.err.write(`${waiting}…\n`);
-    let operation;
-    try {
-      for (;;) {
-        operation = await send(c.server, api.GET('/v1/operations/{id}', { params: { path: { id: opId } } }));
-        if (operation.done) break;
-        const seconds = Math.round((Date.now() - started) / 1000);
-        if (seconds >= timeout) throw new CliError(`operation ${opId} not done after ${timeout} s; see GET /v1/operations/${opId}`, EXIT.FAILED);
-        spinner.update(`${waiting}: running, ${seconds} s`);
-        await ctx.io.sleep(POLL_MS);
-      }
-    } finally {
-      spinner.stop();
-    }
-    if (lines) ctx.io.err.write(`Operation ${opId} ${operation.error ? 'failed' : 'succeeded'} after ${Math.round((Date.now() - started) / 1000)} s.\n`);
+    const operation = await waitForOperation(ctx, c.server, api, opId, timeout, `Restoring ${restored.render.id} (operation ${opId})`);
     const render = await send(c.server, api.GET('/v1/renders/{id}', { params: { path: { id: restored.render.id } } }));
     if (ctx.json) printJson(ctx.io, { install: restored.install, render, operation });
     if (operation.error) throw new CliError(`restore failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);

@@ -59,12 +59,16 @@ const secretsCreate: Command = {
 
 const secretsList: Command = {
   name: 'secrets list',
-  usage: '',
-  summary: "the workspace's secrets",
+  usage: '[--name NAME]',
+  summary: "the workspace's secrets (--name: the one with exactly that name)",
+  flags: ['name'],
   async run(ctx) {
     noMoreArgs(ctx, 0);
+    const name = stringFlag(ctx.args, 'name');
     const { c, api } = context(ctx);
-    const secrets = await allPages(c.server, (cursor) => api.GET('/v1/secrets', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
+    const secrets = await allPages(c.server, (cursor) =>
+      api.GET('/v1/secrets', { params: { query: { limit: 100, ...(name !== undefined ? { name } : {}), ...(cursor ? { cursor } : {}) } } }),
+    );
     if (ctx.json) return printJson(ctx.io, { data: secrets });
     printTable(ctx.io, secrets, [['id', (s) => s.id], ['name', (s) => s.name], ['updated', (s) => time(s.updated_at)]], 'No secrets.');
   },
@@ -118,13 +122,13 @@ const secretsAddVersion: Command = {
 
 const secretsAccess: Command = {
   name: 'secrets access',
-  usage: 'sec_ID secv_ID [--output FILE]',
-  summary: "print an enabled version's payload (raw bytes; --json: base64)",
+  usage: 'sec_ID [secv_ID | latest] [--output FILE]',
+  summary: "print an enabled version's payload (raw bytes; --json: base64); default: the newest enabled",
   flags: ['output'],
-  details: 'With --output the payload is written to FILE (mode 0600) instead of stdout.',
+  details: 'Without a version id (or with `latest`) the newest enabled version is read. With --output the payload is written to FILE (mode 0600) instead of stdout.',
   async run(ctx) {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
-    const vid = idArg(ctx, 1, 'the version id', 'secv');
+    const vid = ctx.args.positionals[1] === undefined || ctx.args.positionals[1] === 'latest' ? 'latest' : idArg(ctx, 1, 'the version id', 'secv');
     noMoreArgs(ctx, 2);
     const output = stringFlag(ctx.args, 'output');
     const { c, api } = context(ctx);
