@@ -1,15 +1,10 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { as } from '../helpers/harness.js';
 import type { JobRunner } from '../../src/jobs/runner.js';
-import { JOB_KINDS } from '../../src/job-kinds.js';
-import { testRunner } from '../helpers/jobs.js';
-import { computeJobDefinitions } from '../../src/compute/jobs/register.js';
 import { expiryScanJob, SNAPSHOT_DELETE_RETRY_SECONDS } from '../../src/compute/scheduler/expiry-scan.js';
 import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
-import { createProviderAccounts } from '../../src/compute/provider/accounts.js';
-import { computeTestApp, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { computeTestApp, secondInstance, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
 
 const DAY = 86_400;
 let t: ComputeTest;
@@ -19,18 +14,7 @@ let otherDeps: ComputeJobDeps;
 
 before(async () => {
   t = await computeTestApp({ schedulerIntervalSeconds: 60 });
-  other = testRunner(t.h.database, t.h.clock, JOB_KINDS, { workerId: 'second-instance' });
-  otherDeps = {
-    db: t.h.database.db,
-    engine: t.h.database.engine,
-    clock: t.h.clock,
-    log: pino({ level: 'silent' }),
-    jobs: other.queue,
-    config: t.h.config,
-    accounts: createProviderAccounts(t.h.config.provider, t.h.clock),
-    secrets: { exists: async () => false, newestEnabledPayload: async () => null },
-  };
-  other.define(computeJobDefinitions(otherDeps));
+  ({ runner: other, deps: otherDeps } = secondInstance(t, 'second-instance'));
 });
 after(() => t.close());
 

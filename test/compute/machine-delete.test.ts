@@ -1,13 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { as, firstError } from '../helpers/harness.js';
-import { testRunner } from '../helpers/jobs.js';
-import { JOB_KINDS } from '../../src/job-kinds.js';
-import { computeJobDefinitions } from '../../src/compute/jobs/register.js';
-import { createProviderAccounts } from '../../src/compute/provider/accounts.js';
-import type { JobRunner } from '../../src/jobs/runner.js';
-import { BYO_TOKEN, computeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { BYO_TOKEN, computeTestApp, secondInstance, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
 
 /** CONTRACT §13: DELETE /v1/machines/{id}, POST /v1/machines/{id}:resume, and the compute config's 409 naming its machines. */
 let t: ComputeTest;
@@ -74,7 +68,7 @@ describe('DELETE /v1/machines/{id}', () => {
     assert.deepEqual(firstError(missing.json()).path, ['headers', 'if-match']);
     const stale = await del(m.id, 'stale');
     assert.equal(stale.statusCode, 409);
-    assert.equal(firstError(stale.json()).metadata.current_etag, m.etag);
+    assert.equal(firstError(stale.json()).metadata?.current_etag, m.etag);
     const stranger = await t.h.seed('Stranger');
     const across = await t.h.app.inject({ method: 'DELETE', url: `/v1/machines/${m.id}`, headers: as(stranger.apiToken, undefined, { 'if-match': '*' }) });
     assert.equal(across.statusCode, 404);
@@ -96,7 +90,7 @@ describe('DELETE /v1/machines/{id}', () => {
     const creating = (await t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(t.s.apiToken), payload: { compute_config_id: configId, server_type: 'cx22' } })).json();
     const early = await del(creating.id, creating.etag);
     assert.equal(early.statusCode, 409);
-    assert.equal(firstError(early.json()).metadata.status, 'creating');
+    assert.equal(firstError(early.json()).metadata?.status, 'creating');
     await t.h.app.jobs.runDue();
   });
 
@@ -145,20 +139,7 @@ describe('DELETE /v1/machines/{id}', () => {
   test("a second instance's worker finishes a deletion the first accepted (the job is in the database, not in a process)", async () => {
     const m = await runningMachine(t);
     const started = await del(m.id, m.etag);
-    const other: JobRunner = testRunner(t.h.database, t.h.clock, JOB_KINDS, { workerId: 'after-a-restart' });
-    other.define(
-      computeJobDefinitions({
-        db: t.h.database.db,
-        engine: t.h.database.engine,
-        clock: t.h.clock,
-        log: pino({ level: 'silent' }),
-        jobs: other.queue,
-        config: t.h.config,
-        accounts: createProviderAccounts(t.h.config.provider, t.h.clock),
-        secrets: { exists: async () => false, newestEnabledPayload: async () => null },
-      }),
-    );
-    await other.runDue();
+    await secondInstance(t, 'after-a-restart').runner.runDue();
     assert.equal(await status(m.id), 404);
     assert.deepEqual(serversOf(m.id), []);
     assert.equal((await getOperation(t, started.json().operation_id)).done, true);
@@ -196,7 +177,7 @@ describe('POST /v1/machines/{id}:resume', () => {
     const m = await suspendedMachine();
     const stale = await resume(m.id, 'stale');
     assert.equal(stale.statusCode, 409);
-    assert.equal(firstError(stale.json()).metadata.current_etag, m.etag);
+    assert.equal(firstError(stale.json()).metadata?.current_etag, m.etag);
     const res = await resume(m.id, m.etag);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().status, 'resuming');
@@ -245,7 +226,7 @@ describe('DELETE /v1/compute/configs/{id} while machines use it', () => {
     assert.equal(refused.statusCode, 409);
     const err = firstError(refused.json());
     assert.equal(err.code, 7400);
-    assert.deepEqual(err.metadata.machine_ids.split(',').sort(), [...made].sort());
+    assert.deepEqual(err.metadata!.machine_ids!.split(',').sort(), [...made].sort());
     for (const id of made) assert.ok(err.message.includes(id));
 
     for (const id of made) assert.equal((await del(id, (await getMachine(t, id)).etag)).statusCode, 202);

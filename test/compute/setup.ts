@@ -1,6 +1,13 @@
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import type { Config } from '../../src/config.js';
+import pino from 'pino';
 import { ProviderStub } from './provider-stub.js';
+import { testRunner } from '../helpers/jobs.js';
+import { JOB_KINDS } from '../../src/job-kinds.js';
+import { computeJobDefinitions } from '../../src/compute/jobs/register.js';
+import { createProviderAccounts } from '../../src/compute/provider/accounts.js';
+import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
+import type { JobRunner } from '../../src/jobs/runner.js';
 
 export const PLATFORM_TOKEN = 'platform-token';
 export const BYO_TOKEN = 'byo-token';
@@ -70,4 +77,21 @@ export async function suspend(t: ComputeTest, machine: { id: string; etag: strin
 
 export async function suspensions(t: ComputeTest, credential = t.s.apiToken) {
   return (await t.h.app.inject({ method: 'GET', url: '/v1/compute/suspensions', headers: as(credential) })).json();
+}
+
+/** Another server instance's job worker on the same database and provider (its own provider clients). */
+export function secondInstance(t: ComputeTest, workerId: string): { runner: JobRunner; deps: ComputeJobDeps } {
+  const runner = testRunner(t.h.database, t.h.clock, JOB_KINDS, { workerId });
+  const deps: ComputeJobDeps = {
+    db: t.h.database.db,
+    engine: t.h.database.engine,
+    clock: t.h.clock,
+    log: pino({ level: 'silent' }),
+    jobs: runner.queue,
+    config: t.h.config,
+    accounts: createProviderAccounts(t.h.config.provider, t.h.clock),
+    secrets: { exists: async () => false, newestEnabledPayload: async () => null },
+  };
+  runner.define(computeJobDefinitions(deps));
+  return { runner, deps };
 }
