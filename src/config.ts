@@ -2,7 +2,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { PATTERN_WORDS, patterned } from './shared/patterns.js';
+import { PATTERN_WORDS, patterned } from './shared/pattern-schemas.js';
 import type { SessionPolicy } from './sessions/service.js';
 import type { RenderPoolOptions } from './installs/renders/render-pool.js';
 import type { Quotas } from './quotas/limits.js';

@@ -9,8 +9,8 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
  * alone cannot say this: 65,536 and 65,537 bytes both take 87,384 characters.
  */
 export const BASE64_BYTES = 'x-base64-bytes';
-import { patterned } from '../shared/patterns.js';
-export { PATTERN_WORDS, patterned } from '../shared/patterns.js';
+import { patterned } from '../shared/pattern-schemas.js';
+export { PATTERN_WORDS, patterned } from '../shared/pattern-schemas.js';
 
 /** The spec's error envelope: one shared component in the OpenAPI document. */
 export const ErrorEntrySchema = Type.Object(
