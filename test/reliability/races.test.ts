@@ -249,6 +249,21 @@ const RACES: Race[] = [
     },
   },
   {
+    name: 'DELETE /v1/machines/{id}',
+    setup: async () => {
+      const m = await runningMachine();
+      return { read: `/v1/machines/${m.id}`, etag: m.etag };
+    },
+    write: (read, etag) => call('DELETE', read, undefined, { 'if-match': etag }),
+    winner: 202,
+    verify: async (read, winner) => {
+      const jobs = await h.database.db.selectFrom('jobs').select('id').where('operation_id', '=', winner.json().operation_id).execute();
+      assert.equal(jobs.length, 1, 'one deletion job');
+      await h.app.jobs.runDue();
+      assert.equal((await call('GET', read)).statusCode, 404);
+    },
+  },
+  {
     name: 'DELETE /v1/secrets/{id}',
     setup: async () => {
       const sec = await ok('POST', '/v1/secrets', { name: `race-${Math.random()}` });

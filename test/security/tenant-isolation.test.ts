@@ -83,6 +83,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'POST /v1/machines': 'workspace',
   'GET /v1/machines': 'workspace',
   'GET /v1/compute/suspensions': 'workspace',
+  'GET /v1/compute/catalog': 'workspace',
   'POST /v1/packages': 'workspace',
   'GET /v1/packages': 'workspace',
   'POST /v1/installs': 'workspace',
