@@ -2,25 +2,13 @@ import { ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { ComputeProvider, ProviderAccounts, ServerType } from './provider/types.js';
 import type { Glob } from './configs/glob.js';
+import type { ComputeCatalog } from './catalog-schemas.js';
 
 /** How long an answer of the provider's catalog is used before it is asked again. */
 export const CATALOG_TTL_SECONDS = 60;
 
-/** CONTRACT §13's catalog, in the provider's words (prices in cents of its currency, gross). */
-export interface Catalog {
-  provider: string;
-  regions: { id: string; name: string }[];
-  images: { id: string; name: string }[];
-  server_types: {
-    id: string;
-    cores: number;
-    memory_gb: number;
-    disk_gb: number;
-    architecture: string;
-    monthly_price_cents: number;
-    prices: { region: string; monthly_price_cents: number }[];
-  }[];
-}
+/** CONTRACT §13's catalog, in the provider's words (prices in cents of its currency, gross): the route's schema. */
+export type Catalog = ComputeCatalog;
 
 const cents = (gross: number) => Math.round(gross * 100);
 

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { runClient } from '../../src/cli/client/index.js';
 import type { Io } from '../../src/cli/client/output.js';
+import { writeCredentials } from '../../src/cli/client/credentials.js';
+import { createTestApp, type Seed, type TestApp } from '../helpers/harness.js';
 
 export interface CliRun {
   code: number;
@@ -61,4 +63,26 @@ export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> 
 /** The user code a `wsp login` printed. */
 export function userCodeIn(stderr: string): string | null {
   return /enter the code: ([A-Z]{4}-[A-Z]{4})/.exec(stderr)?.[1] ?? null;
+}
+
+/**
+ * A listening app with a seeded workspace and a config directory holding the credentials of
+ * one of its people, as after `wsp login` and `wsp workspace use`. `close` removes the
+ * directories and closes the app (call from `after`).
+ */
+export async function loggedInServer(who: 'admin' | 'member'): Promise<{ h: TestApp; s: Seed; configDir: string; close(): Promise<void> }> {
+  const h = await createTestApp();
+  const s = await h.seed();
+  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const configDir = tempConfigDir();
+  writeCredentials({ server, token: s[who].session, user_id: s[who].userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+  return {
+    h,
+    s,
+    configDir,
+    async close() {
+      removeTempConfigDirs();
+      await h.close();
+    },
+  };
 }

@@ -1,25 +1,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { writeCredentials } from '../../src/cli/client/credentials.js';
+import type { TestApp, Seed } from '../helpers/harness.js';
 import { dashboardBody, dashboardsClient } from '../dashboards/fixtures.js';
-import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+import { loggedInServer, runCli } from './cli-harness.js';
 
 /** `wsp dashboards revisions` follows the pages (10 at most each, as the spec bounds them). */
 let h: TestApp;
 let s: Seed;
 let configDir: string;
+let close: () => Promise<void>;
 before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
-  configDir = tempConfigDir();
-  writeCredentials({ server, token: s.member.session, user_id: s.member.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+  ({ h, s, configDir, close } = await loggedInServer('member'));
 });
-after(async () => {
-  removeTempConfigDirs();
-  await h.close();
-});
+after(() => close());
 
 test('every revision, newest first, across pages; a table for people', async () => {
   const c = dashboardsClient(h, s);

@@ -1,27 +1,20 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { writeCredentials } from '../../src/cli/client/credentials.js';
+import type { TestApp, Seed } from '../helpers/harness.js';
 import { installFixture } from '../installs/fixture.js';
-import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+import { loggedInServer, runCli } from './cli-harness.js';
 
 /** `wsp installs restore`: If-Match and Idempotency-Key sent, then the operation waited for. */
 let h: TestApp;
 let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let configDir: string;
+let close: () => Promise<void>;
 before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
+  ({ h, s, configDir, close } = await loggedInServer('admin'));
   f = installFixture(h, s);
-  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
-  configDir = tempConfigDir();
-  writeCredentials({ server, token: s.admin.session, user_id: s.admin.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
 });
-after(async () => {
-  removeTempConfigDirs();
-  await h.close();
-});
+after(() => close());
 
 /** An install rendered at 1.0.0 and then at 2.0.0: two succeeded renders. */
 async function twoRenders() {

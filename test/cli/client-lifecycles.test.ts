@@ -2,28 +2,21 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { as, createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { writeCredentials } from '../../src/cli/client/credentials.js';
+import { as, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from '../installs/fixture.js';
-import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
+import { loggedInServer, runCli } from './cli-harness.js';
 
 /** The CLI of CONTRACT §13 on the embedded provider: compute catalog, machines list/resume/delete, secrets by name and latest, packages preview. */
 let h: TestApp;
 let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let configDir: string;
+let close: () => Promise<void>;
 before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
+  ({ h, s, configDir, close } = await loggedInServer('admin'));
   f = installFixture(h, s);
-  const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
-  configDir = tempConfigDir();
-  writeCredentials({ server, token: s.admin.session, user_id: s.admin.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
 });
-after(async () => {
-  removeTempConfigDirs();
-  await h.close();
-});
+after(() => close());
 
 const api = async (method: 'GET' | 'POST', url: string, payload?: object, extra: Record<string, string> = {}) => {
   const res = await h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });

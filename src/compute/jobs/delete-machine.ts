@@ -56,9 +56,12 @@ async function removeEverything(deps: ComputeJobDeps, provider: ComputeProvider,
     if (deletion) await awaitAction(deps, provider, deletion, 'delete the server', 'the deletion of the server');
     if (await provider.getServer(machine.provider_server_id)) throw new StillRunning(`The provider still lists server ${machine.provider_server_id}`, 'the deletion of the server');
   }
-  const snapshots = new Set((await provider.findSnapshots(labels)).map((i) => i.id));
-  if (machine.snapshot_id !== null) snapshots.add(machine.snapshot_id);
-  for (const id of snapshots) await provider.deleteImage(id);
-  const left = [...(await provider.findSnapshots(labels)).map((i) => i.id), ...(machine.snapshot_id !== null && (await provider.getImage(machine.snapshot_id)) ? [machine.snapshot_id] : [])];
-  if (left.length > 0) throw new StillRunning(`The provider still lists snapshot ${[...new Set(left)].join(', ')}`, 'the deletion of the snapshot');
+  const snapshotIds = async () => {
+    const ids = new Set((await provider.findSnapshots(labels)).map((i) => i.id));
+    if (machine.snapshot_id !== null && (await provider.getImage(machine.snapshot_id))) ids.add(machine.snapshot_id);
+    return [...ids];
+  };
+  for (const id of await snapshotIds()) await provider.deleteImage(id);
+  const left = await snapshotIds();
+  if (left.length > 0) throw new StillRunning(`The provider still lists snapshot ${left.join(', ')}`, 'the deletion of the snapshot');
 }
