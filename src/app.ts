@@ -19,7 +19,7 @@ import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
-import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
+import { assignTokenScopes, documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
 import { createDeps } from './deps.js';
@@ -116,6 +116,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   closeUndeclaredParts(app);
   // ... and documents every error status the pipeline can answer on it.
   documentPipelineErrors(app);
+  // ... and the scope an API token needs for it.
+  assignTokenScopes(app);
   // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');

@@ -4,6 +4,7 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { bearerToken, classifyCredential, MAX_SUBJECT_LENGTH } from './credentials.js';
 import type { JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
+import type { TokenScope } from './scopes.js';
 
 /**
  * What authentication needs of the areas that keep credentials, handed over by the composition
@@ -13,7 +14,7 @@ export interface CredentialLookups {
   /** The live session with this token hash (its use recorded), or null. */
   session(tokenHash: string, now: number): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number } | null>;
   /** The live workspace API token with this hash (its use recorded), or null. */
-  apiToken(tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string } | null>;
+  apiToken(tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null } | null>;
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
   userForSubject(subject: string): Promise<string | null>;
   /** The user's role in the workspace, or null when not a member. */
@@ -52,7 +53,7 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
       case 'api_token': {
         const t = await lookups.apiToken(shape.hash, now);
         if (!t) throw unauthorized();
-        return { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId };
+        return { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes };
       }
       case 'jwt': {
         const claims = await verifyJwt(shape.token);

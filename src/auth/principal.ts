@@ -1,3 +1,4 @@
+import type { TokenScope } from './scopes.js';
 import type { Role } from '../db/tables.js';
 
 /** Who is calling, as proven by the bearer credential. */
@@ -10,7 +11,7 @@ export type Principal =
       cookie?: { csrfToken: string | null; expiresAt: number };
     }
   | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
-  | { kind: 'api_token'; tokenId: string; workspaceId: string };
+  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (CONTRACT §12). */ scopes: readonly TokenScope[] | null };
 
 /** The one request context every service function receives. */
 export interface RequestContext {

@@ -1,3 +1,4 @@
+import { grants, type TokenScope } from './scopes.js';
 import type { Role } from '../db/tables.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { canonicalId } from '../shared/ids.js';
@@ -52,4 +53,10 @@ export function pathWorkspace(ctx: WorkspaceContext, rawId: string): string {
   const id = canonicalId('ws', rawId);
   if (id !== ctx.workspaceId) throw notFound('workspace');
   return id;
+}
+
+/** An API token acts only within its scopes (CONTRACT §12); users are judged by their role. */
+export function requireScope(principal: Principal, scope: TokenScope): void {
+  if (principal.kind !== 'api_token' || grants(principal.scopes, scope)) return;
+  throw new ApiError('SCOPE_REQUIRED', { message: `This API token lacks the scope ${scope}: make a token with it (POST /v1/api_tokens, scopes)`, metadata: { required_scope: scope } });
 }

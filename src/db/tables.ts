@@ -117,6 +117,8 @@ export interface ApiTokensTable {
   created_at: number;
   created_by: string;
   last_used_at: number | null;
+  /** Space-separated scopes (CONTRACT §12); null: all of them. */
+  scopes: string | null;
 }
 
 export interface IdempotencyKeysTable {

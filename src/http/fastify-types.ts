@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Role } from '../db/tables.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { Scope } from '../auth/workspace-context.js';
+import type { TokenScope } from '../auth/scopes.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { LazyCompilation } from './lazy-compilation.js';
@@ -18,6 +19,11 @@ declare module 'fastify' {
     database?: false;
     /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
     scope?: Scope;
+    /**
+     * The scope an API token needs (CONTRACT §12): derived from the route's tag and method
+     * (`scopeOfRoute`) unless given here; null: none.
+     */
+    tokenScope?: TokenScope | null;
     /** Roles allowed to call the route (token management: owner, admin). */
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
-import { requireRole, resolveContext } from '../auth/workspace-context.js';
+import { requireRole, requireScope, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
@@ -142,6 +142,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     }
     request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope);
     if (config.roles) requireRole(request.ctx, config.roles);
+    if (config.tokenScope) requireScope(request.principal, config.tokenScope);
 
     if (key === undefined || !isWrite) return;
     const scope = { workspaceId: request.ctx.workspaceId ?? '', principalId: request.ctx.actorId, key };

@@ -75,7 +75,8 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     git.post(
       '/installs/:id/repository.git/git-upload-pack',
       {
-        config: { scope: 'workspace' },
+        // A fetch: git's POST reads the repository.
+        config: { scope: 'workspace', tokenScope: 'installs:read' },
         validatorCompiler: gitBodyValidator,
         preValidation: async (request) => {
           ignoreIdempotencyKey(request);

@@ -1308,6 +1308,8 @@ export interface paths {
         /**
          * List the workspace's API tokens, newest first
          * @description Never shows a token or its hash: only its first 12 characters (`prefix`).
+         *
+         *     API tokens need the scope `tokens:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -1344,6 +1346,8 @@ export interface paths {
                                 created_by: string;
                                 /** @description Updated at most once a minute */
                                 last_used_at: number | null;
+                                /** @description Its scopes; every one for a token made without `scopes` */
+                                scopes: string[];
                             }[];
                             /** @description true if more items exist after this page */
                             has_more: boolean;
@@ -1432,6 +1436,8 @@ export interface paths {
                         name: string;
                         /** @description Unix seconds, in the future; absent or null: never expires */
                         expires_at?: number | null;
+                        /** @description What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
+                        scopes?: ("dashboards:read" | "dashboards:write" | "secrets:read" | "secrets:write" | "secrets:access" | "installs:read" | "installs:write" | "compute:read" | "compute:write" | "tokens:read" | "audit:read" | "webhooks:read" | "webhooks:write")[];
                     };
                 };
             };
@@ -3453,6 +3459,8 @@ export interface paths {
         /**
          * List the workspace's secrets, newest first
          * @description `?name=` finds a secret by its exact name: a page of one, or an empty one.
+         *
+         *     API tokens need the scope `secrets:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -3558,6 +3566,8 @@ export interface paths {
         /**
          * Create a secret (no versions yet)
          * @description The name is unique in the workspace (409, code 7200). A random data key is made for the secret and kept only wrapped by the master key.
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -3695,7 +3705,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a secret */
+        /**
+         * Get a secret
+         * @description API tokens need the scope `secrets:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -3800,6 +3813,8 @@ export interface paths {
         /**
          * Delete a secret and all its versions (If-Match)
          * @description If-Match is the secret's etag, which changes when a version is added: a delete based on a read that missed a new version is 409.
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         delete: {
             parameters: {
@@ -3934,6 +3949,8 @@ export interface paths {
         /**
          * List a secret's versions, newest first
          * @description Destroyed versions are listed too (with `destroyed_at`). No payloads.
+         *
+         *     API tokens need the scope `secrets:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -4051,6 +4068,8 @@ export interface paths {
         /**
          * Add a version (enabled) with a payload
          * @description `data` is padded standard base64 of 1 to 65,536 bytes (else 422 on `["body","data"]`); `comment` at most 200 characters. Versions are numbered 1, 2, ... per secret. The payload is encrypted at rest and never appears in a response other than `:access`.
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -4210,6 +4229,8 @@ export interface paths {
         /**
          * Get a secret version (without its payload)
          * @description The version id `latest` names the newest enabled version; a secret with none answers 404 saying so.
+         *
+         *     API tokens need the scope `secrets:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -4332,6 +4353,8 @@ export interface paths {
         /**
          * Access an enabled version's payload
          * @description Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer's `id` says which); a secret with none answers 404 saying so.
+         *
+         *     API tokens need the scope `secrets:access` (403, 7025).
          */
         get: {
             parameters: {
@@ -4461,6 +4484,8 @@ export interface paths {
         /**
          * Enable a disabled secret version (If-Match)
          * @description The spec's enable. An enabled version answers unchanged (same etag); a destroyed one is 409 (7202): destroyed is final. A stale If-Match is 409 with `metadata.current_etag`, even when nothing would change.
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -4614,6 +4639,8 @@ export interface paths {
         /**
          * Disable a secret version (If-Match)
          * @description A disabled version cannot be accessed but can be enabled again. A disabled version answers unchanged; a destroyed one is 409 (7202).
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -4767,6 +4794,8 @@ export interface paths {
         /**
          * Destroy a secret version for good (If-Match)
          * @description Wipes the payload and sets `destroyed_at`; the version stays listed with state `destroyed`. Destroying a destroyed version answers it unchanged.
+         *
+         *     API tokens need the scope `secrets:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -4915,7 +4944,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's compute configs, newest first */
+        /**
+         * The workspace's compute configs, newest first
+         * @description API tokens need the scope `compute:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -5021,6 +5053,8 @@ export interface paths {
         /**
          * Create a compute config
          * @description Answers 201 `{id}`. `region` must be one of the provider's locations, `image` an image it offers, and `machine_type_filter` (default `*`) must match at least one server type offered in the region (422 with each field's path). `secret_id` must name a secret of the workspace (404, path `["body","secret_id"]`). 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -5175,7 +5209,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A compute config */
+        /**
+         * A compute config
+         * @description API tokens need the scope `compute:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -5283,6 +5320,8 @@ export interface paths {
         /**
          * Delete a compute config (If-Match)
          * @description 409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         delete: {
             parameters: {
@@ -5414,7 +5453,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's machines, newest first */
+        /**
+         * The workspace's machines, newest first
+         * @description API tokens need the scope `compute:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -5534,6 +5576,8 @@ export interface paths {
         /**
          * Create a machine from a compute config
          * @description Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422). A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -5703,7 +5747,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A machine */
+        /**
+         * A machine
+         * @description API tokens need the scope `compute:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -5825,6 +5872,8 @@ export interface paths {
         /**
          * Delete a machine (If-Match): its server and any snapshot at the provider, then the machine
          * @description Answers 202 with the `operation_id` of the deletion; the machine reads `deleting` until the provider confirms that its server and snapshot are gone, then 404, and its suspension is no longer listed (at once). A provider outage only delays the deletion. Running, suspended, failed and expired machines can be deleted; one that an operation is changing (creating, suspending, resuming, deleting) is 409 (7408) with `metadata.status` and `metadata.operation_id`.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         delete: {
             parameters: {
@@ -5966,6 +6015,8 @@ export interface paths {
         /**
          * Suspend a running machine (If-Match): snapshot it, then delete its server
          * @description Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions. If the job fails part-way it stays `suspending` until the provider confirms what is left: then it is back to `running` with the snapshot removed (its server still there), or `suspended` after all (the server already deleted, the snapshot kept). Body optional: `{reason: "manual"}`.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -6142,6 +6193,8 @@ export interface paths {
         /**
          * Resume a suspended machine: recreate its server from the snapshot
          * @description The same as `POST /v1/compute/suspensions/{id}:resume` with the machine's `suspension_id`. If-Match is optional (checked when sent). Answers 200 with the machine in status `resuming` and its `operation_id`. A machine that is not suspended is 409 (7409) with `metadata.status`.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -6306,6 +6359,8 @@ export interface paths {
         /**
          * The workspace's suspended machines
          * @description A bare array (not the list envelope), newest first. No parameters.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -6427,6 +6482,8 @@ export interface paths {
         /**
          * Resume a suspended machine: recreate its server from the snapshot
          * @description No If-Match (suspensions show no etag). Answers 200 with the machine in status `resuming` and its `operation_id`; when done the machine runs again, the snapshot is deleted and the suspension is over. A suspension already being resumed is 409 (7402); one that is over is 404.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -6589,6 +6646,8 @@ export interface paths {
         /**
          * What the compute provider offers: regions, images and server types with their prices
          * @description The values a compute config (`region`, `image`, `machine_type_filter`) and a machine (`server_type`) may name. Read from the provider and kept for 60 s. 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -6718,7 +6777,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's packages, newest first */
+        /**
+         * The workspace's packages, newest first
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -6813,7 +6875,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a package */
+        /**
+         * Create a package
+         * @description API tokens need the scope `installs:write` (403, 7025).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -6945,7 +7010,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A package */
+        /**
+         * A package
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -7055,7 +7123,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A package's versions, newest first, without their files */
+        /**
+         * A package's versions, newest first, without their files
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -7166,6 +7237,8 @@ export interface paths {
         /**
          * Publish a version of a package (immutable)
          * @description Every path and template is checked: a bad path is 422 (7307) and a template Mustache cannot parse is 422 (7306), each at `["body","files",<path>]`. A semver the package already has is 409 (7301).
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -7319,7 +7392,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A package version with its files */
+        /**
+         * A package version with its files
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -7441,6 +7517,8 @@ export interface paths {
         /**
          * See a version's rendered files with some values, before installing it
          * @description Renders as an install would (the same render threads, step, time and memory limits, and the workspace's output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         post: {
             parameters: {
@@ -7587,7 +7665,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's installs, newest first */
+        /**
+         * The workspace's installs, newest first
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -7709,6 +7790,8 @@ export interface paths {
         /**
          * Install a package version: a git repository and a first render
          * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -7887,7 +7970,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An install */
+        /**
+         * An install
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -8014,6 +8100,8 @@ export interface paths {
         /**
          * Change the desired version, the values or automatic updates (If-Match)
          * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
          */
         patch: {
             parameters: {
@@ -8190,6 +8278,8 @@ export interface paths {
         /**
          * Restore a succeeded render of this install as a new commit
          * @description Copies the render's git tree into a new commit on top of `main`; existing history is never rewritten. The answer's render is `running` with its `commit_sha` and an `operation_id` that a worker completes; `desired_version` becomes the restored render's version at once, `current_version` once the operation is done. Checked in order: an unknown render 404, a render of another package 422 (7304), a render of another install 404, a render not succeeded 409 (7305), then If-Match 409 (7030).
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -8372,6 +8462,8 @@ export interface paths {
         /**
          * The install's git repository: the head of `main` and a clone URL
          * @description `head_commit_sha` is null before the first commit (a restore's commit normally shows at once, before its operation completes). `clone_url` serves a read-only clone over git's smart HTTP protocol (v0 and v2). Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -8482,7 +8574,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An install's renders, newest first */
+        /**
+         * An install's renders, newest first
+         * @description API tokens need the scope `installs:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -8621,6 +8716,8 @@ export interface paths {
         /**
          * A render
          * @description States: `queued` → `running` → `succeeded` | `failed`; a queued render is `superseded` when a newer one is made, a running one when a newer one reaches the branch first.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -8746,7 +8843,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's snippets, newest first */
+        /**
+         * The workspace's snippets, newest first
+         * @description API tokens need the scope `dashboards:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -8856,7 +8956,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a snippet */
+        /**
+         * Create a snippet
+         * @description API tokens need the scope `dashboards:write` (403, 7025).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -9009,7 +9112,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A snippet */
+        /**
+         * A snippet
+         * @description API tokens need the scope `dashboards:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -9124,6 +9230,8 @@ export interface paths {
         /**
          * Delete a snippet (If-Match)
          * @description Revisions that use it show `current_state: missing`; restoring one of them is blocked (409, 7100).
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         delete: {
             parameters: {
@@ -9248,6 +9356,8 @@ export interface paths {
         /**
          * Change a snippet (If-Match); a change gives it a new etag
          * @description A PATCH that changes nothing keeps the etag. Widgets that pin the old etag show it in `snippet_etag_drift`.
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         patch: {
             parameters: {
@@ -9417,6 +9527,8 @@ export interface paths {
         /**
          * Archive a snippet (If-Match)
          * @description The snippet is kept; revisions that use it show `current_state: archived`, and restoring one reactivates it. Archiving an archived snippet changes nothing.
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -9576,6 +9688,8 @@ export interface paths {
         /**
          * Make an archived snippet active again (If-Match)
          * @description Unarchiving an active snippet changes nothing.
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -9730,7 +9844,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace's dashboards, newest first */
+        /**
+         * The workspace's dashboards, newest first
+         * @description API tokens need the scope `dashboards:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: {
@@ -10055,6 +10172,8 @@ export interface paths {
         /**
          * Create a dashboard and its first revision
          * @description The first revision has `source: manual`, no parent and `structural_diff: null`. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -10645,7 +10764,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A dashboard: the content of its current revision */
+        /**
+         * A dashboard: the content of its current revision
+         * @description API tokens need the scope `dashboards:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -10969,7 +11091,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete a dashboard and its revisions (If-Match) */
+        /**
+         * Delete a dashboard and its revisions (If-Match)
+         * @description API tokens need the scope `dashboards:write` (403, 7025).
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -11093,6 +11218,8 @@ export interface paths {
         /**
          * Change a dashboard (If-Match): a new revision with its structural diff
          * @description Each field given replaces that field; `summary` describes the new revision (`source: manual`). A PATCH that changes nothing makes no revision and keeps the etag. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         patch: {
             parameters: {
@@ -11692,6 +11819,8 @@ export interface paths {
         /**
          * Reset a workspace_overview dashboard to the built-in default layout (If-Match)
          * @description Its filter definitions, default filter values and widgets become the built-in ones in a new revision (`source: reset`); name, description and purpose stay. Another purpose is 409 (7103). The body, `{summary}`, may be left out.
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -12069,6 +12198,8 @@ export interface paths {
         /**
          * A dashboard's immutable revisions, newest first
          * @description `snippet_etag_drift` is computed when read: one item per snippet widget whose snippet now has another etag or is not active.
+         *
+         *     API tokens need the scope `dashboards:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -12461,7 +12592,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One revision of a dashboard */
+        /**
+         * One revision of a dashboard
+         * @description API tokens need the scope `dashboards:read` (403, 7025).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -12849,6 +12983,8 @@ export interface paths {
         /**
          * Restore a revision's content as a new revision (If-Match: the dashboard's etag)
          * @description A new revision with `source: restore` and `restored_from_revision_id`; its diff is against the current revision. Archived snippets it uses are made active again; a deleted one blocks the restore (409, 7100, `metadata.widget_id` and `metadata.snippet_id` per widget). The body, `{summary}`, may be left out.
+         *
+         *     API tokens need the scope `dashboards:write` (403, 7025).
          */
         post: {
             parameters: {
@@ -13228,6 +13364,8 @@ export interface paths {
         /**
          * git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)
          * @description The first request of `git clone <clone_url>`. Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. `service=git-receive-pack` (push) is 403 (7020): install repositories only change through renders and restores. Each request runs one git process: a server runs at most 16 at once, at most 4 of them for one credential, 4 for one user (all their sessions together) and 8 for one workspace; beyond that the answer is 429 (7007, this credential, user or workspace) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process, and so does one that stops reading (WSP_IDLE_TIMEOUT_SECONDS); one fetch runs at most 10 minutes.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         get: {
             parameters: {
@@ -13343,6 +13481,8 @@ export interface paths {
         /**
          * git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)
          * @description Authenticated like every route, with the credential in git's own header: `git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. The body may be gzip-encoded (`Content-Encoding: gzip`); as sent it is held to the 1 MiB limit (413), inflated to 8 MiB. A body git refuses is 422 at `["body"]`. An Idempotency-Key is not used: this is a read. Each request runs one git process: a server runs at most 16 at once, at most 4 of them for one credential, 4 for one user (all their sessions together) and 8 for one workspace; beyond that the answer is 429 (7007, this credential, user or workspace) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process, and so does one that stops reading (WSP_IDLE_TIMEOUT_SECONDS); one fetch runs at most 10 minutes.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         post: {
             parameters: {
@@ -14032,7 +14172,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -171,7 +171,8 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.get(
     '/secrets/:id/versions/:vid(^[^:]+)::access',
     {
-      config: WORKSPACE,
+      // Reading a payload is its own scope, never implied by secrets:read or secrets:write.
+      config: { ...WORKSPACE, tokenScope: 'secrets:access' },
       schema: {
         tags: TAGS,
         summary: "Access an enabled version's payload",

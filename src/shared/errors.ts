@@ -24,6 +24,7 @@ export const ErrorCodes = {
   WORKSPACE_FORBIDDEN: { code: 7022, status: 403, message: 'The credential may not act in the workspace named by Service-Context' },
   ROLE_REQUIRED: { code: 7023, status: 403, message: 'This operation needs a workspace role the caller does not have' },
   USER_REQUIRED: { code: 7024, status: 403, message: 'This operation acts for a user; a workspace API token has none' },
+  SCOPE_REQUIRED: { code: 7025, status: 403, message: 'The API token lacks the scope this operation needs' },
   ETAG_MISMATCH: { code: 7030, status: 409, message: 'If-Match does not equal the current etag' },
   IDEMPOTENCY_IN_FLIGHT: { code: 7031, status: 409, message: 'A request with this Idempotency-Key is still in progress' },
   IDEMPOTENCY_KEY_REUSED: {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { TOKEN_SCOPES, type TokenScope } from '../auth/scope-schemas.js';
 
 /** Year 9999: an `expires_at` beyond it is almost surely milliseconds, which the API never takes. */
 export const MAX_UNIX_SECONDS = 253402300799;
@@ -10,6 +11,14 @@ export const CreateTokenBody = Type.Object(
     expires_at: Type.Optional(
       Type.Union([Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS }), Type.Null()], {
         description: 'Unix seconds, in the future; absent or null: never expires',
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Array(Type.Unsafe<TokenScope>({ type: 'string', enum: [...TOKEN_SCOPES] }), {
+        uniqueItems: true,
+        maxItems: TOKEN_SCOPES.length,
+        description:
+          'What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas).',
       }),
     ),
   },
@@ -36,6 +45,7 @@ export const ListedToken = Type.Object(
     created_at: UnixSeconds(),
     created_by: Type.String({ description: 'The user (or workspace API token) that created it' }),
     last_used_at: Type.Union([UnixSeconds(), Type.Null()], { description: 'Updated at most once a minute' }),
+    scopes: Type.Array(Type.String(), { description: 'Its scopes; every one for a token made without `scopes`' }),
   },
   { additionalProperties: false },
 );

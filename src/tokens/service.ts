@@ -8,7 +8,8 @@ import { ApiError, notFound } from '../shared/errors.js';
 import type { Quotas } from '../quotas/limits.js';
 import { pageById, type CursorCodec } from '../shared/cursor.js';
 import { tokenStore } from './store.js';
-import type { CreateTokenBody } from './schemas.js';
+import type { CreateTokenBody, ListedToken } from './schemas.js';
+import { parseStoredScopes, storedScopes, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.js';
 
 export interface TokenServiceDeps {
   db: Kysely<DB>;
@@ -31,7 +32,7 @@ export interface IssuedToken {
  */
 export async function issueApiToken(
   db: Kysely<DB>,
-  opts: { workspaceId: string; name: string; createdBy: string; expiresAt: number | null; now: number },
+  opts: { workspaceId: string; name: string; createdBy: string; expiresAt: number | null; now: number; scopes?: readonly TokenScope[] },
 ): Promise<IssuedToken> {
   const token = newApiToken();
   const id = newId('tok');
@@ -45,6 +46,7 @@ export async function issueApiToken(
     created_at: opts.now,
     created_by: opts.createdBy,
     last_used_at: null,
+    scopes: storedScopes(opts.scopes),
   });
   return { id, name: opts.name, token, expires_at: opts.expiresAt };
 }
@@ -53,11 +55,11 @@ export async function issueApiToken(
  * The live workspace API token a token's hash names, for the authenticator (every request with
  * an API token): null when there is none or it expired. Its last use is written at most once a minute.
  */
-export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string } | null> {
+export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null } | null> {
   const t = await tokenStore.byHash(db, tokenHash);
   if (!t || (t.expires_at !== null && t.expires_at <= now)) return null;
   if (t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS) await tokenStore.touch(db, t.id, now);
-  return { tokenId: t.id, workspaceId: t.workspace_id };
+  return { tokenId: t.id, workspaceId: t.workspace_id, scopes: parseStoredScopes(t.scopes) };
 }
 
 /** API tokens the workspace holds that still work, for its quota figures. */
@@ -80,7 +82,14 @@ export function createTokenService({ db, clock, cursors, config }: TokenServiceD
           metadata: { quota: 'api_tokens', limit: String(limit), used: String(held) },
         });
       }
-      return issueApiToken(db, { workspaceId: ctx.workspaceId, name: body.name, createdBy: ctx.actorId, expiresAt: body.expires_at ?? null, now });
+      return issueApiToken(db, {
+        workspaceId: ctx.workspaceId,
+        name: body.name,
+        createdBy: ctx.actorId,
+        expiresAt: body.expires_at ?? null,
+        now,
+        ...(body.scopes !== undefined ? { scopes: body.scopes } : {}),
+      });
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
@@ -89,7 +98,7 @@ export function createTokenService({ db, clock, cursors, config }: TokenServiceD
         `api_tokens:${ctx.workspaceId}`,
         { limit, cursor },
         (after, take) => tokenStore.page(db, ctx.workspaceId, take, after),
-        (r) => r,
+        ({ scopes, ...r }): ListedToken => ({ ...r, scopes: parseStoredScopes(scopes) ?? [...TOKEN_SCOPES] }),
       );
     },
 

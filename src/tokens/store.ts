@@ -2,13 +2,13 @@ import type { Kysely } from 'kysely';
 import type { ApiTokensTable, DB } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
 
-const LISTED = ['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at'] as const;
+const LISTED = ['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at', 'scopes'] as const;
 
 export const tokenStore = {
   insert: (db: Kysely<DB>, row: ApiTokensTable) => db.insertInto('api_tokens').values(row).execute(),
 
   /** Every request with an API token runs this: compiled once (prepared.ts). */
-  byHash: prepared((db, tokenHash: string) => db.selectFrom('api_tokens').select(['id', 'workspace_id', 'expires_at', 'last_used_at']).where('token_hash', '=', tokenHash)).first,
+  byHash: prepared((db, tokenHash: string) => db.selectFrom('api_tokens').select(['id', 'workspace_id', 'expires_at', 'last_used_at', 'scopes']).where('token_hash', '=', tokenHash)).first,
 
   touch: (db: Kysely<DB>, id: string, now: number) =>
     db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),

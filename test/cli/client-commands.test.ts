@@ -159,8 +159,8 @@ describe('wsp tokens', () => {
     assert.ok(listed.some((t) => t.id === token.id && t.prefix === token.token.slice(0, 12)));
     assert.ok(!list.stdout.includes(token.token), 'never the secret');
     const table = await runCli(['tokens', 'list'], { configDir });
-    assert.match(table.stdout, /^ID +NAME +PREFIX +CREATED +EXPIRES +LAST USED$/m);
-    assert.match(table.stdout, new RegExp(`^${token.id} +ci +sk_svc_`, 'm'));
+    assert.match(table.stdout, /^ID +NAME +PREFIX +CREATED +EXPIRES +LAST USED +SCOPES$/m);
+    assert.match(table.stdout, new RegExp(`^${token.id} +ci +sk_svc_.* all$`, 'm'));
 
     const revoked = await runCli(['tokens', 'revoke', token.id], { configDir });
     assert.equal(revoked.code, 0);
@@ -174,6 +174,20 @@ describe('wsp tokens', () => {
     const run = await runCli(['tokens', 'create', '--name', 'nope'], { configDir: await loggedIn(s.member.userId) });
     assert.equal(run.code, 1);
     assert.match(run.stderr, /403: .*owner or admin.*\[7023\]/);
+  });
+
+  test('--scopes limits the token; an unknown scope is a usage error naming the scopes', async () => {
+    const configDir = await loggedIn(s.owner.userId);
+    const created = await runCli(['tokens', 'create', '--name', 'reader', '--scopes', 'secrets:read, installs:write', '--json'], { configDir });
+    assert.equal(created.code, 0, created.stderr);
+    const token = JSON.parse(created.stdout);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/secrets', headers: as(token.token) })).statusCode, 200);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/dashboards', headers: as(token.token) })).statusCode, 403);
+    const table = await runCli(['tokens', 'list'], { configDir });
+    assert.match(table.stdout, new RegExp(`^${token.id} +reader .* installs:write secrets:read$`, 'm'));
+    const bad = await runCli(['tokens', 'create', '--name', 'x', '--scopes', 'secrets:read,root'], { configDir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown scope root; the scopes are dashboards:read, /);
   });
 
   test('a bad --expires-in is a usage error', async () => {

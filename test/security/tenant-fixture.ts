@@ -213,6 +213,8 @@ export interface DocOperation {
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, any> }> };
   responses: Record<string, unknown>;
   security?: unknown[];
+  /** The scope an API token needs (CONTRACT §12). */
+  'x-required-scope'?: string;
 }
 export interface DocRoute {
   method: string;

@@ -1,3 +1,4 @@
+import { TOKEN_SCOPES } from '../../src/auth/scopes.js';
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -538,6 +539,36 @@ test('every list and user route answers B without any of A', async () => {
       assert.deepEqual(found, [], `${who}: GET ${r.path}: ${found.join(', ')}`);
     }
   }
+});
+
+test('token scopes, from the document: every operation naming a scope refuses a token of A without it (403 7025) and admits one with only it', async () => {
+  const scoped = routes.filter((r) => typeof r.op['x-required-scope'] === 'string');
+  assert.ok(scoped.length >= 40, `${scoped.length} operations name a scope`);
+  const tokens = new Map<string, string>();
+  const tokenWith = async (scopes: string[]) => {
+    const key = scopes.join(' ');
+    if (!tokens.has(key)) {
+      const res = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', '/v1/api_tokens', { name: `scoped ${tokens.size}`, scopes });
+      assert.equal(res.statusCode, 201, res.body);
+      tokens.set(key, res.json().token);
+    }
+    return tokens.get(key)!;
+  };
+  const problems: string[] = [];
+  for (const route of scoped) {
+    const scope = route.op['x-required-scope']!;
+    assert.ok((TOKEN_SCOPES as readonly string[]).includes(scope), `${route.key}: ${scope}`);
+    // Ids that name nothing: a request the scope admits ends in 404, one it refuses never gets that far.
+    const url = urlOf(route, (kind) => `${A.ids[kind]!.slice(0, A.ids[kind]!.indexOf('_') + 1)}00000000000000000000000000`);
+    const body = bodyFor(route);
+    const implying = scope.endsWith(':read') ? `${scope.slice(0, -5)}:write` : scope;
+    const without = await call(await tokenWith(TOKEN_SCOPES.filter((x) => x !== scope && x !== implying)), undefined, route.method, url, body, headersFor(route));
+    const err = without.statusCode === 403 ? without.json().errors[0] : null;
+    if (err?.code !== 7025 || err.metadata?.required_scope !== scope) problems.push(`${route.key} without ${scope}: ${without.statusCode} ${without.body.slice(0, 200)}`);
+    const withIt = await call(await tokenWith([scope]), undefined, route.method, url, body, headersFor(route));
+    if (withIt.statusCode === 403) problems.push(`${route.key} with ${scope}: ${withIt.statusCode} ${withIt.body.slice(0, 200)}`);
+  }
+  assert.deepEqual(problems, []);
 });
 
 test("the log of everything above holds none of A's or B's credentials or secret payloads", () => {

@@ -135,7 +135,7 @@ describe('GET and DELETE /v1/api_tokens', () => {
       // sk_svc_ appears once per listed token: only as the start of its prefix.
       assert.equal(res.body.split('sk_svc_').length - 1, body.data.length, 'sk_svc_ only as the start of each prefix');
       for (const t of body.data) {
-        assert.deepEqual(Object.keys(t).sort(), ['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'name', 'prefix']);
+        assert.deepEqual(Object.keys(t).sort(), ['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'scopes']);
         assert.equal(t.prefix.length, 12);
         // The prefix is the token's first 12 characters: sk_svc_ and 5 of the random part, no more.
         assert.equal(t.prefix, made.get(t.name)?.slice(0, 12), `${t.name}: prefix ${t.prefix}`);

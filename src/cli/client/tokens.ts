@@ -3,6 +3,7 @@ import { allPages, apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
+import { TOKEN_SCOPES, type TokenScope } from '../../auth/scope-schemas.js';
 
 /** `30d`, `12h`, `90m` or seconds, from now. */
 function expiresAt(raw: string, now: number): number {
@@ -12,18 +13,30 @@ function expiresAt(raw: string, now: number): number {
   return now + Number(m[1]) * unit;
 }
 
+/** `--scopes a,b` (an empty value: no scope at all); unknown ones are a usage error naming the known. */
+function scopesFlag(raw: string | undefined): TokenScope[] | undefined {
+  if (raw === undefined) return undefined;
+  const scopes = raw.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const unknown = scopes.filter((x) => !(TOKEN_SCOPES as readonly string[]).includes(x));
+  if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; the scopes are ${TOKEN_SCOPES.join(', ')}`);
+  return [...new Set(scopes)] as TokenScope[];
+}
 
 export const tokensCreate: Command = {
   name: 'tokens create',
-  usage: '--name NAME [--expires-in 30d]',
+  usage: '--name NAME [--expires-in 30d] [--scopes secrets:read,installs:write]',
   summary: 'create a workspace API token (owner or admin); it is shown once',
-  flags: ['name', 'expires-in'],
+  flags: ['name', 'expires-in', 'scopes'],
+  details: `--scopes limits what the token may do, comma-separated (none given: everything):
+${TOKEN_SCOPES.join(', ')}.
+A :write scope implies the :read of its area; secrets:access (reading payloads) is never implied.`,
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name', true);
     const expiresIn = stringFlag(ctx.args, 'expires-in');
     const c = requireWorkspace(requireCredentials(ctx.io.env));
-    const body = { name, ...(expiresIn ? { expires_at: expiresAt(expiresIn, Math.floor(Date.now() / 1000)) } : {}) };
+    const scopes = scopesFlag(stringFlag(ctx.args, 'scopes'));
+    const body = { name, ...(expiresIn ? { expires_at: expiresAt(expiresIn, Math.floor(Date.now() / 1000)) } : {}), ...(scopes ? { scopes } : {}) };
     const token = await send(c.server, apiAs(c).POST('/v1/api_tokens', { body }));
     if (ctx.json) return printJson(ctx.io, token);
     printFields(ctx.io, [
@@ -56,6 +69,7 @@ export const tokensList: Command = {
         ['created', (t) => time(t.created_at)],
         ['expires', (t) => (t.expires_at === null ? 'never' : time(t.expires_at))],
         ['last used', (t) => time(t.last_used_at)],
+        ['scopes', (t) => (t.scopes.length === TOKEN_SCOPES.length ? 'all' : t.scopes.join(' ') || 'none')],
       ],
       'No API tokens.',
     );

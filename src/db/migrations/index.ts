@@ -12,6 +12,7 @@ import * as idempotencyClaimToken from './0010_idempotency_claim_token.js';
 import * as sessionLifecycle from './0011_session_lifecycle.js';
 import * as quotas from './0012_quotas.js';
 import * as accounts from './0013_accounts.js';
+import * as tokenScopes from './0014_token_scopes.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011_session_lifecycle': sessionLifecycle,
   '0012_quotas': quotas,
   '0013_accounts': accounts,
+  '0014_token_scopes': tokenScopes,
 };
 
 export const migrationProvider: MigrationProvider = {

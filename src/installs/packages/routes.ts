@@ -114,7 +114,8 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages/:id/versions/:version_id(^[^:]+)::preview',
     {
-      config: { scope: 'workspace' },
+      // Renders and writes nothing: a read.
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['packages'],
         summary: "See a version's rendered files with some values, before installing it",
