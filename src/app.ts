@@ -17,7 +17,7 @@ import { LazyCompilation } from './http/lazy-compilation.js';
 import { installJsonParser } from './http/json-body.js';
 import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
-import { FixedWindowLimiter } from './http/rate-limit.js';
+import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { assignTokenScopes, documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import type { App } from './http/fastify-types.js';
@@ -145,7 +145,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     fingerprintKey: Buffer.from(await settingsStore.getOrCreate(db, 'idempotency_hmac_key', () => randomBytes(32).toString('base64')), 'base64'),
     limits: {
       authFailures: new FixedWindowLimiter(clock, config.authFailuresPerMinute),
-      ...(config.rateLimitPerMinute ? { perCredential: new FixedWindowLimiter(clock, config.rateLimitPerMinute) } : {}),
+      ...(config.rateLimitPerMinute ? { requests: new SharedRateLimit(db, clock, config.rateLimitPerMinute) } : {}),
     },
   });
   const metrics = installMetrics(app, opts.processMetrics ?? false);

@@ -30,7 +30,7 @@ export interface Config {
   masterKey: string | undefined;
   /** WSP_MASTER_KEY_PREVIOUS: older master keys still accepted for unwrapping, during a rotation. */
   masterKeyPrevious: string[];
-  /** WSP_RATE_LIMIT_PER_MINUTE: requests per credential a minute; unset: no general limit. */
+  /** WSP_RATE_LIMIT_PER_MINUTE: requests a minute per credential and per workspace, across instances; unset: no general limit. */
   rateLimitPerMinute: number | undefined;
   /** WSP_AUTH_FAILURES_PER_MINUTE: failed authentications per client address a minute (default 30). */
   authFailuresPerMinute: number;
@@ -115,7 +115,7 @@ export const Environment = Type.Object({
   WSP_JWT_MAX_LIFETIME_SECONDS: count('The longest a JWT may live (exp - iat) and the oldest it may be (now - iat)', 86400, 1),
   WSP_MASTER_KEY: text("Wraps secrets' data keys: base64 of 32 bytes; unset: a 0600 key file in WSP_DATA_DIR"),
   WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
-  WSP_RATE_LIMIT_PER_MINUTE: count('Requests per credential a minute; unset: no general limit', undefined, 1),
+  WSP_RATE_LIMIT_PER_MINUTE: count('Requests a minute per credential and per workspace, shared by every server instance; unset: no general limit', undefined, 1),
   WSP_AUTH_FAILURES_PER_MINUTE: count('Failed authentications per client address a minute', 30, 1),
   WSP_REQUEST_TIMEOUT_SECONDS: count('How long a client may take to send a whole request (headers and body); then 408 and the connection closes', 30, 1),
   WSP_IDLE_TIMEOUT_SECONDS: count('How long a connection may pass no data either way (a client that stops reading an answer included) before it is closed', 120, 1),

@@ -3,6 +3,7 @@ import { MAINTENANCE_PURGE } from './jobs/maintenance.js';
 import { JOB as COMPUTE, MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS } from './compute/jobs/kinds.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, REPOSITORY_MAINTENANCE, VERSION_PUBLISHED } from './installs/job-kinds.js';
 import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
+import { PURGE_SIGN_IN_WINDOWS } from './accounts/job-kinds.js';
 
 /**
  * Every kind of background job, and the attempts each gets before it fails for good. The one
@@ -13,6 +14,7 @@ import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
 export const JOB_KINDS: JobKinds = {
   [MAINTENANCE_PURGE]: { maxAttempts: 1 },
   [PURGE_DEVICE_LOGINS]: { maxAttempts: 1 },
+  [PURGE_SIGN_IN_WINDOWS]: { maxAttempts: 1 },
   [RENDER_RUN]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [RENDER_RESTORE]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [VERSION_PUBLISHED]: { maxAttempts: 5 },

@@ -61,6 +61,8 @@ export interface OidcLoginsTable {
 export interface AccountTables {
   oidc_identities: OidcIdentitiesTable;
   sign_in_limits: SignInLimitsTable;
+  /** Requests per `c:<credential>` or `w:<workspace>` in the current minute (WSP_RATE_LIMIT_PER_MINUTE). */
+  request_limits: SignInLimitsTable;
   invitations: InvitationsTable;
   oidc_logins: OidcLoginsTable;
 }

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from './tables.js';
 
 /** Tables of fixed-window failure counters: `{key, window_start, failures}`. */
-export type WindowTable = 'device_guess_limits' | 'sign_in_limits';
+export type WindowTable = 'device_guess_limits' | 'sign_in_limits' | 'request_limits';
 
 /**
  * Counts one attempt against `key` in a fixed window of `windowSeconds` and answers the count so

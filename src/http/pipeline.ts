@@ -10,7 +10,7 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
 import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
-import { credentialKey, rateLimited, type FixedWindowLimiter } from './rate-limit.js';
+import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
 import { cookieValue, sameSecret, SESSION_COOKIE } from './cookies.js';
 
@@ -27,7 +27,7 @@ interface PipelineDeps {
   /** Keys the Idempotency-Key fingerprints (shared by every instance, from the settings table). */
   fingerprintKey: Buffer;
   /** Failed authentications per client address (always on) and, when set, requests per credential. */
-  limits?: { authFailures?: FixedWindowLimiter; perCredential?: FixedWindowLimiter };
+  limits?: { authFailures?: FixedWindowLimiter; requests?: SharedRateLimit };
   /** The origin of WSP_PUBLIC_URL: what a cookie write's Origin header must be, when it has one. */
   publicOrigin: string;
 }
@@ -93,7 +93,22 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
 
 export function installPipeline(app: App, deps: PipelineDeps): void {
   const { db, clock, authenticate } = deps;
-  const { authFailures, perCredential } = deps.limits ?? {};
+  const { authFailures, requests } = deps.limits ?? {};
+
+  /**
+   * Counts the request in one shared window (the credential's, then the workspace's): the
+   * RateLimit-* headers show the tighter of the two; past the limit, 429 with Retry-After.
+   */
+  async function countRequest(reply: FastifyReply, key: string, whose: string): Promise<void> {
+    const state: WindowState = await requests!.hit(key);
+    const shown = Number(reply.getHeader('ratelimit-remaining') ?? Infinity);
+    if (state.remaining <= shown) {
+      reply.header('ratelimit-limit', String(requests!.limit));
+      reply.header('ratelimit-remaining', String(state.remaining));
+      reply.header('ratelimit-reset', String(state.resetSeconds));
+    }
+    if (state.over) throw rateLimited(state.resetSeconds, `More than ${requests!.limit} requests this minute from ${whose}`);
+  }
   app.decorateRequest('principal', null);
   app.decorateRequest('ctx', null);
   app.decorateRequest('idem', null);
@@ -101,7 +116,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
   // 1. Credential (401) before anything is parsed or validated. Failed authentications are
   // counted per client address: past the limit they answer 429 until the window ends, while
   // requests that authenticate are never counted nor refused by it.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const auth = request.routeOptions.config?.auth;
     if (request.is404 || auth === 'none') return;
     const cookie = request.headers.authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
@@ -114,8 +129,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       if (wait > 0) throw rateLimited(wait, 'Too many failed authentications from this address; retry after the time in Retry-After');
       throw err;
     }
-    const wait = perCredential ? perCredential.hit(credentialKey(principal)) : 0;
-    if (wait > 0) throw rateLimited(wait, `More than ${perCredential!.limit} requests this minute from this user (all their sessions together) or API token`);
+    if (requests) await countRequest(reply, `c:${credentialKey(principal)}`, 'this user (all their sessions together) or API token');
     if (principal.kind === 'session' && principal.cookie && WRITE_METHODS.has(request.method)) checkCookieWrite(request, principal.cookie.csrfToken, deps.publicOrigin);
     request.principal = principal;
   });
@@ -141,6 +155,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       throw new ApiError('VALIDATION_FAILED', { message: `idempotency-key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, path: ['headers', 'idempotency-key'] });
     }
     request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope);
+    if (requests && request.ctx.workspaceId) await countRequest(reply, `w:${request.ctx.workspaceId}`, 'all the credentials of this workspace together');
     if (config.roles) requireRole(request.ctx, config.roles);
     if (config.tokenScope) requireScope(request.principal, config.tokenScope);
 

@@ -1,5 +1,8 @@
 import { ApiError } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import { countAttempt, purgeWindows } from '../db/window-counter.js';
 import type { Principal } from '../auth/principal.js';
 
 export const RATE_WINDOW_SECONDS = 60;
@@ -46,6 +49,36 @@ export class FixedWindowLimiter {
     }
   }
 }
+
+/** Where a shared window stands after a request counted in it. */
+export interface WindowState {
+  remaining: number;
+  /** Seconds until the window ends. */
+  resetSeconds: number;
+  over: boolean;
+}
+
+/**
+ * The general rate limit (CONTRACT §12, WSP_RATE_LIMIT_PER_MINUTE): fixed one-minute windows per
+ * key counted in the database (one upsert per request and key), so every server instance
+ * shares each credential's and each workspace's budget.
+ */
+export class SharedRateLimit {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    readonly limit: number,
+  ) {}
+
+  async hit(key: string): Promise<WindowState> {
+    const now = nowSeconds(this.clock);
+    const { failures, window_start } = await countAttempt(this.db, 'request_limits', key, now, RATE_WINDOW_SECONDS);
+    return { remaining: Math.max(0, this.limit - failures), resetSeconds: Math.max(1, window_start + RATE_WINDOW_SECONDS - now), over: failures > this.limit };
+  }
+}
+
+/** Windows over: the maintenance job forgets them. */
+export const purgeRequestWindows = (db: Kysely<DB>, now: number) => purgeWindows(db, 'request_limits', now - RATE_WINDOW_SECONDS);
 
 export function rateLimited(retryAfterSeconds: number, message?: string): ApiError {
   return new ApiError('RATE_LIMITED', {

@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
+import { buildApp } from '../../src/app.js';
 
 /**
  * CONTRACT §1: failed authentications are rate limited per client address (30 a minute, then
@@ -121,5 +122,78 @@ describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per user (all their session
     for (const bad of ['0', '-1', 'abc', '1.5']) assert.throws(() => loadConfig({ WSP_RATE_LIMIT_PER_MINUTE: bad }), ConfigError, bad);
     assert.equal(loadConfig({ WSP_AUTH_FAILURES_PER_MINUTE: '5' }).authFailuresPerMinute, 5);
     assert.throws(() => loadConfig({ WSP_AUTH_FAILURES_PER_MINUTE: '0' }), ConfigError);
+  });
+});
+
+describe('WSP_RATE_LIMIT_PER_MINUTE is shared: per credential and per workspace, across server instances, with RateLimit-* headers', () => {
+  let h: TestApp;
+  let s: Seed;
+  let other: Awaited<ReturnType<typeof buildApp>>;
+  before(async () => {
+    h = await createTestApp({ config: { rateLimitPerMinute: 6 } });
+    s = await h.seed();
+    // A second server instance on the same database: the budget is the database's, not a process's.
+    other = await buildApp({ config: h.config, database: h.database, clock: h.clock, logger: false });
+  });
+  after(async () => {
+    await other.close();
+    await h.close();
+  });
+
+  test('every answer shows the limit, what is left and when the window ends; 429 past it, alternating between instances', async () => {
+    const apps = [h.app, other];
+    const remaining: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await apps[i % 2]!.inject({ method: 'GET', url: '/v1/me', headers: as(s.admin.session) });
+      assert.equal(res.statusCode, 200, `request ${i + 1}`);
+      assert.equal(res.headers['ratelimit-limit'], '6');
+      const reset = Number(res.headers['ratelimit-reset']);
+      assert.ok(reset >= 1 && reset <= 60, String(reset));
+      remaining.push(String(res.headers['ratelimit-remaining']));
+    }
+    assert.deepEqual(remaining, ['5', '4', '3', '2', '1', '0']);
+    const refused = await other.inject({ method: 'GET', url: '/v1/me', headers: as(s.admin.session) });
+    assert.equal(refused.statusCode, 429);
+    assert.equal(firstError(refused.json()).code, 7007);
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assert.equal(refused.headers['retry-after'], refused.headers['ratelimit-reset']);
+    const missing = await h.app.inject({ method: 'GET', url: '/v1/secrets/sec_nope', headers: as(s.member.session, s.workspaceId) });
+    assert.equal(missing.statusCode, 404);
+    assert.ok(missing.headers['ratelimit-limit'], 'errors carry the headers too');
+  });
+
+  test("a workspace's credentials share its budget: tokens and people of one workspace together, another workspace apart", async () => {
+    h.clock.advanceSeconds(61);
+    const second = (await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: 'second' } })).json().token as string;
+    h.clock.advanceSeconds(61);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await [h.app, other][i % 2]!.inject({ method: 'GET', url: '/v1/secrets', headers: as(i % 2 ? second : s.apiToken) });
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) assert.match(firstError(res.json()).message, /all the credentials of this workspace/);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429], 'six in the workspace, whichever token and instance');
+    const elsewhere = await h.seed('Elsewhere');
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/secrets', headers: as(elsewhere.apiToken) })).statusCode, 200);
+  });
+
+  test('ended windows are forgotten by the hourly maintenance', async () => {
+    h.clock.advanceSeconds(61);
+    const before = await h.database.db.selectFrom('request_limits').select('key').execute();
+    assert.ok(before.length > 0);
+    h.clock.advanceSeconds(3601);
+    await h.app.jobs.runDue();
+    assert.deepEqual(await h.database.db.selectFrom('request_limits').select('key').execute(), []);
+  });
+
+  test('unset: no RateLimit headers', async () => {
+    const free = await createTestApp();
+    try {
+      const fs = await free.seed();
+      const res = await free.app.inject({ method: 'GET', url: '/v1/me', headers: as(fs.apiToken) });
+      assert.equal(res.headers['ratelimit-limit'], undefined);
+    } finally {
+      await free.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import * as sessionLifecycle from './0011_session_lifecycle.js';
 import * as quotas from './0012_quotas.js';
 import * as accounts from './0013_accounts.js';
 import * as tokenScopes from './0014_token_scopes.js';
+import * as requestLimits from './0015_request_limits.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012_quotas': quotas,
   '0013_accounts': accounts,
   '0014_token_scopes': tokenScopes,
+  '0015_request_limits': requestLimits,
 };
 
 export const migrationProvider: MigrationProvider = {

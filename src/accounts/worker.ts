@@ -1,0 +1,12 @@
+import type { ServiceDeps } from '../deps.js';
+import type { JobDefinition } from '../jobs/runner.js';
+import { purgeWindows } from '../db/window-counter.js';
+import { nowSeconds } from '../shared/clock.js';
+import { SIGN_IN_WINDOW_SECONDS } from './sign-in-limits.js';
+import { PURGE_SIGN_IN_WINDOWS } from './job-kinds.js';
+
+
+export function accountsJobs({ db, clock }: ServiceDeps): JobDefinition[] {
+  const run = async () => ({ sign_in_windows: await purgeWindows(db, 'sign_in_limits', nowSeconds(clock) - SIGN_IN_WINDOW_SECONDS) });
+  return [{ kind: PURGE_SIGN_IN_WINDOWS, run, everySeconds: 3600 }];
+}
