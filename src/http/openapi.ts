@@ -1,3 +1,4 @@
+import { TOKEN_SCOPES } from '../auth/scope-schemas.js';
 import type { TSchema } from '@sinclair/typebox';
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
@@ -71,6 +72,12 @@ const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
   .join('\n');
 
+/** What every operation shares about API token scopes and the general rate limit (CONTRACT §12). */
+const ACCESS_NOTES = [
+  `**Token scopes.** A workspace API token made with \`scopes\` may call only the operations whose \`x-required-scope\` it holds (${TOKEN_SCOPES.map((x) => `\`${x}\``).join(', ')}); a \`:write\` scope implies the \`:read\` of its area, \`secrets:access\` is never implied; otherwise 403 with code 7025 and \`metadata.required_scope\`. A token made without \`scopes\` holds them all; sessions and JWTs act by their user's role.`,
+  '**Rate limit.** When the server sets `WSP_RATE_LIMIT_PER_MINUTE`, requests are counted per credential and per workspace across every server instance, and every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); past the limit, 429 (7007) with `Retry-After`.',
+].join('\n\n');
+
 export function openApiOptions(publicUrl: string): SwaggerOptions {
   return {
     openapi: {
@@ -78,7 +85,7 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
       info: {
         title: 'Workspace Platform API',
         version: '1.0.0',
-        description: `Workspaces, dashboards, secrets, installs, compute and notifications.\n\nEvery error uses the envelope \`{success: false, errors: [{code, message, path?, metadata?}], result: {}}\`.\n\n| code | status | name | meaning |\n|---|---|---|---|\n${errorTable}`,
+        description: `Workspaces, dashboards, secrets, installs, compute and notifications.\n\nEvery error uses the envelope \`{success: false, errors: [{code, message, path?, metadata?}], result: {}}\`.\n\n${ACCESS_NOTES}\n\n| code | status | name | meaning |\n|---|---|---|---|\n${errorTable}`,
       },
       servers: [{ url: publicUrl }],
       components: {
