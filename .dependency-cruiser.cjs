@@ -6,7 +6,7 @@
  *
  * Type-only imports count: a type of another area's store is a dependency on that store.
  */
-const MACHINERY = '^src/(shared|db|http|auth|jobs|git)/';
+const MACHINERY = '^src/(shared|db|http|auth|jobs|git|events)/';
 const SCHEMA = ['^src/.*schemas\\.ts$', '^src/.*/schemas/[^/]+\\.ts$'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -23,7 +23,7 @@ module.exports = {
     {
       name: 'machinery-imports-no-area',
       comment:
-        'Shared machinery (shared, db, http, auth, jobs, git) imports no area and not the composition root: it receives what it needs (credential lookups, job handlers, settings) from the composition root.',
+        'Shared machinery (shared, db, http, auth, jobs, git, events) imports no area and not the composition root: it receives what it needs (credential lookups, job handlers, settings) from the composition root.',
       severity: 'error',
       from: { path: MACHINERY },
       to: { path: '^src/', pathNot: MACHINERY },

@@ -21,6 +21,7 @@ import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { assignTokenScopes } from './http/token-scopes.js';
+import { documentRouteEvents } from './events/route-events.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
 import { createDeps } from './deps.js';
@@ -119,6 +120,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   documentPipelineErrors(app);
   // ... and the scope an API token needs for it.
   assignTokenScopes(app);
+  documentRouteEvents(app);
   // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');

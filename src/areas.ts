@@ -13,6 +13,8 @@ import { mountCompute } from './compute/mount.js';
 import { mountInstalls } from './installs/mount.js';
 import { mountDashboards } from './dashboards/mount.js';
 import { mountOauth } from './oauth/mount.js';
+import { mountAudit } from './audit/mount.js';
+import { mountWebhooks } from './webhooks/mount.js';
 
 /**
  * Every area's HTTP face, each mounted the same way: `mount<Area>(app, deps)` builds the area's
@@ -31,6 +33,8 @@ export const V1_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [
   mountCompute,
   mountInstalls,
   mountDashboards,
+  mountAudit,
+  mountWebhooks,
 ];
 
 /** Outside /v1 (`/device`, `/.well-known/...`): mounted at the root. */

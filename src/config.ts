@@ -34,6 +34,8 @@ export interface Config {
   rateLimitPerMinute: number | undefined;
   /** WSP_AUTH_FAILURES_PER_MINUTE: failed authentications per client address a minute (default 30). */
   authFailuresPerMinute: number;
+  /** WSP_AUDIT_RETENTION_DAYS: events older than this are purged (default 365). */
+  auditRetentionDays: number;
   /** WSP_SESSION_MAX_DAYS and WSP_SESSIONS_PER_USER_MAX (src/sessions/service.ts). */
   sessions: SessionPolicy;
   /** WSP_SHUTDOWN_GRACE_SECONDS: how long SIGTERM waits for in-flight requests and jobs (default 30). */
@@ -76,6 +78,8 @@ export interface Config {
   repositoryGcHours: number;
   /** Single sign-on (WSP_OIDC_*); null when it is off. */
   oidc: OidcSettings | null;
+  /** WSP_WEBHOOKS_ALLOW_HTTP / _PRIVATE: webhook URLs may be plain http / reach private and loopback addresses (tests, private networks). */
+  webhooks: { allowHttp: boolean; allowPrivate: boolean; retryDelaysSeconds: number[] };
 }
 
 export class ConfigError extends Error {}
@@ -117,6 +121,7 @@ export const Environment = Type.Object({
   WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
   WSP_RATE_LIMIT_PER_MINUTE: count('Requests a minute per credential and per workspace, shared by every server instance; unset: no general limit', undefined, 1),
   WSP_AUTH_FAILURES_PER_MINUTE: count('Failed authentications per client address a minute', 30, 1),
+  WSP_AUDIT_RETENTION_DAYS: count('Days the audit log keeps an event; older ones are purged hourly', 365, 1),
   WSP_REQUEST_TIMEOUT_SECONDS: count('How long a client may take to send a whole request (headers and body); then 408 and the connection closes', 30, 1),
   WSP_IDLE_TIMEOUT_SECONDS: count('How long a connection may pass no data either way (a client that stops reading an answer included) before it is closed', 120, 1),
   WSP_KEEP_ALIVE_TIMEOUT_SECONDS: count('How long an idle keep-alive connection is kept open between requests', 72, 1),
@@ -143,6 +148,13 @@ export const Environment = Type.Object({
   WSP_QUOTA_REPOSITORY_BYTES: count("The most one install's git repository may hold on disk, in bytes", 256 * 1024 * 1024, 1),
   WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
   WSP_QUOTA_API_TOKENS: count('API tokens a workspace may hold at once (not revoked, not expired)', 100, 1),
+  WSP_QUOTA_WEBHOOKS: count('Webhook endpoints a workspace may have', 20, 1),
+  WSP_WEBHOOK_RETRY_DELAYS_SECONDS: text('The waits before each retry of a failed webhook delivery, in seconds, comma-separated', {
+    ...patterned('^ *[0-9]{1,7}( *, *[0-9]{1,7}){0,19} *$', 'up to 20 comma-separated whole numbers of seconds'),
+    default: '5,300,1800,7200,18000,36000,36000',
+  }),
+  WSP_WEBHOOKS_ALLOW_HTTP: text('true: webhook URLs may be plain http (otherwise https only)', { ...patterned('^(true|false)$', 'true or false'), default: 'false' }),
+  WSP_WEBHOOKS_ALLOW_PRIVATE: text('true: webhook URLs may reach private, loopback and link-local addresses (otherwise refused, also when a DNS name resolves to one)', { ...patterned('^(true|false)$', 'true or false'), default: 'false' }),
   WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
   WSP_OIDC_ISSUER: text('The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off', patterned('^https?://', 'an https:// URL (http:// only on loopback)')),
   WSP_OIDC_CLIENT_ID: text("The platform's client id at the OpenID provider"),
@@ -256,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKeyPrevious: previous,
     rateLimitPerMinute: e.WSP_RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
+    auditRetentionDays: e.WSP_AUDIT_RETENTION_DAYS!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
     sessions: { maxSeconds: e.WSP_SESSION_MAX_DAYS! * 86_400, perUser: e.WSP_SESSIONS_PER_USER_MAX! },
     bodyLimitBytes: 1024 * 1024,
@@ -289,9 +302,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       repositoryBytes: e.WSP_QUOTA_REPOSITORY_BYTES!,
       rendersPerHour: e.WSP_QUOTA_RENDERS_PER_HOUR!,
       apiTokens: e.WSP_QUOTA_API_TOKENS!,
+      webhooks: e.WSP_QUOTA_WEBHOOKS!,
     },
     repositoryGcHours: e.WSP_REPOSITORY_GC_HOURS!,
     oidc,
+    webhooks: {
+      allowHttp: e.WSP_WEBHOOKS_ALLOW_HTTP === 'true',
+      allowPrivate: e.WSP_WEBHOOKS_ALLOW_PRIVATE === 'true',
+      retryDelaysSeconds: e.WSP_WEBHOOK_RETRY_DELAYS_SECONDS!.split(',').map((x) => Number(x.trim())),
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import { settingsStore } from './db/settings.js';
 import type { Clock } from './shared/clock.js';
 import { CursorCodec } from './shared/cursor.js';
 import { JobQueue } from './jobs/queue.js';
+import { EventLog } from './events/record.js';
 import type { CredentialLookups } from './auth/authenticator.js';
 import { JOB_KINDS } from './job-kinds.js';
 import { sessionForToken, type SessionPolicy } from './sessions/service.js';
@@ -24,6 +25,8 @@ export interface ServiceDeps {
   log: Logger;
   /** Background work: `jobs.enqueue(trx, job)`, in the write's transaction. */
   jobs: JobQueue;
+  /** Events (CONTRACT §11): `events.record(trx, ctx, type, resourceId)`, in the write's transaction. */
+  events: EventLog;
   /**
    * The compute area's clock when it is not `clock`: given only by whoever starts the process
    * (`serve(config, { computeClock })`), never by configuration; tests of real processes move it.
@@ -59,6 +62,7 @@ export async function createDeps(opts: { config: Config; database: Database; clo
     config,
     log,
     jobs: new JobQueue(clock, JOB_KINDS),
+    events: new EventLog(clock),
     credentials: credentialLookups(db, config.sessions),
     ...(opts.computeClock ? { computeClock: opts.computeClock } : {}),
   };

@@ -4,6 +4,8 @@ import { JOB as COMPUTE, MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS } from './co
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, REPOSITORY_MAINTENANCE, VERSION_PUBLISHED } from './installs/job-kinds.js';
 import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
 import { PURGE_SIGN_IN_WINDOWS } from './accounts/job-kinds.js';
+import { PURGE_AUDIT_EVENTS } from './audit/job-kinds.js';
+import { WEBHOOK_DELIVER } from './webhooks/job-kinds.js';
 
 /**
  * Every kind of background job, and the attempts each gets before it fails for good. The one
@@ -15,6 +17,9 @@ export const JOB_KINDS: JobKinds = {
   [MAINTENANCE_PURGE]: { maxAttempts: 1 },
   [PURGE_DEVICE_LOGINS]: { maxAttempts: 1 },
   [PURGE_SIGN_IN_WINDOWS]: { maxAttempts: 1 },
+  [PURGE_AUDIT_EVENTS]: { maxAttempts: 1 },
+  // A failed delivery queues its own next attempt; these attempts cover a worker dying mid-send.
+  [WEBHOOK_DELIVER]: { maxAttempts: 5 },
   [RENDER_RUN]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [RENDER_RESTORE]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [VERSION_PUBLISHED]: { maxAttempts: 5 },

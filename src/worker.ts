@@ -11,6 +11,8 @@ import { installsJobs } from './installs/worker.js';
 import { computeJobs } from './compute/worker.js';
 import { oauthJobs } from './oauth/worker.js';
 import { accountsJobs } from './accounts/worker.js';
+import { auditJobs } from './audit/worker.js';
+import { webhookJobs } from './webhooks/delivery-job.js';
 import { createDeps, type ServiceDeps } from './deps.js';
 import { loggerOptions } from './log.js';
 import { exitOnSignal } from './shutdown.js';
@@ -22,7 +24,7 @@ import { exitOnSignal } from './shutdown.js';
 
 /** Every area's jobs, each area's `<area>Jobs(deps)`; their attempts are in src/job-kinds.ts. */
 export function areaJobs(deps: ServiceDeps, runner: JobRunner): JobDefinition[] {
-  return [...maintenanceJobs(deps.db, deps.clock, runner), ...oauthJobs(deps), ...accountsJobs(deps), ...installsJobs(deps), ...computeJobs(deps)];
+  return [...maintenanceJobs(deps.db, deps.clock, runner), ...oauthJobs(deps), ...accountsJobs(deps), ...auditJobs(deps), ...webhookJobs(deps), ...installsJobs(deps), ...computeJobs(deps)];
 }
 
 /** A job runner on `deps` with every area's jobs registered (started by the caller). */

@@ -9,7 +9,7 @@ import { createOidc } from './oidc.js';
 export function mountAccounts(app: App, deps: ServiceDeps): void {
   accountRoutes(app, createAccountService(deps), {
     secureCookie: deps.config.publicUrl.startsWith('https:'),
-    oidc: deps.config.oidc ? createOidc({ db: deps.db, clock: deps.clock, sessions: deps.config.sessions, publicUrl: deps.config.publicUrl, settings: deps.config.oidc }) : null,
+    oidc: deps.config.oidc ? createOidc({ db: deps.db, clock: deps.clock, sessions: deps.config.sessions, publicUrl: deps.config.publicUrl, settings: deps.config.oidc, events: deps.events }) : null,
     setupCodeHash: () => setupCodeHash(deps.db),
     now: () => nowSeconds(deps.clock),
   });

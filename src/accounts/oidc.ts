@@ -5,7 +5,9 @@ import { hashToken } from '../auth/credentials.js';
 import { isUniqueViolation } from '../db/database.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, ErrorCodes } from '../shared/errors.js';
+import type { EventLog } from '../events/record.js';
+import { originOfClient, type Client } from './service.js';
 import { emailKey, identity } from '../identity/service.js';
 import { createSession, type SessionPolicy } from '../sessions/service.js';
 import { invitationStore } from './store.js';
@@ -45,7 +47,7 @@ const failed = (reason: string) => new ApiError('OIDC_FAILED', { message: `Singl
  * email (which links the subject); a stranger is let in only with a pending invitation for
  * their email or when WSP_OIDC_AUTO_CREATE is on.
  */
-export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: SessionPolicy; publicUrl: string; settings: OidcSettings }) {
+export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: SessionPolicy; publicUrl: string; settings: OidcSettings; events: EventLog }) {
   const { db, clock, settings } = deps;
   const redirectUri = `${deps.publicUrl}/v1/auth/oidc/callback`;
   let configuration: Promise<client.Configuration> | undefined;
@@ -93,7 +95,22 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
      * once); the code is exchanged with its PKCE verifier and the ID token checked. Answers the new
      * session and where to send the browser.
      */
-    async callback(query: Record<string, string | undefined>, client_: { ip: string; userAgent: string | undefined }) {
+    async callback(query: Record<string, string | undefined>, client_: Client) {
+      try {
+        return await finish(query, client_);
+      } catch (err) {
+        // A single sign-on that failed is a failed sign-in (CONTRACT §11), whoever it was.
+        if (err instanceof ApiError && err.entries[0]?.code === ErrorCodes.OIDC_FAILED.code) {
+          const source = { workspaceId: null, actor: { kind: 'anonymous' as const, id: null }, credentialId: null, origin: originOfClient(client_) };
+          await deps.events.record(db, source, 'session.failed', 'none', { method: 'oidc' });
+        }
+        throw err;
+      }
+    },
+  };
+
+  async function finish(query: Record<string, string | undefined>, client_: Client) {
+    {
       const state = query.state;
       if (!state) throw failed('the provider sent no state');
       const login = await oidcLoginStore.take(db, hashToken(state));
@@ -117,10 +134,10 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
         throw failed(`the code or the ID token was refused (${(err as Error).message.slice(0, 200)})`);
       }
       const userId = await userFor(config.serverMetadata().issuer, claims);
-      const session = await createSession(db, clock, userId, deps.sessions, { issuedBy: 'oidc', ip: client_.ip, userAgent: client_.userAgent });
+      const session = await createSession(db, clock, userId, deps.sessions, { issuedBy: 'oidc', ip: client_.ip, userAgent: client_.userAgent, event: { log: deps.events, origin: originOfClient(client_) } });
       return { session, returnTo: login.return_to };
-    },
-  };
+    }
+  }
 
   /** The user the provider's account is: linked before, or with this verified email, or new when allowed. */
   async function userFor(issuer: string, claims: Claims): Promise<string> {

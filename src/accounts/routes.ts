@@ -22,7 +22,7 @@ export interface AccountRouteOptions {
   now: () => number;
 }
 
-const clientOf = (request: FastifyRequest): Client => ({ ip: request.ip, userAgent: request.headers['user-agent'] });
+const clientOf = (request: FastifyRequest): Client => ({ ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id });
 
 export function accountRoutes(app: App, accounts: AccountService, opts: AccountRouteOptions): void {
   const setCookie = (reply: FastifyReply, s: { token: string; expiresAt: number }) => reply.header('set-cookie', sessionCookie(s.token, s.expiresAt - opts.now(), opts.secureCookie));

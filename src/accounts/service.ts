@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
+import type { DB } from '../db/tables.js';
+import type { RequestOrigin } from '../events/record.js';
 import type { Role } from '../db/tables.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
 import { pathWorkspace } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';
-import { isUniqueViolation } from '../db/database.js';
+import { inTransaction, isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound, validationError } from '../shared/errors.js';
@@ -24,18 +27,27 @@ export const INVITATION_SECONDS = 7 * 24 * 3600;
 export interface Client {
   ip: string;
   userAgent: string | undefined;
+  requestId?: string | undefined;
 }
 
-export type AccountDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'cursors'>;
+/** A client as its events record it (CONTRACT §11). */
+export const originOfClient = (c: Client): RequestOrigin => ({ requestId: c.requestId ?? '', ip: c.ip, userAgent: c.userAgent?.slice(0, 512) ?? null });
+
+export type AccountDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'cursors' | 'events'>;
 
 /** Only an owner grants or takes away the owner role (CONTRACT §9). */
 export function requireOwnerFor(ctx: WorkspaceContext, ...roles: (Role | null | undefined)[]): void {
   if (roles.includes('owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
 }
 
-export function createAccountService({ db, clock, config, cursors }: AccountDeps) {
-  const session = (userId: string, issuedBy: 'password' | 'oidc', client: Client) =>
-    createSession(db, clock, userId, config.sessions, { issuedBy, ip: client.ip, userAgent: client.userAgent });
+export function createAccountService({ db, clock, config, cursors, events }: AccountDeps) {
+  /** `recorded`: a sign-in's own session is `session.created`; the session an invitation or the setup makes comes with their event. */
+  const session = (trx: Kysely<DB>, userId: string, issuedBy: 'password' | 'oidc', client: Client, recorded = true) =>
+    createSession(trx, clock, userId, config.sessions, { issuedBy, ip: client.ip, userAgent: client.userAgent, ...(recorded ? { event: { log: events, origin: originOfClient(client) } } : {}) });
+
+  /** A sign-in refused for its credentials: recorded, about the user the email names if any. */
+  const failed = (client: Client, email: string, userId: string | null) =>
+    events.record(db, { workspaceId: null, actor: { kind: 'anonymous', id: null }, credentialId: null, origin: originOfClient(client) }, 'session.failed', userId ?? 'none', { email: email.trim().slice(0, 254) });
 
   return {
     /**
@@ -47,9 +59,12 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
       const keys = [`ip:${client.ip}`, `account:${emailKey(body.email)}`];
       await countSignIn(db, keys, nowSeconds(clock));
       const user = await identity.userByEmail(db, body.email);
-      if (!(await passwordMatches(user?.password_hash ?? null, body.password)) || !user) throw new ApiError('SIGN_IN_FAILED');
+      if (!(await passwordMatches(user?.password_hash ?? null, body.password)) || !user) {
+        await failed(client, body.email, user?.id ?? null);
+        throw new ApiError('SIGN_IN_FAILED');
+      }
       await forgiveSignIn(db, keys);
-      const s = await session(user.id, 'password', client);
+      const s = await session(db, user.id, 'password', client);
       return { id: s.id, token: s.token, user_id: user.id, expires_at: s.expiresAt, csrfToken: s.csrfToken };
     },
 
@@ -72,7 +87,10 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
         accepted_by: null,
         revoked_at: null,
       };
-      await invitationStore.insert(db, row);
+      await inTransaction(db, async (trx) => {
+        await invitationStore.insert(trx, row);
+        await events.record(trx, ctx, 'invitation.created', row.id, { email: row.email, role: row.role });
+      });
       return { id: row.id, email: row.email, role: row.role, expires_at: row.expires_at, url: `${config.publicUrl}/console/invite#${secret}` };
     },
 
@@ -84,7 +102,11 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
 
     async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
       pathWorkspace(ctx, rawWorkspaceId);
-      if (!(await invitationStore.revoke(db, ctx.workspaceId, canonicalId('inv', rawId), nowSeconds(clock)))) throw notFound('invitation');
+      const id = canonicalId('inv', rawId);
+      await inTransaction(db, async (trx) => {
+        if (!(await invitationStore.revoke(trx, ctx.workspaceId, id, nowSeconds(clock)))) throw notFound('invitation');
+        await events.record(trx, ctx, 'invitation.revoked', id);
+      });
     },
 
     /**
@@ -110,15 +132,17 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
           if (!(await invitationStore.use(trx, inv.id, userId, now))) throw new ApiError('INVITATION_GONE');
           if (!caller) await identity.createUser(trx, { id: userId, name: body.name!, email: inv.email, created_at: now, password_hash: passwordHash });
           const existing = await identity.roleOf(trx, inv.workspace_id, userId);
-          if (existing) return existing;
-          await identity.setRole(trx, { workspace_id: inv.workspace_id, user_id: userId, role: inv.role, created_at: now });
-          return inv.role;
+          const role = existing ?? inv.role;
+          if (!existing) await identity.setRole(trx, { workspace_id: inv.workspace_id, user_id: userId, role, created_at: now });
+          const source = { workspaceId: inv.workspace_id, actor: { kind: 'user' as const, id: userId }, credentialId: caller?.kind === 'session' ? caller.sessionId : null, origin: originOfClient(client) };
+          await events.record(trx, source, 'invitation.accepted', inv.id, { user_id: userId, role, new_user: !caller, already_member: existing !== undefined && existing !== null });
+          return role;
         })
         .catch((err: unknown) => {
           if (isUniqueViolation(err)) throw new ApiError('EMAIL_TAKEN', { message: `A user already has the email ${inv.email}: sign in as them, then accept`, path: ['body', 'token'] });
           throw err;
         });
-      const made = caller ? null : await session(userId, 'password', client);
+      const made = caller ? null : await session(db, userId, 'password', client, false);
       return { accepted: { workspace_id: inv.workspace_id, user_id: userId, role, session_id: made?.id ?? null }, session: made };
     },
 
@@ -139,8 +163,10 @@ export function createAccountService({ db, clock, config, cursors }: AccountDeps
         await identity.createUser(trx, { id: userId, name: body.name, email: body.email, created_at: now, password_hash: passwordHash });
         await identity.createWorkspace(trx, ws);
         await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
+        const source = { workspaceId: ws.id, actor: { kind: 'user' as const, id: userId }, credentialId: null, origin: originOfClient(client) };
+        await events.record(trx, source, 'workspace.set_up', ws.id, { name: ws.name, owner: userId });
       });
-      const s = await session(userId, 'password', client);
+      const s = await session(db, userId, 'password', client, false);
       return { done: { user_id: userId, workspace_id: ws.id, session_id: s.id }, session: s };
     },
   };

@@ -1,3 +1,4 @@
+import type { RequestOrigin } from '../events/record.js';
 import type { TokenScope } from './scopes.js';
 import type { Role } from '../db/tables.js';
 
@@ -22,6 +23,8 @@ export interface RequestContext {
   role: Role | null;
   /** The acting user's id, or the workspace API token's id when a token acts. */
   actorId: string;
+  /** The request's id, address and user agent, recorded with its events (absent outside a request). */
+  origin?: RequestOrigin;
 }
 
 /** A context whose workspace is known: what workspace-scoped services take. */

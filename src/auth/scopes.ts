@@ -23,6 +23,8 @@ const AREA_OF_TAG: Record<string, string> = {
   packages: 'installs',
   compute: 'compute',
   tokens: 'tokens',
+  audit: 'audit',
+  webhooks: 'webhooks',
 };
 
 const READ_METHODS = new Set(['GET', 'HEAD']);

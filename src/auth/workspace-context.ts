@@ -36,6 +36,11 @@ export async function resolveContext(roleOf: CredentialLookups['roleOf'], princi
   return { principal, workspaceId: named, role, actorId };
 }
 
+/** For routes API tokens may call with a scope (the pipeline checks it) while users need a role: the audit log, webhooks. */
+export function requireRoleOfUser(ctx: RequestContext, roles: readonly Role[]): void {
+  if (ctx.principal.kind !== 'api_token') requireRole(ctx, roles);
+}
+
 export function requireRole(ctx: RequestContext, roles: readonly Role[]): void {
   if (ctx.role && roles.includes(ctx.role)) return;
   const message =

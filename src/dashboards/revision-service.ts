@@ -21,7 +21,7 @@ const pinnedIds = (widgets: readonly Widget[]) => [...new Set(widgets.filter(isS
 const byId = (rows: SnippetNow[]) => new Map(rows.map((s) => [s.id, s]));
 
 /** History: list and read revisions (their drift computed now), restore one, reset to the default layout. */
-export function createRevisionService({ db, engine, clock, cursors }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'>) {
+export function createRevisionService({ db, engine, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'events'>) {
   async function present(ctx: WorkspaceContext, rows: DashboardRevisionsTable[]): Promise<Map<string, DashboardRevision>> {
     const contents = rows.map((r) => ({ row: r, content: toContent(r) }));
     const snippets = byId(await snippetsNow(db, ctx.workspaceId, pinnedIds(contents.flatMap((c) => c.content.widgets))));
@@ -105,7 +105,9 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
             });
           }
           await reactivate(trx, clock, ctx.workspaceId, [...snippets.values()].filter((s) => s.state === 'archived').map((s) => s.id));
-          return appendRevision(trx, head, content, meta(ctx, 'restore', summary, source.id));
+          const restored = await appendRevision(trx, head, content, meta(ctx, 'restore', summary, source.id));
+          await events.record(trx, ctx, 'dashboard.restored', head.id, { revision_id: restored.current_revision_id, restored_from_revision_id: source.id });
+          return restored;
         },
       ),
 
@@ -113,7 +115,9 @@ export function createRevisionService({ db, engine, clock, cursors }: Pick<Servi
     reset: (ctx: WorkspaceContext, rawId: string, ifMatch: string, summary: string | null) =>
       write(ctx, rawId, ifMatch, async () => undefined, async (trx, head) => {
         if (head.purpose !== 'workspace_overview') throw new ApiError('DASHBOARD_NOT_RESETTABLE', { metadata: { purpose: head.purpose } });
-        return appendRevision(trx, head, { ...toContent(head), ...defaultOverviewLayout() }, meta(ctx, 'reset', summary, null));
+        const reset = await appendRevision(trx, head, { ...toContent(head), ...defaultOverviewLayout() }, meta(ctx, 'reset', summary, null));
+        await events.record(trx, ctx, 'dashboard.reset', head.id, { revision_id: reset.current_revision_id });
+        return reset;
       }),
   };
 }

@@ -19,7 +19,7 @@ const BODY = ['body'];
 /** A widget written without `widget_id` gets a new one. */
 const withWidgetIds = (widgets: WidgetInput[]): Widget[] => widgets.map((w) => (w.widget_id === undefined ? { ...w, widget_id: newId('wdg') } : (w as Widget)));
 
-export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+export function createDashboardService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
   return {
     /**
      * A dashboard and its first revision (`source: manual`, no parent, no diff). Bodies come
@@ -40,7 +40,10 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
       const dashboard = { id: newId('dash'), workspace_id: ctx.workspaceId };
       const first = revisionRow(dashboard, null, content, { source: 'manual', author_id: ctx.actorId, summary: null, restored_from_revision_id: null, created_at: now });
       const head = { ...dashboard, current_revision_id: first.id, etag: newEtag(), created_at: now, updated_at: now };
-      await db.transaction().execute((trx) => dashboardStore.insert(trx, head, first));
+      await db.transaction().execute(async (trx) => {
+        await dashboardStore.insert(trx, head, first);
+        await events.record(trx, ctx, 'dashboard.created', head.id, { name: content.name, revision_id: first.id });
+      });
       return toDashboard({ ...head, ...contentColumns(content), seq: first.seq });
     },
 
@@ -84,13 +87,15 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
           widgets: pins?.widgets ?? parent.widgets,
         };
         if (sameContent(parent, next)) return head;
-        return appendRevision(trx, head, next, {
+        const updated = await appendRevision(trx, head, next, {
           source: 'manual',
           author_id: ctx.actorId,
           summary: body.summary ?? null,
           restored_from_revision_id: null,
           created_at: nowSeconds(clock),
         });
+        await events.record(trx, ctx, 'dashboard.updated', id, { name: next.name, revision_id: updated.current_revision_id });
+        return updated;
       });
       return toDashboard(head);
     },
@@ -98,7 +103,12 @@ export function createDashboardService({ db, clock, cursors }: Pick<ServiceDeps,
     /** The dashboard and, with it, all its revisions (the only way a revision is ever deleted). */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const id = canonicalId('dash', rawId);
-      if (await dashboardStore.deleteIf(db, ctx.workspaceId, id, parseIfMatch(ifMatch))) return;
+      const deleted = await db.transaction().execute(async (trx) => {
+        if (!(await dashboardStore.deleteIf(trx, ctx.workspaceId, id, parseIfMatch(ifMatch)))) return false;
+        await events.record(trx, ctx, 'dashboard.deleted', id);
+        return true;
+      });
+      if (deleted) return;
       const current = await dashboardStore.etag(db, ctx.workspaceId, id);
       if (current === undefined) throw notFound('dashboard');
       throw etagMismatch(current);

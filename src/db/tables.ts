@@ -495,4 +495,67 @@ export interface DashboardTables {
 }
 
 /** The whole database: each area adds its tables here. */
-export interface DB extends AccountTables, FoundationTables, DashboardTables, JobTables, NotificationTables, InstallTables, ComputeTables, DeviceTables, SecretTables {}
+/** CONTRACT §11: one row per write, secret access and sign-in (src/events). */
+export interface EventsTable {
+  id: string;
+  workspace_id: string | null;
+  type: string;
+  actor_kind: string;
+  actor_id: string | null;
+  credential_id: string | null;
+  resource_type: string;
+  resource_id: string;
+  request_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
+  /** JSON object: never a secret payload, a token or a password. */
+  data: string;
+}
+
+export type WebhookState = 'enabled' | 'disabled';
+export type DeliveryState = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string | null;
+  /** JSON array of event types and `<resource>.*` patterns. */
+  event_types: string;
+  secret_sealed: string;
+  secret_key_id: string;
+  state: WebhookState;
+  disabled_reason: string | null;
+  /** When its deliveries began failing without a success since; null while they succeed. */
+  failing_since: number | null;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  workspace_id: string;
+  event_id: string;
+  event_type: string;
+  /** The JSON sent, fixed when the event is recorded. */
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EventTables {
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+export interface DB extends EventTables, AccountTables, FoundationTables, DashboardTables, JobTables, NotificationTables, InstallTables, ComputeTables, DeviceTables, SecretTables {}

@@ -12,6 +12,7 @@ import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
+import type { RequestOrigin } from '../events/record.js';
 import { cookieValue, sameSecret, SESSION_COOKIE } from './cookies.js';
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
@@ -38,6 +39,12 @@ interface PipelineDeps {
  * A page elsewhere can make the browser send the cookie, but can read neither the token nor
  * change Origin.
  */
+/** What the events of a request record of where it came from (CONTRACT §11). */
+export function originOf(request: FastifyRequest): RequestOrigin {
+  const ua = request.headers['user-agent'];
+  return { requestId: request.id, ip: request.ip ?? null, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
+}
+
 function checkCookieWrite(request: FastifyRequest, csrfToken: string | null, publicOrigin: string): void {
   const sent = request.headers['x-csrf-token'];
   if (typeof sent !== 'string' || csrfToken === null || !sameSecret(sent, csrfToken)) {
@@ -155,6 +162,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       throw new ApiError('VALIDATION_FAILED', { message: `idempotency-key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, path: ['headers', 'idempotency-key'] });
     }
     request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope);
+    request.ctx.origin = originOf(request);
     if (requests && request.ctx.workspaceId) await countRequest(reply, `w:${request.ctx.workspaceId}`, 'all the credentials of this workspace together');
     if (config.roles) requireRole(request.ctx, config.roles);
     if (config.tokenScope) requireScope(request.principal, config.tokenScope);

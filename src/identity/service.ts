@@ -1,3 +1,4 @@
+import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import type { DB, Role } from '../db/tables.js';
 import { identityStore } from './store.js';
@@ -41,7 +42,7 @@ export const identity = {
 
   /** Changes a member's role; the last owner cannot be demoted. Its own transaction, under the workspace's lock. */
   changeRole: (db: Kysely<DB>, workspaceId: string, userId: string, role: Role) =>
-    db.transaction().execute(async (trx) => {
+    inTransaction(db, async (trx) => {
       await identityStore.lockWorkspace(trx, workspaceId);
       return identityStore.changeRole(trx, workspaceId, userId, role);
     }),
@@ -57,7 +58,7 @@ export const identity = {
    * leave one of them.
    */
   removeMember: (db: Kysely<DB>, workspaceId: string, userId: string) =>
-    db.transaction().execute(async (trx) => {
+    inTransaction(db, async (trx) => {
       await identityStore.lockWorkspace(trx, workspaceId);
       return identityStore.deleteMembership(trx, workspaceId, userId);
     }),

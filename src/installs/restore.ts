@@ -27,7 +27,7 @@ import type { InstallServiceDeps } from './service.js';
  * the one commit); a process that dies after it committed leaves the move to the restore's job.
  */
 export function createRestoreService(deps: InstallServiceDeps) {
-  const { db, clock, jobs, repos, log } = deps;
+  const { db, clock, jobs, repos, log, events } = deps;
 
   /** The spec's order: unknown (404), another package's (422), another install's (404), not succeeded (409). */
   async function restorable(ctx: WorkspaceContext, install: { id: string; package_id: string }, rawRenderId: string): Promise<RendersTable> {
@@ -96,6 +96,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
         });
         const payload: RenderJob = { render_id: id };
         await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
+        await events.record(trx, ctx, 'install.restored', install.id, { render_id: id, restored_from_render_id: source.id, commit_sha: commit, operation_id: operationId });
         const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
         return { install: toRestoredInstall(updated), render: toRender(render) };
       });

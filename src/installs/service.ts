@@ -15,10 +15,10 @@ import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
 
-export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log' | 'config'> & { repos: RepositoryStorage };
+export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log' | 'config' | 'events'> & { repos: RepositoryStorage };
 
 export function createInstallService(deps: InstallServiceDeps) {
-  const { db, clock, cursors, repos, log } = deps;
+  const { db, clock, cursors, repos, log, events } = deps;
 
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const row = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawId));
@@ -60,7 +60,9 @@ export function createInstallService(deps: InstallServiceDeps) {
       try {
         render = await db.transaction().execute(async (trx) => {
           await installStore.insert(trx, row);
-          return queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
+          const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
+          await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id });
+          return queued;
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('INSTALL_NAME_TAKEN', { path: ['body', 'name'] });
@@ -106,7 +108,9 @@ export function createInstallService(deps: InstallServiceDeps) {
         const auto = body.automatic_updates_enabled === undefined ? install.automatic_updates_enabled : body.automatic_updates_enabled ? 1 : 0;
         if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled) return install;
         const desiredVersionId = version?.id ?? install.desired_version_id;
-        if (versionChanged || valuesChanged) await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson });
+        const queued = versionChanged || valuesChanged ? await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson }) : null;
+        // Values may hold anything: the event says they changed, not what they are.
+        await events.record(trx, ctx, 'install.updated', install.id, { version_id: desiredVersionId, values_changed: valuesChanged, automatic_updates_enabled: auto === 1, render_id: queued?.id ?? null });
         await installStore.update(trx, install.id, {
           desired_version_id: desiredVersionId,
           values_json: valuesJson,

@@ -1,3 +1,4 @@
+import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import type { DB, NotificationsTable } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
@@ -59,7 +60,7 @@ function callerUserId(ctx: RequestContext): string {
   return userId;
 }
 
-export function createNotificationService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+export function createNotificationService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
   return {
     async list(ctx: RequestContext, query: ListNotificationsQuery) {
       const userId = callerUserId(ctx);
@@ -76,7 +77,11 @@ export function createNotificationService({ db, clock, cursors }: Pick<ServiceDe
 
     /** Idempotent and silent: someone else's, unknown or already-read ids change nothing and tell nothing. */
     async markRead(ctx: RequestContext, rawId: string): Promise<void> {
-      await notificationStore.markRead(db, callerUserId(ctx), canonicalId('ntf', rawId), nowSeconds(clock));
+      const id = canonicalId('ntf', rawId);
+      // Recorded only when it changed something: a repeat or an unknown id is a no-op, and silent.
+      await inTransaction(db, async (trx) => {
+        if (await notificationStore.markRead(trx, callerUserId(ctx), id, nowSeconds(clock))) await events.record(trx, ctx, 'notification.read', id);
+      });
     },
   };
 }

@@ -22,7 +22,9 @@ export const notificationStore = {
   },
 
   /** Sets read_at once, and only on the user's own notification. */
-  markRead: async (db: Kysely<DB>, userId: string, id: string, now: number): Promise<void> => {
-    await db.updateTable('notifications').set({ read_at: now }).where('id', '=', id).where('user_id', '=', userId).where('read_at', 'is', null).execute();
+  /** Whether it changed (false: unknown, someone else's, or already read). */
+  markRead: async (db: Kysely<DB>, userId: string, id: string, now: number): Promise<boolean> => {
+    const res = await db.updateTable('notifications').set({ read_at: now }).where('id', '=', id).where('user_id', '=', userId).where('read_at', 'is', null).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   },
 };

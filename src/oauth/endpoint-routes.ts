@@ -46,7 +46,7 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
         response: { 200: TokenResponse, 400: OAuthErrorResponse, 503: OAuthErrorResponse },
       },
     },
-    async (request, reply) => noStore(reply).send(await devices.poll(request.body, { userAgent: request.headers['user-agent'], ip: request.ip })),
+    async (request, reply) => noStore(reply).send(await devices.poll(request.body, { userAgent: request.headers['user-agent'], ip: request.ip, requestId: request.id })),
   );
 }
 

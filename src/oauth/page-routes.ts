@@ -27,7 +27,7 @@ export interface DevicePageDeps {
   authenticate: Authenticator;
   authFailures: FixedWindowLimiter;
   /** POST /v1/sessions's sign-in, limits included. */
-  signIn(email: string, password: string, client: { ip: string; userAgent: string | undefined }): Promise<{ token: string; expires_at: number; user_id: string; csrfToken: string }>;
+  signIn(email: string, password: string, client: { ip: string; userAgent: string | undefined; requestId: string }): Promise<{ token: string; expires_at: number; user_id: string; csrfToken: string }>;
   /** How the page names a user: their email, else their name, else their id. */
   whoIs(userId: string): Promise<string>;
   secureCookie: boolean;
@@ -91,7 +91,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
       if (action === 'sign_in') {
         if (!email.trim() || !password) return html(reply, 400, signInFor(userCode, 'Enter your email and password.'));
         try {
-          const s = await deps.signIn(email, password, { ip: request.ip, userAgent: request.headers['user-agent'] });
+          const s = await deps.signIn(email, password, { ip: request.ip, userAgent: request.headers['user-agent'], requestId: request.id });
           reply.header('set-cookie', sessionCookie(s.token, s.expires_at - deps.now(), deps.secureCookie));
           return html(reply, 200, approvePage({ userCode, who: await deps.whoIs(s.user_id), csrfToken: s.csrfToken }));
         } catch (err) {

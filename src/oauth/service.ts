@@ -1,3 +1,4 @@
+import { inTransaction } from '../db/database.js';
 import { randomBytes } from 'node:crypto';
 import type { ServiceDeps } from '../deps.js';
 import type { RequestContext } from '../auth/principal.js';
@@ -25,7 +26,7 @@ export const POLL_JITTER_MS = 500;
 
 export type Decision = 'approve' | 'deny';
 
-export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db' | 'clock' | 'config'>) {
+export function createDeviceService({ db, clock, config, events }: Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'events'>) {
   const clients = new Set(config.oauthClientIds);
   const guesses = new GuessLimiter(db);
   const verificationUri = `${config.publicUrl}/device`;
@@ -84,7 +85,7 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
      * RFC 8628 §3.4-3.5: one poll of the device. The session is created here, at redemption,
      * so no usable secret ever waits in the database between approval and the next poll.
      */
-    async poll(body: { grant_type: string; client_id: string; device_code: string }, device: { userAgent?: string | undefined; ip: string }): Promise<TokenResponse> {
+    async poll(body: { grant_type: string; client_id: string; device_code: string }, device: { userAgent?: string | undefined; ip: string; requestId?: string }): Promise<TokenResponse> {
       if (body.grant_type !== DEVICE_CODE_GRANT) throw new OAuthError('unsupported_grant_type', `grant_type must be ${DEVICE_CODE_GRANT}`);
       requireClient(body.client_id);
       const row = await deviceStore.byDeviceCodeHash(db, hashToken(body.device_code));
@@ -102,7 +103,8 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
       if (row.state === 'denied') throw new OAuthError('access_denied', 'The user denied this login');
       const token = await db.transaction().execute(async (trx) => {
         if (!(await deviceStore.redeem(trx, row.id))) return null;
-        const how = { issuedBy: 'device' as const, userAgent: device.userAgent, ip: device.ip, notAfter: row.approver_not_after };
+        const origin = { requestId: device.requestId ?? '', ip: device.ip ?? null, userAgent: device.userAgent?.slice(0, 512) ?? null };
+        const how = { issuedBy: 'device' as const, userAgent: device.userAgent, ip: device.ip, notAfter: row.approver_not_after, event: { log: events, origin } };
         return (await createSession(trx, clock, row.user_id!, config.sessions, how)).token;
       });
       if (!token) throw new OAuthError('invalid_grant', 'The device_code was already redeemed');
@@ -123,9 +125,12 @@ export function createDeviceService({ db, clock, config }: Pick<ServiceDeps, 'db
       const state = decision === 'approve' ? 'approved' : 'denied';
       // A login approved with a JWT may not outlive it (CONTRACT §9).
       const notAfter = ctx.principal.kind === 'jwt' ? ctx.principal.expiresAt : null;
-      if (!(await deviceStore.decide(db, row.id, state, userId, now, notAfter))) {
-        throw new ApiError('DEVICE_LOGIN_DECIDED', { path: ['body', 'user_code'] });
-      }
+      await inTransaction(db, async (trx) => {
+        if (!(await deviceStore.decide(trx, row.id, state, userId, now, notAfter))) {
+          throw new ApiError('DEVICE_LOGIN_DECIDED', { path: ['body', 'user_code'] });
+        }
+        await events.record(trx, ctx, decision === 'approve' ? 'device_authorization.approved' : 'device_authorization.denied', row.id, { client_id: row.client_id });
+      });
       return {
         id: row.id,
         client_id: row.client_id,

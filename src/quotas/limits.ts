@@ -11,4 +11,6 @@ export interface Quotas {
   rendersPerHour: number;
   /** API tokens a workspace may hold at once. */
   apiTokens: number;
+  /** Webhook endpoints a workspace may have. */
+  webhooks: number;
 }

@@ -13,6 +13,7 @@ export const WorkspaceQuotas = Type.Object(
   {
     renders_per_hour: Counted('Renders started in the last hour (WSP_QUOTA_RENDERS_PER_HOUR); over it, creating or updating an install answers 429 (7040) with Retry-After'),
     api_tokens: Counted('Live API tokens (WSP_QUOTA_API_TOKENS); at it, creating one answers 409 (7041)'),
+    webhooks: Counted('Webhook endpoints (WSP_QUOTA_WEBHOOKS); at it, adding one answers 409 (7320)'),
     render_output_bytes: Type.Object(
       { limit: Type.Integer({ minimum: 1, description: 'Bytes' }) },
       { additionalProperties: false, description: "The most one render's files may hold together (WSP_QUOTA_RENDER_OUTPUT_BYTES); a larger render fails with a message saying so" },

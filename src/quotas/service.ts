@@ -4,6 +4,7 @@ import { nowSeconds } from '../shared/clock.js';
 import { pathWorkspace } from '../auth/workspace-context.js';
 import { installQuotaUsage } from '../installs/quota-usage.js';
 import { liveTokenCount } from '../tokens/service.js';
+import { webhookCount } from '../webhooks/service.js';
 
 /** The workspace's quotas and how much of each it uses: counted from the areas that hold them. */
 export function createQuotaService({ db, clock, config }: Pick<ServiceDeps, 'db' | 'clock' | 'config'>) {
@@ -16,6 +17,7 @@ export function createQuotaService({ db, clock, config }: Pick<ServiceDeps, 'db'
       return {
         renders_per_hour: { limit: quotas.rendersPerHour, used: installs.rendersLastHour },
         api_tokens: { limit: quotas.apiTokens, used: await liveTokenCount(db, ctx.workspaceId, now) },
+        webhooks: { limit: quotas.webhooks, used: await webhookCount(db, ctx.workspaceId) },
         render_output_bytes: { limit: quotas.renderOutputBytes },
         repository_bytes: { limit: quotas.repositoryBytes, used: installs.largestRepository?.bytes ?? 0, install_id: installs.largestRepository?.installId ?? null },
       };

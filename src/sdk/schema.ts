@@ -393,6 +393,8 @@ export interface paths {
         /**
          * Make a workspace; the caller is its owner
          * @description Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024).
+         *
+         *     Records the event `workspace.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -630,7 +632,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename the workspace (owner or admin; If-Match) */
+        /**
+         * Rename the workspace (owner or admin; If-Match)
+         * @description Records the event `workspace.updated` (GET /v1/audit_events, webhooks).
+         */
         patch: {
             parameters: {
                 query?: never;
@@ -902,6 +907,8 @@ export interface paths {
         /**
          * Remove a member (owner or admin; anyone may remove themselves)
          * @description Only an owner removes an owner (403 7049); the last owner stays (409 7043). The user's next request in the workspace is refused, on every server instance.
+         *
+         *     Records the event `member.removed` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -1026,6 +1033,8 @@ export interface paths {
         /**
          * Change a member's role (owner or admin)
          * @description Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).
+         *
+         *     Records the event `member.updated` (GET /v1/audit_events, webhooks).
          */
         patch: {
             parameters: {
@@ -1203,6 +1212,13 @@ export interface paths {
                             };
                             /** @description Live API tokens (WSP_QUOTA_API_TOKENS); at it, creating one answers 409 (7041) */
                             api_tokens: {
+                                /** @description The quota (an operator setting) */
+                                limit: number;
+                                /** @description How much of it the workspace uses now */
+                                used: number;
+                            };
+                            /** @description Webhook endpoints (WSP_QUOTA_WEBHOOKS); at it, adding one answers 409 (7320) */
+                            webhooks: {
                                 /** @description The quota (an operator setting) */
                                 limit: number;
                                 /** @description How much of it the workspace uses now */
@@ -1416,6 +1432,8 @@ export interface paths {
         /**
          * Create a workspace API token (owner or admin)
          * @description The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.
+         *
+         *     Records the event `api_token.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -1559,6 +1577,8 @@ export interface paths {
         /**
          * Revoke a workspace API token (owner or admin)
          * @description The token is deleted at once; the very next request with it is 401.
+         *
+         *     Records the event `api_token.revoked` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -1798,6 +1818,8 @@ export interface paths {
         /**
          * Sign in with an email and a password
          * @description No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins are limited per client address (30) and per account (10) in 15 minutes: 429 (7045) with Retry-After.
+         *
+         *     Records the event `session.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -1919,6 +1941,8 @@ export interface paths {
         /**
          * Revoke the calling session at once
          * @description Only a session can revoke itself; other credentials get 403. A cookie session also has its cookie cleared.
+         *
+         *     Records the event `session.revoked` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -2042,6 +2066,8 @@ export interface paths {
         /**
          * Revoke one of the caller's sessions
          * @description Its token is refused from the next request on. Another user's session is 404, as an unknown id.
+         *
+         *     Records the event `session.revoked` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -2522,6 +2548,8 @@ export interface paths {
         /**
          * Invite someone by email (owner or admin)
          * @description The `url` carries the invitation's secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).
+         *
+         *     Records the event `invitation.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -2676,6 +2704,8 @@ export interface paths {
         /**
          * Revoke a pending invitation (owner or admin)
          * @description Its link answers 410 from then on. One that was used, revoked or never existed: 404.
+         *
+         *     Records the event `invitation.revoked` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -2812,6 +2842,8 @@ export interface paths {
         /**
          * Accept an invitation
          * @description Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation's role (a member already keeps their role). Not signed in: a user is made with the invitation's email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).
+         *
+         *     Records the event `invitation.accepted` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -2967,6 +2999,8 @@ export interface paths {
         /**
          * First run: make the first owner and workspace with the setup code
          * @description While the database has no user, the server prints a one-time setup code in its log at start. This makes the first owner (with a password), a workspace, and a signed-in `wsp_session` cookie. A wrong code is 403; once any user exists, 410 (7048).
+         *
+         *     Records the event `workspace.set_up` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -3339,6 +3373,8 @@ export interface paths {
         /**
          * Mark one notification read (idempotent)
          * @description No body. 204 for any well-formed id: an already-read, unknown or someone else's notification succeeds without effect, so nothing about it leaks.
+         *
+         *     Records the event `notification.read` (GET /v1/audit_events, webhooks).
          */
         patch: {
             parameters: {
@@ -3568,6 +3604,8 @@ export interface paths {
          * @description The name is unique in the workspace (409, code 7200). A random data key is made for the secret and kept only wrapped by the master key.
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -3815,6 +3853,8 @@ export interface paths {
          * @description If-Match is the secret's etag, which changes when a version is added: a delete based on a read that missed a new version is 409.
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -4070,6 +4110,8 @@ export interface paths {
          * @description `data` is padded standard base64 of 1 to 65,536 bytes (else 422 on `["body","data"]`); `comment` at most 200 characters. Versions are numbered 1, 2, ... per secret. The payload is encrypted at rest and never appears in a response other than `:access`.
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret_version.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -4355,6 +4397,8 @@ export interface paths {
          * @description Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer's `id` says which); a secret with none answers 404 saying so.
          *
          *     API tokens need the scope `secrets:access` (403, 7025).
+         *
+         *     Records the event `secret_version.accessed` (GET /v1/audit_events, webhooks).
          */
         get: {
             parameters: {
@@ -4486,6 +4530,8 @@ export interface paths {
          * @description The spec's enable. An enabled version answers unchanged (same etag); a destroyed one is 409 (7202): destroyed is final. A stale If-Match is 409 with `metadata.current_etag`, even when nothing would change.
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret_version.enabled` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -4641,6 +4687,8 @@ export interface paths {
          * @description A disabled version cannot be accessed but can be enabled again. A disabled version answers unchanged; a destroyed one is 409 (7202).
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret_version.disabled` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -4796,6 +4844,8 @@ export interface paths {
          * @description Wipes the payload and sets `destroyed_at`; the version stays listed with state `destroyed`. Destroying a destroyed version answers it unchanged.
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
+         *
+         *     Records the event `secret_version.destroyed` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -5055,6 +5105,8 @@ export interface paths {
          * @description Answers 201 `{id}`. `region` must be one of the provider's locations, `image` an image it offers, and `machine_type_filter` (default `*`) must match at least one server type offered in the region (422 with each field's path). `secret_id` must name a secret of the workspace (404, path `["body","secret_id"]`). 503 with Retry-After when the provider cannot answer.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `compute_config.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -5322,6 +5374,8 @@ export interface paths {
          * @description 409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `compute_config.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -5578,6 +5632,8 @@ export interface paths {
          * @description Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422). A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `machine.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -5874,6 +5930,8 @@ export interface paths {
          * @description Answers 202 with the `operation_id` of the deletion; the machine reads `deleting` until the provider confirms that its server and snapshot are gone, then 404, and its suspension is no longer listed (at once). A provider outage only delays the deletion. Running, suspended, failed and expired machines can be deleted; one that an operation is changing (creating, suspending, resuming, deleting) is 409 (7408) with `metadata.status` and `metadata.operation_id`.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `machine.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -6017,6 +6075,8 @@ export interface paths {
          * @description Answers 200 with the machine in status `suspending` and its `operation_id`. When the operation is done the machine is `suspended` and listed under GET /v1/compute/suspensions. If the job fails part-way it stays `suspending` until the provider confirms what is left: then it is back to `running` with the snapshot removed (its server still there), or `suspended` after all (the server already deleted, the snapshot kept). Body optional: `{reason: "manual"}`.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `machine.suspended` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -6195,6 +6255,8 @@ export interface paths {
          * @description The same as `POST /v1/compute/suspensions/{id}:resume` with the machine's `suspension_id`. If-Match is optional (checked when sent). Answers 200 with the machine in status `resuming` and its `operation_id`. A machine that is not suspended is 409 (7409) with `metadata.status`.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `machine.resumed` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -6484,6 +6546,8 @@ export interface paths {
          * @description No If-Match (suspensions show no etag). Answers 200 with the machine in status `resuming` and its `operation_id`; when done the machine runs again, the snapshot is deleted and the suspension is over. A suspension already being resumed is 409 (7402); one that is over is 404.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `machine.resumed` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -6878,6 +6942,8 @@ export interface paths {
         /**
          * Create a package
          * @description API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `package.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -7239,6 +7305,8 @@ export interface paths {
          * @description Every path and template is checked: a bad path is 422 (7307) and a template Mustache cannot parse is 422 (7306), each at `["body","files",<path>]`. A semver the package already has is 409 (7301).
          *
          *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `package_version.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -7792,6 +7860,8 @@ export interface paths {
          * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `install.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -8102,6 +8172,8 @@ export interface paths {
          * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `install.updated` (GET /v1/audit_events, webhooks).
          */
         patch: {
             parameters: {
@@ -8280,6 +8352,8 @@ export interface paths {
          * @description Copies the render's git tree into a new commit on top of `main`; existing history is never rewritten. The answer's render is `running` with its `commit_sha` and an `operation_id` that a worker completes; `desired_version` becomes the restored render's version at once, `current_version` once the operation is done. Checked in order: an unknown render 404, a render of another package 422 (7304), a render of another install 404, a render not succeeded 409 (7305), then If-Match 409 (7030).
          *
          *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `install.restored` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -8959,6 +9033,8 @@ export interface paths {
         /**
          * Create a snippet
          * @description API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `snippet.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -9232,6 +9308,8 @@ export interface paths {
          * @description Revisions that use it show `current_state: missing`; restoring one of them is blocked (409, 7100).
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `snippet.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -9358,6 +9436,8 @@ export interface paths {
          * @description A PATCH that changes nothing keeps the etag. Widgets that pin the old etag show it in `snippet_etag_drift`.
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `snippet.updated` (GET /v1/audit_events, webhooks).
          */
         patch: {
             parameters: {
@@ -9529,6 +9609,8 @@ export interface paths {
          * @description The snippet is kept; revisions that use it show `current_state: archived`, and restoring one reactivates it. Archiving an archived snippet changes nothing.
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `snippet.archived` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -9690,6 +9772,8 @@ export interface paths {
          * @description Unarchiving an active snippet changes nothing.
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `snippet.unarchived` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -10174,6 +10258,8 @@ export interface paths {
          * @description The first revision has `source: manual`, no parent and `structural_diff: null`. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `dashboard.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -11094,6 +11180,8 @@ export interface paths {
         /**
          * Delete a dashboard and its revisions (If-Match)
          * @description API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `dashboard.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: {
             parameters: {
@@ -11220,6 +11308,8 @@ export interface paths {
          * @description Each field given replaces that field; `summary` describes the new revision (`source: manual`). A PATCH that changes nothing makes no revision and keeps the etag. A widget without `widget_id` gets a new `wdg_<id>`; widget ids and filter keys are unique (422, 7104 and 7105). A snippet widget that newly pins a snippet (not carried over unchanged from the current revision) must name a snippet of the workspace (404 at its `snippet_id`), active (409, 7102), at its current etag (409, 7101, `metadata.current_etag`).
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `dashboard.updated` (GET /v1/audit_events, webhooks).
          */
         patch: {
             parameters: {
@@ -11821,6 +11911,8 @@ export interface paths {
          * @description Its filter definitions, default filter values and widgets become the built-in ones in a new revision (`source: reset`); name, description and purpose stay. Another purpose is 409 (7103). The body, `{summary}`, may be left out.
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `dashboard.reset` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -12985,6 +13077,8 @@ export interface paths {
          * @description A new revision with `source: restore` and `restored_from_revision_id`; its diff is against the current revision. Archived snippets it uses are made active again; a deleted one blocks the restore (409, 7100, `metadata.widget_id` and `metadata.snippet_id` per widget). The body, `{summary}`, may be left out.
          *
          *     API tokens need the scope `dashboards:write` (403, 7025).
+         *
+         *     Records the event `dashboard.restored` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -13253,6 +13347,1313 @@ export interface paths {
                             etag: string;
                             created_at: number;
                             updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's audit log, newest first (owner or admin)
+         * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect (CONTRACT §11): an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
+         *
+         *     API tokens need the scope `audit:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description An event type, or `<resource>.*` for every type of a resource. The types:
+                     *     - `workspace.created`: A workspace was created (POST /v1/workspaces).
+                     *     - `workspace.updated`: A workspace was renamed.
+                     *     - `workspace.set_up`: The platform was set up: its first owner and workspace (POST /v1/setup).
+                     *     - `member.updated`: A member's role was changed.
+                     *     - `member.removed`: A member was removed from the workspace.
+                     *     - `invitation.created`: An invitation was sent.
+                     *     - `invitation.revoked`: An invitation was withdrawn.
+                     *     - `invitation.accepted`: An invitation was accepted: its user became a member.
+                     *     - `api_token.created`: A workspace API token was made (its plaintext is never recorded).
+                     *     - `api_token.revoked`: A workspace API token was revoked.
+                     *     - `session.created`: A user signed in (password or single sign-on).
+                     *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
+                     *     - `session.revoked`: A session was ended (signed out, or ended from another session).
+                     *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
+                     *     - `device_authorization.denied`: A user denied a device sign-in.
+                     *     - `notification.read`: A notification was marked read.
+                     *     - `secret.created`: A secret was created.
+                     *     - `secret.deleted`: A secret and all its versions were deleted.
+                     *     - `secret_version.created`: A secret version was added (its payload is never recorded).
+                     *     - `secret_version.enabled`: A secret version was enabled.
+                     *     - `secret_version.disabled`: A secret version was disabled.
+                     *     - `secret_version.destroyed`: A secret version was destroyed: its payload is gone.
+                     *     - `secret_version.accessed`: A secret version's payload was read (:access).
+                     *     - `compute_config.created`: A compute config was created.
+                     *     - `compute_config.deleted`: A compute config was deleted.
+                     *     - `machine.created`: A machine was requested (it is made by an operation).
+                     *     - `machine.deleted`: A machine was given up for deletion (its servers and snapshots are deleted by an operation).
+                     *     - `machine.suspended`: A machine suspension was started.
+                     *     - `machine.resumed`: A suspended machine was resumed.
+                     *     - `package.created`: A package was created.
+                     *     - `package_version.created`: A package version was uploaded.
+                     *     - `install.created`: An install was created (its first render follows).
+                     *     - `install.updated`: An install's version or values changed (a render follows).
+                     *     - `install.restored`: An install was restored to an earlier render.
+                     *     - `snippet.created`: A snippet was created.
+                     *     - `snippet.updated`: A snippet was changed.
+                     *     - `snippet.deleted`: A snippet was deleted.
+                     *     - `snippet.archived`: A snippet was archived.
+                     *     - `snippet.unarchived`: A snippet was unarchived.
+                     *     - `dashboard.created`: A dashboard was created.
+                     *     - `dashboard.updated`: A dashboard was changed.
+                     *     - `dashboard.deleted`: A dashboard was deleted.
+                     *     - `dashboard.reset`: A dashboard was reset to its latest snippet content.
+                     *     - `dashboard.restored`: A dashboard was restored to an earlier revision.
+                     *     - `webhook.created`: A webhook endpoint was added (its secret is never recorded).
+                     *     - `webhook.updated`: A webhook endpoint's URL, event types, description or state changed.
+                     *     - `webhook.deleted`: A webhook endpoint was deleted, with its deliveries.
+                     *     - `webhook.tested`: A test event was sent to a webhook endpoint (POST /v1/webhooks/{id}:test).
+                     *     - `webhook.disabled`: A webhook endpoint was disabled after a day of failed deliveries (by the platform).
+                     *     - `webhook_delivery.retried`: A delivery was sent again by hand.
+                     */
+                    type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                    /** @description Only events by this user or API token (exact id) */
+                    actor_id?: string;
+                    /** @description Only events about this resource (exact id) */
+                    resource_id?: string;
+                    /** @description Only events at or after this time (Unix seconds) */
+                    since?: number;
+                    /** @description Only events before this time (Unix seconds) */
+                    until?: number;
+                    /** @description Items per page, 1-100; 50 when absent */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description `evt_<id>`; time-ordered */
+                                id: string;
+                                /**
+                                 * @description `<resource>.<verb>`: see the `type` filter of GET /v1/audit_events for the list
+                                 * @enum {string}
+                                 */
+                                type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
+                                /** @description null for events of a user that belong to no workspace */
+                                workspace_id: string | null;
+                                actor: {
+                                    kind: "user" | "api_token" | "anonymous" | "system";
+                                    /** @description The user or API token id; null for an anonymous caller (a failed sign-in) */
+                                    id: string | null;
+                                };
+                                /** @description The session or API token the request carried; null for a JWT or none */
+                                credential_id: string | null;
+                                resource: {
+                                    type: string;
+                                    id: string;
+                                };
+                                /** @description The X-Request-Id of the request that did it */
+                                request_id: string | null;
+                                ip: string | null;
+                                user_agent: string | null;
+                                created_at: number;
+                                /** @description Details of the change (names, states, ids); never a secret payload, a token or a password */
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's webhook endpoints, newest first (owner or admin)
+         * @description Never shows a signing secret.
+         *
+         *     API tokens need the scope `webhooks:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description `wh_<id>` */
+                                id: string;
+                                url: string;
+                                event_types: string[];
+                                description: string | null;
+                                state: "enabled" | "disabled";
+                                /** @description Why it was disabled: by hand, or after a day of failed deliveries */
+                                disabled_reason: string | null;
+                                etag: string;
+                                created_at: number;
+                                updated_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a webhook endpoint (owner or admin)
+         * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. Redirects are not followed.
+         *
+         *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Records the event `webhook.created` (GET /v1/audit_events, webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Where deliveries are POSTed: https, a public address (up to 2048 characters) */
+                        url: string;
+                        /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
+                        event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+                        /** @description A note for people, up to 500 characters */
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `wh_<id>` */
+                            id: string;
+                            url: string;
+                            event_types: string[];
+                            description: string | null;
+                            state: "enabled" | "disabled";
+                            /** @description Why it was disabled: by hand, or after a day of failed deliveries */
+                            disabled_reason: string | null;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                            /** @description `whsec_` + base64 of 24 random bytes: the signing secret, shown only in this answer */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint (owner or admin)
+         * @description API tokens need the scope `webhooks:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `wh_<id>` */
+                            id: string;
+                            url: string;
+                            event_types: string[];
+                            description: string | null;
+                            state: "enabled" | "disabled";
+                            /** @description Why it was disabled: by hand, or after a day of failed deliveries */
+                            disabled_reason: string | null;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint and its deliveries (owner or admin, If-Match)
+         * @description API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Records the event `webhook.deleted` (GET /v1/audit_events, webhooks).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint (owner or admin, If-Match)
+         * @description Each field given replaces that field. `enabled: true` enables a disabled endpoint again (its day of failures starts over); `enabled: false` disables it, and its pending deliveries fail (retry them by hand later). A PATCH that changes nothing keeps the etag.
+         *
+         *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Records the event `webhook.updated` (GET /v1/audit_events, webhooks).
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description The etag of the resource version last read (quoted or bare, or *) */
+                    "if-match": string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Where deliveries are POSTed: https, a public address (up to 2048 characters) */
+                        url?: string;
+                        /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
+                        event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+                        description?: string | null;
+                        /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
+                        enabled?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `wh_<id>` */
+                            id: string;
+                            url: string;
+                            event_types: string[];
+                            description: string | null;
+                            state: "enabled" | "disabled";
+                            /** @description Why it was disabled: by hand, or after a day of failed deliveries */
+                            disabled_reason: string | null;
+                            etag: string;
+                            created_at: number;
+                            updated_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/webhooks/{id}:test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to the endpoint (owner or admin)
+         * @description Records a `webhook.tested` event and delivers it to this endpoint, whatever event types it takes; answers 202 with the delivery, pending (GET .../deliveries shows how it went).
+         *
+         *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Records the event `webhook.tested` (GET /v1/audit_events, webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `whd_<id>` */
+                            id: string;
+                            webhook_id: string;
+                            /** @description Sent as the webhook-id header: a receiver dedupes on it */
+                            event_id: string;
+                            event_type: string;
+                            /** @description `pending`: not sent yet or to be retried at `next_attempt_at`; `failed`: retries ran out or the endpoint was disabled (POST ...:retry sends it again) */
+                            state: "pending" | "succeeded" | "failed";
+                            attempts: number;
+                            next_attempt_at: number | null;
+                            last_attempt_at: number | null;
+                            /** @description The HTTP status of the last attempt; null when there was no answer */
+                            last_status: number | null;
+                            last_error: string | null;
+                            created_at: number;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body over 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Request body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The endpoint's deliveries, newest first (owner or admin)
+         * @description One per event sent to the endpoint: its state, attempts, the last status and error, and when the next attempt is due.
+         *
+         *     API tokens need the scope `webhooks:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Items per page, 1-100; 50 when absent */
+                    limit?: number;
+                    /** @description The next_cursor of a previous response */
+                    cursor?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description `whd_<id>` */
+                                id: string;
+                                webhook_id: string;
+                                /** @description Sent as the webhook-id header: a receiver dedupes on it */
+                                event_id: string;
+                                event_type: string;
+                                /** @description `pending`: not sent yet or to be retried at `next_attempt_at`; `failed`: retries ran out or the endpoint was disabled (POST ...:retry sends it again) */
+                                state: "pending" | "succeeded" | "failed";
+                                attempts: number;
+                                next_attempt_at: number | null;
+                                last_attempt_at: number | null;
+                                /** @description The HTTP status of the last attempt; null when there was no answer */
+                                last_status: number | null;
+                                last_error: string | null;
+                                created_at: number;
+                            }[];
+                            /** @description true if more items exist after this page */
+                            has_more: boolean;
+                            /** @description opaque cursor for the next page; null when there are no more pages */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{did}:retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again now (owner or admin)
+         * @description Whatever its state; it becomes `pending` and is sent at once, then retried on failure as any delivery. A disabled endpoint: 409, code 7321 (enable it first).
+         *
+         *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Records the event `webhook_delivery.retried` (GET /v1/audit_events, webhooks).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                    /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    /** @description Webhook id, `wh_<id>` or bare */
+                    id: string;
+                    /** @description Delivery id, `whd_<id>` or bare */
+                    did: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `whd_<id>` */
+                            id: string;
+                            webhook_id: string;
+                            /** @description Sent as the webhook-id header: a receiver dedupes on it */
+                            event_id: string;
+                            event_type: string;
+                            /** @description `pending`: not sent yet or to be retried at `next_attempt_at`; `failed`: retries ran out or the endpoint was disabled (POST ...:retry sends it again) */
+                            state: "pending" | "succeeded" | "failed";
+                            attempts: number;
+                            next_attempt_at: number | null;
+                            last_attempt_at: number | null;
+                            /** @description The HTTP status of the last attempt; null when there was no answer */
+                            last_status: number | null;
+                            last_error: string | null;
+                            created_at: number;
                         };
                     };
                 };
@@ -13688,6 +15089,8 @@ export interface paths {
         /**
          * Approve a device login: its next poll gets a new session token of the caller
          * @description The user code is accepted in any case, with or without the dash. Wrong codes are limited per client IP and per user (429 with Retry-After). A user-scoped endpoint: a workspace API token gets 403.
+         *
+         *     Records the event `device_authorization.approved` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -13840,6 +15243,8 @@ export interface paths {
         /**
          * Deny a device login: its next poll gets access_denied
          * @description The user code is accepted in any case, with or without the dash. Wrong codes are limited per client IP and per user (429 with Retry-After). A user-scoped endpoint: a workspace API token gets 403.
+         *
+         *     Records the event `device_authorization.denied` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -14095,6 +15500,8 @@ export interface paths {
         /**
          * Poll for the session token of a device login (RFC 8628 §3.4)
          * @description grant_type `urn:ietf:params:oauth:grant-type:device_code`. Until the user decides: authorization_pending; sooner than the interval: slow_down (the interval grows by 5 s); then access_denied, expired_token, or the token once (a redeemed or unknown device_code: invalid_grant).
+         *
+         *     Records the event `session.created` (GET /v1/audit_events, webhooks).
          */
         post: {
             parameters: {
@@ -14172,7 +15579,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7030 (409), 7031 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints

@@ -14,7 +14,7 @@ import { nextState, type VersionAction } from './transitions.js';
 import { LATEST_VERSION, type AddVersionBody, type CreateSecretBody, type Secret, type SecretVersion } from './schemas.js';
 import { toVersion } from './representation.js';
 
-export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log'>;
+export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log' | 'events'>;
 
 /**
  * Secrets and their versions (CONTRACT §4). Builds its envelope from the config, so building
@@ -22,7 +22,7 @@ export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'c
  * serving.
  */
 export function createSecretService(deps: SecretServiceDeps) {
-  const { db, engine, clock, cursors, config, log } = deps;
+  const { db, engine, clock, cursors, config, log, events } = deps;
   const envelope = new SecretEnvelope(db, keyringFromConfig(config), log);
 
   async function requireSecret(ctx: WorkspaceContext, rawId: string): Promise<SecretRow> {
@@ -71,7 +71,11 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = nowSeconds(clock);
       const secret: Secret = { id, workspace_id: ctx.workspaceId, name: body.name, etag: newEtag(), created_at: now, updated_at: now };
       try {
-        await secretStore.insertSecret(db, { ...secret, version_seq: 0, ...(await envelope.newWrappedDataKey(id)) });
+        const key = await envelope.newWrappedDataKey(id);
+        await db.transaction().execute(async (trx) => {
+          await secretStore.insertSecret(trx, { ...secret, version_seq: 0, ...key });
+          await events.record(trx, ctx, 'secret.created', id, { name: body.name });
+        });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('SECRET_NAME_TAKEN', { path: ['body', 'name'] });
         throw err;
@@ -95,7 +99,12 @@ export function createSecretService(deps: SecretServiceDeps) {
     /** Deletes the secret and every version; the etag is compared inside the DELETE itself. */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const current = await requireSecret(ctx, rawId);
-      if (!(await secretStore.deleteSecret(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) {
+      const deleted = await db.transaction().execute(async (trx) => {
+        if (!(await secretStore.deleteSecret(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) return false;
+        await events.record(trx, ctx, 'secret.deleted', current.id, { name: current.name });
+        return true;
+      });
+      if (!deleted) {
         const latest = await requireSecret(ctx, rawId);
         throw etagMismatch(latest.etag);
       }
@@ -125,6 +134,7 @@ export function createSecretService(deps: SecretServiceDeps) {
             destroyed_at: null,
           };
           await secretStore.insertVersion(trx, version);
+          await events.record(trx, ctx, 'secret_version.created', id, { secret_id: secret.id, version_number: version.version_number });
           return version;
         });
         return toVersion(row);
@@ -159,6 +169,13 @@ export function createSecretService(deps: SecretServiceDeps) {
       if (row.state !== 'enabled') throw new ApiError('SECRET_VERSION_NOT_ENABLED', { metadata: { state: row.state } });
       const payload = openVersion(row);
       try {
+        // Recorded before the payload leaves: no access is answered without its event.
+        await events.record(db, ctx, 'secret_version.accessed', row.id, { secret_id: secretId, named: rawVersionId === LATEST_VERSION ? 'latest' : 'id' });
+      } catch (err) {
+        payload.fill(0);
+        throw err;
+      }
+      try {
         return { id: row.id, data: payload.toString('base64') };
       } finally {
         payload.fill(0);
@@ -184,6 +201,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         // The row is locked (PostgreSQL) or the database is (SQLite): this cannot miss; the etag
         // condition is there so that a mistake here could never overwrite someone else's write.
         if (!(await secretStore.updateVersion(trx, row.id, row.etag, patch))) throw etagMismatch(row.etag);
+        await events.record(trx, ctx, `secret_version.${next}`, row.id, { secret_id: secretId, version_number: row.version_number, previous_state: row.state });
         return { row: { ...row, ...patch }, changed: true };
       });
       if (!outcome) return versionNotFound(ctx, secretId);

@@ -46,7 +46,7 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
     async (request, reply) => {
       const p = requestCtx(request).principal;
       if (p.kind !== 'session') throw new ApiError('FORBIDDEN', { message: 'Only a session token can be revoked this way' });
-      await sessions.endCurrent(p.sessionId);
+      await sessions.endCurrent(requestCtx(request), p.sessionId);
       if (p.cookie) reply.header('set-cookie', clearedSessionCookie(opts.secureCookie));
       return reply.code(204).send(null);
     },
@@ -66,7 +66,7 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
       },
     },
     async (request, reply) => {
-      await sessions.revoke(userOf(requestCtx(request).principal), request.params.id);
+      await sessions.revoke(requestCtx(request), userOf(requestCtx(request).principal), request.params.id);
       return reply.code(204).send(null);
     },
   );

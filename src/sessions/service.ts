@@ -7,6 +7,9 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import { sessionStore, type SessionRow } from './store.js';
 import { pageById, type CursorCodec } from '../shared/cursor.js';
+import { inTransaction } from '../db/database.js';
+import type { EventLog, RequestOrigin } from '../events/record.js';
+import type { RequestContext } from '../auth/principal.js';
 
 /** Idle expiry of a session: 30 days, extended on use. */
 export const SESSION_IDLE_SECONDS = 30 * 24 * 3600;
@@ -25,6 +28,8 @@ export interface NewSession {
   ip?: string | undefined;
   /** A hard end (Unix seconds), e.g. the exp of the JWT that approved a device login. */
   notAfter?: number | null | undefined;
+  /** Records `session.created` in the session's transaction (CONTRACT §11); absent for an operator's session. */
+  event?: { log: EventLog; origin?: RequestOrigin | undefined } | undefined;
 }
 
 /** When a session ends if it is not used again: the earliest of its idle expiry, its absolute lifetime and its hard end. */
@@ -55,8 +60,14 @@ export async function createSession(db: Kysely<DB>, clock: Clock, userId: string
     not_after: how.notAfter ?? null,
     csrf_token: csrfToken,
   };
-  await sessionStore.insert(db, row);
-  await sessionStore.endBeyond(db, userId, policy.perUser);
+  await inTransaction(db, async (trx) => {
+    await sessionStore.insert(trx, row);
+    await sessionStore.endBeyond(trx, userId, policy.perUser);
+    if (how.event) {
+      const source = { workspaceId: null, actor: { kind: 'user' as const, id: userId }, credentialId: id, origin: how.event.origin };
+      await how.event.log.record(trx, source, 'session.created', id, { issued_by: how.issuedBy });
+    }
+  });
   return { id, token, expiresAt: sessionEnd(row, policy), csrfToken };
 }
 
@@ -91,7 +102,7 @@ export async function endSessionsOf(db: Kysely<DB>, userId: string): Promise<num
   return sessionStore.deleteOfUser(db, userId);
 }
 
-export function createSessionService({ db, clock, cursors, policy }: { db: Kysely<DB>; clock: Clock; cursors: CursorCodec; policy: SessionPolicy }) {
+export function createSessionService({ db, clock, cursors, policy, events }: { db: Kysely<DB>; clock: Clock; cursors: CursorCodec; policy: SessionPolicy; events: EventLog }) {
   return {
     /** The caller's own live sessions, newest first. */
     async list(userId: string, currentSessionId: string | null, page: { limit: number; cursor: string | undefined }) {
@@ -115,11 +126,19 @@ export function createSessionService({ db, clock, cursors, policy }: { db: Kysel
     },
 
     /** Ends the session making the request (`DELETE /v1/sessions/current`). */
-    endCurrent: (sessionId: string) => endSession(db, sessionId),
+    endCurrent: (ctx: RequestContext, sessionId: string) =>
+      inTransaction(db, async (trx) => {
+        await endSession(trx, sessionId);
+        await events.record(trx, ctx, 'session.revoked', sessionId, { current: true });
+      }),
 
     /** Ends one of the caller's sessions; another user's is as unknown as a made-up id (404). */
-    async revoke(userId: string, rawId: string) {
-      if (!(await sessionStore.deleteOwn(db, userId, canonicalId('ses', rawId)))) throw notFound('Session');
+    async revoke(ctx: RequestContext, userId: string, rawId: string) {
+      const id = canonicalId('ses', rawId);
+      await inTransaction(db, async (trx) => {
+        if (!(await sessionStore.deleteOwn(trx, userId, id))) throw notFound('Session');
+        await events.record(trx, ctx, 'session.revoked', id, { current: false });
+      });
     },
   };
 }

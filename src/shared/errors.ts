@@ -75,6 +75,8 @@ export const ErrorCodes = {
   INTERNAL: { code: 7099, status: 500, message: 'Internal error' },
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
   RENDER_QUOTA_EXCEEDED: { code: 7040, status: 429, message: "The workspace has used its quota of renders for this hour (WSP_QUOTA_RENDERS_PER_HOUR); retry after Retry-After seconds" },
+  WEBHOOK_QUOTA_EXCEEDED: { code: 7320, status: 409, message: 'The workspace has as many webhooks as its quota allows (WSP_QUOTA_WEBHOOKS); delete one first' },
+  WEBHOOK_DISABLED: { code: 7321, status: 409, message: 'The webhook is disabled: enable it (PATCH with {"enabled": true}) before retrying deliveries' },
   TOKEN_QUOTA_EXCEEDED: { code: 7041, status: 409, message: 'The workspace holds as many API tokens as its quota allows (WSP_QUOTA_API_TOKENS); revoke one first' },
   CSRF_REJECTED: { code: 7042, status: 403, message: 'A write made with the session cookie needs X-CSRF-Token and, when sent, this server as its Origin' },
   LAST_OWNER: { code: 7043, status: 409, message: 'The workspace must keep an owner: make another member owner first' },

@@ -26,6 +26,9 @@ export const ID_PREFIXES = {
   job: 'job',
   deviceCode: 'dev',
   invitation: 'inv',
+  event: 'evt',
+  webhook: 'wh',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
@@ -75,6 +78,11 @@ export function ulid(nowMs: number = Date.now()): string {
     lastRandom = freshRandom();
   }
   return encodeTime(lastTime) + lastRandom.map((d) => CROCKFORD[d]).join('');
+}
+
+/** The smallest id of `prefix` made at `ms`: ids made then or later sort after it. */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}${'0'.repeat(16)}`;
 }
 
 export function newId(prefix: IdPrefix): string {

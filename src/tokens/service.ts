@@ -1,3 +1,5 @@
+import type { EventLog } from '../events/record.js';
+import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
@@ -16,6 +18,7 @@ export interface TokenServiceDeps {
   clock: Clock;
   cursors: CursorCodec;
   config: { quotas: Pick<Quotas, 'apiTokens'> };
+  events: EventLog;
 }
 
 export interface IssuedToken {
@@ -33,10 +36,11 @@ export interface IssuedToken {
 export async function issueApiToken(
   db: Kysely<DB>,
   opts: { workspaceId: string; name: string; createdBy: string; expiresAt: number | null; now: number; scopes?: readonly TokenScope[] },
+  event?: { log: EventLog; ctx: WorkspaceContext },
 ): Promise<IssuedToken> {
   const token = newApiToken();
   const id = newId('tok');
-  await tokenStore.insert(db, {
+  const row = {
     id,
     workspace_id: opts.workspaceId,
     name: opts.name,
@@ -47,6 +51,11 @@ export async function issueApiToken(
     created_by: opts.createdBy,
     last_used_at: null,
     scopes: storedScopes(opts.scopes),
+  };
+  await inTransaction(db, async (trx) => {
+    await tokenStore.insert(trx, row);
+    // Never the token: its name, expiry and scopes.
+    if (event) await event.log.record(trx, event.ctx, 'api_token.created', id, { name: opts.name, expires_at: opts.expiresAt, scopes: parseStoredScopes(row.scopes) });
   });
   return { id, name: opts.name, token, expires_at: opts.expiresAt };
 }
@@ -65,7 +74,7 @@ export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: nu
 /** API tokens the workspace holds that still work, for its quota figures. */
 export const liveTokenCount = (db: Kysely<DB>, workspaceId: string, now: number) => tokenStore.countLive(db, workspaceId, now);
 
-export function createTokenService({ db, clock, cursors, config }: TokenServiceDeps) {
+export function createTokenService({ db, clock, cursors, config, events }: TokenServiceDeps) {
   return {
     /**
      * `expires_at` is already known to be in the future (the route's `validate`, before 403).
@@ -89,7 +98,7 @@ export function createTokenService({ db, clock, cursors, config }: TokenServiceD
         expiresAt: body.expires_at ?? null,
         now,
         ...(body.scopes !== undefined ? { scopes: body.scopes } : {}),
-      });
+      }, { log: events, ctx });
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
@@ -103,8 +112,11 @@ export function createTokenService({ db, clock, cursors, config }: TokenServiceD
     },
 
     async revoke(ctx: WorkspaceContext, rawId: string) {
-      const deleted = await tokenStore.delete(db, ctx.workspaceId, canonicalId('tok', rawId));
-      if (!deleted) throw notFound('API token');
+      const id = canonicalId('tok', rawId);
+      await inTransaction(db, async (trx) => {
+        if (!(await tokenStore.delete(trx, ctx.workspaceId, id))) throw notFound('API token');
+        await events.record(trx, ctx, 'api_token.revoked', id);
+      });
     },
   };
 }

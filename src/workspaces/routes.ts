@@ -74,7 +74,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       },
     },
     async (request, reply) => {
-      const ws = await workspaces.create(requestCtx(request).actorId, request.body.name);
+      const ws = await workspaces.create(requestCtx(request), requestCtx(request).actorId, request.body.name);
       reply.header('etag', quoteEtag(ws.etag));
       return reply.code(201).send(ws);
     },

@@ -1,3 +1,5 @@
+import { sourceOf } from '../events/record.js';
+import { inTransaction } from '../db/database.js';
 import type { ServiceDeps } from '../deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -10,7 +12,7 @@ import type { Role } from '../db/tables.js';
 import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
 import { workspaceStore } from './store.js';
 
-export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+export function createWorkspaceService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const row = await workspaceStore.get(db, pathWorkspace(ctx, rawId));
@@ -31,12 +33,13 @@ export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps,
     get: visible,
 
     /** A new workspace; its creator (a user: a session or a JWT) is its owner. */
-    async create(userId: string, name: string) {
+    async create(ctx: RequestContext, userId: string, name: string) {
       const now = nowSeconds(clock);
       const ws = { id: newId('ws'), name, etag: newEtag(), created_at: now, updated_at: now };
       await db.transaction().execute(async (trx) => {
         await identity.createWorkspace(trx, ws);
         await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
+        await events.record(trx, { ...sourceOf(ctx), workspaceId: ws.id }, 'workspace.created', ws.id, { name });
       });
       return { ...ws, role: 'owner' as const };
     },
@@ -56,9 +59,12 @@ export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps,
       const current = await identity.roleOf(db, id, userId);
       if (!current) throw notFound('member');
       if ((role === 'owner' || current === 'owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
-      const outcome = await identity.changeRole(db, id, userId, role);
-      if (outcome === 'not_member') throw notFound('member');
-      if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+      await inTransaction(db, async (trx) => {
+        const outcome = await identity.changeRole(trx, id, userId, role);
+        if (outcome === 'not_member') throw notFound('member');
+        if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+        await events.record(trx, ctx, 'member.updated', userId, { role, previous_role: current });
+      });
       const m = (await identity.member(db, id, userId))!;
       return { user_id: m.id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at };
     },
@@ -76,9 +82,12 @@ export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps,
       const current = await identity.roleOf(db, id, userId);
       if (!current) throw notFound('member');
       if (current === 'owner' && !self && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
-      const outcome = await identity.removeMember(db, id, userId);
-      if (outcome === 'not_member') throw notFound('member');
-      if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+      await inTransaction(db, async (trx) => {
+        const outcome = await identity.removeMember(trx, id, userId);
+        if (outcome === 'not_member') throw notFound('member');
+        if (outcome === 'last_owner') throw new ApiError('LAST_OWNER');
+        await events.record(trx, ctx, 'member.removed', userId, { role: current, self });
+      });
     },
 
     async rename(ctx: WorkspaceContext, rawId: string, name: string, ifMatch: string) {
@@ -86,11 +95,14 @@ export function createWorkspaceService({ db, clock, cursors }: Pick<ServiceDeps,
       const etag = newEtag();
       const now = nowSeconds(clock);
       // The etag is compared inside the UPDATE itself: of concurrent writers exactly one wins.
-      if (!(await workspaceStore.rename(db, current.id, name, parseIfMatch(ifMatch), etag, now))) {
-        const latest = await workspaceStore.get(db, current.id);
-        if (!latest) throw notFound('workspace');
-        throw etagMismatch(latest.etag);
-      }
+      await inTransaction(db, async (trx) => {
+        if (!(await workspaceStore.rename(trx, current.id, name, parseIfMatch(ifMatch), etag, now))) {
+          const latest = await workspaceStore.get(trx, current.id);
+          if (!latest) throw notFound('workspace');
+          throw etagMismatch(latest.etag);
+        }
+        await events.record(trx, ctx, 'workspace.updated', current.id, { name, previous_name: current.name });
+      });
       return { ...current, name, etag, updated_at: now };
     },
   };

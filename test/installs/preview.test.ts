@@ -9,7 +9,7 @@ let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
 before(async () => {
-  h = await createTestApp({ config: { quotas: { renderOutputBytes: 1000, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100 } } });
+  h = await createTestApp({ config: { quotas: { renderOutputBytes: 1000, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100, webhooks: 20 } } });
   s = await h.seed();
   f = installFixture(h, s);
 });

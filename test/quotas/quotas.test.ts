@@ -7,7 +7,7 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 import { installFixture } from '../installs/fixture.js';
 import { loadConfig } from '../../src/config.js';
 
-const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3 };
+const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3, webhooks: 2 };
 
 let h: TestApp;
 let s: Seed;
@@ -189,6 +189,7 @@ describe('GET /v1/workspaces/{id}/quotas', () => {
     assert.deepEqual(await quotasOf(seed), {
       renders_per_hour: { limit: 4, used: 0 },
       api_tokens: { limit: 3, used: 1 },
+      webhooks: { limit: 2, used: 0 },
       render_output_bytes: { limit: 40000 },
       repository_bytes: { limit: 98304, used: 0, install_id: null },
     });
@@ -199,9 +200,9 @@ describe('GET /v1/workspaces/{id}/quotas', () => {
   });
 
   test('the defaults an operator starts with, and the variables that change them', () => {
-    assert.deepEqual(loadConfig({}).quotas, { renderOutputBytes: 8 * 1024 * 1024, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100 });
-    const set = loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: '1000', WSP_QUOTA_REPOSITORY_BYTES: '2000', WSP_QUOTA_RENDERS_PER_HOUR: '3', WSP_QUOTA_API_TOKENS: '4' });
-    assert.deepEqual(set.quotas, { renderOutputBytes: 1000, repositoryBytes: 2000, rendersPerHour: 3, apiTokens: 4 });
+    assert.deepEqual(loadConfig({}).quotas, { renderOutputBytes: 8 * 1024 * 1024, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100, webhooks: 20 });
+    const set = loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: '1000', WSP_QUOTA_REPOSITORY_BYTES: '2000', WSP_QUOTA_RENDERS_PER_HOUR: '3', WSP_QUOTA_API_TOKENS: '4', WSP_QUOTA_WEBHOOKS: '5' });
+    assert.deepEqual(set.quotas, { renderOutputBytes: 1000, repositoryBytes: 2000, rendersPerHour: 3, apiTokens: 4, webhooks: 5 });
     assert.throws(() => loadConfig({ WSP_QUOTA_API_TOKENS: '0' }), /WSP_QUOTA_API_TOKENS must be at least 1/);
     assert.throws(() => loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024) }), /WSP_RENDER_MEMORY_MB must be at least 512 with WSP_QUOTA_RENDER_OUTPUT_BYTES=67108864/);
     assert.equal(loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024), WSP_RENDER_MEMORY_MB: '512' }).renders.memoryMb, 512);

@@ -271,6 +271,22 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
   });
   assert.equal(takenOver.length, orphaned.filter((o) => o.kind.startsWith('render.')).length, `every render job the dead workers held was taken over: ${JSON.stringify(orphaned)}`);
 
+  // Events (CONTRACT §11) committed with their changes: every token, version, install and
+  // restore render there is has its one event, and no event names one that is not there.
+  const db = tdb.database.db;
+  const eventsOf = async (type: string) => (await db.selectFrom('events').select('resource_id').where('type', '=', type).execute()).map((e) => e.resource_id);
+  const sameSet = async (type: string, ids: string[]) => {
+    const recorded = await eventsOf(type);
+    assert.equal(new Set(recorded).size, recorded.length, `${type}: one event per change`);
+    assert.deepEqual([...recorded].sort(), [...ids].sort(), `${type}: events and the changes that committed`);
+  };
+  await sameSet('api_token.created', (await db.selectFrom('api_tokens').select('id').where('name', 'like', 'storm-%').execute()).map((r) => r.id));
+  await sameSet('secret_version.created', (await db.selectFrom('secret_versions').select('id').where('secret_id', '=', secret.id).execute()).map((r) => r.id));
+  await sameSet('install.created', (await db.selectFrom('installs').select('id').execute()).map((r) => r.id));
+  const restoreEvents = (await db.selectFrom('events').select('data').where('type', '=', 'install.restored').execute()).map((e) => (JSON.parse(e.data) as { render_id: string }).render_id);
+  assert.deepEqual(restoreEvents.sort(), restoreRenders.filter((r) => r.restored_from_render_id !== null).map((r) => r.id).sort(), 'install.restored: one per restore render');
+  for (const r of acked.restores) assert.ok(restoreEvents.includes(r.renderId), `restore ${r.renderId} acknowledged has its event`);
+
   t.diagnostic(`crash ${ENGINE}: ${CYCLES} kill -9 cycle(s), lease ${LEASE_SECONDS} s`);
   t.diagnostic(
     `crash ${ENGINE} acknowledged/lost: tokens ${acked.tokens.length}/0, secret versions ${acked.versions.length}/${lostVersions.length}, notification reads ${acked.reads.length}/${lostReads.length}, install PATCHes ${totals.patches}/0, install creations ${acked.created.length}/${lostCreations.length} (+${unacknowledged} made but not acknowledged, whole), restores ${acked.restores.length}/${lostRestores.length} (${totals.refusedRestores} refused 409 7030 and retried)`,

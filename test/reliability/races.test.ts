@@ -284,6 +284,29 @@ const RACES: Race[] = [
     winner: 204,
   },
   {
+    name: 'PATCH /v1/webhooks/{id}',
+    setup: async () => {
+      const wh = await ok('POST', '/v1/webhooks', { url: 'https://93.184.216.34/race', event_types: ['secret.*'] });
+      return { read: `/v1/webhooks/${wh.id}`, etag: wh.etag };
+    },
+    write: (read, etag, i) => call('PATCH', read, { description: `webhook ${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      const now = await ok('GET', read);
+      assert.equal(now.description, `webhook ${i}`);
+      assert.equal(now.etag, winner.json().etag);
+    },
+  },
+  {
+    name: 'DELETE /v1/webhooks/{id}',
+    setup: async () => {
+      const wh = await ok('POST', '/v1/webhooks', { url: 'https://93.184.216.34/race', event_types: ['secret.*'] });
+      return { read: `/v1/webhooks/${wh.id}`, etag: wh.etag };
+    },
+    write: (read, etag) => call('DELETE', read, undefined, { 'if-match': etag }),
+    winner: 204,
+  },
+  {
     name: 'DELETE /v1/snippets/{id}',
     setup: async () => {
       const snp = await ok('POST', '/v1/snippets', { name: 'race', source: 'select 1' });

@@ -1,3 +1,4 @@
+import { EventLog } from '../../src/events/record.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +18,7 @@ before(async () => {
   s = await h.seed();
   other = await h.seed('Other');
   api = secretClient(h, as(s.apiToken));
-  secrets = createSecretService({ db: h.database.db, engine: h.database.engine, clock: h.clock, cursors: new CursorCodec(randomBytes(32)), config: h.config, log: h.app.log });
+  secrets = createSecretService({ db: h.database.db, engine: h.database.engine, clock: h.clock, cursors: new CursorCodec(randomBytes(32)), config: h.config, log: h.app.log, events: new EventLog(h.clock) });
 });
 after(() => h.close());
 

@@ -162,6 +162,9 @@ export function hints(): Record<string, fc.Arbitrary<unknown>> {
     image: fc.constant('ubuntu-24.04'),
     server_type: fc.constant('cx22'),
     machine_type_filter: fc.constantFrom('*', 'cx*', 'cx2?'),
+    // A public address (the address policy refuses private ones); no job runs, so it is never called.
+    url: fc.constantFrom('https://93.184.216.34/fuzz', 'https://93.184.216.34/a/b?c=d'),
+    event_types: fc.constantFrom(['secret.*'], ['snippet.created', 'dashboard.*']),
     data: fc.oneof(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.constant(new Uint8Array(48 * 1024).fill(7))).map((b) => Buffer.from(b).toString('base64')),
     expires_at: fc.integer({ min: now + 60, max: now + 10 ** 7 }),
     semver: fc.nat({ max: 10 ** 6 }).map((n) => `2.${n}.0`),
@@ -194,6 +197,8 @@ export function wellFormed(): Record<string, unknown> {
     image: 'ubuntu-24.04',
     server_type: 'cx22',
     machine_type_filter: 'cx*',
+    url: 'https://93.184.216.34/fuzz',
+    event_types: ['secret.*'],
     data: Buffer.from('a well-formed payload').toString('base64'),
     expires_at: now + 3600,
     semver: '3.0.0',

@@ -129,6 +129,12 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   ids.invitation = invitation.id;
   const invitationSecret = (invitation.url as string).slice((invitation.url as string).indexOf('#') + 1);
 
+  // A webhook with one delivery (its :test), made last: no job runs after it, so nothing tries
+  // to reach its (public, unreachable) address.
+  const webhook = await ok('POST', '/v1/webhooks', { url: `https://93.184.216.34/${marker}`, event_types: ['snippet.*'], description: `${marker} webhook` });
+  ids.webhook = webhook.id;
+  ids.webhookDelivery = (await ok('POST', `/v1/webhooks/${webhook.id}:test`, {})).id;
+
   // Everything the owner can read of the workspace now: each etag, hash and commit is the workspace's too.
   for (const url of [
     `/v1/workspaces/${s.workspaceId}`,
@@ -141,12 +147,13 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
     `/v1/renders/${ids.render}`,
     `/v1/snippets/${snippet.id}`,
     `/v1/dashboards/${dashboard.id}`,
+    `/v1/webhooks/${webhook.id}`,
   ]) {
     const body = await ok('GET', url);
     for (const k of ['etag', 'commit_sha', 'head_commit_sha', 'render_hash', 'tree_sha']) if (typeof body[k] === 'string') etags.push(body[k]);
   }
   const bare = (id: string) => id.slice(id.indexOf('_') + 1);
-  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, invitationSecret, ...plain, ...b64];
+  const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, invitationSecret, webhook.secret, ...plain, ...b64];
   const sensitive = [
     marker,
     ...Object.values(ids).flatMap((id) => [id, bare(id)]),
@@ -192,6 +199,8 @@ export const KIND_OF_COLLECTION: Record<string, string> = {
   'dashboards/revisions': 'dashboardRevision',
   'workspaces/members': 'member',
   'workspaces/invitations': 'invitation',
+  webhooks: 'webhook',
+  'webhooks/deliveries': 'webhookDelivery',
 };
 
 /** Each `{param}` of a path with the fixture kind its collection names ('' when there is none). */

@@ -39,6 +39,10 @@ const ROLE_ROUTES = new Set([
   'GET /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
+/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (CONTRACT §11): the audit log, webhooks. */
+const MANAGER_ROUTES = new Set(
+  ['GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
+);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
@@ -85,6 +89,9 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'GET /v1/machines': 'workspace',
   'GET /v1/compute/suspensions': 'workspace',
   'GET /v1/compute/catalog': 'workspace',
+  'GET /v1/audit_events': 'workspace',
+  'POST /v1/webhooks': 'workspace',
+  'GET /v1/webhooks': 'workspace',
   'POST /v1/packages': 'workspace',
   'GET /v1/packages': 'workspace',
   'POST /v1/installs': 'workspace',
@@ -177,6 +184,8 @@ function bodyFor(route: Route): unknown {
     'POST /v1/installs': { name: `planted-${randomBytes(4).toString('hex')}`, package_id: A.ids.package, version_id: A.ids.packageVersion },
     'POST /v1/snippets': { name: 'planted', source: 'select 1' },
     'POST /v1/dashboards': { name: 'planted', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] },
+    'POST /v1/webhooks': { url: 'https://93.184.216.34/planted', event_types: ['secret.*'] },
+    'PATCH /v1/webhooks/{id}': { description: 'planted' },
     // A fresh device login's user code is sent instead (see send()); this one names none.
     'POST /v1/oauth/device/approve': { user_code: 'ABCD-EFGH' },
     'POST /v1/oauth/device/deny': { user_code: 'ABCD-EFGH' },
@@ -256,8 +265,11 @@ async function snapshotOfA(): Promise<Map<string, string>> {
     const url = limit ? `${r.path}?limit=${(limit.schema?.maximum as number | undefined) ?? 100}` : r.path;
     const res = await call(A.seed.owner.session, A.seed.workspaceId, 'GET', url);
     assert.equal(res.statusCode, 200, url);
-    // last_used_at of A's own tokens moves when A uses them; nothing else may.
-    out.set(url, res.body.replace(/"last_used_at":(\d+|null)/g, '"last_used_at":_'));
+    // last_used_at of A's own tokens moves when A uses them; nothing else may. The audit log
+    // records the snapshot's own reads of secret payloads (A's owner): only those may be new.
+    const ownReads = (e: { type: string; actor: { id: string | null } }) => e.type === 'secret_version.accessed' && e.actor.id === A.seed.owner.userId;
+    const body = r.path === '/v1/audit_events' ? JSON.stringify({ ...res.json(), data: res.json().data.filter((e: Parameters<typeof ownReads>[0]) => !ownReads(e)) }) : res.body;
+    out.set(url, body.replace(/"last_used_at":(\d+|null)/g, '"last_used_at":_'));
   }
   return out;
 }
@@ -318,7 +330,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
   const unknown = routes.filter((r) => r.params.length === 0 && !SCOPE_OF[r.key]).map((r) => r.key);
   assert.deepEqual(unknown, [], 'routes without path ids the suite does not know how to attack (add them to SCOPE_OF)');
   assert.ok(routes.filter((r) => r.params.length > 0).length >= 40, 'routes with path ids');
-  for (const key of [...ROLE_ROUTES, ...USER_ROUTES, ...Object.keys(SCOPE_OF)]) assert.ok(routes.some((r) => r.key === key), `${key} is no longer a route`);
+  for (const key of [...ROLE_ROUTES, ...MANAGER_ROUTES, ...USER_ROUTES, ...Object.keys(SCOPE_OF)]) assert.ok(routes.some((r) => r.key === key), `${key} is no longer a route`);
 
   const now = Math.floor(h.clock.nowMs() / 1000);
   // Dead credentials of A: a revoked token, an expired token, a signed-out session.
@@ -347,6 +359,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
   let n = 0;
   for (const route of routes) {
     const role = ROLE_ROUTES.has(route.key);
+    const manager = MANAGER_ROUTES.has(route.key);
     const scope = route.params.length > 0 ? (USER_ROUTES.has(route.key) ? 'user' : 'workspace') : SCOPE_OF[route.key]!;
     const url = urlOf(route, (kind) => A.ids[kind]!);
     const sentOfA = route.params.flatMap((p) => [A.ids[p.kind]!, A.ids[p.kind]!.slice(A.ids[p.kind]!.indexOf('_') + 1)]);
@@ -392,7 +405,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
     if (own) {
       for (const kind of ['B-owner', 'B-admin', 'B-member'] as const) {
         const member = bUser[kind];
-        const expected = kind === 'B-member' && role ? { status: 403, code: 7023 } : own;
+        const expected = kind === 'B-member' && (role || manager) ? { status: 403, code: 7023 } : own;
         await send(kind, await sessionOf(member), scope === 'workspace' ? B.seed.workspaceId : undefined, expected);
       }
       // A JWT is not a session: DELETE /v1/sessions/current refuses it (403 7020).
@@ -411,7 +424,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
     await send('B-token@A', B.seed.apiToken, A.seed.workspaceId, scope === 'user' ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
     await send('A-token@B', A.seed.apiToken, B.seed.workspaceId, scope === 'user' ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
     // A's own callers without the role (or without a user).
-    if (role) await send('A-member', A.seed.member.session, A.seed.workspaceId, { status: 403, code: 7023 });
+    if (role || manager) await send('A-member', A.seed.member.session, A.seed.workspaceId, { status: 403, code: 7023 });
     if (role || scope === 'user') await send('A-token', A.seed.apiToken, undefined, { status: 403, code: role ? 7023 : 7024 });
     // A's dead credentials, with A's Service-Context: 401 before anything else.
     for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, { status: 401, code: 7010 });
@@ -576,6 +589,16 @@ test("the log of everything above holds none of A's or B's credentials or secret
   const needles = [...A.credentials, ...B.credentials];
   const hits = lines.filter((l) => needles.some((n) => l.includes(n)));
   assert.deepEqual(hits, []);
+});
+
+test("the events recorded by everything above (CONTRACT §11) hold none of A's or B's credentials or secret payloads", async () => {
+  const rows = await h.database.db.selectFrom('events').selectAll().execute();
+  assert.ok(rows.length > 50, `${rows.length} events`);
+  const needles = [...A.credentials, ...B.credentials];
+  const hits = rows.map((r) => JSON.stringify(r)).filter((text) => needles.some((n) => text.includes(n)));
+  assert.deepEqual(hits, []);
+  // The scan can fail: A's secret payload and a credential are in its needles.
+  assert.ok(A.credentials.includes(A.secretPayloads[0]!) && A.credentials.includes(A.token.token));
 });
 
 function snippetPin(snippetId: string) {

@@ -13,7 +13,7 @@ import { compileGlob } from './glob.js';
 import { computeConfigStore } from './store.js';
 import type { CreateComputeConfigBody } from './schemas.js';
 
-export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors'> {
+export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'events'> {
   catalog: CatalogSource;
   secrets: SecretLookup;
 }
@@ -21,7 +21,7 @@ export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | '
 /** Machines a 409 names at most (`metadata.machine_ids`); a longer list is cut, the message says so. */
 const MAX_LISTED_MACHINES = 50;
 
-export function createComputeConfigService({ db, engine, clock, cursors, catalog, secrets }: ComputeConfigDeps) {
+export function createComputeConfigService({ db, engine, clock, cursors, catalog, secrets, events }: ComputeConfigDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<ComputeConfigsTable> {
     const row = await computeConfigStore.get(db, ctx.workspaceId, canonicalId('cc', rawId));
     if (!row) throw notFound('compute config');
@@ -45,7 +45,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, catalog
 
       const now = nowSeconds(clock);
       const id = newId('cc');
-      await computeConfigStore.insert(db, {
+      const row = {
         id,
         workspace_id: ctx.workspaceId,
         name: body.name,
@@ -57,6 +57,10 @@ export function createComputeConfigService({ db, engine, clock, cursors, catalog
         etag: newEtag(),
         created_at: now,
         updated_at: now,
+      };
+      await db.transaction().execute(async (trx) => {
+        await computeConfigStore.insert(trx, row);
+        await events.record(trx, ctx, 'compute_config.created', id, { name: row.name, provider: row.provider, region: row.region, image: row.image });
       });
       return { id };
     },
@@ -89,6 +93,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, catalog
           });
         }
         await computeConfigStore.delete(trx, id);
+        await events.record(trx, ctx, 'compute_config.deleted', id, { name: row.name });
       });
     },
   };

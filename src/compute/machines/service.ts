@@ -21,7 +21,7 @@ import { startResume } from './resume-start.js';
 import { suspensionStore } from '../suspensions/store.js';
 import type { CreateMachineBody } from './schemas.js';
 
-export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs'> {
+export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs' | 'events'> {
   accounts: ProviderAccounts;
   secrets: SecretLookup;
   catalog: CatalogSource;
@@ -39,7 +39,7 @@ function busy(row: MachinesTable): ApiError {
   return new ApiError('MACHINE_BUSY', { message, metadata });
 }
 
-export function createMachineService({ db, engine, clock, cursors, jobs, accounts, secrets, catalog }: MachineServiceDeps) {
+export function createMachineService({ db, engine, clock, cursors, jobs, events, accounts, secrets, catalog }: MachineServiceDeps) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<MachinesTable> {
     const row = await machineStore.get(db, ctx.workspaceId, canonicalId('mch', rawId));
     if (!row) throw notFound('machine');
@@ -98,6 +98,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
         await machineStore.insert(trx, row);
         await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
+        await events.record(trx, ctx, 'machine.created', id, { hostname: row.hostname, server_type: row.server_type, compute_config_id: config.id, operation_id: row.operation_id });
       });
       return toMachine(row);
     },
@@ -126,7 +127,9 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         if (row.status !== 'running') {
           throw new ApiError('MACHINE_NOT_RUNNING', { message: `Only a running machine can be suspended; this one is ${row.status}`, metadata: { status: row.status } });
         }
-        return toMachine(await startSuspend(trx, { clock, jobs }, row, reason));
+        const started = await startSuspend(trx, { clock, jobs }, row, reason);
+        await events.record(trx, ctx, 'machine.suspended', id, { reason, suspension_id: started.suspension_id, operation_id: started.operation_id });
+        return toMachine(started);
       });
     },
 
@@ -141,7 +144,9 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         if (!susp) {
           throw new ApiError('MACHINE_NOT_SUSPENDED', { message: `Only a suspended machine can be resumed; this one is ${row.status}`, metadata: { status: row.status } });
         }
-        return toMachine(await startResume(trx, { clock, jobs }, row, susp));
+        const started = await startResume(trx, { clock, jobs }, row, susp);
+        await events.record(trx, ctx, 'machine.resumed', id, { suspension_id: susp.id, operation_id: started.operation_id });
+        return toMachine(started);
       });
     },
 
@@ -163,6 +168,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, account
         if (row.suspension_id !== null) await suspensionStore.transition(trx, row.suspension_id, 'active', { state: 'deleted', ended_at: now });
         await machineStore.update(trx, id, { status: 'deleting', suspension_id: null, operation_id: operationId, etag: newEtag(), updated_at: now });
         await jobs.enqueue(trx, { kind: JOB.deleteMachine, payload: { machineId: id } satisfies MachineJob, operationId });
+        await events.record(trx, ctx, 'machine.deleted', id, { hostname: row.hostname, previous_status: row.status, operation_id: operationId });
         return { operation_id: operationId };
       });
     },

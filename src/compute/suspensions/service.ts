@@ -12,7 +12,7 @@ import { toSuspension } from './representation.js';
 /** States of a suspension that is not over: the others no longer exist for callers. */
 const OPEN: SuspensionState[] = ['active', 'resuming'];
 
-export function createSuspensionService({ db, engine, clock, jobs }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'jobs'>) {
+export function createSuspensionService({ db, engine, clock, jobs, events }: Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'jobs' | 'events'>) {
   return {
     async list(ctx: WorkspaceContext) {
       return (await suspensionStore.active(db, ctx.workspaceId)).map(toSuspension);
@@ -32,7 +32,9 @@ export function createSuspensionService({ db, engine, clock, jobs }: Pick<Servic
         const machine = await machineStore.getLocked(trx, engine, ctx.workspaceId, found.machine_id);
         const susp = await suspensionStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!machine || !susp || !OPEN.includes(susp.state)) throw notFound('suspension');
-        return toMachine(await startResume(trx, { clock, jobs }, machine, susp));
+        const started = await startResume(trx, { clock, jobs }, machine, susp);
+        await events.record(trx, ctx, 'machine.resumed', machine.id, { suspension_id: id, operation_id: started.operation_id });
+        return toMachine(started);
       });
     },
   };

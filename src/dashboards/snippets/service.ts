@@ -1,3 +1,4 @@
+import type { EventType } from '../../events/event-type-schemas.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import type { Kysely } from 'kysely';
@@ -30,7 +31,7 @@ export async function reactivate(trx: Kysely<DB>, clock: Clock, workspaceId: str
   for (const id of ids) await snippetStore.updateIf(trx, workspaceId, id, '*', { state: 'active', etag: newEtag(), updated_at: now }, { onlyState: 'archived' });
 }
 
-export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors'>) {
+export function createSnippetService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
   async function visible(ctx: WorkspaceContext, rawId: string): Promise<SnippetsTable> {
     const row = await snippetStore.get(db, ctx.workspaceId, canonicalId('snp', rawId));
     if (!row) throw notFound('snippet');
@@ -42,12 +43,17 @@ export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, '
    * no-op rule (a stale etag is 409 even when nothing would change), and compared again inside
    * the UPDATE, so of concurrent writers with one etag exactly one wins.
    */
-  async function write(ctx: WorkspaceContext, rawId: string, ifMatch: string, changes: Partial<SnippetsTable>): Promise<Snippet> {
+  async function write(ctx: WorkspaceContext, rawId: string, ifMatch: string, type: EventType, changes: Partial<SnippetsTable>): Promise<Snippet> {
     const current = await visible(ctx, rawId);
     assertIfMatch(ifMatch, current.etag);
     if (Object.entries(changes).every(([k, v]) => current[k as keyof SnippetsTable] === v)) return toSnippet(current);
     const next: SnippetChanges = { ...changes, etag: newEtag(), updated_at: nowSeconds(clock) };
-    if (!(await snippetStore.updateIf(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch), next))) {
+    const written = await db.transaction().execute(async (trx) => {
+      if (!(await snippetStore.updateIf(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch), next))) return false;
+      await events.record(trx, ctx, type, current.id, { name: next.name ?? current.name, fields: Object.keys(changes).sort() });
+      return true;
+    });
+    if (!written) {
       const latest = await snippetStore.get(db, ctx.workspaceId, current.id);
       if (!latest) throw notFound('snippet');
       throw etagMismatch(latest.etag);
@@ -69,7 +75,10 @@ export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, '
         created_at: now,
         updated_at: now,
       };
-      await snippetStore.insert(db, row);
+      await db.transaction().execute(async (trx) => {
+        await snippetStore.insert(trx, row);
+        await events.record(trx, ctx, 'snippet.created', row.id, { name: row.name });
+      });
       return toSnippet(row);
     },
 
@@ -86,21 +95,26 @@ export function createSnippetService({ db, clock, cursors }: Pick<ServiceDeps, '
     },
 
     update: (ctx: WorkspaceContext, rawId: string, body: UpdateSnippetBody, ifMatch: string) =>
-      write(ctx, rawId, ifMatch, {
+      write(ctx, rawId, ifMatch, 'snippet.updated', {
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.source !== undefined ? { source: body.source } : {}),
         ...(body.display_type !== undefined ? { display_type: body.display_type } : {}),
       }),
 
     /** Archiving an archived snippet (or unarchiving an active one) succeeds without change. */
-    archive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, { state: 'archived' }),
+    archive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, 'snippet.archived', { state: 'archived' }),
 
-    unarchive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, { state: 'active' }),
+    unarchive: (ctx: WorkspaceContext, rawId: string, ifMatch: string) => write(ctx, rawId, ifMatch, 'snippet.unarchived', { state: 'active' }),
 
     /** Gone for good: revisions that use it show it as `missing`, and cannot be restored. */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const current = await visible(ctx, rawId);
-      if (await snippetStore.deleteIf(db, ctx.workspaceId, current.id, parseIfMatch(ifMatch))) return;
+      const deleted = await db.transaction().execute(async (trx) => {
+        if (!(await snippetStore.deleteIf(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) return false;
+        await events.record(trx, ctx, 'snippet.deleted', current.id, { name: current.name });
+        return true;
+      });
+      if (deleted) return;
       const latest = await snippetStore.get(db, ctx.workspaceId, current.id);
       if (!latest) throw notFound('snippet');
       throw etagMismatch(latest.etag);

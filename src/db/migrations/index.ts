@@ -14,6 +14,8 @@ import * as quotas from './0012_quotas.js';
 import * as accounts from './0013_accounts.js';
 import * as tokenScopes from './0014_token_scopes.js';
 import * as requestLimits from './0015_request_limits.js';
+import * as events from './0016_events.js';
+import * as webhooks from './0017_webhooks.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +34,8 @@ const migrations: Record<string, Migration> = {
   '0013_accounts': accounts,
   '0014_token_scopes': tokenScopes,
   '0015_request_limits': requestLimits,
+  '0016_events': events,
+  '0017_webhooks': webhooks,
 };
 
 export const migrationProvider: MigrationProvider = {

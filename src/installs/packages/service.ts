@@ -14,7 +14,7 @@ import { toPackage, toVersion } from './representation.js';
 import { MAX_RENDER_STEPS, TemplateRenderError } from './templates.js';
 import { renderPoolFor, WorkspaceRendersBusy } from '../renders/render-pool.js';
 
-export function createPackageService({ db, clock, cursors, jobs, config }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'config'>) {
+export function createPackageService({ db, clock, cursors, jobs, config, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'config' | 'events'>) {
   async function visiblePackage(ctx: WorkspaceContext, rawId: string) {
     const row = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', rawId));
     if (!row) throw notFound('package');
@@ -25,7 +25,10 @@ export function createPackageService({ db, clock, cursors, jobs, config }: Pick<
     async create(ctx: WorkspaceContext, body: CreatePackageBody): Promise<Package> {
       const row = { id: newId('pkg'), workspace_id: ctx.workspaceId, name: body.name, created_at: nowSeconds(clock) };
       try {
-        await packageStore.insert(db, row);
+        await db.transaction().execute(async (trx) => {
+          await packageStore.insert(trx, row);
+          await events.record(trx, ctx, 'package.created', row.id, { name: row.name });
+        });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('PACKAGE_NAME_TAKEN', { path: ['body', 'name'] });
         throw err;
@@ -62,6 +65,7 @@ export function createPackageService({ db, clock, cursors, jobs, config }: Pick<
           await packageStore.insertVersion(trx, row);
           const event: VersionPublished = { workspace_id: ctx.workspaceId, package_id: pkg.id, version_id: row.id };
           await jobs.enqueue(trx, { kind: VERSION_PUBLISHED, payload: event });
+          await events.record(trx, ctx, 'package_version.created', row.id, { package_id: pkg.id, semver: row.semver, files: Object.keys(files).length });
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw new ApiError('PACKAGE_VERSION_EXISTS', { path: ['body', 'semver'] });

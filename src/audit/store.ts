@@ -1,0 +1,32 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+
+export interface AuditFilter {
+  type?: string | undefined;
+  actorId?: string | undefined;
+  resourceId?: string | undefined;
+  since?: number | undefined;
+  until?: number | undefined;
+}
+
+export const auditStore = {
+  /** Newest first by id (time-ordered), keyset before `beforeId`; each filter is served by an index on (workspace_id, column, id). */
+  page(db: Kysely<DB>, workspaceId: string, f: AuditFilter, take: number, beforeId: string | null) {
+    let q = db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId);
+    if (f.type?.endsWith('.*')) q = q.where('resource_type', '=', f.type.slice(0, -2));
+    else if (f.type) q = q.where('type', '=', f.type);
+    if (f.actorId) q = q.where('actor_id', '=', f.actorId);
+    if (f.resourceId) q = q.where('resource_id', '=', f.resourceId);
+    if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
+    if (f.until !== undefined) q = q.where('created_at', '<', f.until);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(take).execute();
+  },
+
+  /** Deletes events older than `before`, a batch at a time (a year of them would hold a lock too long at once). */
+  async purgeBatch(db: Kysely<DB>, before: number, batch: number): Promise<number> {
+    const ids = db.selectFrom('events').select('id').where('created_at', '<', before).limit(batch);
+    const res = await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  },
+};

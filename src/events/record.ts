@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { DB, EventsTable } from '../db/tables.js';
+import type { Principal, RequestContext } from '../auth/principal.js';
+import type { Clock } from '../shared/clock.js';
+import { nowSeconds } from '../shared/clock.js';
+import { newId } from '../shared/ids.js';
+import { resourceTypeOf, type EventType } from './event-type-schemas.js';
+
+/** Where a request came from: recorded with its events. */
+export interface RequestOrigin {
+  requestId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export type ActorKind = 'user' | 'api_token' | 'anonymous' | 'system';
+
+/** Who an event is by, when it is not a request context (a sign-in, before any credential). */
+export interface EventSource {
+  workspaceId: string | null;
+  actor: { kind: ActorKind; id: string | null };
+  credentialId: string | null;
+  origin?: RequestOrigin | undefined;
+}
+
+const credentialOf = (p: Principal): string | null => (p.kind === 'session' ? p.sessionId : p.kind === 'api_token' ? p.tokenId : null);
+
+export function sourceOf(ctx: RequestContext): EventSource {
+  const p = ctx.principal;
+  return {
+    workspaceId: ctx.workspaceId,
+    actor: p.kind === 'api_token' ? { kind: 'api_token', id: p.tokenId } : { kind: 'user', id: p.userId },
+    credentialId: credentialOf(p),
+    origin: ctx.origin,
+  };
+}
+
+/**
+ * Appends events. `record` takes the transaction of the change the event describes (or, for a
+ * change of one statement, `db` itself is not enough: run both in one `db.transaction()`), so an
+ * event exists exactly when its change committed.
+ */
+/** What else an event sets off in its transaction (webhook deliveries): given by the composition root. */
+export type EventSubscriber = (trx: Kysely<DB>, event: EventsTable) => Promise<void>;
+
+export class EventLog {
+  private readonly subscribers: EventSubscriber[] = [];
+
+  constructor(private readonly clock: Clock) {}
+
+  subscribe(subscriber: EventSubscriber): void {
+    this.subscribers.push(subscriber);
+  }
+
+  async record(trx: Kysely<DB>, by: RequestContext | EventSource, type: EventType, resourceId: string, data: Record<string, unknown> = {}): Promise<EventsTable> {
+    const source = 'principal' in by ? sourceOf(by) : by;
+    const id = newId('evt');
+    const row: EventsTable = {
+      id,
+      workspace_id: source.workspaceId,
+      type,
+      actor_kind: source.actor.kind,
+      actor_id: source.actor.id,
+      credential_id: source.credentialId,
+      resource_type: resourceTypeOf(type),
+      resource_id: resourceId,
+      request_id: source.origin?.requestId ?? null,
+      ip: source.origin?.ip ?? null,
+      user_agent: source.origin?.userAgent ?? null,
+      created_at: nowSeconds(this.clock),
+      data: JSON.stringify(data),
+    };
+    await trx.insertInto('events').values(row).execute();
+    // A user's own events (no workspace) reach no workspace's webhooks.
+    if (row.workspace_id !== null) for (const s of this.subscribers) await s(trx, row);
+    return row;
+  }
+}

@@ -1,0 +1,82 @@
+import type { ServiceDeps } from '../deps.js';
+import type { JobDefinition } from '../jobs/runner.js';
+import { nowSeconds } from '../shared/clock.js';
+import { newEtag } from '../shared/etag.js';
+import { keyringFromConfig } from '../secrets/master-key.js';
+import { identity } from '../identity/service.js';
+import { notify } from '../notifications/service.js';
+import { deliver } from './sender.js';
+import { openSecret } from './signing-secret.js';
+import { webhookStore } from './store.js';
+import { WEBHOOK_DELIVER, type DeliverJob } from './job-kinds.js';
+
+/** CONTRACT §11: the waits before each retry, after the first attempt fails (WSP_WEBHOOK_RETRY_DELAYS_SECONDS changes them). */
+export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+/** An endpoint whose deliveries have failed this long, without a success between, is disabled. */
+export const DISABLE_AFTER_SECONDS = 86_400;
+
+/**
+ * Sends a delivery once per job. The job table gives each job to one worker of one instance at
+ * a time; a worker that dies mid-attempt loses its lease and another sends again (at least
+ * once). A 2xx is recorded once, conditionally on the attempts read before sending, so a
+ * delivery is never recorded twice; a failure queues the next attempt at its backoff.
+ */
+export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
+  const { db, clock, jobs, events, config, log } = deps;
+  const keyring = keyringFromConfig(config);
+
+  async function run(p: DeliverJob) {
+    const d = await webhookStore.deliveryWithEndpoint(db, p.delivery_id);
+    if (!d || d.state !== 'pending' || d.attempts !== p.attempt) return { skipped: true };
+    const now = nowSeconds(clock);
+    if (d.webhook_state !== 'enabled') {
+      await webhookStore.updateDelivery(db, d.id, { state: 'failed', next_attempt_at: null, last_error: 'the endpoint is disabled', updated_at: now });
+      return { skipped: true };
+    }
+    // The signature's timestamp is the wall clock's, whatever clock schedules the work: receivers
+    // compare it with theirs to refuse replays (Standard Webhooks allows five minutes).
+    const sentAt = Math.floor(Date.now() / 1000);
+    const outcome = await deliver(d.url, { id: d.event_id, timestamp: sentAt, body: d.body, secret: openSecret(keyring, d.webhook_id, d) }, config.webhooks);
+    const at = nowSeconds(clock);
+    const made = d.attempts + 1;
+    await db.transaction().execute(async (trx) => {
+      const last = { last_attempt_at: at, last_status: outcome.status, last_error: outcome.error, updated_at: at };
+      if (outcome.ok) {
+        if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: 'succeeded', next_attempt_at: null }))) return;
+        if (d.failing_since !== null) await webhookStore.update(trx, d.webhook_id, { failing_since: null });
+        return;
+      }
+      const delay = config.webhooks.retryDelaysSeconds[made - 1];
+      const next = delay === undefined ? null : at + delay;
+      if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: next === null ? 'failed' : 'pending', next_attempt_at: next }))) return;
+      if (next !== null) await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: d.id, attempt: made } satisfies DeliverJob, runAt: next * 1000, dedupeKey: `${d.id}:${made}` });
+      const failingSince = d.failing_since ?? at;
+      if (d.failing_since === null) await webhookStore.update(trx, d.webhook_id, { failing_since: at });
+      if (at - failingSince >= DISABLE_AFTER_SECONDS) await disable(trx, d, at);
+    });
+    return { status: outcome.status, ok: outcome.ok };
+  }
+
+  /** After a day of failures: the endpoint stops, what waits for it fails, its owners and admins are told. */
+  async function disable(trx: typeof db, d: { webhook_id: string; workspace_id: string; url: string }, now: number) {
+    const reason = `disabled after ${DISABLE_AFTER_SECONDS / 3600} hours of failed deliveries`;
+    await webhookStore.update(trx, d.webhook_id, { state: 'disabled', disabled_reason: reason, etag: newEtag(), updated_at: now });
+    await webhookStore.failPending(trx, d.webhook_id, 'the endpoint was disabled', now);
+    const system = { workspaceId: d.workspace_id, actor: { kind: 'system' as const, id: null }, credentialId: null };
+    await events.record(trx, system, 'webhook.disabled', d.webhook_id, { url: d.url, reason });
+    await notify(trx, clock, {
+      userIds: await identity.usersWithRoles(trx, d.workspace_id, ['owner', 'admin']),
+      type: 'webhook_disabled',
+      resource_type: 'webhook',
+      resource_id: d.webhook_id,
+      title: `Webhook to ${new URL(d.url).host} disabled`,
+      body: `Deliveries to ${d.url} failed for a day, so the endpoint was disabled. Fix the receiver, then enable it again (PATCH /v1/webhooks/${d.webhook_id} {"enabled": true}) and retry the failed deliveries.`,
+      severity: 'warning',
+      context: { workspace_id: d.workspace_id, webhook_id: d.webhook_id },
+      dedupeKey: `webhook_disabled:${d.webhook_id}:${now}`,
+    });
+    log.warn({ webhookId: d.webhook_id }, 'webhook disabled after a day of failed deliveries');
+  }
+
+  return [{ kind: WEBHOOK_DELIVER, run: (job) => run(job.payload as DeliverJob) }];
+}

@@ -1,0 +1,83 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { EVENT_TYPE_FILTERS } from '../audit/schemas.js';
+import { patterned } from '../shared/pattern-schemas.js';
+
+export const WEBHOOK_URL_MAX = 2048;
+
+const EventTypes = Type.Array(Type.Unsafe<string>({ type: 'string', enum: EVENT_TYPE_FILTERS }), {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description: 'The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`',
+});
+const Url = Type.String({
+  minLength: 1,
+  maxLength: WEBHOOK_URL_MAX,
+  ...patterned('^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$', 'an https:// URL without spaces'),
+  description: `Where deliveries are POSTed: https, a public address (up to ${WEBHOOK_URL_MAX} characters)`,
+});
+const Description = Type.String({ maxLength: 500, description: 'A note for people, up to 500 characters' });
+
+export const CreateWebhookBody = Type.Object({ url: Url, event_types: EventTypes, description: Type.Optional(Description) }, { additionalProperties: false });
+export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    event_types: Type.Optional(EventTypes),
+    description: Type.Optional(Type.Union([Description, Type.Null()])),
+    enabled: Type.Optional(Type.Boolean({ description: '`true` enables a disabled endpoint again (its failure count starts over); `false` disables it' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
+
+export const Webhook = Type.Object(
+  {
+    id: Type.String({ description: '`wh_<id>`' }),
+    url: Type.String(),
+    event_types: Type.Array(Type.String()),
+    description: Type.Union([Type.String(), Type.Null()]),
+    state: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was disabled: by hand, or after a day of failed deliveries' }),
+    etag: Type.String(),
+    created_at: UnixSeconds(),
+    updated_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+export type Webhook = Static<typeof Webhook>;
+
+export const CreatedWebhook = Type.Object(
+  { ...Webhook.properties, secret: Type.String({ description: '`whsec_` + base64 of 24 random bytes: the signing secret, shown only in this answer' }) },
+  { additionalProperties: false },
+);
+
+export const WebhookList = ListEnvelope(Webhook);
+
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ description: '`whd_<id>`' }),
+    webhook_id: Type.String(),
+    event_id: Type.String({ description: 'Sent as the webhook-id header: a receiver dedupes on it' }),
+    event_type: Type.String(),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')], {
+      description: '`pending`: not sent yet or to be retried at `next_attempt_at`; `failed`: retries ran out or the endpoint was disabled (POST ...:retry sends it again)',
+    }),
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([UnixSeconds(), Type.Null()]),
+    last_attempt_at: Type.Union([UnixSeconds(), Type.Null()]),
+    last_status: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status of the last attempt; null when there was no answer' }),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    created_at: UnixSeconds(),
+  },
+  { additionalProperties: false },
+);
+export type Delivery = Static<typeof Delivery>;
+
+export const DeliveryList = ListEnvelope(Delivery);
+export const ListWebhooksQuery = PageQuery(100, 50);
+export const ListDeliveriesQuery = PageQuery(100, 50);
+export const WebhookIdParams = Type.Object({ id: PathId(64, 'Webhook id, `wh_<id>` or bare') });
+export const DeliveryIdParams = Type.Object({ id: PathId(64, 'Webhook id, `wh_<id>` or bare'), did: PathId(64, 'Delivery id, `whd_<id>` or bare') });

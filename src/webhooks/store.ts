@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { DB, WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import { forUpdate, type Engine } from '../db/database.js';
+
+export const webhookStore = {
+  insert: (db: Kysely<DB>, row: WebhooksTable) => db.insertInto('webhooks').values(row).execute(),
+
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+
+  getLocked: (db: Kysely<DB>, engine: Engine, workspaceId: string, id: string) =>
+    forUpdate(engine, db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)).executeTakeFirst(),
+
+  page: (db: Kysely<DB>, workspaceId: string, take: number, beforeId: string | null) => {
+    let q = db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(take).execute();
+  },
+
+  count: async (db: Kysely<DB>, workspaceId: string): Promise<number> =>
+    Number((await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number | string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n),
+
+  /** The enabled endpoints of a workspace and what they subscribe to: read for every event. */
+  enabledOf: (db: Kysely<DB>, workspaceId: string) => db.selectFrom('webhooks').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('state', '=', 'enabled').execute(),
+
+  update: (db: Kysely<DB>, id: string, patch: Partial<WebhooksTable>) => db.updateTable('webhooks').set(patch).where('id', '=', id).execute(),
+
+  delete: (db: Kysely<DB>, id: string) => db.deleteFrom('webhooks').where('id', '=', id).execute(),
+
+  /** Inserts a delivery unless the endpoint already has one for the event (true when inserted). */
+  insertDelivery: async (db: Kysely<DB>, row: WebhookDeliveriesTable): Promise<boolean> => {
+    const res = await db
+      .insertInto('webhook_deliveries')
+      .values(row)
+      .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+      .executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  },
+
+  delivery: (db: Kysely<DB>, workspaceId: string, webhookId: string, id: string) =>
+    db.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', workspaceId).where('webhook_id', '=', webhookId).where('id', '=', id).executeTakeFirst(),
+
+  /** A delivery with its endpoint, for the job that sends it. */
+  deliveryWithEndpoint: (db: Kysely<DB>, id: string) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select(['d.id', 'd.workspace_id', 'd.webhook_id', 'd.event_id', 'd.body', 'd.state', 'd.attempts', 'w.url', 'w.state as webhook_state', 'w.secret_sealed', 'w.secret_key_id', 'w.failing_since'])
+      .where('d.id', '=', id)
+      .executeTakeFirst(),
+
+  deliveries: (db: Kysely<DB>, workspaceId: string, webhookId: string, take: number, beforeId: string | null) => {
+    let q = db.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', workspaceId).where('webhook_id', '=', webhookId);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(take).execute();
+  },
+
+  /** Records an attempt's outcome if no other attempt was recorded since `attempts` was read. */
+  recordAttempt: async (db: Kysely<DB>, id: string, attempts: number, patch: Partial<WebhookDeliveriesTable>): Promise<boolean> => {
+    const res = await db.updateTable('webhook_deliveries').set({ ...patch, attempts: attempts + 1 }).where('id', '=', id).where('attempts', '=', attempts).where('state', '=', 'pending').executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  updateDelivery: (db: Kysely<DB>, id: string, patch: Partial<WebhookDeliveriesTable>) => db.updateTable('webhook_deliveries').set(patch).where('id', '=', id).execute(),
+
+  /** When an endpoint is disabled: what was waiting for it fails (a retry by hand sends it again). */
+  failPending: (db: Kysely<DB>, webhookId: string, reason: string, now: number) =>
+    db.updateTable('webhook_deliveries').set({ state: 'failed', next_attempt_at: null, last_error: reason, updated_at: now }).where('webhook_id', '=', webhookId).where('state', '=', 'pending').execute(),
+};
