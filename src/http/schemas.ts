@@ -39,6 +39,7 @@ export const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden: no Service-Context for a broad credential, another workspace, or a missing role',
   404: 'Not found (code 7002)',
   405: 'Method not allowed',
+  406: 'Not acceptable (7026): the Accept header does not include the media type the route answers',
   409: 'Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight',
   413: 'Request body over 1 MiB',
   415: 'Request body is not application/json',

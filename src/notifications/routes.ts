@@ -1,13 +1,42 @@
 import type { App } from '../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
-import { ListNotificationsQuery, NotificationList, NotificationParams } from './schemas.js';
-import type { NotificationService } from './service.js';
+import { ListNotificationsQuery, NotificationList, NotificationParams, StreamHeaders } from './schemas.js';
+import { callerUserId, type NotificationService } from './service.js';
+import type { NotificationStreams } from './stream.js';
+import { canonicalId } from '../shared/ids.js';
+import { Type } from '@sinclair/typebox';
+import { ApiError } from '../shared/errors.js';
 
 /** User-scoped (no Service-Context needed; a workspace API token gets 403), with the spec's tagged 401. */
 const USER_ROUTE = { scope: 'user', taggedUnauthorized: true } as const;
 
-export function notificationRoutes(app: App, notifications: NotificationService): void {
+export function notificationRoutes(app: App, notifications: NotificationService, streams: NotificationStreams): void {
+  app.get(
+    '/notifications/stream',
+    {
+      config: USER_ROUTE,
+      schema: {
+        tags: ['notifications'],
+        summary: "The caller's new notifications as they come (Server-Sent Events)",
+        description:
+          'A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down; reconnect with `Last-Event-ID`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.',
+        headers: StreamHeaders,
+        response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses(401, 403, 406, 422) },
+      },
+    },
+    async (request, reply) => {
+      const userId = callerUserId(requestCtx(request));
+      // EventSource always asks for text/event-stream; a client that does not would wait forever on a stream it cannot read.
+      if (!/(^|,)\s*text\/event-stream\b/i.test(String(request.headers.accept ?? ''))) {
+        throw new ApiError('NOT_ACCEPTABLE', { message: 'This route answers only text/event-stream: send Accept: text/event-stream (EventSource does)', path: ['headers', 'accept'] });
+      }
+      const last = request.headers['last-event-id'];
+      reply.hijack();
+      await streams.serve(userId, last === undefined ? null : canonicalId('ntf', last), reply.raw, { 'x-request-id': request.id });
+    },
+  );
+
   app.get(
     '/notifications',
     {

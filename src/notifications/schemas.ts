@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
+import { ListEnvelope, PageQuery, PathId, requestHeaders, UnixSeconds } from '../http/schemas.js';
+import { patterned } from '../shared/pattern-schemas.js';
 
 /** The spec's notification, every field always present (`read_at` null while unread). */
 export const Notification = Type.Object(
@@ -28,5 +29,12 @@ export const ListNotificationsQuery = PageQuery(MAX_NOTIFICATIONS_PAGE, MAX_NOTI
   ),
 });
 export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>;
+
+export const StreamHeaders = Type.Object({
+  ...requestHeaders().properties,
+  'last-event-id': Type.Optional(
+    Type.String({ minLength: 26, maxLength: 30, ...patterned('^([Nn][Tt][Ff]_)?[0-9A-Za-z]{26}$', 'a notification id, ntf_<id>'), description: 'Resume after this notification: the id of the last event received (browsers send it when they reconnect)' }),
+  ),
+});
 
 export const NotificationParams = Type.Object({ id: PathId(54, 'Notification id, `ntf_<id>` or bare; length 1-54') });

@@ -54,7 +54,7 @@ export async function notify(db: Kysely<DB>, clock: Clock, n: NewNotification): 
 }
 
 /** Notifications belong to a user, not to a workspace: every query is by the caller's user id. */
-function callerUserId(ctx: RequestContext): string {
+export function callerUserId(ctx: RequestContext): string {
   const userId = userIdOf(ctx.principal);
   if (!userId) throw new ApiError('USER_REQUIRED');
   return userId;

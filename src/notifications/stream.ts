@@ -58,6 +58,10 @@ export class NotificationStreams {
     const sent = new Set<string>();
     let newest = lastEventId ? timeOfId(lastEventId) : Date.now();
     let resumeAfter = lastEventId;
+    // A new stream (no Last-Event-ID) sends what comes from now on: its first look only notes
+    // what was made before it connected, in the look-back window.
+    let primed = lastEventId !== null;
+    const connectedFloor = idFloor('ntf', Date.now());
     let polling = false;
     let closed = false;
 
@@ -69,6 +73,10 @@ export class NotificationStreams {
         const floor = resumeAfter ?? idFloor('ntf', newest - this.timing.lookbackMs);
         const rows = await this.db.selectFrom('notifications').selectAll().where('user_id', '=', userId).where('id', '>', floor).orderBy('id', 'asc').limit(500).execute();
         resumeAfter = null;
+        if (!primed) {
+          for (const row of rows) if (row.id < connectedFloor) sent.add(row.id);
+          primed = true;
+        }
         for (const row of rows) {
           if (sent.has(row.id) || closed) continue;
           sent.add(row.id);

@@ -25,6 +25,7 @@ export const ErrorCodes = {
   ROLE_REQUIRED: { code: 7023, status: 403, message: 'This operation needs a workspace role the caller does not have' },
   USER_REQUIRED: { code: 7024, status: 403, message: 'This operation acts for a user; a workspace API token has none' },
   SCOPE_REQUIRED: { code: 7025, status: 403, message: 'The API token lacks the scope this operation needs' },
+  NOT_ACCEPTABLE: { code: 7026, status: 406, message: 'This answer is only given as the media type the route names: send an Accept header that includes it' },
   ETAG_MISMATCH: { code: 7030, status: 409, message: 'If-Match does not equal the current etag' },
   IDEMPOTENCY_IN_FLIGHT: { code: 7031, status: 409, message: 'A request with this Idempotency-Key is still in progress' },
   IDEMPOTENCY_KEY_REUSED: {

@@ -1,0 +1,163 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { notify } from '../../src/notifications/service.js';
+import { NotificationStreams } from '../../src/notifications/stream.js';
+import { newId } from '../../src/shared/ids.js';
+
+/** GET /v1/notifications/stream (CONTRACT §11): Server-Sent Events over real HTTP. */
+let h: TestApp;
+let s: Seed;
+let base: string;
+
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+});
+after(() => h.close());
+
+interface Stream {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** Events received so far: id and parsed data. */
+  events: { id: string; event: string; data: { id: string; title: string } }[];
+  comments: string[];
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Opens a stream and parses what arrives. */
+function open(url: string, headers: Record<string, string>): Promise<Stream> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+      let buffer = '';
+      const stream: Stream = {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        events: [],
+        comments: [],
+        ended: new Promise((r) => res.on('close', () => r())),
+        close: () => req.destroy(),
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const fields: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) stream.comments.push(line.slice(1).trim());
+            else if (line.includes(': ')) fields[line.slice(0, line.indexOf(': '))] = line.slice(line.indexOf(': ') + 2);
+          }
+          if (fields.data) stream.events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) });
+        }
+      });
+      res.on('error', () => {});
+      resolve(stream);
+    });
+    req.on('error', reject);
+  });
+}
+
+const notice = (userId: string, title: string) =>
+  notify(h.database.db, h.clock, { userIds: [userId], type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title, body: 'b', severity: 'info', context: {} });
+const waitFor = async (what: string, check: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('the stream', () => {
+  test("a notification written by anyone (another instance, a job) reaches its user's stream once; another user's does not", async () => {
+    const stream = await open(`${base}/v1/notifications/stream`, as(s.owner.session));
+    try {
+      assert.equal(stream.status, 200);
+      assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+      assert.equal(stream.headers['cache-control'], 'no-store');
+      await notice(s.admin.userId, 'for the admin');
+      await notice(s.owner.userId, 'for the owner');
+      await waitFor('the owner’s event', () => stream.events.length >= 1);
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(stream.events.map((e) => [e.event, e.data.title]), [['notification', 'for the owner']]);
+      assert.equal(stream.events[0]!.id, stream.events[0]!.data.id);
+    } finally {
+      stream.close();
+    }
+  });
+
+  test('Last-Event-ID resumes after that notification', async () => {
+    await notice(s.member.userId, 'one');
+    await notice(s.member.userId, 'two');
+    await notice(s.member.userId, 'three');
+    const listed = (await h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(s.member.session) })).json().data as { id: string; title: string }[];
+    const one = listed.find((n) => n.title === 'one')!;
+    const stream = await open(`${base}/v1/notifications/stream`, as(s.member.session, undefined, { 'last-event-id': one.id }));
+    try {
+      await waitFor('the two after it', () => stream.events.length >= 2);
+      assert.deepEqual(stream.events.map((e) => e.data.title), ['two', 'three']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  test('refusals: no credential 401, an API token 403 (7024), a malformed Last-Event-ID 422, no Accept: text/event-stream 406', async () => {
+    const plain = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.owner.session, undefined, { accept: 'application/json' }) });
+    assert.equal(plain.statusCode, 406);
+    assert.equal(firstError(plain.json()).code, 7026);
+    assert.deepEqual(firstError(plain.json()).path, ['headers', 'accept']);
+    assert.equal((await h.app.inject({ method: 'GET', url: '/v1/notifications/stream' })).statusCode, 401);
+    const token = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.apiToken, undefined, { accept: 'text/event-stream' }) });
+    assert.equal(token.statusCode, 403);
+    assert.equal(firstError(token.json()).code, 7024);
+    const bad = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.owner.session, undefined, { 'last-event-id': 'not an id', accept: 'text/event-stream' }) });
+    assert.equal(bad.statusCode, 422);
+    assert.deepEqual(firstError(bad.json()).path, ['headers', 'last-event-id']);
+  });
+});
+
+describe('timing, late commits and shutdown', () => {
+  test('keep-alive comments; a notification committed late with an older id is still sent, once', async () => {
+    const streams = new NotificationStreams(h.database.db, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
+    const server = http.createServer((_req, res) => void streams.serve(s.admin.userId, null, res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const stream = await open(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {});
+    try {
+      const early = newId('ntf'); // made now, committed only after a later one
+      await new Promise((r) => setTimeout(r, 5));
+      await notice(s.admin.userId, 'committed first');
+      await waitFor('the first', () => stream.events.length === 1);
+      await h.database.db.insertInto('notifications').values({ id: early, user_id: s.admin.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_y', title: 'committed late', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null }).execute();
+      await waitFor(`the late one ${JSON.stringify(stream)}`, () => stream.events.length === 2);
+      await waitFor('keep-alive comments', () => stream.comments.filter((c) => c === 'keep-alive').length >= 2);
+      assert.deepEqual(stream.events.map((e) => e.data.title), ['committed first', 'committed late']);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(stream.events.length, 2, 'each sent once');
+    } finally {
+      stream.close();
+      streams.closeAll();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('closing the server ends open streams at once instead of waiting for them', async () => {
+    const own = await createTestApp();
+    const seed = await own.seed();
+    await own.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(own.app.server.address() as AddressInfo).port}/v1/notifications/stream`;
+    const streams = await Promise.all([open(url, as(seed.owner.session)), open(url, as(seed.admin.session))]);
+    assert.ok(streams.every((x) => x.status === 200));
+    const started = Date.now();
+    await own.close();
+    await Promise.all(streams.map((x) => x.ended));
+    assert.ok(Date.now() - started < 3000, `closed in ${Date.now() - started} ms`);
+  });
+});
