@@ -13,6 +13,8 @@ import { dashboardsRevisions } from './dashboards.js';
 import { installsRestore } from './installs.js';
 import { computeCatalog, machinesDelete, machinesList, machinesResume } from './compute.js';
 import { packagesPreview } from './packages.js';
+import { auditList } from './audit.js';
+import { WEBHOOK_COMMANDS } from './webhooks.js';
 
 const COMMANDS: Command[] = [
   login,
@@ -43,6 +45,8 @@ const COMMANDS: Command[] = [
   machinesList,
   machinesResume,
   machinesDelete,
+  auditList,
+  ...WEBHOOK_COMMANDS,
 ];
 
 const GROUPS = new Set(COMMANDS.map((c) => c.name.split(' ')[0]!));

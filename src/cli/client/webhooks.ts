@@ -1,0 +1,136 @@
+import { UsageError, stringFlag } from '../args.js';
+import { allPages, apiAs, send } from './api.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
+import { printFields, printJson, printTable, time } from './output.js';
+
+const managed = (env: NodeJS.ProcessEnv) => requireWorkspace(requireCredentials(env));
+
+/** `--events a,b.*`: the event types an endpoint takes; the server names the known ones when one is not. */
+function eventsFlag(raw: string): string[] {
+  const types = [...new Set(raw.split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+  if (types.length === 0) throw new UsageError('--events needs at least one event type, e.g. install.*,secret_version.accessed');
+  return types;
+}
+
+export const webhooksCreate: Command = {
+  name: 'webhooks create',
+  usage: '--url https://... --events install.*,secret.created [--description TEXT]',
+  summary: 'add a webhook endpoint (owner or admin); its signing secret is shown once',
+  flags: ['url', 'events', 'description'],
+  details: 'Deliveries are signed as Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature); docs/events.md has a receiver.',
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const c = managed(ctx.io.env);
+    const description = stringFlag(ctx.args, 'description');
+    // The types are checked by the server, whose refusal lists the known ones.
+    const body = { url: stringFlag(ctx.args, 'url', true), event_types: eventsFlag(stringFlag(ctx.args, 'events', true)) as never[], ...(description !== undefined ? { description } : {}) };
+    const made = await send(c.server, apiAs(c).POST('/v1/webhooks', { body }));
+    if (ctx.json) return printJson(ctx.io, made);
+    printFields(ctx.io, [
+      ['id', made.id],
+      ['url', made.url],
+      ['events', made.event_types.join(', ')],
+      ['secret', made.secret],
+    ]);
+    ctx.io.err.write('Store the secret now: it is never shown again.\n');
+  },
+};
+
+export const webhooksList: Command = {
+  name: 'webhooks list',
+  usage: '',
+  summary: "the workspace's webhook endpoints",
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const c = managed(ctx.io.env);
+    const api = apiAs(c);
+    const hooks = await allPages(c.server, (cursor) => api.GET('/v1/webhooks', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
+    if (ctx.json) return printJson(ctx.io, { data: hooks });
+    printTable(
+      ctx.io,
+      hooks,
+      [
+        ['id', (w) => w.id],
+        ['url', (w) => w.url],
+        ['events', (w) => w.event_types.join(',')],
+        ['state', (w) => (w.state === 'disabled' ? `disabled (${w.disabled_reason ?? ''})` : w.state)],
+        ['created', (w) => time(w.created_at)],
+      ],
+      'No webhooks.',
+    );
+  },
+};
+
+export const webhooksDelete: Command = {
+  name: 'webhooks delete',
+  usage: 'wh_ID',
+  summary: 'delete a webhook endpoint and its deliveries',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    noMoreArgs(ctx, 1);
+    const c = managed(ctx.io.env);
+    const api = apiAs(c);
+    const current = await send(c.server, api.GET('/v1/webhooks/{id}', { params: { path: { id } } }));
+    await send(c.server, api.DELETE('/v1/webhooks/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
+    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
+    ctx.io.out.write(`Deleted ${current.id}.\n`);
+  },
+};
+
+export const webhooksTest: Command = {
+  name: 'webhooks test',
+  usage: 'wh_ID',
+  summary: 'send a webhook.tested event to the endpoint',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    noMoreArgs(ctx, 1);
+    const c = managed(ctx.io.env);
+    const d = await send(c.server, apiAs(c).POST('/v1/webhooks/{id}:test', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, d);
+    ctx.io.out.write(`Queued ${d.id} (${d.event_type}); \`wsp webhooks deliveries ${id}\` shows how it went.\n`);
+  },
+};
+
+export const webhooksDeliveries: Command = {
+  name: 'webhooks deliveries',
+  usage: 'wh_ID',
+  summary: "an endpoint's deliveries, newest first: state, attempts, last answer",
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    noMoreArgs(ctx, 1);
+    const c = managed(ctx.io.env);
+    const page = await send(c.server, apiAs(c).GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 50 } } }));
+    if (ctx.json) return printJson(ctx.io, page);
+    printTable(
+      ctx.io,
+      page.data,
+      [
+        ['id', (d) => d.id],
+        ['event', (d) => d.event_type],
+        ['state', (d) => d.state],
+        ['attempts', (d) => d.attempts],
+        ['last', (d) => (d.last_status === null ? (d.last_error ?? '') : String(d.last_status))],
+        ['next attempt', (d) => (d.state === 'pending' ? time(d.next_attempt_at) : '')],
+      ],
+      'No deliveries yet.',
+    );
+  },
+};
+
+export const webhooksRetry: Command = {
+  name: 'webhooks retry',
+  usage: 'wh_ID whd_ID',
+  summary: 'send a delivery again now',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    const did = idArg(ctx, 1, 'the delivery id', 'whd');
+    noMoreArgs(ctx, 2);
+    const c = managed(ctx.io.env);
+    const d = await send(c.server, apiAs(c).POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did } } }));
+    if (ctx.json) return printJson(ctx.io, d);
+    ctx.io.out.write(`Queued ${d.id} again.\n`);
+  },
+};
+
+export const WEBHOOK_COMMANDS = [webhooksCreate, webhooksList, webhooksDelete, webhooksTest, webhooksDeliveries, webhooksRetry];
