@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, UnixSeconds } from '../http/schemas.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../events/event-type-schemas.js';
+import { MAX_UNIX_SECONDS } from '../tokens/schemas.js';
 
 const PREFIXES = [...new Set(EVENT_TYPE_NAMES.map((t) => t.slice(0, t.indexOf('.'))))];
 
@@ -40,9 +41,6 @@ export const AuditEvent = Type.Object(
 export type AuditEvent = Static<typeof AuditEvent>;
 
 export const AuditEventList = ListEnvelope(AuditEvent);
-
-/** Year 9999: a later time is surely milliseconds, which the API never takes. */
-const MAX_UNIX_SECONDS = 253402300799;
 
 const FilterId = (what: string) => Type.String({ minLength: 1, maxLength: 64, description: `Only events ${what}` });
 

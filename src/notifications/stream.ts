@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { idFloor } from '../shared/ids.js';
+import { idFloor, timeOfId } from '../shared/ids.js';
 import { toNotification } from './representation.js';
 
 export interface StreamTiming {
@@ -18,13 +18,6 @@ export interface StreamTiming {
 }
 
 export const STREAM_TIMING: StreamTiming = { pollMs: 1000, keepAliveMs: 15_000, lookbackMs: 30_000 };
-
-const timeOfId = (id: string): number => {
-  const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
-  let ms = 0;
-  for (const ch of id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11)) ms = ms * 32 + CROCKFORD.indexOf(ch);
-  return ms;
-};
 
 /**
  * The open notification streams of this process (`GET /v1/notifications/stream`). Each reads the

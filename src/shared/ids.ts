@@ -80,6 +80,13 @@ export function ulid(nowMs: number = Date.now()): string {
   return encodeTime(lastTime) + lastRandom.map((d) => CROCKFORD[d]).join('');
 }
 
+/** When an id was made (Unix ms): its first ten characters after the prefix. */
+export function timeOfId(id: string): number {
+  let ms = 0;
+  for (const ch of id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11)) ms = ms * 32 + CROCKFORD.indexOf(ch);
+  return ms;
+}
+
 /** The smallest id of `prefix` made at `ms`: ids made then or later sort after it. */
 export function idFloor(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}${'0'.repeat(16)}`;

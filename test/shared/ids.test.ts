@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId, ulid } from '../../src/shared/ids.js';
+import { idFloor, newId, timeOfId, ulid } from '../../src/shared/ids.js';
 
 describe('ids', () => {
   test('a ULID is 26 lower-case Crockford characters, the first ten the time', () => {
@@ -31,5 +31,19 @@ describe('ids', () => {
     assert.equal(counts.size, 32, 'all 32 digits occur');
     // 64,000 digits: 2,000 expected per digit; a biased or stuck source lands far outside this.
     for (const [digit, n] of counts) assert.ok(n > 1700 && n < 2300, `digit ${digit}: ${n}`);
+  });
+});
+
+describe('the time in an id', () => {
+  test('timeOfId reads back the millisecond an id was made at; idFloor sorts at or before every id of that millisecond and after every earlier one', () => {
+    // Later and later times, after those of the tests above: ulid() is monotonic, an earlier time
+    // would be moved up to the last one used.
+    const now = Date.UTC(2031, 0, 1);
+    for (const ms of [now + 5, now + 1000, now + 86_400_000]) {
+      const id = `ntf_${ulid(ms)}`;
+      assert.equal(timeOfId(id), ms);
+      assert.ok(idFloor('ntf', ms) <= id, `${ms}: floor <= id`);
+      assert.ok(idFloor('ntf', ms + 1) > id, `${ms}: the next floor is after it`);
+    }
   });
 });
