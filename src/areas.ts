@@ -13,6 +13,7 @@ import { mountCompute } from './compute/mount.js';
 import { mountInstalls } from './installs/mount.js';
 import { mountDashboards } from './dashboards/mount.js';
 import { mountOauth } from './oauth/mount.js';
+import { mountConsole } from './console-site/mount.js';
 import { mountAudit } from './audit/mount.js';
 import { mountWebhooks } from './webhooks/mount.js';
 
@@ -38,4 +39,4 @@ export const V1_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [
 ];
 
 /** Outside /v1 (`/device`, `/.well-known/...`): mounted at the root. */
-export const ROOT_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [mountOauth];
+export const ROOT_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [mountOauth, mountConsole];

@@ -1,0 +1,10 @@
+export function NotFound() {
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        Nothing lives at this address. <a href="/console/dashboards">Go to the dashboards</a>.
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,151 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { startServer, type ServerProcess } from '../helpers/processes.js';
+import { REPO_ROOT } from '../../scripts/repo-root.js';
+import { createAdminService } from '../../src/admin/service.js';
+import { systemClock } from '../../src/shared/clock.js';
+import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
+
+/**
+ * The web console (CONTRACT §10, issue 19) in Debian's headless Chromium against a real `wsp
+ * serve`: signing in with a password, the dashboards of the workspace, switching workspace,
+ * reloading a view, signing out. Every request must stay on the console's origin and the page
+ * must raise no Content-Security-Policy violation. Screenshots go to test-output/console/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const browserRequired = process.env.WSP_TEST_REQUIRE_BROWSER === '1';
+const noChromium = fs.existsSync(CHROMIUM) || browserRequired ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
+if (noChromium) console.log(`# console-browser: skipped: ${noChromium}`);
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = path.join(REPO_ROOT, 'test-output/console');
+
+const EMAIL = 'console-owner@example.com';
+const PASSWORD = 'the console password';
+let tdb: TestDatabase;
+let server: ServerProcess | undefined;
+let publicAddr: PublicAddress | undefined;
+let browser: Browser | undefined;
+/** Started first; `after` closes it even if `before` failed. */
+let launching: Promise<Browser> | undefined;
+let boot: { workspace_id: string; session_token: string };
+let second: string;
+
+before(async () => {
+  if (noChromium) return;
+  launching = import('playwright-core').then(({ chromium }) => chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }));
+  launching.catch(() => undefined);
+  tdb = await openTestDatabase();
+  const admin = createAdminService(tdb.database.db, systemClock);
+  boot = await admin.bootstrap({ email: EMAIL, password: PASSWORD });
+  publicAddr = await publicAddress();
+  server = await startServer({ ...tdb.env, WSP_PUBLIC_URL: publicAddr.url });
+  publicAddr.forwardTo(server.url);
+  const call = async (method: string, url: string, body: unknown, workspace?: string) => {
+    const res = await fetch(`${server!.url}${url}`, { method, headers: { authorization: `Bearer ${boot.session_token}`, 'content-type': 'application/json', ...(workspace ? { 'service-context': workspace } : {}) }, body: JSON.stringify(body) });
+    const text = await res.text();
+    assert.ok(res.ok, `${url}: ${res.status} ${text}`);
+    return JSON.parse(text) as { id: string };
+  };
+  await call('POST', '/v1/dashboards', { name: 'Errors by service', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] }, boot.workspace_id);
+  second = (await call('POST', '/v1/workspaces', { name: 'Second team' })).id;
+  await call('POST', '/v1/dashboards', { name: 'Second team board', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] }, second);
+  browser = await launching;
+  fs.mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  const launched = browser ?? (await launching?.catch(() => undefined));
+  await launched?.close().catch(() => undefined);
+  if (server) await server.stop('SIGTERM', 5_000);
+  await publicAddr?.close();
+  if (tdb) await tdb.cleanup();
+});
+
+/** A page that records every request's origin and every CSP violation. */
+async function watchedPage(): Promise<{ page: Page; foreign: string[]; violations: string[] }> {
+  const context = await browser!.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  const violations: string[] = [];
+  const origin = new URL(publicAddr!.url).origin;
+  page.on('request', (r) => {
+    if (new URL(r.url()).origin !== origin) foreign.push(r.url());
+  });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  // An exception in the application is a failure too (reported with the violations).
+  page.on('pageerror', (e) => violations.push(`page error: ${e.message}`));
+  await page.exposeFunction('reportViolation', (v: string) => violations.push(v));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => (window as unknown as { reportViolation(v: string): void }).reportViolation(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return { page, foreign, violations };
+}
+
+test('sign in with a password, see the dashboards, switch workspace, reload, sign out; same origin only, no CSP violation', { skip: noChromium }, async () => {
+  const { page, foreign, violations } = await watchedPage();
+  const first = await page.goto(`${publicAddr!.url}/console/`);
+  assert.match(first!.headers()['content-security-policy'] ?? '', /default-src 'none'; script-src 'self'/);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/console/sign-in');
+
+  await page.getByLabel('Email').fill(EMAIL);
+  await page.getByLabel('Password').fill('not the password at all');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').waitFor();
+  assert.match(await page.getByRole('alert').innerText(), /email or password/i);
+
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: /^Dashboards in / }).waitFor();
+  await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ value: boot.workspace_id });
+  await page.getByRole('cell', { name: 'Errors by service' }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/console/dashboards');
+  // The main controls, by role and name, as assistive technology sees them.
+  assert.ok(await page.getByRole('combobox', { name: 'Workspace' }).isVisible());
+  assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible());
+  assert.ok(await page.getByRole('link', { name: 'Workspace Platform' }).isVisible());
+  await page.screenshot({ path: path.join(SHOTS, 'dashboards.png'), fullPage: true });
+
+  await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ label: 'Second team' });
+  await page.getByRole('cell', { name: 'Second team board' }).waitFor();
+  assert.equal(await page.getByRole('cell', { name: 'Errors by service' }).count(), 0, "the other workspace's dashboards are gone");
+
+  await page.reload();
+  await page.getByRole('cell', { name: 'Second team board' }).waitFor();
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  const me = await page.evaluate(async () => (await fetch('/v1/me')).status);
+  assert.equal(me, 401, 'the session is over on the server too');
+
+  await page.goto(`${publicAddr!.url}/console/no/such/view`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+
+  assert.deepEqual(foreign, [], 'requests to another origin');
+  assert.deepEqual(violations, [], 'Content-Security-Policy violations and page errors');
+  await page.context().close();
+});
+
+test('assets: hashed names cached for a year; an unknown one is 404; the page is not cached', { skip: noChromium }, async () => {
+  const page = await fetch(`${server!.url}/console/dashboards`);
+  assert.equal(page.status, 200);
+  assert.equal(page.headers.get('cache-control'), 'no-cache');
+  const html = await page.text();
+  const script = /src="(\/console\/assets\/main-[A-Z0-9]{8}\.js)"/.exec(html)?.[1];
+  assert.ok(script, html);
+  const asset = await fetch(`${server!.url}${script}`);
+  assert.equal(asset.status, 200);
+  assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.equal((await fetch(`${server!.url}/console/assets/main-AAAAAAAA.js`)).status, 404);
+  assert.equal((await fetch(`${server!.url}/console/assets/..%2Fpackage.json`)).status, 404);
+  const bare = await fetch(`${server!.url}/console`, { redirect: 'manual' });
+  assert.equal(bare.status, 308);
+  assert.equal(bare.headers.get('location'), '/console/');
+});
