@@ -6,6 +6,7 @@ import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './
 import { SignIn } from './views/sign-in.js';
 import { Dashboards } from './views/dashboards.js';
 import { NotFound } from './views/not-found.js';
+import { InboxLink, Notifications, useInbox } from './views/notifications.js';
 import './styles.css';
 
 export interface Me {
@@ -18,6 +19,14 @@ type Workspace = { id: string; name: string; role: string | null };
 
 /** The signed-in caller, for the views the router renders (they re-render when it changes). */
 export const SessionContext = createContext<Me | null>(null);
+
+/** The inbox, shared by the header's badge and the notifications view. */
+export const InboxContext = createContext<ReturnType<typeof useInbox> | null>(null);
+
+function NotificationsView() {
+  const inbox = useContext(InboxContext);
+  return inbox ? <Notifications inbox={inbox} /> : null;
+}
 
 function DashboardsView() {
   const me = useContext(SessionContext);
@@ -48,6 +57,7 @@ function useSession() {
 function Shell() {
   const session = useSession();
   const location = useLocation();
+  const inbox = useInbox(Boolean(session.me));
   const [error, setError] = useState<string | null>(null);
   useEffect(() => void session.load(), []);
 
@@ -89,18 +99,22 @@ function Shell() {
             ))}
           </select>
         </label>
+        <InboxLink unread={inbox.unread} />
         <span class="who">{session.me.user?.email}</span>
         <button type="button" onClick={signOut}>Sign out</button>
       </header>
       {error && <p role="alert" class="error">{error}</p>}
       <main>
         <SessionContext.Provider value={session.me}>
-          <Router>
-            <Route path="/console/" component={ToDashboards} />
-            <Route path="/console/sign-in" component={ToDashboards} />
-            <Route path="/console/dashboards" component={DashboardsView} />
-            <Route default component={NotFound} />
-          </Router>
+          <InboxContext.Provider value={inbox}>
+            <Router>
+              <Route path="/console/" component={ToDashboards} />
+              <Route path="/console/sign-in" component={ToDashboards} />
+              <Route path="/console/dashboards" component={DashboardsView} />
+              <Route path="/console/notifications" component={NotificationsView} />
+              <Route default component={NotFound} />
+            </Router>
+          </InboxContext.Provider>
         </SessionContext.Provider>
       </main>
     </>

@@ -5,15 +5,16 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { startServer, type ServerProcess } from '../helpers/processes.js';
-import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
+import { notify } from '../../src/notifications/service.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
 /**
  * The web console (CONTRACT §10, issue 19) in Debian's headless Chromium against a real `wsp
  * serve`: signing in with a password, the dashboards of the workspace, switching workspace,
- * reloading a view, signing out. Every request must stay on the console's origin and the page
+ * reloading a view, the inbox's badge kept live by the notification stream, marking a notice
+ * read, signing out. Every request must stay on the console's origin and the page
  * must raise no Content-Security-Policy violation. Screenshots go to test-output/console/.
  */
 const CHROMIUM = '/usr/bin/chromium';
@@ -21,7 +22,8 @@ const browserRequired = process.env.WSP_TEST_REQUIRE_BROWSER === '1';
 const noChromium = fs.existsSync(CHROMIUM) || browserRequired ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
 if (noChromium) console.log(`# console-browser: skipped: ${noChromium}`);
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = path.join(REPO_ROOT, 'test-output/console');
+/** Beside the repository (the runner starts each test file there), for a person to look at. */
+const SHOTS = path.join(process.cwd(), 'test-output/console');
 
 const EMAIL = 'console-owner@example.com';
 const PASSWORD = 'the console password';
@@ -31,7 +33,7 @@ let publicAddr: PublicAddress | undefined;
 let browser: Browser | undefined;
 /** Started first; `after` closes it even if `before` failed. */
 let launching: Promise<Browser> | undefined;
-let boot: { workspace_id: string; session_token: string };
+let boot: { workspace_id: string; user_id: string; session_token: string };
 let second: string;
 
 before(async () => {
@@ -118,6 +120,20 @@ test('sign in with a password, see the dashboards, switch workspace, reload, sig
 
   await page.reload();
   await page.getByRole('cell', { name: 'Second team board' }).waitFor();
+
+  // The inbox: a notice written by anyone (here straight into the database, as a job would)
+  // reaches the badge live through the notification stream, without a reload.
+  await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
+  await notify(tdb.database.db, systemClock, { userIds: [boot.user_id], type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title: 'Machine web-1 expires in 3 days', body: 'Resume it or it is deleted.', severity: 'warning', context: {} });
+  await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor({ timeout: 10_000 });
+  await page.getByRole('link', { name: 'Notifications, 1 unread' }).click();
+  await page.getByRole('heading', { name: 'Notifications' }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/console/notifications');
+  await page.screenshot({ path: path.join(SHOTS, 'notifications.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Mark “Machine web-1 expires in 3 days” read' }).click();
+  await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
+  const stored = await tdb.database.db.selectFrom('notifications').select('read_at').where('user_id', '=', boot.user_id).execute();
+  assert.ok(stored.length === 1 && stored[0]!.read_at !== null, 'marked read on the server (a cookie write with its CSRF token)');
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();

@@ -1,0 +1,65 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, messageOf } from '../api.js';
+
+export type Notice = { id: string; title: string; body: string; severity: string; read_at: number | null; created_at: number };
+
+/**
+ * The caller's unread notifications, kept live by the notification stream (Server-Sent Events):
+ * a notice made anywhere shows at once, the browser reconnecting with Last-Event-ID by itself.
+ */
+export function useInbox(signedIn: boolean) {
+  const [notices, setNotices] = useState<Notice[]>([]);
+  useEffect(() => {
+    if (!signedIn) return;
+    let stream: EventSource | null = null;
+    void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => {
+      if (res.data) setNotices(res.data.data as Notice[]);
+      stream = new EventSource('/v1/notifications/stream', { withCredentials: true });
+      stream.addEventListener('notification', (e) => {
+        const n = JSON.parse((e as MessageEvent<string>).data) as Notice;
+        setNotices((all) => (all.some((x) => x.id === n.id) ? all : [n, ...all]));
+      });
+    });
+    return () => stream?.close();
+  }, [signedIn]);
+  const markRead = async (id: string) => {
+    const res = await api.PATCH('/v1/notifications/{id}/read', { params: { path: { id } } });
+    if (res.error) throw new Error(messageOf(res.error));
+    setNotices((all) => all.map((n) => (n.id === id ? { ...n, read_at: Math.floor(Date.now() / 1000) } : n)));
+  };
+  return { notices, unread: notices.filter((n) => n.read_at === null).length, markRead };
+}
+
+export function InboxLink({ unread }: { unread: number }) {
+  return (
+    <a class="inbox" href="/console/notifications" aria-label={`Notifications, ${unread} unread`}>
+      Notifications{unread > 0 && <span class="badge" aria-hidden="true">{unread}</span>}
+    </a>
+  );
+}
+
+export function Notifications({ inbox }: { inbox: ReturnType<typeof useInbox> }) {
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <section aria-labelledby="notifications-title">
+      <h1 id="notifications-title">Notifications</h1>
+      {error && <p role="alert" class="error">{error}</p>}
+      {inbox.notices.length === 0 && <p class="empty">Nothing yet: expiry notices, disabled webhooks and the like arrive here as they happen.</p>}
+      <ul class="notices">
+        {inbox.notices.map((n) => (
+          <li key={n.id} class={n.read_at === null ? 'unread' : 'read'}>
+            <strong>{n.title}</strong>
+            <p>{n.body}</p>
+            {n.read_at === null ? (
+              <button type="button" onClick={() => inbox.markRead(n.id).catch((e: Error) => setError(e.message))} aria-label={`Mark “${n.title}” read`}>
+                Mark read
+              </button>
+            ) : (
+              <span class="muted">Read</span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
