@@ -4,17 +4,15 @@ import { requireRoleOfUser } from '../auth/workspace-context.js';
 import { pageById } from '../shared/cursor.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { nowSeconds } from '../shared/clock.js';
-import type { EventsTable } from '../db/tables.js';
 import { auditStore } from './store.js';
 import { toWireEvent } from '../events/wire.js';
-import type { AuditEvent, ListAuditEventsQuery } from './schemas.js';
+import type { ListAuditEventsQuery } from './schemas.js';
 
 export type AuditServiceDeps = Pick<ServiceDeps, 'db' | 'cursors' | 'clock' | 'config'>;
 
 /** Events are deleted this many at a time by the purge, so no one statement holds the database long. */
 const PURGE_BATCH = 5000;
 
-export const toAuditEvent = (r: EventsTable): AuditEvent => toWireEvent(r);
 
 /** The audit log (CONTRACT §11): a workspace's events, for its owners and admins and `audit:read` tokens. */
 export function createAuditService({ db, cursors, clock, config }: AuditServiceDeps) {
@@ -25,7 +23,7 @@ export function createAuditService({ db, cursors, clock, config }: AuditServiceD
       const filter = { type: q.type, actorId: q.actor_id?.toLowerCase(), resourceId: q.resource_id?.toLowerCase(), since: q.since, until: q.until };
       // A cursor belongs to its filters: one made under others is refused (422).
       const list = `audit:${ctx.workspaceId}:${canonicalJson(filter)}`;
-      return pageById(cursors, list, { limit: q.limit, cursor: q.cursor }, (after, take) => auditStore.page(db, ctx.workspaceId, filter, take, after), toAuditEvent);
+      return pageById(cursors, list, { limit: q.limit, cursor: q.cursor }, (after, take) => auditStore.page(db, ctx.workspaceId, filter, take, after), toWireEvent);
     },
 
     /** Deletes events older than the retention, batch after batch; returns how many. */

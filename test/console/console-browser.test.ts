@@ -9,6 +9,7 @@ import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { notify } from '../../src/notifications/service.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing } from '../helpers/chromium.js';
 
 /**
  * The web console (CONTRACT §10, issue 19) in Debian's headless Chromium against a real `wsp
@@ -17,11 +18,7 @@ import { publicAddress, type PublicAddress } from '../helpers/public-address.js'
  * read, signing out. Every request must stay on the console's origin and the page
  * must raise no Content-Security-Policy violation. Screenshots go to test-output/console/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const browserRequired = process.env.WSP_TEST_REQUIRE_BROWSER === '1';
-const noChromium = fs.existsSync(CHROMIUM) || browserRequired ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
-if (noChromium) console.log(`# console-browser: skipped: ${noChromium}`);
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const noChromium = chromiumMissing('console-browser');
 /** Beside the repository (the runner starts each test file there), for a person to look at. */
 const SHOTS = path.join(process.cwd(), 'test-output/console');
 

@@ -12,6 +12,7 @@ import { systemClock } from '../../src/shared/clock.js';
 import { registerSecret } from '../helpers/log-scan.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing } from '../helpers/chromium.js';
 
 /**
  * The device login as a person does it: `wsp login` in a terminal (a real process), the printed
@@ -20,22 +21,7 @@ import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
  * printed, only where Chromium is not installed and the run does not require it; `.ci/run`
  * installs it and sets WSP_TEST_REQUIRE_BROWSER=1, so in CI a missing browser fails instead.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const browserRequired = process.env.WSP_TEST_REQUIRE_BROWSER === '1';
-const noChromium = fs.existsSync(CHROMIUM) || browserRequired ? undefined : `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
-if (noChromium) console.log(`# device-browser: skipped: ${noChromium}`);
-
-/** The flags this machine needs: no sandbox as root, and no background traffic to a closed network. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const noChromium = chromiumMissing('device-browser');
 
 let tdb: TestDatabase;
 let server: ServerProcess | undefined;
