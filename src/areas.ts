@@ -16,6 +16,7 @@ import { mountOauth } from './oauth/mount.js';
 import { mountConsole } from './console-site/mount.js';
 import { mountAudit } from './audit/mount.js';
 import { mountWebhooks } from './webhooks/mount.js';
+import { mountPlatformMetrics } from './platform-metrics/mount.js';
 
 /**
  * Every area's HTTP face, each mounted the same way: `mount<Area>(app, deps)` builds the area's
@@ -34,6 +35,7 @@ export const V1_AREAS: readonly ((app: App, deps: ServiceDeps) => void)[] = [
   mountCompute,
   mountInstalls,
   mountDashboards,
+  mountPlatformMetrics,
   mountAudit,
   mountWebhooks,
 ];

@@ -3,22 +3,30 @@ import { createContext } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
+import { SessionContext, isAdmin, type Me } from './session.js';
 import { SignIn } from './views/sign-in.js';
-import { Dashboards } from './views/dashboards.js';
 import { NotFound } from './views/not-found.js';
 import { InboxLink, Notifications, useInbox } from './views/notifications.js';
+import { DashboardsView } from './views/dashboards/list.js';
+import { DashboardView } from './views/dashboards/dashboard.js';
+import { EditDashboardView } from './views/dashboards/edit.js';
+import { RevisionsView } from './views/dashboards/revisions.js';
+import { RevisionView } from './views/dashboards/diff.js';
+import { SecretsView } from './views/secrets/list.js';
+import { SecretView } from './views/secrets/secret.js';
+import { PackagesView, PackageView } from './views/installs/packages.js';
+import { InstallsView, InstallView } from './views/installs/installs.js';
+import { ComputeView } from './views/compute/configs.js';
+import { MachinesView } from './views/compute/machines.js';
+import { MembersView } from './views/admin/members.js';
+import { TokensView } from './views/admin/tokens.js';
+import { WebhooksView, WebhookView } from './views/admin/webhooks.js';
+import { AuditView } from './views/admin/audit.js';
+import { SessionsView } from './views/account/sessions.js';
+import { AcceptInvitation } from './views/invite.js';
 import './styles.css';
 
-export interface Me {
-  user: { id: string; name: string | null; email: string | null } | null;
-  workspace: { id: string; name: string } | null;
-  role: string | null;
-}
-
 type Workspace = { id: string; name: string; role: string | null };
-
-/** The signed-in caller, for the views the router renders (they re-render when it changes). */
-export const SessionContext = createContext<Me | null>(null);
 
 /** The inbox, shared by the header's badge and the notifications view. */
 export const InboxContext = createContext<ReturnType<typeof useInbox> | null>(null);
@@ -26,11 +34,6 @@ export const InboxContext = createContext<ReturnType<typeof useInbox> | null>(nu
 function NotificationsView() {
   const inbox = useContext(InboxContext);
   return inbox ? <Notifications inbox={inbox} /> : null;
-}
-
-function DashboardsView() {
-  const me = useContext(SessionContext);
-  return <Dashboards workspace={me?.workspace ?? null} />;
 }
 
 /** Who is signed in, and the workspaces they can switch between; null while unknown or signed out. */
@@ -54,6 +57,40 @@ function useSession() {
   return { me, workspaces, load, signedOut: () => setMe(null) };
 }
 
+const AREAS: { href: string; label: string; admin?: boolean }[] = [
+  { href: '/console/dashboards', label: 'Dashboards' },
+  { href: '/console/secrets', label: 'Secrets' },
+  { href: '/console/packages', label: 'Packages' },
+  { href: '/console/installs', label: 'Installs' },
+  { href: '/console/compute', label: 'Compute' },
+  { href: '/console/machines', label: 'Machines' },
+  { href: '/console/admin/members', label: 'Members', admin: true },
+  { href: '/console/admin/tokens', label: 'API tokens', admin: true },
+  { href: '/console/admin/webhooks', label: 'Webhooks', admin: true },
+  { href: '/console/admin/audit', label: 'Audit log', admin: true },
+  { href: '/console/account/sessions', label: 'Your sessions' },
+];
+
+function Nav({ me }: { me: Me }) {
+  const { path } = useLocation();
+  return (
+    <nav aria-label="Areas" class="nav">
+      <ul>
+        {AREAS.filter((a) => !a.admin || isAdmin(me)).map((a) => (
+          <li key={a.href}>
+            <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) ? 'page' : undefined}>
+              {a.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** Paths a signed-out visitor may open as they are (the rest send them to sign in, and back after). */
+const PUBLIC = ['/console/sign-in', '/console/invite'];
+
 function Shell() {
   const session = useSession();
   const location = useLocation();
@@ -62,7 +99,9 @@ function Shell() {
   useEffect(() => void session.load(), []);
 
   useEffect(() => {
-    if (session.me === null && location.path !== '/console/sign-in') location.route('/console/sign-in');
+    if (session.me === null && !PUBLIC.includes(location.path)) {
+      location.route(`/console/sign-in?next=${encodeURIComponent(location.url)}`, true);
+    }
   }, [session.me, location.path]);
 
   const signOut = async () => {
@@ -73,15 +112,35 @@ function Shell() {
   };
 
   if (session.me === undefined) return <p class="loading" role="status">Loading…</p>;
-  if (session.me === null) {
+  const joined = async (workspaceId: string) => {
+    setWorkspace(workspaceId);
+    await session.load();
+    location.route('/console/dashboards');
+  };
+  if (session.me === null && location.path === '/console/invite') {
     return (
-      <main>
-        <SignIn onSignedIn={async () => { await session.load(); location.route('/console/dashboards'); }} />
+      <main id="main">
+        <AcceptInvitation signedIn={false} onAccepted={joined} />
+      </main>
+    );
+  }
+  if (session.me === null) {
+    const next = landing(location.query['next']);
+    return (
+      <main id="main">
+        <SignIn
+          next={next}
+          onSignedIn={async () => {
+            await session.load();
+            location.route(next);
+          }}
+        />
       </main>
     );
   }
   return (
     <>
+      <a class="skip" href="#main">Skip to content</a>
       <header class="bar">
         <a class="brand" href="/console/dashboards">Workspace Platform</a>
         <label class="switch">
@@ -95,37 +154,84 @@ function Shell() {
             }}
           >
             {session.workspaces.map((w) => (
-              <option value={w.id} key={w.id}>{w.name}</option>
+              <option value={w.id} key={w.id}>
+                {w.name}
+              </option>
             ))}
           </select>
         </label>
         <InboxLink unread={inbox.unread} />
         <span class="who">{session.me.user?.email}</span>
-        <button type="button" onClick={signOut}>Sign out</button>
+        <button type="button" class="secondary" onClick={signOut}>
+          Sign out
+        </button>
       </header>
-      {error && <p role="alert" class="error">{error}</p>}
-      <main>
-        <SessionContext.Provider value={session.me}>
-          <InboxContext.Provider value={inbox}>
-            <Router>
-              <Route path="/console/" component={ToDashboards} />
-              <Route path="/console/sign-in" component={ToDashboards} />
-              <Route path="/console/dashboards" component={DashboardsView} />
-              <Route path="/console/notifications" component={NotificationsView} />
-              <Route default component={NotFound} />
-            </Router>
-          </InboxContext.Provider>
-        </SessionContext.Provider>
-      </main>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="layout">
+        <Nav me={session.me} />
+        <main id="main">
+          <SessionContext.Provider value={session.me}>
+            <InboxContext.Provider value={inbox}>
+              <Router>
+                <Route path="/console/" component={ToDashboards} />
+                <Route path="/console/sign-in" component={ToDashboards} />
+                <Route path="/console/dashboards" component={DashboardsView} />
+                <Route path="/console/dashboards/:id" component={DashboardView} />
+                <Route path="/console/dashboards/:id/edit" component={EditDashboardView} />
+                <Route path="/console/dashboards/:id/revisions" component={RevisionsView} />
+                <Route path="/console/dashboards/:id/revisions/:rid" component={RevisionView} />
+                <Route path="/console/secrets" component={SecretsView} />
+                <Route path="/console/secrets/:id" component={SecretView} />
+                <Route path="/console/packages" component={PackagesView} />
+                <Route path="/console/packages/:id" component={PackageView} />
+                <Route path="/console/installs" component={InstallsView} />
+                <Route path="/console/installs/:id" component={InstallView} />
+                <Route path="/console/compute" component={ComputeView} />
+                <Route path="/console/machines" component={MachinesView} />
+                <Route path="/console/admin/members" component={MembersView} />
+                <Route path="/console/admin/tokens" component={TokensView} />
+                <Route path="/console/admin/webhooks" component={WebhooksView} />
+                <Route path="/console/admin/webhooks/:id" component={WebhookView} />
+                <Route path="/console/admin/audit" component={AuditView} />
+                <Route path="/console/account/sessions" component={SessionsView} />
+                <Route path="/console/invite" component={SignedInInvite} />
+                <Route path="/console/notifications" component={NotificationsView} />
+                <Route default component={NotFound} />
+              </Router>
+            </InboxContext.Provider>
+          </SessionContext.Provider>
+        </main>
+      </div>
     </>
   );
 }
 
+/** An invitation opened while signed in: joining switches to the new workspace. */
+function SignedInInvite() {
+  return (
+    <AcceptInvitation
+      signedIn
+      onAccepted={async (workspaceId) => {
+        setWorkspace(workspaceId);
+        window.location.assign('/console/dashboards');
+      }}
+    />
+  );
+}
+
+/** Where a signed-in person lands: the `next` they were sent to sign in from, or the dashboards. */
 function ToDashboards() {
-  const { route } = useLocation();
-  useEffect(() => route('/console/dashboards', true), []);
+  const { route, query, url } = useLocation();
+  useEffect(() => route(landing(query['next']), true), [url]);
   return null;
 }
+
+const landing = (next: unknown) =>
+  typeof next === 'string' && next.startsWith('/console/') && next !== '/console/' && !next.startsWith('/console/sign-in') ? next : '/console/dashboards';
 
 render(
   <LocationProvider>

@@ -18,6 +18,7 @@ export function grants(granted: readonly string[] | null, required: TokenScope):
 const AREA_OF_TAG: Record<string, string> = {
   dashboards: 'dashboards',
   snippets: 'dashboards',
+  platform_metrics: 'dashboards',
   secrets: 'secrets',
   installs: 'installs',
   packages: 'installs',

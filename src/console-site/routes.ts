@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { App } from '../http/fastify-types.js';
@@ -32,7 +33,9 @@ export function consoleRoutes(app: App): void {
   };
 
   app.get('/console', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 308));
-  app.get('/console/', { config: { auth: 'none', database: false }, schema: { hide: true } }, sendPage);
+  // The console's own addresses carry its state in their query (`?range=7d`, `?next=...`): the page takes any.
+  const pageRoute = { config: { auth: 'none' as const, database: false as const }, schema: { hide: true, querystring: Type.Object({}, { additionalProperties: true }) } };
+  app.get('/console/', pageRoute, sendPage);
   app.get<{ Params: { file: string } }>('/console/assets/:file', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params;
     if (!ASSET.test(file)) return reply.code(404).headers({ 'content-type': 'text/plain; charset=utf-8' }).send('Not found\n');
@@ -44,5 +47,5 @@ export function consoleRoutes(app: App): void {
     }
     return reply.code(200).headers({ ...SECURITY, 'content-type': CONTENT_TYPES[path.extname(file)]!, 'cache-control': 'public, max-age=31536000, immutable' }).send(body);
   });
-  app.get('/console/*', { config: { auth: 'none', database: false }, schema: { hide: true } }, sendPage);
+  app.get('/console/*', pageRoute, sendPage);
 }

@@ -3,7 +3,7 @@ import type { Widget } from './schemas/widgets.js';
 
 type Layout = Pick<DashboardContent, 'filter_definitions' | 'default_filter_values' | 'widgets'>;
 
-const metric = (widget_id: string, position: number, title: string, metric_key: string, col_span: 1 | 2 | 3 | 4): Widget => ({
+const metric = (widget_id: string, position: number, title: string, metric_key: string, col_span: 1 | 2 | 3 | 4, fixed: Record<string, string> = {}): Widget => ({
   widget_id,
   widget_type: 'platform_metric',
   position,
@@ -15,7 +15,11 @@ const metric = (widget_id: string, position: number, title: string, metric_key: 
   freshness_policy: { mode: 'provider_default' },
   metric_key,
   metric_version: 1,
-  filter_bindings: { time: { mode: 'inherit', filter_key: 'time' }, cluster: { mode: 'inherit', filter_key: 'cluster' } },
+  filter_bindings: {
+    time: { mode: 'inherit', filter_key: 'time' },
+    ...(metric_key.startsWith('machines_') || metric_key === 'monthly_cost_cents' ? { cluster: { mode: 'inherit', filter_key: 'cluster' } } : {}),
+    ...Object.fromEntries(Object.entries(fixed).map(([k, value]) => [k, { mode: 'fixed', value }])),
+  },
 });
 
 /**
@@ -34,8 +38,8 @@ export function defaultOverviewLayout(): Layout {
     widgets: [
       metric('wdg_overview_machines_running', 0, 'Running machines', 'machines_running', 2),
       metric('wdg_overview_machines_suspended', 1, 'Suspended machines', 'machines_suspended', 2),
-      metric('wdg_overview_render_failures', 2, 'Failed renders', 'render_failures', 2),
-      metric('wdg_overview_monthly_cost', 3, 'Monthly cost (cents)', 'monthly_cost_cents', 2),
+      metric('wdg_overview_render_failures', 2, 'Failed renders', 'renders', 2, { status: 'failed' }),
+      metric('wdg_overview_monthly_cost', 3, 'Snapshots, cents a month', 'monthly_cost_cents', 2),
     ],
   };
 }

@@ -6,7 +6,8 @@ import { workspaceCtx } from '../http/context.js';
 import { validatorCompiler } from '../http/validation.js';
 import { UPLOAD_PACK_ADVERTISEMENT, UPLOAD_PACK_REQUEST, UPLOAD_PACK_RESULT, UPLOAD_PACK_TIMEOUT_MS } from '../git/smart-http.js';
 import { DEFAULT_FETCH_SLOT_LIMITS } from '../git/fetch-slots.js';
-import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRepository } from './schemas.js';
+import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRepository, RenderFiles } from './schemas.js';
+import { RenderParams } from './renders/schemas.js';
 import { ignoreIdempotencyKey, MAX_INFLATED_BYTES, uploadPackRequestBody } from './upload-pack-request.js';
 import type { RepositoryService } from './repository-service.js';
 
@@ -40,6 +41,23 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       },
     },
     async (request) => repositories.describe(workspaceCtx(request), request.params.id, request.log),
+  );
+
+  app.get(
+    '/renders/:id/files',
+    {
+      config: { scope: 'workspace' },
+      schema: {
+        tags: ['installs'],
+        summary: 'The files of the commit a render made',
+        description:
+          "Every file of the render's commit (the tree of `commit_sha`), with its size and its text. A render without a commit (queued, running, failed, superseded before landing) is 409 (7305). 503 when the repository cannot be read.",
+        headers: requestHeaders(),
+        params: RenderParams,
+        response: { 200: RenderFiles, ...errorResponses(401, 403, 404, 409, 422, 503) },
+      },
+    },
+    async (request) => repositories.renderFiles(workspaceCtx(request), request.params.id, request.log),
   );
 
   // git's request body type is accepted by these two routes only: a scope of their own.

@@ -8,7 +8,17 @@ import { fetchSlots, FETCH_RETRY_AFTER_SECONDS, type FetchSlots } from '../git/f
 import { canonicalId } from '../shared/ids.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { installStore } from './store.js';
-import type { InstallRepository } from './schemas.js';
+import { renderStore } from './renders/store.js';
+import type { InstallRepository, RenderFiles } from './schemas.js';
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const textOf = (bytes: Buffer): string | null => {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+};
 
 /** Repositories that live on this machine's disk, so git can serve them (GitCliStorage). */
 export type LocalRepositories = RepositoryStorage & { pathOf(repoId: string): string };
@@ -77,6 +87,21 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
         throw unreadable(log, install.id, err);
       }
       return { head_commit_sha: head, clone_url: `${config.publicUrl}${repositoryPath(install.id)}` };
+    },
+
+    /** The files of the commit a render made: what the repository held right after it. */
+    async renderFiles(ctx: WorkspaceContext, rawRenderId: string, log: FastifyBaseLogger): Promise<RenderFiles> {
+      const render = await renderStore.get(db, ctx.workspaceId, canonicalId('rnd', rawRenderId));
+      if (!render) throw notFound('render');
+      if (!render.commit_sha) {
+        throw new ApiError('RENDER_NOT_SUCCEEDED', { message: `The render has no commit to show: it is ${render.state}`, metadata: { state: render.state } });
+      }
+      try {
+        const files = await repos.readTree(render.install_id, await repos.treeOf(render.install_id, render.commit_sha));
+        return { render_id: render.id, commit_sha: render.commit_sha, files: files.map((f) => ({ path: f.path, size: f.content.length, content: textOf(f.content) })) };
+      } catch (err) {
+        throw unreadable(log, render.install_id, err);
+      }
     },
 
     /** `info/refs`: the advertisement for a fetch; push is not served (403, after 404). */

@@ -100,6 +100,27 @@ export const InstallRepository = Type.Object(
 );
 export type InstallRepository = Static<typeof InstallRepository>;
 
+/** `GET /v1/renders/{id}/files`: the tree of the commit a render made, file by file. */
+export const RenderFiles = Type.Object(
+  {
+    render_id: Type.String(),
+    commit_sha: Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)')),
+    files: Type.Array(
+      Type.Object(
+        {
+          path: Type.String({ description: 'Relative path in the repository' }),
+          size: Type.Integer({ minimum: 0, description: 'Bytes' }),
+          content: Type.Union([Type.String(), Type.Null()], { description: 'The file as UTF-8 text; null when its bytes are not valid UTF-8' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every file of the commit, in path order' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RenderFiles = Static<typeof RenderFiles>;
+
 export const GitInfoRefsQuery = Type.Object(
   {
     service: Type.Unsafe<'git-upload-pack' | 'git-receive-pack'>({

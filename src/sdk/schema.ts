@@ -8748,6 +8748,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/renders/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The files of the commit a render made
+         * @description Every file of the render's commit (the tree of `commit_sha`), with its size and its text. A render without a commit (queued, running, failed, superseded before landing) is 409 (7305). 503 when the repository cannot be read.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description Render id, `rnd_<id>` or bare; length 1-54 */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            render_id: string;
+                            commit_sha: string;
+                            /** @description Every file of the commit, in path order */
+                            files: {
+                                /** @description Relative path in the repository */
+                                path: string;
+                                /** @description Bytes */
+                                size: number;
+                                /** @description The file as UTF-8 text; null when its bytes are not valid UTF-8 */
+                                content: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not ready */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/installs/{id}/renders": {
         parameters: {
             query?: never;
@@ -13549,6 +13680,263 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/platform_metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The platform metrics a `platform_metric` widget can draw
+         * @description Each metric with its version, unit, kind (gauge or counter) and the filters its series accepts. Any member may read them; an API token needs `dashboards:read`.
+         *
+         *     API tokens need the scope `dashboards:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every platform metric, in a fixed order (not paged: the set is small and fixed) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description What a `platform_metric` widget names as `metric_key` */
+                                key: string;
+                                /** @description What a widget names as `metric_version`; a metric whose meaning changes gets a new version */
+                                version: number;
+                                /** @description A name for people */
+                                title: string;
+                                /** @description What a value counts */
+                                unit: string;
+                                /** @description How each point is computed */
+                                description: string;
+                                /** @description gauge: the value at the point's time; counter: how many happened in the step that ends at the point's time */
+                                kind: "gauge" | "counter";
+                                /** @description The query parameters that narrow its series */
+                                filter_keys: ("cluster" | "install" | "status" | "type")[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/platform_metrics/{key}/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A platform metric's points over a time range
+         * @description Computed from the workspace's own records and events at the time of the call (CONTRACT §10). Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.
+         *
+         *     API tokens need the scope `dashboards:read` (403, 7025).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The version the widget was made for; 404 when the metric is at another */
+                    version?: number;
+                    /** @description Start of the range, Unix seconds (default: `to` less 24 hours) */
+                    from?: number;
+                    /** @description End of the range, Unix seconds (default: now) */
+                    to?: number;
+                    /** @description Seconds between points (default: the range divided into about 96); at most 1000 points per series (422) */
+                    step?: number;
+                    /** @description Machines of this cluster only (machines_running, machines_suspended) */
+                    cluster?: string;
+                    /** @description Renders of this install only (renders) */
+                    install?: string;
+                    /** @description Renders in this state only (renders): queued, running, succeeded, failed... */
+                    status?: string;
+                    /** @description Events of this type only (writes): an event type such as `secret.created`, or `<resource>.*` */
+                    type?: string;
+                };
+                header?: {
+                    /** @description A workspace wire id `ws_<id>`, length 1-53 */
+                    "service-context"?: string;
+                };
+                path: {
+                    /** @description A metric key from GET /v1/platform_metrics */
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A metric's points over a range, computed from the workspace's own records and events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            key: string;
+                            version: number;
+                            unit: string;
+                            /** @description The range's start as used */
+                            from: number;
+                            /** @description The last point's time */
+                            to: number;
+                            /** @description Seconds between points as used */
+                            step: number;
+                            /** @description `[t, value]`, t ascending: from + step, from + 2·step, ... up to the first at or past `to` */
+                            points: [
+                                number,
+                                number
+                            ][];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Not found (code 7002) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Validation error: one entry per field, with its path */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Too many requests (7007); see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description Internal error (7099); never a stack trace or SQL */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+                /** @description The database cannot be reached right now (7054); retry after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorEnvelope"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -15,6 +15,7 @@ import {
   h,
   headerSafe,
   hints,
+  queryHints,
   judge,
   reroutes,
   report,
@@ -58,6 +59,7 @@ test('every route answers generated input with a documented non-5xx status in it
   if (!ONLY) assert.ok(routes.length >= 60, `${routes.length} routes in the document`);
   tallies.clear();
   const hint = hints();
+  const queryHint = queryHints();
   const others = Object.values(F.ids);
   for (const route of routes) {
     const queries = (route.op.parameters ?? []).filter((p) => p.in === 'query');
@@ -76,8 +78,14 @@ test('every route answers generated input with a documented non-5xx status in it
     };
     // Each query parameter: absent, shaped by its schema, or garbage (a required one is never absent).
     const garbageQuery = fc.oneof(text, fc.integer().map(String), fc.constantFrom('0', '101', '-1', 'true', 'yes', '1.5'));
-    const goodQuery = (p: { name: string; schema?: Record<string, unknown> }) =>
-      p.name === 'service' ? fc.constant('git-upload-pack') : p.name === 'cursor' ? fc.constant(undefined) : shapedBySchema(p.schema, 2, hint).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+    const goodQuery = (p: { name: string; schema?: Record<string, unknown> }): fc.Arbitrary<string | undefined> =>
+      p.name === 'service'
+        ? fc.constant('git-upload-pack')
+        : p.name === 'cursor'
+          ? fc.constant(undefined)
+          : route.path.startsWith('/v1/platform_metrics/') && queryHint[p.name]
+            ? queryHint[p.name]!
+            : shapedBySchema(p.schema, 2, hint).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
     const queryValue = (p: { name: string; required?: boolean; schema?: Record<string, unknown> }) => {
       const good = goodQuery(p);
       return fc.oneof(

@@ -178,6 +178,25 @@ export function hints(): Record<string, fc.Arbitrary<unknown>> {
 }
 
 /**
+ * Well-formed values of query parameters whose schema alone does not make a request that reaches
+ * the handler: a platform metric's series takes a range (from before to, few enough points) and
+ * only the filters that metric has (the fixed path names `writes`: `type`).
+ */
+export function queryHints(): Record<string, fc.Arbitrary<string | undefined>> {
+  const now = Math.floor(h.clock.nowMs() / 1000);
+  return {
+    from: fc.integer({ min: now - 86_400, max: now - 3600 }).map(String),
+    to: fc.constantFrom(String(now), undefined),
+    step: fc.integer({ min: 300, max: 3600 }).map(String),
+    version: fc.constant('1'),
+    type: fc.constantFrom('secret.created', 'dashboard.*', undefined),
+    install: fc.constant(undefined),
+    cluster: fc.constant(undefined),
+    status: fc.constant(undefined),
+  };
+}
+
+/**
  * One well-formed value for each field `hints` knows (an existing resource of the fixture, a
  * choice the provider offers, the pending device login's codes): what a request that must get
  * past validation, to its handler, sends in that field.

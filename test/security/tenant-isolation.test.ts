@@ -82,6 +82,8 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'POST /v1/oauth/device/deny': 'user',
   'POST /v1/api_tokens': 'workspace',
   'GET /v1/api_tokens': 'workspace',
+  'GET /v1/platform_metrics': 'workspace',
+  'GET /v1/platform_metrics/writes/series': 'workspace',
   'POST /v1/secrets': 'workspace',
   'GET /v1/secrets': 'workspace',
   'POST /v1/compute/configs': 'workspace',

@@ -1,8 +1,15 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, fieldError, messageOf } from '../api.js';
 
-/** Email and password; the server sets the HttpOnly session cookie (`cookie: true`). */
-export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
+/**
+ * Email and password (the server sets the HttpOnly session cookie, `cookie: true`), and single
+ * sign-on when the server has it: a plain link to its start URL, which comes back to `next`.
+ */
+export function SignIn({ onSignedIn, next }: { onSignedIn: () => Promise<void>; next: string }) {
+  const [sso, setSso] = useState<string | null>(null);
+  useEffect(() => {
+    void api.GET('/v1/auth/providers', {}).then((res) => setSso(res.data?.oidc_start_url ?? null));
+  }, []);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -33,6 +40,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => Promise<void> }) {
       {passwordError && <p class="field-error">{passwordError}</p>}
       {error && !emailError && !passwordError ? <p role="alert" class="error">{messageOf(error)}</p> : null}
       <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+      {sso && (
+        <a class="button secondary" href={`${sso}?return_to=${encodeURIComponent(next)}`}>
+          Sign in with single sign-on
+        </a>
+      )}
     </form>
   );
 }

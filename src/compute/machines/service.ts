@@ -98,7 +98,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
         await machineStore.insert(trx, row);
         await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
-        await events.record(trx, ctx, 'machine.created', id, { hostname: row.hostname, server_type: row.server_type, compute_config_id: config.id, operation_id: row.operation_id });
+        await events.record(trx, ctx, 'machine.created', id, { hostname: row.hostname, server_type: row.server_type, compute_config_id: config.id, cluster_id: row.cluster_id, operation_id: row.operation_id });
       });
       return toMachine(row);
     },

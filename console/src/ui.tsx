@@ -1,0 +1,252 @@
+/**
+ * The console's small shared parts: loading a resource with its error, times people read,
+ * confirmations, field errors, copy buttons. Views compose these; none of them talks to the
+ * server but through the SDK client of ./api.ts.
+ */
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { messageOf } from './api.js';
+
+type Result<T> = { data?: T; error?: unknown };
+
+/**
+ * Loads what `fetcher` answers, again whenever `deps` change or `reload()` is called; a failed
+ * load keeps no stale data on screen.
+ */
+export function useLoad<T>(fetcher: () => Promise<Result<T>>, deps: unknown[]) {
+  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({ data: null, error: null, loading: true });
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setState((s) => ({ ...s, loading: true }));
+    const res = await fetcher().catch((error: unknown) => ({ error: { errors: [{ message: String(error) }] } }) as Result<T>);
+    if (mine !== generation.current) return;
+    if (res.error !== undefined) setState({ data: null, error: res.error, loading: false });
+    else setState({ data: (res.data ?? null) as T | null, error: null, loading: false });
+  }, deps);
+  useEffect(() => void reload(), [reload]);
+  return { ...state, reload };
+}
+
+type Page<T> = { data: T[]; next_cursor: string | null };
+
+/**
+ * A list read page by page: the first page on load (and on `reload`), the next ones appended by
+ * `more()` while the server says there are more.
+ */
+export function usePaged<T>(fetchPage: (cursor: string | undefined) => Promise<Result<Page<T>>>, deps: unknown[]) {
+  const first = useLoad(() => fetchPage(undefined), deps);
+  const [older, setOlder] = useState<{ rows: T[]; cursor: string | null; error: unknown } | null>(null);
+  useEffect(() => setOlder(null), [first.data]);
+  const cursor = older ? older.cursor : (first.data?.next_cursor ?? null);
+  const more = async () => {
+    if (!cursor) return;
+    const res = await fetchPage(cursor);
+    if (res.error || !res.data) return setOlder((o) => ({ rows: o?.rows ?? [], cursor, error: res.error }));
+    const page = res.data;
+    setOlder((o) => ({ rows: [...(o?.rows ?? []), ...page.data], cursor: page.next_cursor, error: null }));
+  };
+  const rows = first.data ? [...first.data.data, ...(older?.rows ?? [])] : null;
+  return { load: first, rows, hasMore: cursor !== null, more, moreError: older?.error ?? null, reload: first.reload };
+}
+
+/** What a load shows while it loads or when it failed; its children once there is data. */
+export function Loaded<T>({ load, what, children }: { load: { data: T | null; error: unknown; loading: boolean }; what: string; children: (data: T) => ComponentChildren }) {
+  if (load.error) return <p role="alert" class="error">{messageOf(load.error)}</p>;
+  if (load.data === null) return <p role="status" class="muted">Loading {what}…</p>;
+  return <>{children(load.data)}</>;
+}
+
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 31_536_000],
+  ['month', 2_592_000],
+  ['day', 86_400],
+  ['hour', 3600],
+  ['minute', 60],
+  ['second', 1],
+];
+
+export function relative(unixSeconds: number, now = Date.now() / 1000): string {
+  const delta = unixSeconds - now;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(delta) >= size || unit === 'second') return RELATIVE.format(Math.round(delta / size), unit);
+  }
+  return '';
+}
+
+/** A Unix time as people read it (relative), with the exact time on hover and for machines. */
+export function Time({ at }: { at: number | null | undefined }) {
+  if (at === null || at === undefined) return <span class="muted">—</span>;
+  const date = new Date(at * 1000);
+  return (
+    <time dateTime={date.toISOString()} title={date.toLocaleString()}>
+      {relative(at)}
+    </time>
+  );
+}
+
+/** The error entries' messages by the last element of their path: shown beside the field. */
+export function fieldErrors(error: unknown): Record<string, string> {
+  const entries = (error as { errors?: { message: string; path?: string[] }[] } | null)?.errors ?? [];
+  const out: Record<string, string> = {};
+  for (const e of entries) {
+    // The API names where in the request: `body` is the form itself.
+    const path = e.path?.[0] === 'body' ? e.path.slice(1) : (e.path ?? []);
+    const key = path.join('.');
+    if (key && !(key in out)) out[key] = e.message;
+  }
+  return out;
+}
+
+/** An error that no field shows: the first entry without a path, or with one no field claims. */
+export function FormError({ error, fields }: { error: unknown; fields: string[] }) {
+  if (!error) return null;
+  const byField = fieldErrors(error);
+  const claimed = Object.keys(byField).some((k) => fields.some((f) => k === f || k.endsWith(`.${f}`) || k.startsWith(`${f}.`)));
+  return claimed ? null : <p role="alert" class="error">{messageOf(error)}</p>;
+}
+
+/** A labelled input with its error beside it; the error is tied to the input for screen readers. */
+export function Field({ label, name, error, children, hint }: { label: string; name: string; error?: string | undefined; children: ComponentChildren; hint?: string }) {
+  return (
+    <div class="field">
+      <label for={`f-${name}`}>{label}</label>
+      {children}
+      {hint && <small class="muted">{hint}</small>}
+      {error && (
+        <p class="field-error" id={`f-${name}-error`}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Input props for a field: id, invalid state and the error it describes. */
+export const inputProps = (name: string, error: string | undefined) => ({
+  id: `f-${name}`,
+  name,
+  'aria-invalid': error ? ('true' as const) : undefined,
+  'aria-describedby': error ? `f-${name}-error` : undefined,
+});
+
+/**
+ * A button that asks first, in a modal dialog (keyboard and screen-reader friendly); when
+ * `typeToConfirm` is set the person must type it (destroying a secret's version).
+ */
+export function ConfirmButton(props: {
+  label: string;
+  title: string;
+  body: ComponentChildren;
+  confirmLabel?: string;
+  typeToConfirm?: string;
+  danger?: boolean;
+  disabled?: boolean;
+  onConfirm: () => Promise<unknown>;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [typed, setTyped] = useState('');
+  const [busy, setBusy] = useState(false);
+  const ready = !props.typeToConfirm || typed === props.typeToConfirm;
+  const confirm = async (e: Event) => {
+    e.preventDefault();
+    if (!ready) return;
+    setBusy(true);
+    try {
+      await props.onConfirm();
+    } finally {
+      setBusy(false);
+      setTyped('');
+      dialog.current?.close();
+    }
+  };
+  return (
+    <>
+      <button type="button" class={props.danger ? 'danger' : 'secondary'} disabled={props.disabled} onClick={() => dialog.current?.showModal()}>
+        {props.label}
+      </button>
+      <dialog ref={dialog} aria-label={props.title} onClose={() => setTyped('')}>
+        <form method="dialog" onSubmit={confirm} class="confirm">
+          <h2>{props.title}</h2>
+          <div>{props.body}</div>
+          {props.typeToConfirm && (
+            <label>
+              Type <code>{props.typeToConfirm}</code> to confirm
+              <input value={typed} autocomplete="off" onInput={(e) => setTyped((e.target as HTMLInputElement).value)} />
+            </label>
+          )}
+          <div class="actions">
+            <button type="button" class="secondary" onClick={() => dialog.current?.close()}>
+              Cancel
+            </button>
+            <button type="submit" class={props.danger ? 'danger' : ''} disabled={!ready || busy}>
+              {props.confirmLabel ?? props.label}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
+
+/** Copies a value shown once (a token's plaintext) to the clipboard, and says so. */
+export function CopyButton({ value, label = 'Copy' }: { value: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      class="secondary"
+      onClick={async () => {
+        await navigator.clipboard.writeText(value).catch(() => undefined);
+        setDone(true);
+      }}
+    >
+      {done ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A page's title, its actions, and the live region where the outcome of an action is said. */
+export function PageHead({ title, id, children }: { title: ComponentChildren; id: string; children?: ComponentChildren }) {
+  return (
+    <div class="page-head">
+      <h1 id={id}>{title}</h1>
+      {children && <div class="actions">{children}</div>}
+    </div>
+  );
+}
+
+/** A state as a small coloured label. */
+export function Badge({ value, tone }: { value: string; tone?: 'good' | 'warn' | 'bad' | 'info' }) {
+  const t = tone ?? toneOf(value);
+  return <span class={`state state-${t}`}>{value.replace(/_/g, ' ')}</span>;
+}
+
+function toneOf(value: string): 'good' | 'warn' | 'bad' | 'info' {
+  if (['running', 'succeeded', 'enabled', 'active', 'accepted'].includes(value)) return 'good';
+  if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing'].includes(value)) return 'bad';
+  if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted'].includes(value)) return 'warn';
+  return 'info';
+}
+
+/** Runs a write, keeping its error for the form; answers whether it succeeded, and its error. */
+export function useAction() {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (write: () => Promise<{ data?: unknown; error?: unknown }>): Promise<{ ok: boolean; error: unknown; data: unknown }> => {
+    setBusy(true);
+    try {
+      const res = await write();
+      setError(res.error ?? null);
+      return { ok: res.error === undefined, error: res.error ?? null, data: res.data };
+    } catch (e) {
+      const failure = { errors: [{ message: String(e) }] };
+      setError(failure);
+      return { ok: false, error: failure, data: undefined };
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run, clear: () => setError(null) };
+}

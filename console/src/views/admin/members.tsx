@@ -1,0 +1,141 @@
+import { useContext, useState } from 'preact/hooks';
+import { api, messageOf } from '../../api.js';
+import { SessionContext } from '../../session.js';
+import { useMembers, type Member } from '../../members.js';
+import { ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+
+const ROLES = ['owner', 'admin', 'member'] as const;
+type Invitation = { id: string; email: string; role: string; expires_at: number; created_at: number };
+
+/** Members and their roles, and invitations: pending ones, and new ones with their link shown once. */
+export function MembersView() {
+  const me = useContext(SessionContext);
+  const ws = me?.workspace?.id ?? '';
+  const members = useMembers();
+  const invitations = useLoad(() => api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: ws }, query: { limit: 100 } as never } }), [ws]);
+  const change = useAction();
+  const invite = useAction();
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<(typeof ROLES)[number]>('member');
+  const [link, setLink] = useState<string | null>(null);
+  const errors = fieldErrors(invite.error);
+
+  const setRoleOf = async (m: Member, next: string) => {
+    await change.run(() => api.PATCH('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } }, body: { role: next } } as never));
+    await members.load.reload();
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const res = await invite.run(() => api.POST('/v1/workspaces/{id}/invitations', { params: { path: { id: ws } }, body: { email, role } } as never));
+    if (res.ok) {
+      setLink((res.data as { url: string }).url);
+      setEmail('');
+    }
+    await invitations.reload();
+  };
+  return (
+    <section aria-labelledby="members-title">
+      <PageHead title="Members" id="members-title" />
+      {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
+      <Loaded load={members.load} what="members">
+        {() => (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Email</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Joined</th>
+                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                {members.list.map((m) => (
+                  <tr key={m.user_id}>
+                    <td>{m.name ?? '—'}{m.user_id === me?.user?.id && <span class="muted"> (you)</span>}</td>
+                    <td>{m.email ?? '—'}</td>
+                    <td>
+                      <select aria-label={`Role of ${m.name ?? m.email ?? m.user_id}`} value={m.role} onChange={(e) => setRoleOf(m, (e.target as HTMLSelectElement).value)}>
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>{r}</option>
+                        ))}
+                      </select>
+                    </td>
+                    <td><Time at={m.joined_at} /></td>
+                    <td>
+                      <ConfirmButton
+                        label="Remove"
+                        title={`Remove ${m.name ?? m.email ?? m.user_id}?`}
+                        danger
+                        body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
+                        onConfirm={async () => {
+                          await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } } as never));
+                          await members.load.reload();
+                        }}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Loaded>
+
+      <h2 id="invitations-title">Invitations</h2>
+      {link && (
+        <div class="card" role="status">
+          <p>
+            Send this link to the person you invited. It is shown only now, and works for seven days:
+          </p>
+          <p class="secret-value">{link}</p>
+          <CopyButton value={link} label="Copy link" />
+        </div>
+      )}
+      <Loaded load={invitations} what="invitations">
+        {(page) => {
+          const rows = (page as { data: Invitation[] }).data;
+          if (rows.length === 0) return <p class="empty">No pending invitations. Invite someone by email below.</p>;
+          return (
+            <ul class="rows" aria-labelledby="invitations-title">
+              {rows.map((i) => (
+                <li key={i.id}>
+                  <span>
+                    <strong>{i.email}</strong> as {i.role} <span class="muted">· expires <Time at={i.expires_at} /></span>
+                  </span>
+                  <ConfirmButton
+                    label="Revoke"
+                    title={`Revoke the invitation of ${i.email}?`}
+                    body={<p>Its link stops working.</p>}
+                    onConfirm={async () => {
+                      await change.run(() => api.DELETE('/v1/workspaces/{id}/invitations/{inv}', { params: { path: { id: ws, inv: i.id } } } as never));
+                      await invitations.reload();
+                    }}
+                  />
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <form class="card form" onSubmit={submit} aria-labelledby="invite-title" noValidate>
+        <h3 id="invite-title">Invite someone</h3>
+        <Field label="Email" name="invite-email" error={errors['email']}>
+          <input type="email" {...inputProps('invite-email', errors['email'])} value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Role" name="invite-role" error={errors['role']}>
+          <select {...inputProps('invite-role', errors['role'])} value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as 'member')}>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>{r}</option>
+            ))}
+          </select>
+        </Field>
+        <FormError error={invite.error} fields={['email', 'role']} />
+        <div class="actions">
+          <button type="submit" disabled={invite.busy}>Invite</button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,204 @@
+import { useContext, useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, messageOf } from '../../api.js';
+import { ifMatch } from '../../conflict.js';
+import { SessionContext } from '../../session.js';
+import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+
+type Webhook = { id: string; url: string; event_types: string[]; description: string | null; state: 'enabled' | 'disabled'; disabled_reason: string | null; etag: string; created_at: number };
+type Delivery = { id: string; event_id: string; event_type: string; state: 'pending' | 'succeeded' | 'failed'; attempts: number; next_attempt_at: number | null; last_attempt_at: number | null; last_status: number | null; last_error: string | null; created_at: number };
+
+/** Webhook endpoints, and a new one: its signing secret shown once. */
+export function WebhooksView() {
+  const me = useContext(SessionContext);
+  const load = useLoad(() => api.GET('/v1/webhooks', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const create = useAction();
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [types, setTypes] = useState<string[]>([]);
+  const [made, setMade] = useState<{ url: string; secret: string } | null>(null);
+  const errors = fieldErrors(create.error);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const res = await create.run(() => api.POST('/v1/webhooks', { body: { url, event_types: types, ...(description ? { description } : {}) } } as never));
+    if (res.ok) {
+      setMade(res.data as { url: string; secret: string });
+      setUrl('');
+      setDescription('');
+      setTypes([]);
+    }
+    await load.reload();
+  };
+  return (
+    <section aria-labelledby="webhooks-title">
+      <PageHead title="Webhooks" id="webhooks-title" />
+      {made && (
+        <div class="card" role="status">
+          <p>
+            The signing secret of <strong>{made.url}</strong>. Copy it now: it is not shown again. Receivers verify each delivery with it (Standard Webhooks).
+          </p>
+          <p class="secret-value" aria-label="Signing secret">{made.secret}</p>
+          <div class="actions">
+            <CopyButton value={made.secret} label="Copy secret" />
+            <button type="button" class="secondary" onClick={() => setMade(null)}>Done</button>
+          </div>
+        </div>
+      )}
+      <Loaded load={load} what="webhooks">
+        {(page) => {
+          const rows = (page as { data: Webhook[] }).data;
+          if (rows.length === 0) return <p class="empty">No webhooks. Add an https endpoint below to be told of changes as they happen.</p>;
+          return (
+            <ul class="rows">
+              {rows.map((w) => (
+                <li key={w.id}>
+                  <span>
+                    <a href={`/console/admin/webhooks/${w.id}`}>{w.url}</a> <Badge value={w.state} />
+                    <br />
+                    <span class="muted">{w.event_types.join(', ')}</span>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <form class="card form" onSubmit={submit} aria-labelledby="new-webhook" noValidate>
+        <h2 id="new-webhook">New webhook</h2>
+        <Field label="URL" name="webhook-url" error={errors['url']} hint="https, on a public address">
+          <input type="url" {...inputProps('webhook-url', errors['url'])} value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Description (optional)" name="webhook-description" error={errors['description']}>
+          <input {...inputProps('webhook-description', errors['description'])} value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Events" name="webhook-events" error={errors['event_types']}>
+          <select
+            multiple
+            size={8}
+            {...inputProps('webhook-events', errors['event_types'])}
+            onChange={(e) => setTypes([...(e.target as HTMLSelectElement).selectedOptions].map((o) => o.value))}
+          >
+            {EVENT_TYPE_NAMES.map((t) => (
+              <option key={t} value={t} selected={types.includes(t)} title={EVENT_TYPES[t]}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <FormError error={create.error} fields={['url', 'description', 'event_types']} />
+        <div class="actions">
+          <button type="submit" disabled={create.busy}>Add webhook</button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** One endpoint: enable, disable, test, delete; its deliveries with their attempts, and retry of a failed one. */
+export function WebhookView() {
+  const { params } = useRoute();
+  const { route } = useLocation();
+  const id = params['id']!;
+  const hook = useLoad(() => api.GET('/v1/webhooks/{id}', { params: { path: { id } } }), [id]);
+  const deliveries = useLoad(() => api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } }), [id]);
+  const act = useAction();
+  const refresh = () => Promise.all([hook.reload(), deliveries.reload()]);
+  return (
+    <section aria-labelledby="webhook-title">
+      <p class="crumbs">
+        <a href="/console/admin/webhooks">Webhooks</a> /
+      </p>
+      <Loaded load={hook} what="the webhook">
+        {(raw) => {
+          const w = raw as Webhook;
+          return (
+            <>
+              <PageHead title={w.url} id="webhook-title">
+                <button type="button" class="secondary" onClick={async () => { await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } } as never)); await refresh(); }}>
+                  Send a test event
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={async () => {
+                    await act.run(() => api.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, headers: ifMatch(w.etag), body: { enabled: w.state !== 'enabled' } } as never));
+                    await refresh();
+                  }}
+                >
+                  {w.state === 'enabled' ? 'Disable' : 'Enable'}
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  title="Delete this webhook?"
+                  danger
+                  body={<p>No more deliveries are sent to {w.url}; its delivery log goes with it.</p>}
+                  onConfirm={async () => {
+                    const res = await act.run(() => api.DELETE('/v1/webhooks/{id}', { params: { path: { id } }, headers: ifMatch(w.etag) } as never));
+                    if (res.ok) route('/console/admin/webhooks');
+                    else await refresh();
+                  }}
+                />
+              </PageHead>
+              <p>
+                <Badge value={w.state} /> {w.disabled_reason && <span class="muted">{w.disabled_reason}</span>}
+              </p>
+              <p class="muted">{w.description ?? 'No description'} · events: {w.event_types.join(', ')}</p>
+            </>
+          );
+        }}
+      </Loaded>
+      {act.error ? <p role="alert" class="error">{messageOf(act.error)}</p> : null}
+      <h2>Deliveries</h2>
+      <Loaded load={deliveries} what="deliveries">
+        {(page) => {
+          const rows = (page as { data: Delivery[] }).data;
+          if (rows.length === 0) return <p class="empty">Nothing sent yet. “Send a test event” sends one now.</p>;
+          return (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Event</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Attempts</th>
+                    <th scope="col">Last answer</th>
+                    <th scope="col">Next attempt</th>
+                    <th scope="col"><span class="visually-hidden">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((d) => (
+                    <tr key={d.id}>
+                      <td>
+                        {d.event_type} <span class="muted"><Time at={d.created_at} /></span>
+                      </td>
+                      <td><Badge value={d.state} /></td>
+                      <td>{d.attempts}</td>
+                      <td>{d.last_status ?? d.last_error ?? '—'}</td>
+                      <td><Time at={d.next_attempt_at} /></td>
+                      <td>
+                        {d.state === 'failed' && (
+                          <button
+                            type="button"
+                            class="secondary"
+                            onClick={async () => {
+                              await act.run(() => api.POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did: d.id } } } as never));
+                              await deliveries.reload();
+                            }}
+                          >
+                            Retry
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          );
+        }}
+      </Loaded>
+    </section>
+  );
+}

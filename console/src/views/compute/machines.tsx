@@ -1,0 +1,163 @@
+import { useContext, useState } from 'preact/hooks';
+import { api, messageOf } from '../../api.js';
+import { ifMatch } from '../../conflict.js';
+import { OperationProgress } from '../../operation.js';
+import { SessionContext } from '../../session.js';
+import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, relative, useAction, useLoad } from '../../ui.js';
+import { euros, type Catalog, type Config } from './configs.js';
+
+type Machine = { id: string; hostname: string; server_type: string; location: string; status: string; ipv4: string | null; operation_id: string | null; etag: string; created_at: number; compute_config_id: string };
+type Suspension = { id: string; hostname: string; server_type: string; location: string; monthly_cost_cents: number; expires_at: number; created_at: number; reason: string };
+
+/** A glob as the API reads it (`*`, `?`, sets), for offering only the server types a config allows. */
+function globMatch(glob: string, s: string): boolean {
+  const re = glob.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.').replace(/\[!/g, '[^');
+  return new RegExp(`^${re}$`).test(s);
+}
+
+const BUSY = new Set(['creating', 'suspending', 'resuming', 'deleting']);
+
+/** Machines with their state, their suspend / resume / delete; suspensions with the time left before their snapshot is deleted. */
+export function MachinesView() {
+  const me = useContext(SessionContext);
+  const machines = useLoad(() => api.GET('/v1/machines', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const suspensions = useLoad(() => api.GET('/v1/compute/suspensions', {}), [me?.workspace?.id]);
+  const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } as never } }), [me?.workspace?.id]);
+  const catalog = useLoad(() => api.GET('/v1/compute/catalog', {}), []);
+  const act = useAction();
+  const create = useAction();
+  const [watching, setWatching] = useState<string | null>(null);
+  const [configId, setConfigId] = useState('');
+  const [serverType, setServerType] = useState('');
+  const [hostname, setHostname] = useState('');
+  const errors = fieldErrors(create.error);
+  const refresh = () => Promise.all([machines.reload(), suspensions.reload()]);
+  const allConfigs = ((configs.data as { data?: Config[] } | null)?.data ?? []) as Config[];
+  const config = allConfigs.find((c) => c.id === configId) ?? allConfigs[0];
+  const types = ((catalog.data as Catalog | null)?.server_types ?? []).filter((t) => config && globMatch(config.machine_type_filter, t.id) && t.prices.some((p) => p.region === config.region));
+
+  const act1 = async (m: Machine, action: 'suspend' | 'resume') => {
+    const res = await act.run(() => api.POST(`/v1/machines/{id}:${action}` as '/v1/machines/{id}:suspend', { params: { path: { id: m.id } }, headers: ifMatch(m.etag), body: action === 'suspend' ? {} : undefined } as never));
+    if (res.ok) setWatching((res.data as Machine).operation_id);
+    await refresh();
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = { compute_config_id: config?.id ?? '', server_type: serverType || types[0]?.id || '', ...(hostname ? { hostname } : {}) };
+    const res = await create.run(() => api.POST('/v1/machines', { body } as never));
+    if (res.ok) {
+      setWatching((res.data as Machine).operation_id);
+      setHostname('');
+    }
+    await refresh();
+  };
+  return (
+    <section aria-labelledby="machines-title">
+      <PageHead title="Machines" id="machines-title">
+        <a class="button secondary" href="/console/compute">Compute configs</a>
+      </PageHead>
+      {watching && <OperationProgress id={watching} onDone={() => void refresh()} />}
+      {act.error ? <p role="alert" class="error">{messageOf(act.error)}</p> : null}
+      <Loaded load={machines} what="machines">
+        {(page) => {
+          const rows = (page as { data: Machine[] }).data;
+          if (rows.length === 0) return <p class="empty">No machines. Make one below from a compute config.</p>;
+          return (
+            <ul class="rows">
+              {rows.map((m) => (
+                <li key={m.id}>
+                  <span>
+                    <strong>{m.hostname}</strong> <Badge value={m.status} />
+                    <br />
+                    <span class="muted">
+                      {m.server_type} in {m.location} · {m.ipv4 ?? 'no address'} · made <Time at={m.created_at} />
+                    </span>
+                  </span>
+                  <div class="actions">
+                    {m.status === 'running' && (
+                      <button type="button" class="secondary" onClick={() => act1(m, 'suspend')} aria-label={`Suspend ${m.hostname}`}>Suspend</button>
+                    )}
+                    {m.status === 'suspended' && (
+                      <button type="button" class="secondary" onClick={() => act1(m, 'resume')} aria-label={`Resume ${m.hostname}`}>Resume</button>
+                    )}
+                    {!BUSY.has(m.status) && (
+                      <ConfirmButton
+                        label={`Delete ${m.hostname}`}
+                        title={`Delete ${m.hostname}?`}
+                        danger
+                        typeToConfirm={m.hostname}
+                        confirmLabel="Delete"
+                        body={<p>Its server{m.status === 'suspended' ? ' snapshot' : ''} is deleted at the provider. This cannot be undone.</p>}
+                        onConfirm={async () => {
+                          const res = await act.run(() => api.DELETE('/v1/machines/{id}', { params: { path: { id: m.id } }, headers: ifMatch(m.etag) } as never));
+                          if (res.ok) setWatching((res.data as { operation_id?: string } | undefined)?.operation_id ?? null);
+                          await refresh();
+                        }}
+                      />
+                    )}
+                  </div>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <h2 id="suspensions-title">Suspensions</h2>
+      <Loaded load={suspensions} what="suspensions">
+        {(list) => {
+          const rows = list as Suspension[];
+          if (rows.length === 0) return <p class="empty">No suspended machines. Suspending keeps a machine's disk as a snapshot and stops paying for its server.</p>;
+          return (
+            <ul class="rows" aria-labelledby="suspensions-title">
+              {rows.map((s) => (
+                <li key={s.id}>
+                  <span>
+                    <strong>{s.hostname}</strong> <span class="muted">{s.server_type} in {s.location} · {s.reason} · {euros(s.monthly_cost_cents)} a month</span>
+                    <br />
+                    <span class={s.expires_at - Date.now() / 1000 < 7 * 86_400 ? 'error' : 'muted'}>
+                      Its snapshot is deleted {relative(s.expires_at)} (<time dateTime={new Date(s.expires_at * 1000).toISOString()}>{new Date(s.expires_at * 1000).toLocaleDateString()}</time>)
+                    </span>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <form class="card form" onSubmit={submit} aria-labelledby="new-machine" noValidate>
+        <h2 id="new-machine">New machine</h2>
+        {allConfigs.length === 0 ? (
+          <p class="empty">
+            A machine is made from a compute config: <a href="/console/compute">make one first</a>.
+          </p>
+        ) : (
+          <>
+            <Field label="Config" name="machine-config" error={errors['compute_config_id']}>
+              <select {...inputProps('machine-config', errors['compute_config_id'])} value={config?.id} onChange={(e) => setConfigId((e.target as HTMLSelectElement).value)}>
+                {allConfigs.map((c) => (
+                  <option key={c.id} value={c.id}>{c.name} ({c.region}, {c.image})</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Server type" name="machine-type" error={errors['server_type']}>
+              <select {...inputProps('machine-type', errors['server_type'])} value={serverType} onChange={(e) => setServerType((e.target as HTMLSelectElement).value)}>
+                {types.map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.id}: {t.cores} cores, {t.memory_gb} GB, {euros(t.prices.find((p) => p.region === config?.region)?.monthly_price_cents ?? t.monthly_price_cents)} a month
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Host name (optional)" name="machine-hostname" error={errors['hostname']}>
+              <input {...inputProps('machine-hostname', errors['hostname'])} value={hostname} onInput={(e) => setHostname((e.target as HTMLInputElement).value)} />
+            </Field>
+            <FormError error={create.error} fields={['compute_config_id', 'server_type', 'hostname']} />
+            <div class="actions">
+              <button type="submit" disabled={create.busy}>Create machine</button>
+            </div>
+          </>
+        )}
+      </form>
+    </section>
+  );
+}

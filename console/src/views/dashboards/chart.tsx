@@ -1,0 +1,41 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+const HEIGHTS = { compact: 110, standard: 200, tall: 340 } as const;
+
+/**
+ * A time series drawn by uPlot (docs/decisions.md): it sizes itself to its container and
+ * redraws when the container's width changes (a phone turned, a sidebar closed).
+ */
+export function Chart({ points, unit, height, label }: { points: [number, number][]; unit: string; height: keyof typeof HEIGHTS; label: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const data: uPlot.AlignedData = [points.map((p) => p[0]), points.map((p) => p[1])];
+    const plot = new uPlot(
+      {
+        width: Math.max(120, el.clientWidth),
+        height: HEIGHTS[height],
+        legend: { show: false },
+        cursor: { drag: { x: false, y: false } },
+        scales: { y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] } },
+        axes: [{ stroke: '#5b6472' }, { stroke: '#5b6472', label: unit, size: 48 }],
+        series: [{}, { label, stroke: '#1f5fbf', fill: 'rgba(31,95,191,0.12)', width: 2, points: { show: false } }],
+      },
+      data,
+      el,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(120, el.clientWidth), height: HEIGHTS[height] }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [points, unit, height, label]);
+  const latest = points.at(-1)?.[1];
+  return (
+    <div class="chart" ref={box} role="img" aria-label={`${label}: ${points.length} points, latest ${latest ?? 'none'} ${unit}`} />
+  );
+}

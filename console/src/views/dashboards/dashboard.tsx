@@ -1,0 +1,93 @@
+import { useLocation, useRoute } from 'preact-iso';
+import { api, messageOf } from '../../api.js';
+import { ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import type { Dashboard } from './types.js';
+import { WidgetCard, type Range } from './widgets.js';
+import { explainConflict, ifMatch } from '../../conflict.js';
+
+export const RANGES = { '1h': 3600, '6h': 21_600, '24h': 86_400, '7d': 604_800, '30d': 2_592_000 } as const;
+type RangeKey = keyof typeof RANGES;
+
+/** The dashboard's own time filter (`default_filter_values.time`, seconds relative to now when not positive) as a range key. */
+function defaultRange(d: Dashboard): RangeKey {
+  const t = d.default_filter_values['time'] as { from?: number; to?: number } | undefined;
+  const span = t && typeof t.from === 'number' && typeof t.to === 'number' ? t.to - t.from : 86_400;
+  return (Object.entries(RANGES).find(([, s]) => s >= span)?.[0] as RangeKey | undefined) ?? '30d';
+}
+
+/** A dashboard laid out as its widgets say, with its time filter in the address (reload keeps it). */
+export function DashboardView() {
+  const { params } = useRoute();
+  const location = useLocation();
+  const id = params['id']!;
+  const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
+  const reset = useAction();
+  return (
+    <Loaded load={load} what="the dashboard">
+      {(raw) => {
+        const d = raw as unknown as Dashboard;
+        const rangeKey = ((location.query['range'] as RangeKey | undefined) && (location.query['range']! in RANGES) ? location.query['range'] : defaultRange(d)) as RangeKey;
+        // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
+        const now = Math.ceil(Date.now() / 60_000) * 60;
+        const range: Range = { from: now - RANGES[rangeKey], to: now };
+        const drift = new Map((d.snippet_etag_drift ?? []).map((x) => [x.widget_id, x]));
+        const widgets = [...d.widgets].sort((a, b) => a.position - b.position);
+        return (
+          <section aria-labelledby="dashboard-title">
+            <PageHead title={d.name} id="dashboard-title">
+              <label class="inline">
+                Time range
+                <select
+                  value={rangeKey}
+                  onChange={(e) => location.route(`/console/dashboards/${d.id}?range=${(e.target as HTMLSelectElement).value}`, true)}
+                >
+                  {Object.keys(RANGES).map((k) => (
+                    <option value={k} key={k}>
+                      Last {k}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <a class="button secondary" href={`/console/dashboards/${d.id}/edit`}>Edit</a>
+              <a class="button secondary" href={`/console/dashboards/${d.id}/revisions`}>History</a>
+              <ConfirmButton
+                label="Reset"
+                title="Reset this dashboard?"
+                danger
+                body={
+                  <p>
+                    {d.purpose === 'workspace_overview'
+                      ? 'Its filters and widgets go back to the built-in overview layout.'
+                      : 'Its filters and widgets are emptied.'}{' '}
+                    The current content stays in its history and can be restored.
+                  </p>
+                }
+                onConfirm={async () => {
+                  // Either way the page shows the dashboard as it now is: reset, or changed by someone else.
+                  await reset.run(() => api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: d.id } }, headers: ifMatch(d.etag), body: null } as never));
+                  await load.reload();
+                }}
+              />
+            </PageHead>
+            {d.description && <p class="lead">{d.description}</p>}
+            <p class="muted">
+              Updated <Time at={d.updated_at} />
+            </p>
+            {reset.error ? <p role="alert" class="error">{explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}</p> : null}
+            {widgets.length === 0 ? (
+              <p class="empty">
+                No widgets yet. <a href={`/console/dashboards/${d.id}/edit`}>Add one</a>: a platform metric (machines, renders, writes…) or a snippet.
+              </p>
+            ) : (
+              <div class="grid">
+                {widgets.map((w) => (
+                  <WidgetCard key={w.widget_id} widget={w} range={range} values={d.default_filter_values} drift={drift.get(w.widget_id)} />
+                ))}
+              </div>
+            )}
+          </section>
+        );
+      }}
+    </Loaded>
+  );
+}

@@ -1,0 +1,205 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api } from '../../api.js';
+import { explainConflict, ifMatch } from '../../conflict.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, useAction, useLoad } from '../../ui.js';
+import type { Dashboard, DraftWidget, FilterDefinition, Metric, MetricWidget, Widget } from './types.js';
+
+const SPANS = [1, 2, 3, 4] as const;
+const HEIGHTS = ['compact', 'standard', 'tall'] as const;
+const RESOURCES = ['cluster', 'install', 'product', 'package', 'region'] as const;
+
+function newMetricWidget(metric: Metric, position: number): Omit<MetricWidget, 'widget_id'> {
+  return {
+    widget_type: 'platform_metric',
+    position,
+    title: metric.title,
+    col_span: 2,
+    height: 'standard',
+    drill_down: null,
+    visualization_options: {},
+    freshness_policy: { mode: 'provider_default' },
+    metric_key: metric.key,
+    metric_version: metric.version,
+    filter_bindings: { time: { mode: 'inherit', filter_key: 'time' } },
+  };
+}
+
+/** Editing a dashboard's name, description, filters and widgets; saved as one PATCH with If-Match. */
+export function EditDashboardView() {
+  const { params } = useRoute();
+  const id = params['id']!;
+  const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
+  return (
+    <Loaded load={load} what="the dashboard">
+      {(d) => <EditForm dashboard={d as unknown as Dashboard} reload={load.reload} />}
+    </Loaded>
+  );
+}
+
+function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => Promise<void> }) {
+  const { route } = useLocation();
+  const [name, setName] = useState(dashboard.name);
+  const [description, setDescription] = useState(dashboard.description ?? '');
+  const [summary, setSummary] = useState('');
+  const [filters, setFilters] = useState<FilterDefinition[]>(dashboard.filter_definitions);
+  const [widgets, setWidgets] = useState<DraftWidget[]>([...dashboard.widgets].sort((a, b) => a.position - b.position));
+  const [newFilter, setNewFilter] = useState('time');
+  const metrics = useLoad(() => api.GET('/v1/platform_metrics', {}), []);
+  const catalog = ((metrics.data as { data?: Metric[] } | null)?.data ?? []) as Metric[];
+  const [newMetric, setNewMetric] = useState('');
+  useEffect(() => void (catalog[0] && !newMetric && setNewMetric(catalog[0].key)), [catalog.length]);
+  const save = useAction();
+  const errors = fieldErrors(save.error);
+  const conflict = explainConflict(save.error, 'dashboard', 'save') && 'Someone else saved this dashboard after you opened it, so nothing was saved. Your edits are still here; open the dashboard in another tab to see theirs, then save again to replace them.';
+
+  const update = (i: number, patch: Partial<Widget>) => setWidgets((all) => all.map((w, j) => (j === i ? ({ ...w, ...patch } as DraftWidget) : w)));
+  const move = (i: number, by: -1 | 1) =>
+    setWidgets((all) => {
+      const next = [...all];
+      const [w] = next.splice(i, 1);
+      next.splice(i + by, 0, w!);
+      return next;
+    });
+  const addFilter = () => {
+    const label = newFilter.replace(/^./, (c) => c.toUpperCase());
+    const def: FilterDefinition =
+      newFilter === 'time' || newFilter === 'comparison' ? { kind: newFilter, key: newFilter, label } : { kind: 'resource', key: newFilter, resource: newFilter, label };
+    setFilters((all) => [...all, def]);
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = {
+      name,
+      description: description === '' ? null : description,
+      filter_definitions: filters,
+      widgets: widgets.map((w, position) => ({ ...w, position })),
+      ...(summary ? { summary } : {}),
+    };
+    const res = await save.run(() => api.PATCH('/v1/dashboards/{id}', { params: { path: { id: dashboard.id } }, headers: ifMatch(dashboard.etag), body } as never));
+    if (res.ok) route(`/console/dashboards/${dashboard.id}`);
+    // Their version's etag comes with the reload: saving again replaces it, knowingly.
+    else if (explainConflict(res.error, 'dashboard', 'save')) await reload();
+  };
+
+  return (
+    <form onSubmit={submit} aria-labelledby="edit-title" noValidate>
+      <p class="crumbs">
+        <a href={`/console/dashboards/${dashboard.id}`}>{dashboard.name}</a> /
+      </p>
+      <PageHead title="Edit dashboard" id="edit-title" />
+      {conflict && <p role="alert" class="error">{conflict}</p>}
+      <div class="card form">
+        <Field label="Name" name="name" error={errors['name']}>
+          <input {...inputProps('name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Description" name="description" error={errors['description']}>
+          <textarea {...inputProps('description', errors['description'])} rows={2} value={description} onInput={(e) => setDescription((e.target as HTMLTextAreaElement).value)} />
+        </Field>
+      </div>
+
+      <h2>Filters</h2>
+      {errors['filter_definitions'] && <p class="field-error">{errors['filter_definitions']}</p>}
+      <ul class="rows">
+        {filters.map((f, i) => (
+          <li key={`${f.key}${i}`}>
+            <span>
+              <strong>{f.label ?? f.key}</strong> <span class="muted">({f.kind}: {f.key})</span>
+            </span>
+            {Object.entries(errors).filter(([k]) => k.startsWith(`filter_definitions.${i}`)).map(([k, m]) => (
+              <span class="field-error" key={k}>{m}</span>
+            ))}
+            <button type="button" class="secondary" aria-label={`Remove filter ${f.label ?? f.key}`} onClick={() => setFilters((all) => all.filter((_, j) => j !== i))}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div class="inline-form">
+        <label class="inline">
+          Add a filter
+          <select value={newFilter} onChange={(e) => setNewFilter((e.target as HTMLSelectElement).value)}>
+            {['time', 'comparison', ...RESOURCES].map((k) => (
+              <option key={k} value={k}>{k}</option>
+            ))}
+          </select>
+        </label>
+        <button type="button" class="secondary" onClick={addFilter}>Add filter</button>
+      </div>
+
+      <h2>Widgets</h2>
+      {errors['widgets'] && <p class="field-error">{errors['widgets']}</p>}
+      {widgets.length === 0 && <p class="empty">No widgets: add a platform metric below.</p>}
+      <ol class="rows widgets-edit">
+        {widgets.map((w, i) => {
+          const err = (f: string) => errors[`widgets.${i}.${f}`];
+          const label = w.title ?? (w.widget_type === 'platform_metric' ? w.metric_key : w.snippet_id);
+          return (
+            <li key={w.widget_id ?? `new${i}`}>
+              <Field label={`Title of widget ${i + 1}`} name={`widgets.${i}.title`} error={err('title')}>
+                <input {...inputProps(`widgets.${i}.title`, err('title'))} value={w.title ?? ''} onInput={(e) => update(i, { title: (e.target as HTMLInputElement).value || null })} />
+              </Field>
+              <Field label="Columns" name={`widgets.${i}.col_span`} error={err('col_span')}>
+                <select {...inputProps(`widgets.${i}.col_span`, err('col_span'))} value={String(w.col_span)} onChange={(e) => update(i, { col_span: Number((e.target as HTMLSelectElement).value) as 1 })}>
+                  {SPANS.map((s) => (
+                    <option key={s} value={s}>{s}</option>
+                  ))}
+                </select>
+              </Field>
+              <Field label="Height" name={`widgets.${i}.height`} error={err('height')}>
+                <select {...inputProps(`widgets.${i}.height`, err('height'))} value={w.height} onChange={(e) => update(i, { height: (e.target as HTMLSelectElement).value as 'standard' })}>
+                  {HEIGHTS.map((h) => (
+                    <option key={h} value={h}>{h}</option>
+                  ))}
+                </select>
+              </Field>
+              <p class="muted what">
+                {w.widget_type === 'platform_metric' ? `Metric ${w.metric_key} v${w.metric_version}` : `Snippet ${w.snippet_id}`}
+                {err('metric_key') && <span class="field-error"> {err('metric_key')}</span>}
+                {err('snippet_id') && <span class="field-error"> {err('snippet_id')}</span>}
+              </p>
+              <div class="actions">
+                <button type="button" class="secondary" aria-label={`Move ${label} up`} disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
+                <button type="button" class="secondary" aria-label={`Move ${label} down`} disabled={i === widgets.length - 1} onClick={() => move(i, 1)}>↓</button>
+                <button type="button" class="secondary" aria-label={`Remove ${label}`} onClick={() => setWidgets((all) => all.filter((_, j) => j !== i))}>Remove</button>
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+      <div class="inline-form">
+        <label class="inline">
+          Metric
+          <select value={newMetric} onChange={(e) => setNewMetric((e.target as HTMLSelectElement).value)}>
+            {catalog.map((m) => (
+              <option key={m.key} value={m.key}>{m.title}</option>
+            ))}
+          </select>
+        </label>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!catalog.length}
+          onClick={() => {
+            const m = catalog.find((x) => x.key === newMetric);
+            if (m) setWidgets((all) => [...all, newMetricWidget(m, all.length)]);
+          }}
+        >
+          Add metric widget
+        </button>
+      </div>
+
+      <div class="card form">
+        <Field label="Summary of the change (optional)" name="summary" error={errors['summary']}>
+          <input {...inputProps('summary', errors['summary'])} value={summary} onInput={(e) => setSummary((e.target as HTMLInputElement).value)} />
+        </Field>
+      </div>
+      <FormError error={conflict ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions']} />
+      <div class="actions">
+        <a class="button secondary" href={`/console/dashboards/${dashboard.id}`}>Cancel</a>
+        <button type="submit" disabled={save.busy}>{save.busy ? 'Saving…' : 'Save'}</button>
+      </div>
+    </form>
+  );
+}

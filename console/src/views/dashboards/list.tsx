@@ -1,0 +1,78 @@
+import { useContext, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api } from '../../api.js';
+import { SessionContext } from '../../session.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import type { Dashboard } from './types.js';
+
+/** The workspace's dashboards, newest first, and a new one from a name. */
+export function DashboardsView() {
+  const me = useContext(SessionContext);
+  const { route } = useLocation();
+  const load = useLoad(() => api.GET('/v1/dashboards', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const [name, setName] = useState('');
+  const [purpose, setPurpose] = useState<'custom' | 'workspace_overview'>('custom');
+  const create = useAction();
+  const errors = fieldErrors(create.error);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const res = await create.run(() =>
+      api.POST('/v1/dashboards', { body: { name, purpose, filter_definitions: [], default_filter_values: {}, widgets: [] } as never }),
+    );
+    if (res.ok) route(`/console/dashboards/${(res.data as { id: string }).id}`);
+  };
+  return (
+    <section aria-labelledby="dashboards-title">
+      <PageHead title={`Dashboards${me?.workspace ? ` in ${me.workspace.name}` : ''}`} id="dashboards-title" />
+      <Loaded load={load} what="dashboards">
+        {(page) => {
+          const rows = (page as { data: Dashboard[] }).data;
+          return rows.length === 0 ? (
+            <p class="empty">No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Purpose</th>
+                  <th scope="col">Widgets</th>
+                  <th scope="col">Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((d) => (
+                  <tr key={d.id}>
+                    <td>
+                      <a href={`/console/dashboards/${d.id}`}>{d.name}</a>
+                    </td>
+                    <td>{d.purpose.replace('_', ' ')}</td>
+                    <td>{d.widgets.length}</td>
+                    <td>
+                      <Time at={d.updated_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          );
+        }}
+      </Loaded>
+      <form class="card form" onSubmit={submit} aria-labelledby="new-dashboard" noValidate>
+        <h2 id="new-dashboard">New dashboard</h2>
+        <Field label="Name" name="new-name" error={errors['name']}>
+          <input {...inputProps('new-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label="Purpose" name="new-purpose" error={errors['purpose']}>
+          <select {...inputProps('new-purpose', errors['purpose'])} value={purpose} onChange={(e) => setPurpose((e.target as HTMLSelectElement).value as 'custom')}>
+            <option value="custom">Custom</option>
+            <option value="workspace_overview">Workspace overview</option>
+          </select>
+        </Field>
+        <FormError error={create.error} fields={['name', 'purpose']} />
+        <div class="actions">
+          <button type="submit" disabled={create.busy}>Create dashboard</button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,216 @@
+import { useContext, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, messageOf } from '../../api.js';
+import { explainConflict, ifMatch } from '../../conflict.js';
+import { OperationProgress } from '../../operation.js';
+import { SessionContext } from '../../session.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Files } from './files.js';
+import { parseValues } from './packages.js';
+
+type Install = {
+  id: string;
+  name: string;
+  package_id: string;
+  values: Record<string, unknown>;
+  current_version: { id: string; semver: string } | null;
+  desired_version: { id: string; semver: string };
+  automatic_updates_enabled: boolean;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+  last_render: { id: string; state: string; error: string | null } | null;
+};
+type Render = { id: string; state: string; commit_sha: string | null; operation_id: string; restored_from_render_id: string | null; message: string; created_at: number; package_version_id: string };
+
+/** The workspace's installs with the state of their newest render. */
+export function InstallsView() {
+  const me = useContext(SessionContext);
+  const load = useLoad(() => api.GET('/v1/installs', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  return (
+    <section aria-labelledby="installs-title">
+      <PageHead title="Installs" id="installs-title" />
+      <Loaded load={load} what="installs">
+        {(page) => {
+          const rows = (page as { data: Install[] }).data;
+          if (rows.length === 0) {
+            return (
+              <p class="empty">
+                No installs. Open a <a href="/console/packages">package</a>, preview a version with your values, and install it.
+              </p>
+            );
+          }
+          return (
+            <ul class="rows">
+              {rows.map((i) => (
+                <li key={i.id}>
+                  <span>
+                    <a href={`/console/installs/${i.id}`}>{i.name}</a> <span class="muted">{i.current_version?.semver ?? 'not rendered yet'}</span>
+                  </span>
+                  {i.last_render && <Badge value={i.last_render.state} />}
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+    </section>
+  );
+}
+
+/** A commit's files, read when asked. */
+function CommitFiles({ render }: { render: Render }) {
+  const load = useLoad(() => api.GET('/v1/renders/{id}/files', { params: { path: { id: render.id } } } as never), [render.id]);
+  return (
+    <Loaded load={load} what="the files">
+      {(tree) => {
+        const files = Object.fromEntries((tree as unknown as { files: { path: string; content: string | null; size: number }[] }).files.map((f) => [f.path, f.content ?? `(${f.size} bytes, not text)`]));
+        return <Files files={files} label={`Files of commit ${render.commit_sha?.slice(0, 10)}`} />;
+      }}
+    </Loaded>
+  );
+}
+
+/**
+ * One install: its versions and values (changed with If-Match, which renders again), its
+ * renders as the git history of its repository, a commit's files, and restoring a render.
+ */
+export function InstallView() {
+  const { params } = useRoute();
+  const id = params['id']!;
+  const install = useLoad(() => api.GET('/v1/installs/{id}', { params: { path: { id } } }), [id]);
+  const renders = useLoad(() => api.GET('/v1/installs/{id}/renders', { params: { path: { id }, query: { limit: 100 } } }), [id]);
+  const repo = useLoad(() => api.GET('/v1/installs/{id}/repository', { params: { path: { id } } }), [id]);
+  const [watching, setWatching] = useState<string | null>(null);
+  const [openCommit, setOpenCommit] = useState<string | null>(null);
+  const [valuesText, setValuesText] = useState<string | null>(null);
+  const update = useAction();
+  const restore = useAction();
+  const refresh = () => Promise.all([install.reload(), renders.reload(), repo.reload()]);
+  const i = install.data as Install | null;
+  const parsed = parseValues(valuesText ?? JSON.stringify(i?.values ?? {}, null, 2));
+  const errors = fieldErrors(update.error);
+  const valuesError = parsed.error ?? errors['values'];
+  /** After a write that made a render: follow its operation until it is done. */
+  const follow = async (renderId: string | null | undefined) => {
+    if (renderId) {
+      const render = await api.GET('/v1/renders/{id}', { params: { path: { id: renderId } } });
+      setWatching((render.data as Render | undefined)?.operation_id ?? null);
+    }
+    await refresh();
+  };
+  return (
+    <section aria-labelledby="install-title">
+      <p class="crumbs">
+        <a href="/console/installs">Installs</a> /
+      </p>
+      <Loaded load={install} what="the install">
+        {() => (
+          <>
+            <PageHead title={i!.name} id="install-title" />
+            <dl class="facts">
+              <dt>Version</dt>
+              <dd>
+                {i!.current_version?.semver ?? 'none yet'}
+                {i!.desired_version.id !== i!.current_version?.id && <span class="muted"> → {i!.desired_version.semver} wanted</span>}
+              </dd>
+              <dt>Newest render</dt>
+              <dd>{i!.last_render ? <><Badge value={i!.last_render.state} /> {i!.last_render.error}</> : 'none'}</dd>
+              <dt>Automatic updates</dt>
+              <dd>{i!.automatic_updates_enabled ? 'on' : 'off'}</dd>
+              <dt>Repository</dt>
+              <dd>
+                {(repo.data as { clone_url?: string } | null)?.clone_url ? (
+                  <>
+                    <code>{(repo.data as { clone_url: string }).clone_url}</code> <CopyButton value={(repo.data as { clone_url: string }).clone_url} label="Copy clone URL" />
+                  </>
+                ) : repo.error ? (
+                  messageOf(repo.error)
+                ) : (
+                  '…'
+                )}
+              </dd>
+            </dl>
+          </>
+        )}
+      </Loaded>
+      {watching && <OperationProgress id={watching} onDone={() => void refresh()} />}
+      {i && (
+        <form
+          class="card form"
+          aria-labelledby="values-title"
+          noValidate
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const res = await update.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id } }, headers: ifMatch(i.etag), body: { values: parsed.values } } as never));
+            await follow(res.ok ? (res.data as Install).last_render?.id : null);
+            if (res.ok) setValuesText(null);
+          }}
+        >
+          <h2 id="values-title">Values</h2>
+          {explainConflict(update.error, 'install', 'change') && <p role="alert" class="error">{explainConflict(update.error, 'install', 'change')}</p>}
+          <Field label="Values (JSON)" name="install-values" error={valuesError} hint="Saving renders the install again">
+            <textarea {...inputProps('install-values', valuesError)} rows={5} spellcheck={false} value={valuesText ?? JSON.stringify(i.values, null, 2)} onInput={(e) => setValuesText((e.target as HTMLTextAreaElement).value)} />
+          </Field>
+          <FormError error={explainConflict(update.error, 'install', 'change') ? null : update.error} fields={['values']} />
+          <div class="actions">
+            <button type="submit" disabled={Boolean(parsed.error) || update.busy}>Save and render</button>
+          </div>
+        </form>
+      )}
+      <h2 id="history-title">History</h2>
+      {restore.error ? <p role="alert" class="error">{explainConflict(restore.error, 'install', 'restore') ?? messageOf(restore.error)}</p> : null}
+      <Loaded load={renders} what="renders">
+        {(page) => {
+          const rows = (page as { data: Render[] }).data;
+          if (rows.length === 0) return <p class="empty">No renders yet.</p>;
+          return (
+            <ol class="timeline" aria-labelledby="history-title">
+              {rows.map((r) => (
+                <li key={r.id}>
+                  <div class="when">
+                    <Time at={r.created_at} />
+                  </div>
+                  <div>
+                    <p>
+                      <Badge value={r.state} /> {r.message}
+                    </p>
+                    <p class="muted">
+                      {r.commit_sha ? <>commit <code>{r.commit_sha.slice(0, 10)}</code></> : 'no commit'}
+                      {r.restored_from_render_id && <> · restored from {r.restored_from_render_id}</>}
+                    </p>
+                    <div class="actions">
+                      {r.commit_sha && (
+                        <button type="button" class="secondary" aria-expanded={openCommit === r.id} onClick={() => setOpenCommit(openCommit === r.id ? null : r.id)}>
+                          {openCommit === r.id ? 'Hide files' : 'Files'}
+                        </button>
+                      )}
+                      {r.state === 'succeeded' && i && (
+                        <ConfirmButton
+                          label="Restore"
+                          title="Restore this render?"
+                          body={<p>Its files become the newest commit of the repository, as a new render; nothing is lost from the history.</p>}
+                          onConfirm={async () => {
+                            const res = await restore.run(() =>
+                              api.POST('/v1/installs/{id}:restore', {
+                                params: { path: { id } },
+                                headers: { ...ifMatch(i.etag), 'idempotency-key': crypto.randomUUID() },
+                                body: { render_id: r.id },
+                              } as never),
+                            );
+                            await follow(res.ok ? (res.data as { render: Render }).render.id : null);
+                          }}
+                        />
+                      )}
+                    </div>
+                    {openCommit === r.id && <CommitFiles render={r} />}
+                  </div>
+                </li>
+              ))}
+            </ol>
+          );
+        }}
+      </Loaded>
+    </section>
+  );
+}

@@ -1,0 +1,167 @@
+import { useContext, useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, messageOf } from '../../api.js';
+import { SessionContext } from '../../session.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Files } from './files.js';
+
+type Package = { id: string; name: string; created_at: number };
+type Version = { id: string; semver: string; created_at: number; files?: Record<string, string> };
+
+/** The workspace's packages, and a new one by name. */
+export function PackagesView() {
+  const me = useContext(SessionContext);
+  const { route } = useLocation();
+  const load = useLoad(() => api.GET('/v1/packages', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const create = useAction();
+  const [name, setName] = useState('');
+  const errors = fieldErrors(create.error);
+  return (
+    <section aria-labelledby="packages-title">
+      <PageHead title="Packages" id="packages-title" />
+      <Loaded load={load} what="packages">
+        {(page) => {
+          const rows = (page as { data: Package[] }).data;
+          if (rows.length === 0) return <p class="empty">No packages. A package holds versions of Mustache templates; installs render them into git repositories.</p>;
+          return (
+            <ul class="rows">
+              {rows.map((p) => (
+                <li key={p.id}>
+                  <a href={`/console/packages/${p.id}`}>{p.name}</a> <span class="muted">made <Time at={p.created_at} /></span>
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </Loaded>
+      <form
+        class="card form"
+        aria-labelledby="new-package"
+        noValidate
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const res = await create.run(() => api.POST('/v1/packages', { body: { name } }));
+          if (res.ok) route(`/console/packages/${(res.data as Package).id}`);
+        }}
+      >
+        <h2 id="new-package">New package</h2>
+        <Field label="Name" name="package-name" error={errors['name']}>
+          <input {...inputProps('package-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <FormError error={create.error} fields={['name']} />
+        <div class="actions">
+          <button type="submit" disabled={create.busy}>Create package</button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** Values typed as JSON: parsed before sending, with the parse error at the field. */
+export function parseValues(text: string): { values?: Record<string, unknown>; error?: string } {
+  if (text.trim() === '') return { values: {} };
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return { error: 'Values are a JSON object, such as {"who": "world"}' };
+    return { values: v as Record<string, unknown> };
+  } catch (e) {
+    return { error: `Not valid JSON: ${(e as Error).message}` };
+  }
+}
+
+/** A package's versions; one version's files, a preview of its render with values, and installing it. */
+export function PackageView() {
+  const { params, query } = useRoute();
+  const { route } = useLocation();
+  const id = params['id']!;
+  const pkg = useLoad(() => api.GET('/v1/packages/{id}', { params: { path: { id } } }), [id]);
+  const versions = useLoad(() => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
+  const list = ((versions.data as { data?: Version[] } | null)?.data ?? []) as Version[];
+  const chosen = (query['version'] as string | undefined) ?? list[0]?.id;
+  const version = useLoad(
+    () => (chosen ? api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: chosen } } }) : Promise.resolve({ data: null })),
+    [id, chosen],
+  );
+  const [valuesText, setValuesText] = useState('{}');
+  const [preview, setPreview] = useState<Record<string, string> | null>(null);
+  const [installName, setInstallName] = useState('');
+  const previewing = useAction();
+  const installing = useAction();
+  const parsed = parseValues(valuesText);
+  const errors = { ...fieldErrors(previewing.error), ...fieldErrors(installing.error) };
+  const valuesError = parsed.error ?? errors['values'];
+  return (
+    <section aria-labelledby="package-title">
+      <p class="crumbs">
+        <a href="/console/packages">Packages</a> /
+      </p>
+      <Loaded load={pkg} what="the package">
+        {(p) => <PageHead title={(p as Package).name} id="package-title" />}
+      </Loaded>
+      <Loaded load={versions} what="versions">
+        {() =>
+          list.length === 0 ? (
+            <p class="empty">No versions yet. Publish one with the API or the CLI: `wsp packages publish`.</p>
+          ) : (
+            <label class="inline">
+              Version
+              <select value={chosen} onChange={(e) => route(`/console/packages/${id}?version=${(e.target as HTMLSelectElement).value}`, true)}>
+                {list.map((v) => (
+                  <option key={v.id} value={v.id}>
+                    {v.semver}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )
+        }
+      </Loaded>
+      {version.data && (
+        <>
+          <h2>Templates</h2>
+          <Files files={(version.data as Version).files ?? {}} label="Templates of this version" />
+          <form class="card form" aria-labelledby="preview-title" noValidate onSubmit={(e) => e.preventDefault()}>
+            <h2 id="preview-title">Preview and install</h2>
+            <Field label="Values (JSON)" name="values" error={valuesError}>
+              <textarea {...inputProps('values', valuesError)} rows={4} spellcheck={false} value={valuesText} onInput={(e) => setValuesText((e.target as HTMLTextAreaElement).value)} />
+            </Field>
+            <div class="actions">
+              <button
+                type="button"
+                class="secondary"
+                disabled={Boolean(parsed.error) || previewing.busy}
+                onClick={async () => {
+                  const res = await previewing.run(() =>
+                    api.POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: chosen! } }, body: { values: parsed.values } } as never),
+                  );
+                  setPreview(res.ok ? (res.data as { files: Record<string, string> }).files : null);
+                }}
+              >
+                Preview
+              </button>
+            </div>
+            <FormError error={previewing.error} fields={['values']} />
+            {preview && <Files files={preview} label="Rendered files" />}
+            <Field label="Install name" name="install-name" error={errors['name']}>
+              <input {...inputProps('install-name', errors['name'])} value={installName} onInput={(e) => setInstallName((e.target as HTMLInputElement).value)} />
+            </Field>
+            <FormError error={installing.error} fields={['values', 'name']} />
+            <div class="actions">
+              <button
+                type="button"
+                disabled={Boolean(parsed.error) || installing.busy}
+                onClick={async () => {
+                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen!, values: parsed.values } } as never));
+                  if (res.ok) route(`/console/installs/${(res.data as { id: string }).id}`);
+                }}
+              >
+                Install this version
+              </button>
+            </div>
+          </form>
+        </>
+      )}
+      {version.error ? <p role="alert" class="error">{messageOf(version.error)}</p> : null}
+    </section>
+  );
+}

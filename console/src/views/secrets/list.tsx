@@ -1,0 +1,70 @@
+import { useContext, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api } from '../../api.js';
+import { SessionContext } from '../../session.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+
+export type Secret = { id: string; name: string; etag: string; created_at: number; updated_at: number };
+
+/** The workspace's secrets, newest first, and a new one by name. */
+export function SecretsView() {
+  const me = useContext(SessionContext);
+  const { route } = useLocation();
+  const load = useLoad(() => api.GET('/v1/secrets', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const [name, setName] = useState('');
+  const create = useAction();
+  const errors = fieldErrors(create.error);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const res = await create.run(() => api.POST('/v1/secrets', { body: { name } }));
+    if (res.ok) route(`/console/secrets/${(res.data as Secret).id}`);
+  };
+  return (
+    <section aria-labelledby="secrets-title">
+      <PageHead title="Secrets" id="secrets-title" />
+      <Loaded load={load} what="secrets">
+        {(page) => {
+          const rows = (page as { data: Secret[] }).data;
+          return rows.length === 0 ? (
+            <p class="empty">No secrets yet. Name one below, then add its first version: its value is encrypted at rest and never shown unless asked for.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Changed</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((s) => (
+                  <tr key={s.id}>
+                    <td>
+                      <a href={`/console/secrets/${s.id}`}>{s.name}</a>
+                    </td>
+                    <td>
+                      <Time at={s.created_at} />
+                    </td>
+                    <td>
+                      <Time at={s.updated_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          );
+        }}
+      </Loaded>
+      <form class="card form" onSubmit={submit} aria-labelledby="new-secret" noValidate>
+        <h2 id="new-secret">New secret</h2>
+        <Field label="Name" name="secret-name" error={errors['name']} hint="Unique in the workspace, such as DATABASE_URL">
+          <input {...inputProps('secret-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </Field>
+        <FormError error={create.error} fields={['name']} />
+        <div class="actions">
+          <button type="submit" disabled={create.busy}>Create secret</button>
+        </div>
+      </form>
+    </section>
+  );
+}

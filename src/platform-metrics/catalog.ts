@@ -1,0 +1,68 @@
+import type { MetricKey, PlatformMetric } from './schemas.js';
+
+/** The platform metrics of CONTRACT §10, in the order they are listed. */
+export const PLATFORM_METRICS: readonly (PlatformMetric & { key: MetricKey })[] = [
+  {
+    key: 'machines_running',
+    version: 1,
+    title: 'Machines running',
+    unit: 'machines',
+    kind: 'gauge',
+    description: 'Machines that existed and were not suspended at each point: from their creation until deleted, failed or expired, less those suspended then.',
+    filter_keys: ['cluster'],
+  },
+  {
+    key: 'machines_suspended',
+    version: 1,
+    title: 'Machines suspended',
+    unit: 'machines',
+    kind: 'gauge',
+    description: 'Suspensions in force at each point: from the snapshot being taken until the machine was resumed, expired or deleted.',
+    filter_keys: ['cluster'],
+  },
+  {
+    key: 'monthly_cost_cents',
+    version: 1,
+    title: 'Snapshot storage cost',
+    unit: 'cents a month',
+    kind: 'gauge',
+    description: "What the snapshots of the suspended machines cost a month at each point, in cents: the sum of the suspensions' monthly_cost_cents.",
+    filter_keys: ['cluster'],
+  },
+  {
+    key: 'renders',
+    version: 1,
+    title: 'Renders',
+    unit: 'renders',
+    kind: 'counter',
+    description: 'Renders created in each step, of every install or one (`install`), in any state or in the one they are in now (`status`).',
+    filter_keys: ['install', 'status'],
+  },
+  {
+    key: 'secret_accesses',
+    version: 1,
+    title: 'Secret accesses',
+    unit: 'accesses',
+    kind: 'counter',
+    description: 'Secret payloads read (`secret_version.accessed` events) in each step.',
+    filter_keys: [],
+  },
+  {
+    key: 'writes',
+    version: 1,
+    title: 'Writes',
+    unit: 'events',
+    kind: 'counter',
+    description: 'Changes recorded in the event log in each step (every event but sign-ins and secret reads), of every type or one (`type`, exact or `<resource>.*`).',
+    filter_keys: ['type'],
+  },
+  {
+    key: 'notifications_unread',
+    version: 1,
+    title: 'Unread notifications',
+    unit: 'notifications',
+    kind: 'gauge',
+    description: "The caller's notifications that had arrived and were not yet read at each point (a user's; an API token has none: 403).",
+    filter_keys: [],
+  },
+];

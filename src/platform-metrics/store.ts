@@ -1,0 +1,112 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/tables.js';
+import { idFloor } from '../shared/ids.js';
+
+/** The buckets of a series: point i (0-based) is at `from + (i + 1)·step` and counts what happened in the step before it. */
+export interface Buckets {
+  from: number;
+  step: number;
+  count: number;
+}
+
+/** A span of time something was in a state: [start, end), end null while it still is. */
+export interface Interval {
+  start: number;
+  end: number | null;
+  /** What it adds at each point it holds (1 unless said). */
+  weight?: number;
+}
+
+const last = (b: Buckets) => b.from + b.count * b.step;
+
+/** Rows with `created_at` in (from, last point], as [bucket index, count]: one aggregate query, no rows carried out. */
+function bucketed(b: Buckets) {
+  return sql<number>`cast((created_at - ${b.from} - 1) / ${b.step} as integer)`;
+}
+
+async function counts(rows: Promise<{ b: number | string; n: number | string | bigint }[]>, b: Buckets): Promise<number[]> {
+  const out = new Array<number>(b.count).fill(0);
+  for (const r of await rows) {
+    const i = Number(r.b);
+    if (i >= 0 && i < b.count) out[i] = Number(r.n);
+  }
+  return out;
+}
+
+export const platformMetricsStore = {
+  renders(db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }) {
+    let q = db
+      .selectFrom('renders')
+      .select([bucketed(b).as('b'), sql<number>`count(*)`.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('created_at', '>', b.from)
+      .where('created_at', '<=', last(b));
+    if (f.install) q = q.where('install_id', '=', f.install);
+    if (f.status) q = q.where('state', '=', f.status as never);
+    return counts(q.groupBy('b').execute(), b);
+  },
+
+  /** Events in the range, optionally of one type (exact) or one resource type (`<resource>.*`). */
+  events(db: Kysely<DB>, workspaceId: string, b: Buckets, f: { type?: string | undefined; exclude?: readonly string[] }) {
+    let q = db
+      .selectFrom('events')
+      .select([bucketed(b).as('b'), sql<number>`count(*)`.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      // Ids are time-ordered: the id bound lets the (workspace_id, id) index find the range.
+      .where('id', '>=', idFloor('evt', (b.from - 1) * 1000))
+      .where('created_at', '>', b.from)
+      .where('created_at', '<=', last(b));
+    if (f.type?.endsWith('.*')) q = q.where('resource_type', '=', f.type.slice(0, -2));
+    else if (f.type) q = q.where('type', '=', f.type);
+    if (f.exclude?.length) q = q.where('type', 'not in', [...f.exclude]);
+    return counts(q.groupBy('b').execute(), b);
+  },
+
+  /**
+   * Each machine's life up to `until`, from its row (while it exists) and from the event log
+   * (machines deleted since): created at its row's or its `machine.created` event's time,
+   * ended by `machine.deleted`, or when its row went to failed or expired.
+   */
+  async machineLives(db: Kysely<DB>, workspaceId: string, until: number, cluster: string | undefined): Promise<Interval[]> {
+    let rows = db.selectFrom('machines').select(['id', 'created_at', 'updated_at', 'status', 'cluster_id']).where('workspace_id', '=', workspaceId).where('created_at', '<=', until);
+    if (cluster) rows = rows.where('cluster_id', '=', cluster);
+    const events = await db
+      .selectFrom('events')
+      .select(['resource_id', 'type', 'created_at', 'data'])
+      .where('workspace_id', '=', workspaceId)
+      .where('type', 'in', ['machine.created', 'machine.deleted'])
+      .where('created_at', '<=', until)
+      .orderBy('id')
+      .execute();
+    const lives = new Map<string, Interval & { cluster: string | null }>();
+    for (const m of await rows.execute()) {
+      const ended = m.status === 'failed' || m.status === 'expired' ? m.updated_at : null;
+      lives.set(m.id, { start: m.created_at, end: ended, cluster: m.cluster_id });
+    }
+    // Events add the machines deleted since, and the end of those being deleted now.
+    for (const e of events) {
+      const life = lives.get(e.resource_id);
+      if (e.type === 'machine.created' && !life) {
+        const data = JSON.parse(e.data) as { cluster_id?: string };
+        lives.set(e.resource_id, { start: e.created_at, end: null, cluster: data.cluster_id ?? null });
+      } else if (e.type === 'machine.deleted' && life) {
+        life.end = e.created_at;
+      }
+    }
+    // A machine known only from its events is counted when its cluster is asked for only if the event named it.
+    return [...lives.values()].filter((l) => !cluster || l.cluster === cluster);
+  },
+
+  /** Suspensions as intervals: from when the machine was suspended until it was resumed, expired or deleted. */
+  async suspensions(db: Kysely<DB>, workspaceId: string, until: number, cluster: string | undefined): Promise<Interval[]> {
+    let q = db.selectFrom('compute_suspensions').select(['created_at', 'ended_at', 'monthly_cost_cents']).where('workspace_id', '=', workspaceId).where('created_at', '<=', until);
+    if (cluster) q = q.where('cluster_id', '=', cluster);
+    return (await q.execute()).map((s) => ({ start: s.created_at, end: s.ended_at, weight: Number(s.monthly_cost_cents) }));
+  },
+
+  /** The caller's notifications as unread intervals: from arrival until read. */
+  async unread(db: Kysely<DB>, userId: string, until: number): Promise<Interval[]> {
+    const rows = await db.selectFrom('notifications').select(['created_at', 'read_at']).where('user_id', '=', userId).where('created_at', '<=', until).execute();
+    return rows.map((n) => ({ start: n.created_at, end: n.read_at }));
+  },
+};

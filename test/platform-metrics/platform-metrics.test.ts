@@ -1,0 +1,185 @@
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { as, firstError } from '../helpers/harness.js';
+import { computeTestApp, runningMachine, suspend, type ComputeTest } from '../compute/setup.js';
+import { installFixture } from '../installs/fixture.js';
+import { notify } from '../../src/notifications/service.js';
+import { gauge } from '../../src/platform-metrics/service.js';
+import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
+
+/** GET /v1/platform_metrics and their series (CONTRACT §10), computed from the workspace's records and events. */
+let t: ComputeTest;
+before(async () => {
+  t = await computeTestApp();
+});
+after(() => t.close());
+
+type Series = { key: string; version: number; unit: string; from: number; to: number; step: number; points: [number, number][] };
+const now = () => Math.floor(t.h.clock.nowMs() / 1000);
+const get = (url: string, credential = t.s.owner.session, workspace: string | undefined = t.s.workspaceId) =>
+  t.h.app.inject({ method: 'GET', url, headers: as(credential, workspace) });
+async function series(key: string, query: string, credential = t.s.owner.session): Promise<Series> {
+  const res = await get(`/v1/platform_metrics/${key}/series?${query}`, credential);
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json();
+}
+const values = (s: Series) => s.points.map(([, v]) => v);
+async function write(method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = {}) {
+  const res = await t.h.app.inject({ method, url, headers: as(t.s.owner.session, t.s.workspaceId, headers), ...(payload ? { payload } : {}) });
+  assert.ok(res.statusCode < 300, `${method} ${url}: ${res.body}`);
+  return res.statusCode === 204 ? null : res.json();
+}
+
+describe('the list of metrics', () => {
+  test('names every metric of the contract with version, unit, kind and filters; a token needs dashboards:read', async () => {
+    const res = await get('/v1/platform_metrics');
+    assert.equal(res.statusCode, 200, res.body);
+    const list = res.json().data as { key: string; version: number; unit: string; kind: string; filter_keys: string[] }[];
+    assert.deepEqual(list.map((m) => m.key), ['machines_running', 'machines_suspended', 'monthly_cost_cents', 'renders', 'secret_accesses', 'writes', 'notifications_unread']);
+    assert.ok(list.every((m) => m.version === 1 && m.unit && (m.kind === 'gauge' || m.kind === 'counter')));
+    assert.deepEqual(list.find((m) => m.key === 'renders')!.filter_keys, ['install', 'status']);
+    const narrow = await write('POST', '/v1/api_tokens', { name: 'secrets only', scopes: ['secrets:read'] });
+    const refused = await get('/v1/platform_metrics', narrow.token, undefined);
+    assert.equal(refused.statusCode, 403);
+    assert.deepEqual(firstError(refused.json()).metadata, { required_scope: 'dashboards:read' });
+    const reader = await write('POST', '/v1/api_tokens', { name: 'dashboards', scopes: ['dashboards:read'] });
+    assert.equal((await get('/v1/platform_metrics/writes/series', reader.token, undefined)).statusCode, 200);
+    assert.equal((await get('/v1/platform_metrics', t.s.member.session)).statusCode, 200, 'any member reads them');
+  });
+});
+
+describe('asking for a series', () => {
+  test('an unknown key or version is 404 at that field; the current version is in metadata', async () => {
+    const unknown = await get('/v1/platform_metrics/http_requests/series');
+    assert.equal(unknown.statusCode, 404);
+    assert.deepEqual(firstError(unknown.json()).path, ['key']);
+    const stale = await get('/v1/platform_metrics/writes/series?version=2');
+    assert.equal(stale.statusCode, 404);
+    assert.deepEqual(firstError(stale.json()).path, ['version']);
+    assert.deepEqual(firstError(stale.json()).metadata, { current_version: '1' });
+    assert.equal((await get('/v1/platform_metrics/writes/series?version=1')).statusCode, 200);
+  });
+
+  test('a range backwards, too many points or a filter the metric does not take is 422 at that field', async () => {
+    const cases: [string, string][] = [
+      ['writes/series?from=100&to=100', 'from'],
+      ['writes/series?from=0&to=1000000&step=60', 'step'],
+      ['writes/series?install=inst_x', 'install'],
+      ['renders/series?type=secret.created', 'type'],
+      ['writes/series?step=0', 'step'],
+    ];
+    for (const [url, field] of cases) {
+      const res = await get(`/v1/platform_metrics/${url}`);
+      assert.equal(res.statusCode, 422, `${url}: ${res.body}`);
+      assert.equal(firstError(res.json()).path?.at(-1), field, url);
+    }
+  });
+
+  test('defaults: the last day to now in about 96 points, each at from + (i+1)·step', async () => {
+    const s = await series('writes', '');
+    assert.equal(s.step, 900);
+    assert.equal(s.points.length, 96);
+    assert.equal(s.from, now() - 86_400);
+    s.points.forEach(([at], i) => assert.equal(at, s.from + (i + 1) * s.step));
+    assert.equal(s.to, s.points.at(-1)![0]);
+  });
+});
+
+describe('counters', () => {
+  test('writes counts the events of each step, by type or resource, never sign-ins, secret reads or another workspace', async () => {
+    const start = now();
+    t.h.clock.advanceSeconds(30);
+    const secret = await write('POST', '/v1/secrets', { name: 'counted' });
+    await write('POST', `/v1/secrets/${secret.id}/versions`, { data: Buffer.from('x').toString('base64') });
+    t.h.clock.advanceSeconds(60);
+    await write('POST', '/v1/secrets', { name: 'counted too' });
+    const version = (await get(`/v1/secrets/${secret.id}/versions`)).json().data[0];
+    assert.equal((await get(`/v1/secrets/${secret.id}/versions/${version.id}:access`)).statusCode, 200);
+    const other = await t.h.seed('Other');
+    await t.h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(other.owner.session, other.workspaceId), payload: { name: 'not this one' } });
+    const range = `from=${start}&to=${start + 120}&step=60`;
+    assert.deepEqual(values(await series('writes', range)), [2, 1]);
+    assert.deepEqual(values(await series('writes', `${range}&type=secret.created`)), [1, 1]);
+    assert.deepEqual(values(await series('writes', `${range}&type=secret_version.*`)), [1, 0]);
+    assert.deepEqual(values(await series('secret_accesses', range)), [0, 1]);
+  });
+
+  test('renders counts renders by install and by state', async () => {
+    const f = installFixture(t.h, t.s);
+    const start = now();
+    t.h.clock.advanceSeconds(10);
+    const { install, v2 } = await f.installed();
+    await f.installed();
+    await t.h.app.jobs.runDue();
+    t.h.clock.advanceSeconds(100);
+    await f.patch(install.id, { desired_version_id: v2.id });
+    const range = `from=${start}&to=${start + 200}&step=100`;
+    assert.deepEqual(values(await series('renders', range)), [2, 1]);
+    assert.deepEqual(values(await series('renders', `${range}&install=${install.id}`)), [1, 1]);
+    assert.deepEqual(values(await series('renders', `${range}&status=succeeded`)), [2, 0]);
+  });
+});
+
+describe('gauges', () => {
+  test('machines running and suspended follow creation, suspension and deletion', async () => {
+    const start = now();
+    t.h.clock.advanceSeconds(50);
+    const machine = await runningMachine(t);
+    t.h.clock.advanceSeconds(100);
+    const suspending = await suspend(t, machine);
+    assert.equal(suspending.statusCode, 200, suspending.body);
+    await t.h.app.jobs.runDue();
+    const cost = ((await get('/v1/compute/suspensions', t.s.apiToken, undefined)).json() as { monthly_cost_cents: number }[])[0]!.monthly_cost_cents;
+    t.h.clock.advanceSeconds(100);
+    const suspended = (await get(`/v1/machines/${machine.id}`, t.s.apiToken, undefined)).json();
+    assert.equal(suspended.status, 'suspended');
+    await write('DELETE', `/v1/machines/${machine.id}`, undefined, { 'if-match': `"${suspended.etag}"` });
+    t.h.clock.advanceSeconds(100);
+    const range = `from=${start}&to=${start + 400}&step=100`;
+    assert.deepEqual(values(await series('machines_running', range)), [1, 0, 0, 0]);
+    assert.deepEqual(values(await series('machines_suspended', range)), [0, 1, 0, 0]);
+    const monthly = values(await series('monthly_cost_cents', range));
+    assert.ok(cost > 0);
+    assert.deepEqual(monthly, [0, cost, 0, 0], 'a suspension in force costs its snapshot');
+    assert.deepEqual(values(await series('machines_running', `${range}&cluster=cl_00000000000000000000000000`)), [0, 0, 0, 0]);
+  });
+
+  test('notifications unread are the caller\'s, from arrival until read; an API token has none (403)', async () => {
+    const start = now();
+    t.h.clock.advanceSeconds(10);
+    const notice = { type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_01jabcdefghjkmnpqrstvwxyz0', title: 't', body: 'b', severity: 'info', context: {} };
+    await notify(t.h.database.db, t.h.clock, { ...notice, userIds: [t.s.owner.userId] } as never);
+    await notify(t.h.database.db, t.h.clock, { ...notice, userIds: [t.s.owner.userId, t.s.admin.userId] } as never);
+    t.h.clock.advanceSeconds(100);
+    const inbox = await get('/v1/notifications?limit=50');
+    assert.equal(inbox.statusCode, 200, inbox.body);
+    const mine = inbox.json().data as { id: string; read_at: number | null }[];
+    await write('PATCH', `/v1/notifications/${mine.find((n) => n.read_at === null)!.id}/read`);
+    const range = `from=${start}&to=${start + 200}&step=100`;
+    assert.deepEqual(values(await series('notifications_unread', range)), [2, 1]);
+    assert.deepEqual(values(await series('notifications_unread', range, t.s.admin.session)), [1, 1]);
+    const byToken = await get(`/v1/platform_metrics/notifications_unread/series?${range}`, t.s.apiToken, undefined);
+    assert.equal(byToken.statusCode, 403);
+  });
+
+  test('the overview layout names only metrics that exist, at their versions', async () => {
+    const list = (await get('/v1/platform_metrics')).json().data as { key: string; version: number; filter_keys: string[] }[];
+    for (const w of defaultOverviewLayout().widgets) {
+      assert.equal(w.widget_type, 'platform_metric');
+      if (w.widget_type !== 'platform_metric') continue;
+      const m = list.find((x) => x.key === w.metric_key);
+      assert.ok(m, `${w.metric_key} is a metric`);
+      assert.equal(m.version, w.metric_version);
+      for (const name of Object.keys(w.filter_bindings)) assert.ok(name === 'time' || m.filter_keys.includes(name), `${w.metric_key} takes ${name}`);
+    }
+  });
+
+  test('a gauge counts an interval at each point from its start up to (not at) its end', () => {
+    const b = { from: 0, step: 10, count: 4 };
+    assert.deepEqual(gauge([{ start: 0, end: 20 }], b), [1, 0, 0, 0]);
+    assert.deepEqual(gauge([{ start: 10, end: null }], b), [1, 1, 1, 1]);
+    assert.deepEqual(gauge([{ start: 11, end: 31 }], b), [0, 1, 1, 0]);
+    assert.deepEqual(gauge([{ start: 40, end: null }, { start: 41, end: null }], b), [0, 0, 0, 1]);
+    assert.deepEqual(gauge([{ start: 0, end: 25, weight: 2.5 }, { start: 15, end: null, weight: 1 }], b, true), [2.5, 3.5, 1, 1]);
+  });
+});
