@@ -234,7 +234,8 @@ const landing = (next: unknown) =>
   typeof next === 'string' && next.startsWith('/console/') && next !== '/console/' && !next.startsWith('/console/sign-in') ? next : '/console/dashboards';
 
 render(
-  <LocationProvider>
+  // Only the console's own addresses are routed here; others (single sign-on, /docs) load as pages.
+  <LocationProvider scope="/console/">
     <Shell />
   </LocationProvider>,
   document.getElementById('app')!,

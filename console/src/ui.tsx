@@ -28,6 +28,15 @@ export function useLoad<T>(fetcher: () => Promise<Result<T>>, deps: unknown[]) {
   return { ...state, reload };
 }
 
+/** Calls `reload` every `ms` while `active`: a list with work under way (a pending delivery) stays current by itself. */
+export function useRefreshWhile(active: boolean, reload: () => unknown, ms = 2000) {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(() => void reload(), ms);
+    return () => clearInterval(timer);
+  }, [active, reload, ms]);
+}
+
 type Page<T> = { data: T[]; next_cursor: string | null };
 
 /**
@@ -190,20 +199,25 @@ export function ConfirmButton(props: {
   );
 }
 
-/** Copies a value shown once (a token's plaintext) to the clipboard, and says so. */
+/** Copies a value shown once (a token's plaintext) to the clipboard, and says whether it could. */
 export function CopyButton({ value, label = 'Copy' }: { value: string; label?: string }) {
-  const [done, setDone] = useState(false);
+  const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
-    <button
-      type="button"
-      class="secondary"
-      onClick={async () => {
-        await navigator.clipboard.writeText(value).catch(() => undefined);
-        setDone(true);
-      }}
-    >
-      {done ? 'Copied' : label}
-    </button>
+    <>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() =>
+          navigator.clipboard.writeText(value).then(
+            () => setState('copied'),
+            () => setState('failed'),
+          )
+        }
+      >
+        {state === 'copied' ? 'Copied' : label}
+      </button>
+      {state === 'failed' && <span class="error">The browser refused the clipboard: select the text and copy it.</span>}
+    </>
   );
 }
 

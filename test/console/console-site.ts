@@ -45,7 +45,8 @@ export interface ConsoleSite {
   close(): Promise<void>;
 }
 
-export async function startConsoleSite(env: Record<string, string> = {}, email = 'owner@example.com'): Promise<ConsoleSite> {
+/** `env` for the server, or a function making it from the site's public URL (known before the server starts). */
+export async function startConsoleSite(env: Record<string, string> | ((publicUrl: string) => Promise<Record<string, string>>) = {}, email = 'owner@example.com'): Promise<ConsoleSite> {
   const launching = import('playwright-core').then(({ chromium }) => chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }));
   launching.catch(() => undefined);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-console-'));
@@ -58,7 +59,8 @@ export async function startConsoleSite(env: Record<string, string> = {}, email =
     const admin = createAdminService(database.db, systemClock);
     const boot = await admin.bootstrap({ email, password: PASSWORD });
     addr = await publicAddress();
-    server = await startServer({ WSP_DATA_DIR: dataDir, WSP_PUBLIC_URL: addr.url, ...env });
+    const extra = typeof env === 'function' ? await env(addr.url) : env;
+    server = await startServer({ WSP_DATA_DIR: dataDir, WSP_PUBLIC_URL: addr.url, ...extra });
     addr.forwardTo(server.url);
     browser = await launching;
     fs.mkdirSync(SHOTS, { recursive: true });
@@ -127,8 +129,16 @@ export async function watchedPage(browser: Browser, origin: string, opts: { widt
   page.setDefaultTimeout(10_000);
   const foreign: string[] = [];
   const violations: string[] = [];
+  // What the console's pages ask for; a page of another site the person was sent to (the OpenID
+  // provider) loads what it likes.
   page.on('request', (r) => {
-    if (!r.url().startsWith('data:') && new URL(r.url()).origin !== origin) foreign.push(r.url());
+    let from: string;
+    try {
+      from = new URL(r.frame().url()).origin;
+    } catch {
+      from = origin;
+    }
+    if (!r.url().startsWith('data:') && (from === origin || from === 'null') && new URL(r.url()).origin !== origin) foreign.push(r.url());
   });
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) violations.push(m.text());

@@ -54,7 +54,7 @@ export function TokensView() {
           <p>
             The token <strong>{made.name}</strong>. Copy it now: it is not shown again.
           </p>
-          <p class="secret-value" aria-label="New token">{made.token}</p>
+          <p class="secret-value" aria-label="The new token">{made.token}</p>
           <div class="actions">
             <CopyButton value={made.token} label="Copy token" />
             <button type="button" class="secondary" onClick={() => setMade(null)}>Done</button>

@@ -4,7 +4,7 @@ import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad, useRefreshWhile } from '../../ui.js';
 
 type Webhook = { id: string; url: string; event_types: string[]; description: string | null; state: 'enabled' | 'disabled'; disabled_reason: string | null; etag: string; created_at: number };
 type Delivery = { id: string; event_id: string; event_type: string; state: 'pending' | 'succeeded' | 'failed'; attempts: number; next_attempt_at: number | null; last_attempt_at: number | null; last_status: number | null; last_error: string | null; created_at: number };
@@ -104,6 +104,8 @@ export function WebhookView() {
   const deliveries = useLoad(() => api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const act = useAction();
   const refresh = () => Promise.all([hook.reload(), deliveries.reload()]);
+  // Deliveries under way change by themselves (attempts, retries): the log follows them.
+  useRefreshWhile(((deliveries.data as { data?: Delivery[] } | null)?.data ?? []).some((d) => d.state === 'pending'), deliveries.reload);
   return (
     <section aria-labelledby="webhook-title">
       <p class="crumbs">

@@ -56,7 +56,7 @@ export function MachinesView() {
       <PageHead title="Machines" id="machines-title">
         <a class="button secondary" href="/console/compute">Compute configs</a>
       </PageHead>
-      {watching && <OperationProgress id={watching} onDone={() => void refresh()} />}
+      {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
       {act.error ? <p role="alert" class="error">{messageOf(act.error)}</p> : null}
       <Loaded load={machines} what="machines">
         {(page) => {

@@ -1,4 +1,4 @@
-import { useContext, useState } from 'preact/hooks';
+import { useContext, useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
@@ -88,11 +88,17 @@ export function InstallView() {
   const restore = useAction();
   const refresh = () => Promise.all([install.reload(), renders.reload(), repo.reload()]);
   const i = install.data as Install | null;
+  // A render under way when the page opens (a new install's first) is followed like one started here.
+  const pending = i?.last_render && (i.last_render.state === 'queued' || i.last_render.state === 'running') ? i.last_render.id : null;
+  useEffect(() => {
+    if (pending && !watching) void follow(pending);
+  }, [pending]);
   const parsed = parseValues(valuesText ?? JSON.stringify(i?.values ?? {}, null, 2));
   const errors = fieldErrors(update.error);
   const valuesError = parsed.error ?? errors['values'];
   /** After a write that made a render: follow its operation until it is done. */
   const follow = async (renderId: string | null | undefined) => {
+    setWatching(null);
     if (renderId) {
       const render = await api.GET('/v1/renders/{id}', { params: { path: { id: renderId } } });
       setWatching((render.data as Render | undefined)?.operation_id ?? null);
@@ -134,7 +140,7 @@ export function InstallView() {
           </>
         )}
       </Loaded>
-      {watching && <OperationProgress id={watching} onDone={() => void refresh()} />}
+      {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
       {i && (
         <form
           class="card form"
@@ -185,7 +191,7 @@ export function InstallView() {
                           {openCommit === r.id ? 'Hide files' : 'Files'}
                         </button>
                       )}
-                      {r.state === 'succeeded' && i && (
+                      {r.state === 'succeeded' && i && r.commit_sha !== (repo.data as { head_commit_sha?: string } | null)?.head_commit_sha && (
                         <ConfirmButton
                           label="Restore"
                           title="Restore this render?"

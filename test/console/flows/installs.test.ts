@@ -1,0 +1,103 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromiumMissing } from '../../helpers/chromium.js';
+import { assertAria, assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
+
+/**
+ * Packages and installs in the console (issue 19, flow 4): a version's files, a preview with
+ * values, an install made from it, its renders with state and error, the files of a commit,
+ * and a restore followed until its operation is done.
+ */
+const noChromium = chromiumMissing('console installs');
+let site: ConsoleSite;
+before(async () => {
+  // A small output quota, so a render can fail for a reason the page must show.
+  if (!noChromium) site = await startConsoleSite({ WSP_QUOTA_RENDER_OUTPUT_BYTES: '4096' });
+});
+after(() => site?.close());
+
+test('preview a version, install it, follow renders, see a commit\'s files, restore', { skip: noChromium }, async () => {
+  const pkg = await site.api('POST', '/v1/packages', { name: 'web' });
+  await site.api('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'app.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': 'Deployed {{name}}\n' } });
+  const w = await site.signedIn();
+  const { page } = w;
+  await walk(page, 'installs', async () => {
+    await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Installs' }).click();
+    await page.getByText('No installs.').waitFor();
+    await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Packages' }).click();
+    await page.getByRole('main').getByRole('link', { name: 'web', exact: true }).click();
+    await page.getByRole('heading', { name: 'web', level: 1 }).waitFor();
+    // The version's templates, file by file.
+    const templates = page.getByRole('group', { name: 'Templates of this version' });
+    await templates.getByRole('button', { name: 'app.yaml' }).click();
+    assert.match(await templates.getByLabel('Content of app.yaml').innerText(), /replicas: \{\{replicas\}\}/);
+
+    // Values that are not JSON are refused at the field, before any request.
+    await page.getByLabel('Values (JSON)').fill('{replicas: 3');
+    await page.locator('#f-values-error').waitFor();
+    assert.ok(await page.getByRole('button', { name: 'Preview' }).isDisabled());
+    await page.getByLabel('Values (JSON)').fill('{"replicas": 3, "name": "shop"}');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const rendered = page.getByRole('group', { name: 'Rendered files' });
+    await rendered.getByRole('button', { name: 'app.yaml' }).click();
+    assert.equal(await rendered.getByLabel('Content of app.yaml').innerText(), 'replicas: 3\nname: shop\n');
+    await assertAria(page, ['textbox "Values (JSON)"', 'button "Preview"', 'textbox "Install name"', 'button "Install this version"']);
+
+    await page.getByLabel('Install name').fill('shop');
+    await page.getByRole('button', { name: 'Install this version' }).click();
+    await page.getByRole('heading', { name: 'shop', level: 1 }).waitFor();
+    const installId = new URL(page.url()).pathname.split('/').pop()!;
+    // The first render runs in the server's job runner: the page follows it, then shows its commit.
+    const history = page.locator('.timeline > li');
+    await page.getByRole('status').filter({ hasText: /done\./ }).waitFor({ timeout: 30_000 });
+    await history.first().getByText('succeeded').waitFor();
+    const [first] = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
+    assert.equal(first.state, 'succeeded');
+    await page.getByText(`commit ${first.commit_sha.slice(0, 10)}`).waitFor();
+
+    // A second render from new values, followed to its end on the page.
+    await page.getByLabel('Values (JSON)').fill('{"replicas": 5, "name": "shop"}');
+    await page.getByRole('button', { name: 'Save and render' }).click();
+    await history.nth(1).waitFor();
+    await history.first().getByText('succeeded').waitFor({ timeout: 30_000 });
+    await page.getByRole('status').filter({ hasText: /done\./ }).waitFor();
+    assert.equal(await history.count(), 2);
+    const [second] = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
+    assert.equal(second.state, 'succeeded');
+
+    // The files of each commit, as git has them.
+    await history.first().getByRole('button', { name: 'Files' }).click();
+    const files = page.getByRole('group', { name: `Files of commit ${second.commit_sha.slice(0, 10)}` });
+    await files.getByRole('button', { name: 'app.yaml' }).click();
+    assert.equal(await files.getByLabel('Content of app.yaml').innerText(), 'replicas: 5\nname: shop\n');
+    await shot(page, 'install');
+
+    // Restore the first render, confirmed; its operation is followed until done.
+    await history.nth(1).getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('dialog', { name: 'Restore this render?' }).getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('status').filter({ hasText: /restore: done\./ }).waitFor({ timeout: 30_000 });
+    await history.nth(2).waitFor();
+    await history.first().getByText('succeeded').waitFor();
+    const renders = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
+    assert.equal(renders[0].restored_from_render_id, first.id);
+    assert.equal(renders[0].state, 'succeeded');
+    const head = await site.api('GET', `/v1/installs/${installId}/repository`);
+    assert.equal(head.head_commit_sha, renders[0].commit_sha);
+    await page.getByText(`restored from ${first.id}`).waitFor();
+
+    // Values that render past the output quota: the render fails and the page says why.
+    await page.getByLabel('Values (JSON)').fill(JSON.stringify({ replicas: 1, name: 'x'.repeat(5000) }));
+    await page.getByRole('button', { name: 'Save and render' }).click();
+    await page.getByRole('alert').filter({ hasText: /failed:/ }).waitFor({ timeout: 30_000 });
+    await history.first().getByText('failed').waitFor();
+    const [failed] = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
+    assert.equal(failed.state, 'failed');
+    assert.match(await history.first().innerText(), new RegExp(failed.message.slice(0, 30).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.equal((await site.api('GET', `/v1/installs/${installId}/repository`)).head_commit_sha, renders[0].commit_sha, 'a failed render moves nothing');
+
+    await page.setViewportSize({ width: 390, height: 800 });
+    await assertFits(page);
+    await shot(page, 'install-390');
+  });
+  await w.done();
+});
