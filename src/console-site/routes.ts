@@ -33,6 +33,8 @@ export function consoleRoutes(app: App): void {
   };
 
   app.get('/console', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 308));
+  // CONTRACT §10: the server's root is the console (a browser pointed at the host lands there).
+  app.get('/', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
   // The console's own addresses carry its state in their query (`?range=7d`, `?next=...`): the page takes any.
   const pageRoute = { config: { auth: 'none' as const, database: false as const }, schema: { hide: true, querystring: Type.Object({}, { additionalProperties: true }) } };
   app.get('/console/', pageRoute, sendPage);

@@ -136,6 +136,9 @@ test('assets: hashed names cached for a year; an unknown one is 404; the page is
   assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);
   assert.equal((await fetch(`${server!.url}/console/assets/main-AAAAAAAA.js`)).status, 404);
   assert.equal((await fetch(`${server!.url}/console/assets/..%2Fpackage.json`)).status, 404);
+  const root = await fetch(`${server!.url}/`, { redirect: 'manual' });
+  assert.equal(root.status, 302);
+  assert.equal(root.headers.get('location'), '/console/');
   const bare = await fetch(`${server!.url}/console`, { redirect: 'manual' });
   assert.equal(bare.status, 308);
   assert.equal(bare.headers.get('location'), '/console/');

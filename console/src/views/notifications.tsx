@@ -11,16 +11,23 @@ export function useInbox(signedIn: boolean) {
   const [notices, setNotices] = useState<Notice[]>([]);
   useEffect(() => {
     if (!signedIn) return;
-    let stream: EventSource | null = null;
-    void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => {
-      if (res.data) setNotices(res.data.data as Notice[]);
-      stream = new EventSource('/v1/notifications/stream', { withCredentials: true });
-      stream.addEventListener('notification', (e) => {
-        const n = JSON.parse((e as MessageEvent<string>).data) as Notice;
-        setNotices((all) => (all.some((x) => x.id === n.id) ? all : [n, ...all]));
+    // The stream first, the list once it is open: a notice made in between is in one or the
+    // other (the stream sends what is made after it connects), and both are merged by id.
+    const stream = new EventSource('/v1/notifications/stream', { withCredentials: true });
+    const merge = (incoming: Notice[]) =>
+      setNotices((all) => {
+        const known = new Map(all.map((n) => [n.id, n]));
+        for (const n of incoming) known.set(n.id, known.get(n.id) ?? n);
+        return [...known.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
       });
+    stream.addEventListener('notification', (e) => merge([JSON.parse((e as MessageEvent<string>).data) as Notice]));
+    let listed = false;
+    stream.addEventListener('open', () => {
+      if (listed) return;
+      listed = true;
+      void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => res.data && merge(res.data.data as Notice[]));
     });
-    return () => stream?.close();
+    return () => stream.close();
   }, [signedIn]);
   const markRead = async (id: string) => {
     const res = await api.PATCH('/v1/notifications/{id}/read', { params: { path: { id } } });
