@@ -57,6 +57,16 @@ test('members, an invitation accepted by a new person, tokens, webhooks and the 
     assert.ok(!guest.page.url().includes('#'), 'the invitation secret leaves the address bar');
     await guest.done();
 
+    // Ada, signed in, opens an invitation to a second workspace: accepting switches her to it.
+    const second = await site.api('POST', '/v1/workspaces', { name: 'Platform team' });
+    const again = await site.api('POST', `/v1/workspaces/${second.id}/invitations`, { email: 'ada@example.com', role: 'member' }, { headers: { 'service-context': second.id } });
+    const adaPage = await site.signedIn({ email: 'ada@example.com', password: 'a long enough password' });
+    await adaPage.page.goto(again.url);
+    await adaPage.page.getByText('Accept the invitation to join it with the account you are signed in with.').waitFor();
+    await adaPage.page.getByRole('button', { name: 'Accept invitation' }).click();
+    await adaPage.page.getByRole('heading', { name: 'Dashboards in Platform team' }).waitFor();
+    await adaPage.done();
+
     await page.reload();
     const ada = page.getByRole('row', { name: /Ada/ });
     await ada.waitFor();

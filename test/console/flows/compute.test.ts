@@ -33,6 +33,7 @@ test('a config from the catalog, a machine created, suspended, resumed and delet
     await region.locator('option').first().waitFor({ state: 'attached' });
     assert.deepEqual(await region.locator('option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value)), catalog.regions.map((r: { id: string }) => r.id));
     assert.equal(await page.getByRole('table', { name: 'Server types offered' }).getByRole('row').count(), catalog.server_types.length + 1);
+    assert.equal(await region.inputValue(), catalog.regions[0].id, 'a choice is shown as made, not blank');
     await assertAria(page, ['combobox "Region"', 'combobox "Image"', 'textbox "Server types"', 'button "Create config"']);
 
     // A filter that matches nothing in the region: the API's refusal at that field.
@@ -45,6 +46,7 @@ test('a config from the catalog, a machine created, suspended, resumed and delet
     await page.getByRole('main').getByText('web', { exact: true }).waitFor();
 
     await page.getByRole('link', { name: 'Machines' }).first().click();
+    assert.match(await page.getByLabel('Server type').inputValue(), /^c/, 'the first type the config allows is chosen');
     await page.getByLabel('Host name (optional)').fill('web-1');
     await page.getByRole('button', { name: 'Create machine' }).click();
     await page.getByRole('status').filter({ hasText: /done\./ }).waitFor({ timeout: 30_000 });

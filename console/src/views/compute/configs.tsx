@@ -74,14 +74,14 @@ export function ComputeView() {
           <input {...inputProps('config-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </Field>
         <Field label="Region" name="config-region" error={errors['region']}>
-          <select {...inputProps('config-region', errors['region'])} value={region} onChange={(e) => setRegion((e.target as HTMLSelectElement).value)}>
+          <select {...inputProps('config-region', errors['region'])} value={region || c?.regions[0]?.id} onChange={(e) => setRegion((e.target as HTMLSelectElement).value)}>
             {c?.regions.map((r) => (
               <option key={r.id} value={r.id}>{r.name} ({r.id})</option>
             ))}
           </select>
         </Field>
         <Field label="Image" name="config-image" error={errors['image']}>
-          <select {...inputProps('config-image', errors['image'])} value={image} onChange={(e) => setImage((e.target as HTMLSelectElement).value)}>
+          <select {...inputProps('config-image', errors['image'])} value={image || c?.images[0]?.id} onChange={(e) => setImage((e.target as HTMLSelectElement).value)}>
             {c?.images.map((i) => (
               <option key={i.id} value={i.id}>{i.name}</option>
             ))}

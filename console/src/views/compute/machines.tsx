@@ -36,6 +36,8 @@ export function MachinesView() {
   const config = allConfigs.find((c) => c.id === configId) ?? allConfigs[0];
   const types = ((catalog.data as Catalog | null)?.server_types ?? []).filter((t) => config && globMatch(config.machine_type_filter, t.id) && t.prices.some((p) => p.region === config.region));
 
+  // The type chosen, while the config chosen offers it; else the config's first.
+  const chosenType = types.some((t) => t.id === serverType) ? serverType : (types[0]?.id ?? '');
   const act1 = async (m: Machine, action: 'suspend' | 'resume') => {
     const res = await act.run(() => api.POST(`/v1/machines/{id}:${action}` as '/v1/machines/{id}:suspend', { params: { path: { id: m.id } }, headers: ifMatch(m.etag), body: action === 'suspend' ? {} : undefined } as never));
     if (res.ok) setWatching((res.data as Machine).operation_id);
@@ -43,7 +45,7 @@ export function MachinesView() {
   };
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = { compute_config_id: config?.id ?? '', server_type: serverType || types[0]?.id || '', ...(hostname ? { hostname } : {}) };
+    const body = { compute_config_id: config?.id ?? '', server_type: chosenType, ...(hostname ? { hostname } : {}) };
     const res = await create.run(() => api.POST('/v1/machines', { body } as never));
     if (res.ok) {
       setWatching((res.data as Machine).operation_id);
@@ -140,7 +142,7 @@ export function MachinesView() {
               </select>
             </Field>
             <Field label="Server type" name="machine-type" error={errors['server_type']}>
-              <select {...inputProps('machine-type', errors['server_type'])} value={serverType} onChange={(e) => setServerType((e.target as HTMLSelectElement).value)}>
+              <select {...inputProps('machine-type', errors['server_type'])} value={chosenType} onChange={(e) => setServerType((e.target as HTMLSelectElement).value)}>
                 {types.map((t) => (
                   <option key={t.id} value={t.id}>
                     {t.id}: {t.cores} cores, {t.memory_gb} GB, {euros(t.prices.find((p) => p.region === config?.region)?.monthly_price_cents ?? t.monthly_price_cents)} a month
