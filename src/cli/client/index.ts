@@ -15,6 +15,8 @@ import { computeCatalog, machinesDelete, machinesList, machinesResume } from './
 import { packagesPreview } from './packages.js';
 import { auditList } from './audit.js';
 import { WEBHOOK_COMMANDS } from './webhooks.js';
+import { metricsList, metricsSeries } from './metrics.js';
+import { rendersFiles } from './renders.js';
 
 const COMMANDS: Command[] = [
   login,
@@ -39,7 +41,10 @@ const COMMANDS: Command[] = [
   notificationsRead,
   ...secretCommands,
   dashboardsRevisions,
+  metricsList,
+  metricsSeries,
   installsRestore,
+  rendersFiles,
   packagesPreview,
   computeCatalog,
   machinesList,

@@ -1,0 +1,53 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestApp, Seed } from '../helpers/harness.js';
+import { installFixture } from '../installs/fixture.js';
+import { loggedInServer, runCli } from './cli-harness.js';
+
+/** `wsp metrics list|series` and `wsp renders files`: the routes of issue 19 from the command line. */
+let h: TestApp;
+let s: Seed;
+let configDir: string;
+let close: () => Promise<void>;
+before(async () => {
+  ({ h, s, configDir, close } = await loggedInServer('admin'));
+});
+after(() => close());
+
+const wsp = async (...argv: string[]) => {
+  const run = await runCli(argv, { configDir });
+  assert.equal(run.code, 0, `wsp ${argv.join(' ')}: ${run.stderr}`);
+  return run;
+};
+
+test('metrics list names each metric with its kind and filters; series prints the points, --json the API answer', async () => {
+  const list = await wsp('metrics', 'list');
+  assert.match(list.stdout, /renders\s+1\s+counter\s+renders\s+install,status/);
+  assert.match(list.stdout, /machines_running\s+1\s+gauge/);
+  const from = Math.floor(h.clock.nowMs() / 1000);
+  h.clock.advanceSeconds(30);
+  await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${s.apiToken}` }, payload: { name: 'counted' } });
+  const table = await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60', '--type', 'secret.created');
+  const lines = table.stdout.trim().split('\n');
+  assert.match(lines[0]!, /TIME\s+EVENTS/);
+  assert.match(lines[1]!, /Z\s+1$/);
+  assert.match(lines[2]!, /Z\s+0$/);
+  const json = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60', '--json')).stdout);
+  assert.deepEqual(json.points, [[from + 60, 1], [from + 120, 0]]);
+  const unknown = await runCli(['metrics', 'series', 'nope'], { configDir });
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.stderr, /no platform metric nope/);
+});
+
+test('renders files lists a commit\'s files; --path prints one', async () => {
+  const f = installFixture(h, s);
+  const { install } = await f.installed({ who: 'cli' });
+  await h.app.jobs.runDue();
+  const [render] = await f.renders(install.id);
+  const table = await wsp('renders', 'files', render.id);
+  assert.match(table.stdout, /hello\.txt\s+13/);
+  assert.equal((await wsp('renders', 'files', render.id, '--path', 'hello.txt')).stdout, 'Hello cli v1\n');
+  const missing = await runCli(['renders', 'files', render.id, '--path', 'nope.txt'], { configDir });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /no file nope\.txt/);
+});
