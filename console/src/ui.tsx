@@ -221,6 +221,62 @@ export function CopyButton({ value, label = 'Copy' }: { value: string; label?: s
   );
 }
 
+/**
+ * A value the server shows once (a token, a signing secret, an invitation link): said so, with
+ * a copy button, until the person dismisses it.
+ */
+export function ShownOnce({ children, value, label, copyLabel, onDone }: { children: ComponentChildren; value: string; label: string; copyLabel: string; onDone: () => void }) {
+  return (
+    <div class="card" role="status">
+      <p>{children}</p>
+      <p class="secret-value" aria-label={label}>
+        {value}
+      </p>
+      <div class="actions">
+        <CopyButton value={value} label={copyLabel} />
+        <button type="button" class="secondary" onClick={onDone}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export interface Column<T> {
+  header: string;
+  cell: (row: T) => ComponentChildren;
+  /** A header for screen readers only (a column of buttons). */
+  quiet?: boolean;
+}
+
+/** Rows as a table that scrolls sideways inside its box on a narrow screen, never the page. */
+export function Table<T>({ rows, columns, rowKey, label, labelledBy }: { rows: readonly T[]; columns: Column<T>[]; rowKey: (row: T) => string; label?: string; labelledBy?: string }) {
+  return (
+    <div class="table-wrap">
+      <table aria-label={label} aria-labelledby={labelledBy}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th scope="col" key={c.header}>
+                {c.quiet ? <span class="visually-hidden">{c.header}</span> : c.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={rowKey(r)}>
+              {columns.map((c) => (
+                <td key={c.header}>{c.cell(r)}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** A page's title, its actions, and the live region where the outcome of an action is said. */
 export function PageHead({ title, id, children }: { title: ComponentChildren; id: string; children?: ComponentChildren }) {
   return (

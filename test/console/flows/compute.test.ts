@@ -46,6 +46,7 @@ test('a config from the catalog, a machine created, suspended, resumed and delet
     await page.getByRole('main').getByText('web', { exact: true }).waitFor();
 
     await page.getByRole('link', { name: 'Machines' }).first().click();
+    await page.getByLabel('Server type').locator('option').first().waitFor({ state: 'attached' });
     assert.match(await page.getByLabel('Server type').inputValue(), /^c/, 'the first type the config allows is chosen');
     await page.getByLabel('Host name (optional)').fill('web-1');
     await page.getByRole('button', { name: 'Create machine' }).click();

@@ -131,6 +131,11 @@ test('create, lay out, draw, edit with field errors, history, diff, restore, con
   assert.match(await row.locator('td.new').innerText(), /Changes/);
   assert.match(await diff.innerText(), /widget removed: Old metric/);
   await shot(page, 'revision-diff');
+  // Each view has its address: back and forward move between them.
+  await page.goBack();
+  await page.getByRole('heading', { name: 'History' }).waitFor();
+  await page.goForward();
+  await diff.waitFor();
 
   // Restore the first layout, confirmed in a dialog; someone else's change first is explained.
   await page.goto(`${site.url}/console/dashboards/${id}/revisions`);

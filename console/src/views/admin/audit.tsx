@@ -4,7 +4,7 @@ import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
 import { EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Loaded, PageHead, Time, useLoad } from '../../ui.js';
+import { Loaded, PageHead, Table, Time, useLoad } from '../../ui.js';
 
 type Event = { id: string; type: string; actor: { kind: string; id: string | null }; resource: { type: string; id: string }; ip?: string | null; created_at: number; data: Record<string, unknown> };
 
@@ -62,30 +62,17 @@ export function AuditView() {
           if (data.length === 0) return <p class="empty">No events match. Every change, secret read and sign-in in this workspace is recorded here.</p>;
           return (
             <>
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">When</th>
-                      <th scope="col">Event</th>
-                      <th scope="col">By</th>
-                      <th scope="col">Resource</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.map((e) => (
-                      <tr key={e.id}>
-                        <td><Time at={e.created_at} /></td>
-                        <td>{e.type}</td>
-                        <td>{nameOf(members.byId, e.actor.id)}</td>
-                        <td>
-                          <code>{e.resource.id}</code>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table
+                label="Events"
+                rows={data}
+                rowKey={(e) => e.id}
+                columns={[
+                  { header: 'When', cell: (e) => <Time at={e.created_at} /> },
+                  { header: 'Event', cell: (e) => e.type },
+                  { header: 'By', cell: (e) => nameOf(members.byId, e.actor.id) },
+                  { header: 'Resource', cell: (e) => <code>{e.resource.id}</code> },
+                ]}
+              />
               {next_cursor && (
                 <div class="actions">
                   <button type="button" class="secondary" onClick={() => go({ ...filter, cursor: next_cursor })}>Older events</button>

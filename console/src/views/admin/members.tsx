@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { useMembers, type Member } from '../../members.js';
-import { ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
 
 const ROLES = ['owner', 'admin', 'member'] as const;
 type Invitation = { id: string; email: string; role: string; expires_at: number; created_at: number };
@@ -39,59 +39,50 @@ export function MembersView() {
       {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
       <Loaded load={members.load} what="members">
         {() => (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Joined</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                {members.list.map((m) => (
-                  <tr key={m.user_id}>
-                    <td>{m.name ?? '—'}{m.user_id === me?.user?.id && <span class="muted"> (you)</span>}</td>
-                    <td>{m.email ?? '—'}</td>
-                    <td>
-                      <select aria-label={`Role of ${m.name ?? m.email ?? m.user_id}`} value={m.role} onChange={(e) => setRoleOf(m, (e.target as HTMLSelectElement).value)}>
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>{r}</option>
-                        ))}
-                      </select>
-                    </td>
-                    <td><Time at={m.joined_at} /></td>
-                    <td>
-                      <ConfirmButton
-                        label="Remove"
-                        title={`Remove ${m.name ?? m.email ?? m.user_id}?`}
-                        danger
-                        body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
-                        onConfirm={async () => {
-                          await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } } as never));
-                          await members.load.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Members"
+            rows={members.list}
+            rowKey={(m) => m.user_id}
+            columns={[
+              { header: 'Name', cell: (m) => <>{m.name ?? '—'}{m.user_id === me?.user?.id && <span class="muted"> (you)</span>}</> },
+              { header: 'Email', cell: (m) => m.email ?? '—' },
+              {
+                header: 'Role',
+                cell: (m) => (
+                  <select aria-label={`Role of ${m.name ?? m.email ?? m.user_id}`} value={m.role} onChange={(e) => setRoleOf(m, (e.target as HTMLSelectElement).value)}>
+                    {ROLES.map((r) => (
+                      <option key={r} value={r}>{r}</option>
+                    ))}
+                  </select>
+                ),
+              },
+              { header: 'Joined', cell: (m) => <Time at={m.joined_at} /> },
+              {
+                header: 'Actions',
+                quiet: true,
+                cell: (m) => (
+                  <ConfirmButton
+                    label="Remove"
+                    title={`Remove ${m.name ?? m.email ?? m.user_id}?`}
+                    danger
+                    body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
+                    onConfirm={async () => {
+                      await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } } as never));
+                      await members.load.reload();
+                    }}
+                  />
+                ),
+              },
+            ]}
+          />
         )}
       </Loaded>
 
       <h2 id="invitations-title">Invitations</h2>
       {link && (
-        <div class="card" role="status">
-          <p>
-            Send this link to the person you invited. It is shown only now, and works for seven days:
-          </p>
-          <p class="secret-value">{link}</p>
-          <CopyButton value={link} label="Copy link" />
-        </div>
+        <ShownOnce value={link} label="Invitation link" copyLabel="Copy link" onDone={() => setLink(null)}>
+          Send this link to the person you invited. It is shown only now, and works for seven days.
+        </ShownOnce>
       )}
       <Loaded load={invitations} what="invitations">
         {(page) => {

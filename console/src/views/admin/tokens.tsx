@@ -2,23 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
-import { ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
+import { TOKEN_SCOPES } from '../../../../src/auth/scope-schemas.js';
 
-const SCOPES = [
-  'dashboards:read',
-  'dashboards:write',
-  'secrets:read',
-  'secrets:write',
-  'secrets:access',
-  'installs:read',
-  'installs:write',
-  'compute:read',
-  'compute:write',
-  'tokens:read',
-  'audit:read',
-  'webhooks:read',
-  'webhooks:write',
-] as const;
 const EXPIRIES = { never: 0, '7 days': 7, '30 days': 30, '90 days': 90, '1 year': 365 } as const;
 type Token = { id: string; name: string; prefix: string; expires_at: number | null; created_at: number; created_by: string; last_used_at: number | null; scopes: string[] };
 
@@ -50,16 +36,9 @@ export function TokensView() {
     <section aria-labelledby="tokens-title">
       <PageHead title="API tokens" id="tokens-title" />
       {made && (
-        <div class="card" role="status">
-          <p>
-            The token <strong>{made.name}</strong>. Copy it now: it is not shown again.
-          </p>
-          <p class="secret-value" aria-label="The new token">{made.token}</p>
-          <div class="actions">
-            <CopyButton value={made.token} label="Copy token" />
-            <button type="button" class="secondary" onClick={() => setMade(null)}>Done</button>
-          </div>
-        </div>
+        <ShownOnce value={made.token} label="The new token" copyLabel="Copy token" onDone={() => setMade(null)}>
+          The token <strong>{made.name}</strong>. Copy it now: it is not shown again.
+        </ShownOnce>
       )}
       {revoke.error ? <p role="alert" class="error">{messageOf(revoke.error)}</p> : null}
       <Loaded load={load} what="tokens">
@@ -67,45 +46,34 @@ export function TokensView() {
           const rows = (page as { data: Token[] }).data;
           if (rows.length === 0) return <p class="empty">No API tokens. Make one below for a script, a CI job or an integration.</p>;
           return (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Made by</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((t) => (
-                    <tr key={t.id}>
-                      <td>
-                        {t.name} <code class="muted">{t.prefix}…</code>
-                      </td>
-                      <td>{t.scopes.length === SCOPES.length ? 'all' : t.scopes.join(', ') || 'none'}</td>
-                      <td>{nameOf(members.byId, t.created_by)}</td>
-                      <td><Time at={t.last_used_at} /></td>
-                      <td>{t.expires_at === null ? 'never' : <Time at={t.expires_at} />}</td>
-                      <td>
-                        <ConfirmButton
-                          label="Revoke"
-                          title={`Revoke ${t.name}?`}
-                          danger
-                          body={<p>Its next request is refused, on every server. This cannot be undone.</p>}
-                          onConfirm={async () => {
-                            await revoke.run(() => api.DELETE('/v1/api_tokens/{id}', { params: { path: { id: t.id } } }));
-                            await load.reload();
-                          }}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              label="API tokens"
+              rows={rows}
+              rowKey={(t) => t.id}
+              columns={[
+                { header: 'Name', cell: (t) => <>{t.name} <code class="muted">{t.prefix}…</code></> },
+                { header: 'Scopes', cell: (t) => (t.scopes.length === TOKEN_SCOPES.length ? 'all' : t.scopes.join(', ') || 'none') },
+                { header: 'Made by', cell: (t) => nameOf(members.byId, t.created_by) },
+                { header: 'Last used', cell: (t) => <Time at={t.last_used_at} /> },
+                { header: 'Expires', cell: (t) => (t.expires_at === null ? 'never' : <Time at={t.expires_at} />) },
+                {
+                  header: 'Actions',
+                  quiet: true,
+                  cell: (t) => (
+                    <ConfirmButton
+                      label="Revoke"
+                      title={`Revoke ${t.name}?`}
+                      danger
+                      body={<p>Its next request is refused, on every server. This cannot be undone.</p>}
+                      onConfirm={async () => {
+                        await revoke.run(() => api.DELETE('/v1/api_tokens/{id}', { params: { path: { id: t.id } } }));
+                        await load.reload();
+                      }}
+                    />
+                  ),
+                },
+              ]}
+            />
           );
         }}
       </Loaded>
@@ -128,7 +96,7 @@ export function TokensView() {
           </label>
           {!all && (
             <div class="checks">
-              {SCOPES.map((s) => (
+              {TOKEN_SCOPES.map((s) => (
                 <label class="inline" key={s}>
                   <input
                     type="checkbox"

@@ -4,7 +4,7 @@ import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad, useRefreshWhile } from '../../ui.js';
+import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad, useRefreshWhile } from '../../ui.js';
 
 type Webhook = { id: string; url: string; event_types: string[]; description: string | null; state: 'enabled' | 'disabled'; disabled_reason: string | null; etag: string; created_at: number };
 type Delivery = { id: string; event_id: string; event_type: string; state: 'pending' | 'succeeded' | 'failed'; attempts: number; next_attempt_at: number | null; last_attempt_at: number | null; last_status: number | null; last_error: string | null; created_at: number };
@@ -34,16 +34,9 @@ export function WebhooksView() {
     <section aria-labelledby="webhooks-title">
       <PageHead title="Webhooks" id="webhooks-title" />
       {made && (
-        <div class="card" role="status">
-          <p>
-            The signing secret of <strong>{made.url}</strong>. Copy it now: it is not shown again. Receivers verify each delivery with it (Standard Webhooks).
-          </p>
-          <p class="secret-value" aria-label="Signing secret">{made.secret}</p>
-          <div class="actions">
-            <CopyButton value={made.secret} label="Copy secret" />
-            <button type="button" class="secondary" onClick={() => setMade(null)}>Done</button>
-          </div>
-        </div>
+        <ShownOnce value={made.secret} label="Signing secret" copyLabel="Copy secret" onDone={() => setMade(null)}>
+          The signing secret of <strong>{made.url}</strong>. Copy it now: it is not shown again. Receivers verify each delivery with it (Standard Webhooks).
+        </ShownOnce>
       )}
       <Loaded load={load} what="webhooks">
         {(page) => {
@@ -157,47 +150,35 @@ export function WebhookView() {
           const rows = (page as { data: Delivery[] }).data;
           if (rows.length === 0) return <p class="empty">Nothing sent yet. “Send a test event” sends one now.</p>;
           return (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Last answer</th>
-                    <th scope="col">Next attempt</th>
-                    <th scope="col"><span class="visually-hidden">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((d) => (
-                    <tr key={d.id}>
-                      <td>
-                        {d.event_type} <span class="muted"><Time at={d.created_at} /></span>
-                      </td>
-                      <td><Badge value={d.state} /></td>
-                      <td>{d.attempts}</td>
-                      <td>{d.last_status ?? d.last_error ?? '—'}</td>
-                      <td><Time at={d.next_attempt_at} /></td>
-                      <td>
-                        {d.state === 'failed' && (
-                          <button
-                            type="button"
-                            class="secondary"
-                            onClick={async () => {
-                              await act.run(() => api.POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did: d.id } } } as never));
-                              await deliveries.reload();
-                            }}
-                          >
-                            Retry
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              label="Deliveries"
+              rows={rows}
+              rowKey={(d) => d.id}
+              columns={[
+                { header: 'Event', cell: (d) => <>{d.event_type} <span class="muted"><Time at={d.created_at} /></span></> },
+                { header: 'State', cell: (d) => <Badge value={d.state} /> },
+                { header: 'Attempts', cell: (d) => d.attempts },
+                { header: 'Last answer', cell: (d) => d.last_status ?? d.last_error ?? '—' },
+                { header: 'Next attempt', cell: (d) => <Time at={d.next_attempt_at} /> },
+                {
+                  header: 'Actions',
+                  quiet: true,
+                  cell: (d) =>
+                    d.state === 'failed' && (
+                      <button
+                        type="button"
+                        class="secondary"
+                        onClick={async () => {
+                          await act.run(() => api.POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did: d.id } } } as never));
+                          await deliveries.reload();
+                        }}
+                      >
+                        Retry
+                      </button>
+                    ),
+                },
+              ]}
+            />
           );
         }}
       </Loaded>

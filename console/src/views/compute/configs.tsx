@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
 
 export type Catalog = {
   provider: string;
@@ -98,30 +98,18 @@ export function ComputeView() {
       {c && (
         <>
           <h2 id="types-title">Server types offered</h2>
-          <div class="table-wrap">
-            <table aria-labelledby="types-title">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Cores</th>
-                  <th scope="col">Memory</th>
-                  <th scope="col">Disk</th>
-                  <th scope="col">From, a month</th>
-                </tr>
-              </thead>
-              <tbody>
-                {c.server_types.map((t) => (
-                  <tr key={t.id}>
-                    <td>{t.id} <span class="muted">{t.architecture}</span></td>
-                    <td>{t.cores}</td>
-                    <td>{t.memory_gb} GB</td>
-                    <td>{t.disk_gb} GB</td>
-                    <td>{euros(t.monthly_price_cents)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            labelledBy="types-title"
+            rows={c.server_types}
+            rowKey={(t) => t.id}
+            columns={[
+              { header: 'Type', cell: (t) => <>{t.id} <span class="muted">{t.architecture}</span></> },
+              { header: 'Cores', cell: (t) => t.cores },
+              { header: 'Memory', cell: (t) => `${t.memory_gb} GB` },
+              { header: 'Disk', cell: (t) => `${t.disk_gb} GB` },
+              { header: 'From, a month', cell: (t) => euros(t.monthly_price_cents) },
+            ]}
+          />
         </>
       )}
     </section>

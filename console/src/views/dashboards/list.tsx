@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
 import type { Dashboard } from './types.js';
 
 /** The workspace's dashboards, newest first, and a new one from a name. */
@@ -30,30 +30,17 @@ export function DashboardsView() {
           return rows.length === 0 ? (
             <p class="empty">No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.</p>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Purpose</th>
-                  <th scope="col">Widgets</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((d) => (
-                  <tr key={d.id}>
-                    <td>
-                      <a href={`/console/dashboards/${d.id}`}>{d.name}</a>
-                    </td>
-                    <td>{d.purpose.replace('_', ' ')}</td>
-                    <td>{d.widgets.length}</td>
-                    <td>
-                      <Time at={d.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              label="Dashboards"
+              rows={rows}
+              rowKey={(d) => d.id}
+              columns={[
+                { header: 'Name', cell: (d) => <a href={`/console/dashboards/${d.id}`}>{d.name}</a> },
+                { header: 'Purpose', cell: (d) => d.purpose.replace('_', ' ') },
+                { header: 'Widgets', cell: (d) => d.widgets.length },
+                { header: 'Updated', cell: (d) => <Time at={d.updated_at} /> },
+              ]}
+            />
           );
         }}
       </Loaded>

@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
 
 export type Secret = { id: string; name: string; etag: string; created_at: number; updated_at: number };
 
@@ -28,30 +28,16 @@ export function SecretsView() {
           return rows.length === 0 ? (
             <p class="empty">No secrets yet. Name one below, then add its first version: its value is encrypted at rest and never shown unless asked for.</p>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Changed</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <a href={`/console/secrets/${s.id}`}>{s.name}</a>
-                    </td>
-                    <td>
-                      <Time at={s.created_at} />
-                    </td>
-                    <td>
-                      <Time at={s.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              label="Secrets"
+              rows={rows}
+              rowKey={(s) => s.id}
+              columns={[
+                { header: 'Name', cell: (s) => <a href={`/console/secrets/${s.id}`}>{s.name}</a> },
+                { header: 'Created', cell: (s) => <Time at={s.created_at} /> },
+                { header: 'Changed', cell: (s) => <Time at={s.updated_at} /> },
+              ]}
+            />
           );
         }}
       </Loaded>
