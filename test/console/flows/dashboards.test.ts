@@ -59,6 +59,13 @@ test('create, lay out, draw, edit with field errors, history, diff, restore, con
   await page.getByRole('link', { name: 'Edit' }).click();
   await page.getByRole('heading', { name: 'Edit dashboard' }).waitFor();
   await page.getByLabel('Description').fill('What changed, and what runs');
+  // Filters: a time filter twice is refused at the filters (keys are unique), once is kept.
+  await page.getByRole('combobox', { name: 'Add a filter' }).selectOption('time');
+  await page.getByRole('button', { name: 'Add filter' }).click();
+  await page.getByRole('button', { name: 'Add filter' }).click();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.locator('.rows .field-error, h2 + .field-error').first().waitFor();
+  await page.getByRole('button', { name: 'Remove filter Time' }).nth(1).click();
   for (const label of ['Writes', 'Secret accesses', 'Machines running']) {
     await page.getByRole('combobox', { name: 'Metric' }).selectOption({ label });
     await page.getByRole('button', { name: 'Add metric widget' }).click();
@@ -87,6 +94,7 @@ test('create, lay out, draw, edit with field errors, history, diff, restore, con
   const stored = await site.api('GET', `/v1/dashboards/${id}`);
   assert.equal(stored.widgets.length, 3);
   assert.deepEqual(stored.widgets.map((x: { col_span: number }) => x.col_span), [4, 1, 2]);
+  assert.deepEqual(stored.filter_definitions, [{ kind: 'time', key: 'time', label: 'Time' }]);
 
   // The time filter lives in the address: reload keeps it.
   await page.getByRole('combobox', { name: 'Time range' }).selectOption('7d');
@@ -156,6 +164,53 @@ test('create, lay out, draw, edit with field errors, history, diff, restore, con
   const restored = await site.api('GET', `/v1/dashboards/${id}/revisions?limit=1`);
   assert.equal(restored.data[0].source, 'restore');
   assert.equal((await site.api('GET', `/v1/dashboards/${id}`)).name, 'Operations');
+
+  // A snippet widget shows its snippet and display type, and its drift once the snippet changes.
+  const snippet = await site.api('POST', '/v1/snippets', { name: 'errors', source: 'select count(*) from errors' });
+  const board = await site.api('POST', '/v1/dashboards', {
+    name: 'Snippets',
+    purpose: 'custom',
+    filter_definitions: [],
+    default_filter_values: {},
+    widgets: [
+      {
+        widget_type: 'snippet',
+        position: 0,
+        title: 'Error count',
+        col_span: 2,
+        height: 'standard',
+        drill_down: null,
+        visualization_options: {},
+        freshness_policy: { mode: 'provider_default' },
+        snippet_id: snippet.id,
+        snippet_etag: snippet.etag,
+        input_bindings: {},
+        visualization: 'stat',
+        refresh_policy: { mode: 'on_load' },
+        display_type: 'stat',
+      },
+    ],
+  });
+  await page.goto(`${site.url}/console/dashboards/${board.id}`);
+  const pinned = page.getByRole('region', { name: 'Error count' });
+  await pinned.getByText('select count(*) from errors').waitFor();
+  await pinned.getByText('in step').waitFor();
+  assert.match(await pinned.innerText(), /Display: stat/);
+  await site.api('PATCH', `/v1/snippets/${snippet.id}`, { source: 'select count(*) from errors where fatal' }, { headers: { 'if-match': snippet.etag } });
+  await page.reload();
+  await pinned.getByText('drifted').waitFor();
+  await pinned.getByText('Its snippet changed since this widget pinned it.').waitFor();
+  await pinned.getByText('select count(*) from errors where fatal').waitFor();
+  await shot(page, 'snippet-drift');
+  const changed = await site.api('GET', `/v1/snippets/${snippet.id}`);
+  await site.api('POST', `/v1/snippets/${snippet.id}:archive`, undefined, { headers: { 'if-match': changed.etag } });
+  await page.reload();
+  await pinned.getByText('Its snippet is archived.').waitFor();
+  const archived = await site.api('GET', `/v1/snippets/${snippet.id}`);
+  await site.api('DELETE', `/v1/snippets/${snippet.id}`, undefined, { headers: { 'if-match': archived.etag } });
+  await page.reload();
+  await pinned.getByText('Its snippet no longer exists.').waitFor();
+  assert.equal(await pinned.locator('.widget-problem').count(), 0, 'a missing snippet is drift, not an error');
 
   // Reset, confirmed: an overview dashboard goes back to its layout.
   const overview = await site.api('POST', '/v1/dashboards', { name: 'Overview', purpose: 'workspace_overview', filter_definitions: [], default_filter_values: {}, widgets: [] });

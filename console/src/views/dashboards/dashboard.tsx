@@ -30,7 +30,6 @@ export function DashboardView() {
         // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
         const now = Math.ceil(Date.now() / 60_000) * 60;
         const range: Range = { from: now - RANGES[rangeKey], to: now };
-        const drift = new Map((d.snippet_etag_drift ?? []).map((x) => [x.widget_id, x]));
         const widgets = [...d.widgets].sort((a, b) => a.position - b.position);
         return (
           <section aria-labelledby="dashboard-title">
@@ -81,7 +80,7 @@ export function DashboardView() {
             ) : (
               <div class="grid">
                 {widgets.map((w) => (
-                  <WidgetCard key={w.widget_id} widget={w} range={range} values={d.default_filter_values} drift={drift.get(w.widget_id)} />
+                  <WidgetCard key={w.widget_id} widget={w} range={range} values={d.default_filter_values} />
                 ))}
               </div>
             )}

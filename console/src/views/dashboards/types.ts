@@ -39,7 +39,7 @@ export interface Content {
   widgets: Widget[];
 }
 
-export type Dashboard = Content & { id: string; etag: string; current_revision_id: string; snippet_etag_drift?: Drift[]; created_at: number; updated_at: number };
+export type Dashboard = Content & { id: string; etag: string; current_revision_id: string; created_at: number; updated_at: number };
 
 export interface StructuralDiff {
   version: 1;

@@ -1,7 +1,7 @@
 import { api, messageOf } from '../../api.js';
 import { Badge, useLoad } from '../../ui.js';
 import { Chart } from './chart.js';
-import type { Drift, MetricWidget, SnippetWidget, Widget } from './types.js';
+import type { MetricWidget, SnippetWidget, Widget } from './types.js';
 
 /** The time range a dashboard shows, in Unix seconds. */
 export interface Range {
@@ -44,36 +44,42 @@ function MetricBody({ widget, range, values }: { widget: MetricWidget; range: Ra
   return <Chart points={series.points} unit={series.unit} height={widget.height} label={widget.title ?? widget.metric_key} />;
 }
 
-function SnippetBody({ widget, drift }: { widget: SnippetWidget; drift: Drift | undefined }) {
+type DriftState = 'in step' | 'drifted' | 'archived' | 'missing';
+
+const DRIFT_TEXT: Record<Exclude<DriftState, 'in step'>, string> = {
+  drifted: 'Its snippet changed since this widget pinned it.',
+  archived: 'Its snippet is archived.',
+  missing: 'Its snippet no longer exists.',
+};
+
+/**
+ * The snippet as it is now, and its drift from the pin: the same rule as a revision's
+ * `snippet_etag_drift` (another etag, archived, or gone), read from the snippet itself.
+ */
+function SnippetBody({ widget }: { widget: SnippetWidget }) {
   const load = useLoad(() => api.GET('/v1/snippets/{id}', { params: { path: { id: widget.snippet_id } } }), [widget.snippet_id]);
-  const snippet = load.data as { name: string; source: string; etag: string } | null;
+  const snippet = load.data as { source: string; etag: string; state: string } | null;
+  const gone = (load.error as { errors?: { code?: number }[] } | null)?.errors?.[0]?.code === 7002;
+  const drift: DriftState | null = gone ? 'missing' : !snippet ? null : snippet.state === 'archived' ? 'archived' : snippet.etag !== widget.snippet_etag ? 'drifted' : 'in step';
   return (
     <div class="snippet">
       <p class="widget-meta">
         <span>Display: {widget.display_type ?? 'default'}</span>
-        {drift ? <Badge value={drift.current_state === 'active' ? 'drifted' : drift.current_state} /> : <Badge value="in step" tone="good" />}
+        {drift && <Badge value={drift} tone={drift === 'in step' ? 'good' : drift === 'missing' ? 'bad' : 'warn'} />}
       </p>
-      {drift && (
-        <p class="muted">
-          {drift.current_state === 'missing'
-            ? 'Its snippet no longer exists.'
-            : drift.current_state === 'archived'
-              ? 'Its snippet is archived.'
-              : 'Its snippet changed since this widget pinned it.'}
-        </p>
-      )}
-      {load.error ? <p class="widget-problem">{messageOf(load.error)}</p> : snippet ? <pre class="source">{snippet.source}</pre> : <p class="muted">Loading…</p>}
+      {drift && drift !== 'in step' && <p class="muted">{DRIFT_TEXT[drift]}</p>}
+      {load.error && !gone ? <p class="widget-problem">{messageOf(load.error)}</p> : snippet ? <pre class="source">{snippet.source}</pre> : !gone && <p class="muted">Loading…</p>}
     </div>
   );
 }
 
 /** One widget in its place in the grid: `col_span` columns of four, its height, its title. */
-export function WidgetCard({ widget, range, values, drift }: { widget: Widget; range: Range; values: FilterValues; drift?: Drift | undefined }) {
+export function WidgetCard({ widget, range, values }: { widget: Widget; range: Range; values: FilterValues }) {
   const title = widget.title ?? (widget.widget_type === 'platform_metric' ? widget.metric_key : 'Snippet');
   return (
     <section class={`widget span-${widget.col_span} height-${widget.height}`} aria-label={title}>
       <h2>{title}</h2>
-      {widget.widget_type === 'platform_metric' ? <MetricBody widget={widget} range={range} values={values} /> : <SnippetBody widget={widget} drift={drift} />}
+      {widget.widget_type === 'platform_metric' ? <MetricBody widget={widget} range={range} values={values} /> : <SnippetBody widget={widget} />}
     </section>
   );
 }
