@@ -28,6 +28,8 @@ declare module 'fastify' {
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
     taggedUnauthorized?: boolean;
+    /** HTTP Basic accepted besides Bearer (the password is the credential): the routes git calls. */
+    basicAuth?: boolean;
     /**
      * Well-formedness a schema cannot express because it needs the clock (a time in the future):
      * run by the pipeline after schema validation and before Service-Context and role, so its

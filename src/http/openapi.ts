@@ -95,6 +95,11 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
             scheme: 'bearer',
             description: 'A session token (32 characters), a workspace API token (sk_svc_...), or an OAuth2 JWT',
           },
+          basic: {
+            type: 'http',
+            scheme: 'basic',
+            description: "Only on the git routes (clone and fetch): any user name, the credential as the password; a session's or JWT's user name is the workspace (ws_...) it acts in",
+          },
           cookie: {
             type: 'apiKey',
             in: 'cookie',

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { BASIC_CHALLENGE, basicCredential } from '../auth/basic.js';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
@@ -90,12 +91,26 @@ export function toApiError(err: FastifyError | Error): ApiError {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
   if (error.status === 401) {
-    reply.header('www-authenticate', 'Bearer');
+    reply.header('www-authenticate', request.routeOptions.config?.basicAuth ? BASIC_CHALLENGE : 'Bearer');
     if (request.routeOptions.config?.taggedUnauthorized) {
       return reply.code(401).send({ _tag: 'Unauthorized', success: false, errors: [], result: {} });
     }
   }
   return reply.code(error.status).send(envelope(error.entries));
+}
+
+/**
+ * The Authorization header as the authenticator reads it: on the routes git calls (`basicAuth`),
+ * HTTP Basic is accepted too, its password taken as the bearer credential and a user name that
+ * names a workspace taken as the Service-Context (a session acts in several).
+ */
+function credentialHeader(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!request.routeOptions.config?.basicAuth) return header;
+  const basic = basicCredential(header);
+  if (!basic) return header;
+  if (SERVICE_CONTEXT_RE.test(basic.user) && request.headers['service-context'] === undefined) request.headers['service-context'] = basic.user;
+  return `Bearer ${basic.password}`;
 }
 
 export function installPipeline(app: App, deps: PipelineDeps): void {
@@ -126,11 +141,12 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
   app.addHook('onRequest', async (request, reply) => {
     const auth = request.routeOptions.config?.auth;
     if (request.is404 || auth === 'none') return;
-    const cookie = request.headers.authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
-    if (auth === 'optional' && request.headers.authorization === undefined && cookie === undefined) return;
+    const authorization = credentialHeader(request);
+    const cookie = authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
+    if (auth === 'optional' && authorization === undefined && cookie === undefined) return;
     let principal;
     try {
-      principal = await authenticate(request.headers.authorization, cookie);
+      principal = await authenticate(authorization, cookie);
     } catch (err) {
       const wait = err instanceof ApiError && err.status === 401 && authFailures ? authFailures.hit(request.ip) : 0;
       if (wait > 0) throw rateLimited(wait, 'Too many failed authentications from this address; retry after the time in Retry-After');

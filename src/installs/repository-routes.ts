@@ -12,9 +12,14 @@ import { ignoreIdempotencyKey, MAX_INFLATED_BYTES, uploadPackRequestBody } from 
 import type { RepositoryService } from './repository-service.js';
 
 const CREDENTIALS =
-  'Authenticated like every route, with the credential in git\'s own header: ' +
-  '`git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`. A session token or JWT is a broad credential and also needs ' +
-  '`-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace\'s install is 404; no or a revoked credential 401.';
+  'The credential goes as git sends it to any git host: the password of HTTP Basic, with any user name ' +
+  '(`git clone https://x:sk_svc_...@host/...`, or a credential helper answering the 401\'s Basic challenge), or as a bearer header ' +
+  '(`git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`). A session token or JWT is a broad credential and also ' +
+  'names its workspace: as the Basic user name (`ws_...`) or `-c http.extraHeader="Service-Context: ws_..."` (403 without it). ' +
+  "Another workspace's install is 404; no or a revoked credential 401.";
+
+/** The routes git calls take Basic as well as the API's bearer credentials. */
+const GIT_SECURITY: { [scheme: string]: string[] }[] = [{ bearer: [] }, { basic: [] }];
 
 /** git's bytes are checked by the route's hooks and by git, not by the JSON validator (a Buffer is not a JSON string). */
 const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route));
@@ -68,9 +73,10 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     git.get(
       '/installs/:id/repository.git/info/refs',
       {
-        config: { scope: 'workspace' },
+        config: { scope: 'workspace', basicAuth: true },
         schema: {
           tags: ['installs'],
+          security: GIT_SECURITY,
           summary: 'git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)',
           description: `The first request of \`git clone <clone_url>\`. ${CREDENTIALS} \`service=git-receive-pack\` (push) is 403 (7020): install repositories only change through renders and restores. ${LIMITS}`,
           headers: gitHeaders,
@@ -94,7 +100,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       '/installs/:id/repository.git/git-upload-pack',
       {
         // A fetch: git's POST reads the repository.
-        config: { scope: 'workspace', tokenScope: 'installs:read' },
+        config: { scope: 'workspace', tokenScope: 'installs:read', basicAuth: true },
         validatorCompiler: gitBodyValidator,
         preValidation: async (request) => {
           ignoreIdempotencyKey(request);
@@ -102,6 +108,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
         },
         schema: {
           tags: ['installs'],
+          security: GIT_SECURITY,
           summary: 'git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)',
           description: `${CREDENTIALS} The body may be gzip-encoded (\`Content-Encoding: gzip\`); as sent it is held to the 1 MiB limit (413), inflated to ${MAX_INFLATED_BYTES / 1024 / 1024} MiB. A body git refuses is 422 at \`["body"]\`. An Idempotency-Key is not used: this is a read. ${LIMITS}`,
           consumes: [UPLOAD_PACK_REQUEST],

@@ -216,3 +216,52 @@ describe('git clone over HTTP', () => {
     assert.equal((await f.ok('GET', `/v1/installs/${history.installId}/repository`)).head_commit_sha, history.head);
   });
 });
+
+describe('git with the credential as a Basic password (issue 20)', () => {
+  /** The clone URL with `user:password@` in it, as every git host accepts. */
+  const withCredentials = (user: string, password: string) => history.cloneUrl.replace('://', `://${encodeURIComponent(user)}:${encodeURIComponent(password)}@`);
+
+  test('an API token as the password of the URL, any user name: clone, then fetch with nothing more', async () => {
+    const dir = target();
+    await gitOk(['clone', '--quiet', withCredentials('anyone', s.apiToken), dir]);
+    assert.equal(await gitOk(['rev-parse', 'main'], dir), history.head);
+    assert.equal(await gitOk(['fsck', '--strict', '--no-dangling', '--no-progress'], dir), '');
+    // The remote keeps the URL: a later fetch authenticates the same way, with no prompt.
+    await gitOk(['fetch', '--quiet', 'origin'], dir);
+    assert.equal(await gitOk(['rev-parse', 'origin/main'], dir), history.head);
+  });
+
+  test('a credential helper answering the challenge: git asks it after the 401 and clones', async () => {
+    const dir = target();
+    const helper = `!f() { test "$1" = get && echo username=ci && echo password=${s.apiToken}; }; f`;
+    await gitOk(['-c', `credential.helper=${helper}`, 'clone', '--quiet', history.cloneUrl, dir]);
+    assert.equal(await gitOk(['rev-parse', 'main'], dir), history.head);
+  });
+
+  test('a session names its workspace as the user name; without it, 403 as for a bearer session', async () => {
+    const dir = target();
+    await gitOk(['clone', '--quiet', withCredentials(s.workspaceId, s.member.session), dir]);
+    assert.equal(await gitOk(['rev-parse', 'main'], dir), history.head);
+    const refused = await git(['clone', withCredentials('me', s.member.session), target()]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /403/);
+  });
+
+  test('a wrong password is 401 with a Basic challenge; Basic anywhere but git is refused', async () => {
+    const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+    const refs = `${history.cloneUrl}/info/refs?service=git-upload-pack`;
+    const none = await fetch(refs);
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get('www-authenticate') ?? '', /^Basic realm="Workspace Platform"/);
+    const wrong = await fetch(refs, { headers: { authorization: basic('x', `${s.apiToken}x`) } });
+    assert.equal(wrong.status, 401);
+    assert.equal((await wrong.json()).errors[0].code, 7010);
+    const garbled = await fetch(refs, { headers: { authorization: 'Basic !!!' } });
+    assert.equal(garbled.status, 401);
+    const right = await fetch(refs, { headers: { authorization: basic('x', s.apiToken) } });
+    assert.equal(right.status, 200);
+    const elsewhere = await fetch(`${history.cloneUrl.replace(/\/repository\.git$/, '')}`, { headers: { authorization: basic('x', s.apiToken) } });
+    assert.equal(elsewhere.status, 401, 'the API itself takes bearer credentials only');
+    assert.equal(elsewhere.headers.get('www-authenticate'), 'Bearer');
+  });
+});

@@ -17,11 +17,14 @@ import { auditList } from './audit.js';
 import { WEBHOOK_COMMANDS } from './webhooks.js';
 import { metricsList, metricsSeries } from './metrics.js';
 import { rendersFiles } from './renders.js';
+import { authGitCredential, authSetupGit } from './git-auth.js';
 
 const COMMANDS: Command[] = [
   login,
   logout,
   whoami,
+  authSetupGit,
+  authGitCredential,
   workspaceUse,
   workspaceList,
   workspaceQuotas,
