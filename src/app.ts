@@ -1,3 +1,4 @@
+import { assignOperationIds } from './http/operation-ids.js';
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -121,6 +122,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // ... and the scope an API token needs for it.
   assignTokenScopes(app);
   documentRouteEvents(app);
+  // ... and the name generators give it.
+  assignOperationIds(app);
   // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');
@@ -136,7 +139,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) route.config = { ...route.config, auth: 'none' };
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, theme: { title: 'Workspace Platform API reference' } });
 
   installNotFound(app);
   installPipeline(app, {

@@ -177,6 +177,8 @@ export async function assertAria(page: Page, lines: (string | RegExp)[], selecto
 
 /** Nothing wider than the window: no sideways scrolling at this width. */
 export async function assertFits(page: Page): Promise<void> {
+  // After a resize, layout (and what redraws on resize, such as charts) settles within frames.
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, undefined, { timeout: 2000 }).catch(() => undefined);
   const { scroll, width, wide } = await page.evaluate(() => {
     const width = window.innerWidth;
     // The elements that reach past the window's right edge, for the message.

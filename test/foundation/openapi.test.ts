@@ -183,3 +183,35 @@ test('and the statuses are real: provoked on every operation, each answer is one
   const all = new Set([...seen.values()].flatMap((x) => [...x]));
   for (const status of [401, 413, 415, 422, 429, 500]) assert.ok(all.has(status), `${status} was provoked`);
 });
+
+test('every operation has an operationId, unique, in camelCase, named by one rule or a chosen name', () => {
+  const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item as Record<string, { operationId?: string }>).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, id: op.operationId })));
+  const missing = ops.filter((o) => !o.id).map((o) => o.key);
+  assert.deepEqual(missing, [], 'operations without an operationId');
+  const ids = ops.map((o) => o.id!);
+  assert.deepEqual(ids.filter((x, i) => ids.indexOf(x) !== i), [], 'duplicate operationIds');
+  for (const o of ops) assert.match(o.id!, /^[a-z][A-Za-z0-9]*$/, o.key);
+  const byKey = Object.fromEntries(ops.map((o) => [o.key, o.id]));
+  assert.deepEqual(
+    {
+      list: byKey['GET /v1/dashboards/{id}/revisions'],
+      get: byKey['GET /v1/dashboards/{id}/revisions/{revision_id}'],
+      custom: byKey['POST /v1/dashboards/{id}/revisions/{revision_id}:restore'],
+      create: byKey['POST /v1/secrets/{id}/versions'],
+      update: byKey['PATCH /v1/installs/{id}'],
+      remove: byKey['DELETE /v1/webhooks/{id}'],
+      singleton: byKey['GET /v1/platform_metrics/{key}/series'],
+      chosen: byKey['GET /v1/notifications/stream'],
+    },
+    {
+      list: 'listDashboardRevisions',
+      get: 'getDashboardRevision',
+      custom: 'restoreDashboardRevision',
+      create: 'createSecretVersion',
+      update: 'updateInstall',
+      remove: 'deleteWebhook',
+      singleton: 'getPlatformMetricSeries',
+      chosen: 'streamNotifications',
+    },
+  );
+});

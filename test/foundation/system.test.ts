@@ -56,6 +56,7 @@ test('/v1/openapi.json and /docs need no credential; /docs is an HTML page', asy
   assert.equal(res.statusCode, 200, res.body.slice(0, 200));
   assert.match(String(res.headers['content-type']), /^text\/html/);
   assert.match(res.body, /<html/i);
+  assert.match(res.body, /<title>Workspace Platform API reference<\/title>/, 'the page says whose API it is');
   // Its assets are public too.
   const asset = await h.app.inject({ method: 'GET', url: '/docs/json' });
   assert.equal(asset.statusCode, 200);
