@@ -16,6 +16,7 @@ const help = async () => {
   wsp worker             run only the job worker (renders, suspensions, expiry notices)
   wsp admin ...          operator commands (wsp admin --help)
   wsp --help             this text
+  wsp --version          the version of this wsp
 
 ${clientHelp()}
 ${ADMIN_HELP}`;
@@ -40,6 +41,13 @@ export async function main(argv: string[]): Promise<number> {
       return -1;
     case 'admin':
       return (await admin()).runAdmin(rest);
+    case '--version':
+    case '-V':
+    case 'version': {
+      const { packageVersion } = await import('../shared/package-root.js');
+      process.stdout.write(`wsp ${packageVersion()}\n`);
+      return 0;
+    }
     case undefined:
     case '--help':
     case '-h':
@@ -47,9 +55,11 @@ export async function main(argv: string[]): Promise<number> {
       (command ? process.stdout : process.stderr).write(await help());
       return command ? 0 : 2;
     default: {
-      const { isClientCommand, runClient } = await client();
+      const { isClientCommand, runClient, closestGroup } = await client();
       if (isClientCommand(command)) return runClient(argv);
-      process.stderr.write(`error: unknown command "${command}"\n\n${await help()}`);
+      // A short answer to a typo: what it may have meant, and where the list is.
+      const guess = closestGroup(command);
+      process.stderr.write(`error: unknown command "${command}"${guess ? `; did you mean "wsp ${guess}"?` : ''}\nRun \`wsp --help\` for the list of commands.\n`);
       return 2;
     }
   }

@@ -1,14 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
+import { packageRoot } from '../shared/package-root.js';
 
-/**
- * Where the built console lives: dist/console of the package, found by walking up from this
- * module (dist/wsp.mjs when bundled, src/console-site when run by tsx) to the package root.
- */
+/** Where the built console lives: dist/console of the package. */
 export function consoleDirectory(): string {
-  let dir = path.dirname(new URL(import.meta.url).pathname);
-  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return path.join(dir, 'dist/console');
+  return path.join(packageRoot(), 'dist/console');
 }
 
 export const CONTENT_TYPES: Record<string, string> = {

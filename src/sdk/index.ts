@@ -16,7 +16,7 @@ export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
 export type WspClient = Client<paths>;
 
 export interface ClientOptions {
-  /** The server's root URL, e.g. `http://localhost:8080` (without `/v1`). */
+  /** The server's root URL, e.g. `http://localhost:8080`; a trailing `/v1` is taken off (paths carry it). */
   baseUrl: string;
   /** A session token, a workspace API token (`sk_svc_...`) or an OAuth2 JWT. */
   token?: string | undefined;
@@ -33,7 +33,7 @@ export function createClient(opts: ClientOptions): WspClient {
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.workspace) headers['service-context'] = opts.workspace;
   return createFetchClient<paths>({
-    baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+    baseUrl: opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''),
     headers,
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });

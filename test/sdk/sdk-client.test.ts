@@ -26,6 +26,15 @@ test('a session with a workspace creates, lists and revokes a token', async () =
   assert.equal(revoked.response.status, 204);
 });
 
+test('a baseUrl ending in /v1 (with or without a slash) reaches the same paths, not /v1/v1', async () => {
+  for (const root of [`${baseUrl}/v1`, `${baseUrl}/v1/`]) {
+    const api = createClient({ baseUrl: root, token: s.apiToken });
+    const res = await api.GET('/v1/api_tokens', { params: { query: { limit: 1 } } });
+    assert.equal(res.response.status, 200, root);
+    assert.equal(new URL(res.response.url).pathname, '/v1/api_tokens');
+  }
+});
+
 test('errors come back as the typed envelope', async () => {
   const api = createClient({ baseUrl, token: s.member.session, workspace: s.workspaceId });
   const res = await api.POST('/v1/api_tokens', { body: { name: 'nope' } });

@@ -81,14 +81,27 @@ export function deleteCredentials(env?: NodeJS.ProcessEnv): boolean {
   }
 }
 
-export function requireCredentials(env?: NodeJS.ProcessEnv): Credentials {
-  const c = readCredentials(env);
-  if (!c) throw new CliError('not logged in: run `wsp login` first', EXIT.NOT_LOGGED_IN);
-  return c;
+/**
+ * The credential a command uses: `WSP_TOKEN` when set (it wins over the stored login, as
+ * `GH_TOKEN` does: CI jobs and scripts), else the login; `WSP_SERVER` and `WSP_WORKSPACE` name
+ * the server and workspace over the stored ones.
+ */
+export function requireCredentials(env: NodeJS.ProcessEnv = process.env): Credentials {
+  const token = env.WSP_TOKEN?.trim();
+  const stored = token && env.WSP_SERVER ? null : readCredentials(env);
+  if (token) {
+    const server = env.WSP_SERVER ?? stored?.server ?? DEFAULT_SERVER;
+    return { server, token, user_id: '', workspace: env.WSP_WORKSPACE ?? (stored?.server === server && !isApiToken(token) ? stored.workspace : null) };
+  }
+  if (!stored) throw new CliError('not logged in: run `wsp login` first, or set WSP_TOKEN', EXIT.NOT_LOGGED_IN);
+  return { ...stored, ...(env.WSP_SERVER ? { server: env.WSP_SERVER } : {}), ...(env.WSP_WORKSPACE ? { workspace: env.WSP_WORKSPACE } : {}) };
 }
+
+/** A workspace API token acts in its own workspace: it names none. */
+const isApiToken = (token: string) => token.startsWith('sk_svc_');
 
 /** Workspace commands need a workspace: say how to choose one instead of relaying a 403. */
 export function requireWorkspace(c: Credentials): Credentials & { workspace: string } {
-  if (!c.workspace) throw new CliError('no workspace chosen: run `wsp workspace use ws_...` (see `wsp workspace list`)', EXIT.USAGE);
+  if (!c.workspace && !isApiToken(c.token)) throw new CliError('no workspace chosen: run `wsp workspace use ws_...` (see `wsp workspace list`)', EXIT.USAGE);
   return c as Credentials & { workspace: string };
 }

@@ -18,6 +18,7 @@ import { WEBHOOK_COMMANDS } from './webhooks.js';
 import { metricsList, metricsSeries } from './metrics.js';
 import { rendersFiles } from './renders.js';
 import { authGitCredential, authSetupGit } from './git-auth.js';
+import { closest } from './suggest.js';
 
 const COMMANDS: Command[] = [
   login,
@@ -61,6 +62,9 @@ const GROUPS = new Set(COMMANDS.map((c) => c.name.split(' ')[0]!));
 
 export const isClientCommand = (word: string | undefined) => word !== undefined && GROUPS.has(word);
 
+/** The command group a mistyped first word most likely meant. */
+export const closestGroup = (word: string) => closest(word, [...GROUPS, 'serve', 'worker', 'admin']);
+
 const line = (c: Command) => {
   const head = `  wsp ${`${c.name} ${c.usage}`.trim()}`;
   // A long usage gets its summary on the next line rather than a ragged column.
@@ -100,7 +104,10 @@ export async function runClient(argv: string[], io: Io = processIo()): Promise<n
       io.out.write(groupHelp(group));
       return EXIT.OK;
     }
-    io.err.write(`${sub && !sub.startsWith('-') ? `error: unknown command "wsp ${group} ${sub}"\n\n` : ''}${groupHelp(group)}`);
+    const subs = COMMANDS.filter((c) => c.name.split(' ')[0] === group).map((c) => c.name.split(' ')[1] ?? '');
+    const guess = sub && !sub.startsWith('-') ? closest(sub, subs) : undefined;
+    const said = sub && !sub.startsWith('-') ? `error: unknown command "wsp ${group} ${sub}"${guess ? `; did you mean "wsp ${group} ${guess}"?` : ''}\n\n` : '';
+    io.err.write(`${said}${groupHelp(group)}`);
     return EXIT.USAGE;
   }
   if (wantsHelp) {
