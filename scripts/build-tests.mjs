@@ -57,9 +57,9 @@ export async function buildTests(name, testDir = path.join(root, 'test')) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    // Native, or reading files beside their own (__filename); the server package itself (the SDK test
-    // imports it by name, as a user would).
-    external: ['better-sqlite3', '@node-rs/argon2', 'oidc-provider', 'pg-native', '@fastify/swagger-ui', 'playwright-core', 'typescript', 'openapi-typescript', 'workspace-platform'],
+    // Native, or reading files beside their own (__filename); the SDK package (tests use its build, as
+    // a user would).
+    external: ['better-sqlite3', '@node-rs/argon2', 'oidc-provider', 'pg-native', '@fastify/swagger-ui', 'playwright-core', 'typescript', 'openapi-typescript', '@workspace-platform/sdk'],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
     sourcemap: 'inline',

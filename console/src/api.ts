@@ -3,7 +3,7 @@
  * cookie session of CONTRACT §9. Writes carry the session's CSRF token (from GET /v1/me) and
  * every call the workspace chosen (Service-Context).
  */
-import { createClient, type ErrorEnvelope } from '../../src/sdk/index.js';
+import { createClient, type ErrorEnvelope } from '@workspace-platform/sdk';
 
 let csrfToken: string | null = null;
 let workspace: string | null = localStorage.getItem('wsp.workspace');

@@ -56,6 +56,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       schema: {
         tags: ['sessions'],
         summary: 'Which sign-in methods are on',
+        description: 'Whether passwords and single sign-on are on, and where a browser starts single sign-on, so that a sign-in page shows only what works. Needs no credential.',
         security: [],
         response: { 200: Providers, ...errorResponses(422) },
       },

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PathId, patterned, UnixSeconds } from '../http/schemas.js';
 
 /** An email as people type them: one @, no spaces; compared case-insensitively. */
-export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com'), description: 'An email address (compared case-insensitively)' });
+export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com', 'ada@example.com'), description: 'An email address (compared case-insensitively)' });
 /** What a new password must be (CONTRACT §9: 12-256 characters); checked before any hashing. */
 export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
@@ -15,7 +15,7 @@ export const SignInBody = Type.Object(
     password: Type.String({ minLength: 1, maxLength: 256 }),
     cookie: Type.Optional(Type.Boolean({ description: 'true: set the wsp_session cookie (browsers) instead of answering the token' })),
   },
-  { additionalProperties: false },
+  { title: 'SignInBody', additionalProperties: false },
 );
 export type SignInBody = Static<typeof SignInBody>;
 
@@ -26,7 +26,7 @@ export const SignedIn = Type.Object(
     user_id: Type.String(),
     expires_at: UnixSeconds('When the session ends unless used again'),
   },
-  { additionalProperties: false },
+  { title: 'SignedIn', additionalProperties: false },
 );
 
 export const Providers = Type.Object(
@@ -35,10 +35,10 @@ export const Providers = Type.Object(
     oidc: Type.Boolean({ description: 'Single sign-on with the OpenID provider of WSP_OIDC_ISSUER' }),
     oidc_start_url: Type.Union([Type.String(), Type.Null()], { description: 'Where a browser starts single sign-on (add ?return_to=/console/...)' }),
   },
-  { additionalProperties: false },
+  { title: 'Providers', additionalProperties: false },
 );
 
-export const CreateInvitationBody = Type.Object({ email: Email, role: Role }, { additionalProperties: false });
+export const CreateInvitationBody = Type.Object({ email: Email, role: Role }, { title: 'CreateInvitationBody', additionalProperties: false });
 
 const invitationFields = {
   id: Type.String(),
@@ -49,12 +49,12 @@ const invitationFields = {
 
 export const CreatedInvitation = Type.Object(
   { ...invitationFields, url: Type.String({ description: 'WSP_PUBLIC_URL/console/invite#<secret>: the secret is shown only here' }) },
-  { additionalProperties: false },
+  { title: 'CreatedInvitation', additionalProperties: false },
 );
 
 export const Invitation = Type.Object(
   { ...invitationFields, created_at: UnixSeconds(), created_by: Type.String({ description: 'The user or API token that made it' }) },
-  { additionalProperties: false },
+  { title: 'Invitation', additionalProperties: false },
 );
 
 export const InvitationParams = Type.Object({
@@ -68,7 +68,7 @@ export const AcceptInvitationBody = Type.Object(
     name: Type.Optional(Name),
     password: Type.Optional(NewPassword),
   },
-  { additionalProperties: false, description: 'Signed in: `token` alone. Not signed in: also `name` and `password` for the new user.' },
+  { title: 'AcceptInvitationBody', additionalProperties: false, description: 'Signed in: `token` alone. Not signed in: also `name` and `password` for the new user.' },
 );
 export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>;
 
@@ -79,7 +79,7 @@ export const Accepted = Type.Object(
     role: Role,
     session_id: Type.Union([Type.String(), Type.Null()], { description: 'The cookie session made for a new user; null when the caller was signed in' }),
   },
-  { additionalProperties: false },
+  { title: 'Accepted', additionalProperties: false },
 );
 
 export const SetupBody = Type.Object(
@@ -90,13 +90,13 @@ export const SetupBody = Type.Object(
     password: NewPassword,
     workspace_name: Name,
   },
-  { additionalProperties: false },
+  { title: 'SetupBody', additionalProperties: false },
 );
 export type SetupBody = Static<typeof SetupBody>;
 
 export const SetupDone = Type.Object(
   { user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() },
-  { additionalProperties: false },
+  { title: 'SetupDone', additionalProperties: false },
 );
 
 export const OidcStartQuery = Type.Object(

@@ -36,7 +36,7 @@ export const AuditEvent = Type.Object(
     created_at: UnixSeconds(),
     data: Type.Record(Type.String(), Type.Unknown(), { description: 'Details of the change (names, states, ids); never a secret payload, a token or a password' }),
   },
-  { additionalProperties: false },
+  { title: 'AuditEvent', additionalProperties: false },
 );
 export type AuditEvent = Static<typeof AuditEvent>;
 

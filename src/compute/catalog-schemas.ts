@@ -34,6 +34,6 @@ export const ComputeCatalog = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { title: 'ComputeCatalog', additionalProperties: false },
 );
 export type ComputeCatalog = Static<typeof ComputeCatalog>;

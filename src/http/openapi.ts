@@ -4,6 +4,8 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { ErrorCodes } from '../shared/errors.js';
 import { isNoBodySchema } from './validation.js';
+import { packageVersion } from '../shared/package-root.js';
+import { finishDocument } from './openapi-document.js';
 import { envelopeRef, ErrorEnvelopeSchema, STATUS_TEXT } from './schemas.js';
 
 /** The shared error envelope of the document, described with every code and its status. */
@@ -78,16 +80,48 @@ const ACCESS_NOTES = [
   '**Rate limit.** When the server sets `WSP_RATE_LIMIT_PER_MINUTE`, requests are counted per credential and per workspace across every server instance, and every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); past the limit, 429 (7007) with `Retry-After`.',
 ].join('\n\n');
 
+/** The groups operations are tagged with, in the order the reference page shows them. */
+const TAGS = [
+  ['system', 'Liveness, readiness, metrics for Prometheus, and this document'],
+  ['identity', 'Who the credential belongs to: the signed-in user or the API token, with the workspace it acts in'],
+  ['sessions', 'Signing in with a password or single sign-on, sessions and their cookies, invitations and the first-run setup'],
+  ['workspaces', 'Workspaces, their members and roles, and their quotas'],
+  ['tokens', 'Workspace API tokens (`sk_svc_...`), with optional scopes'],
+  ['oauth', 'OAuth 2.0 for clients without a browser: the device authorization grant (RFC 8628) and token exchange'],
+  ['operations', 'Long-running work (renders, machine changes): poll an operation until it is done'],
+  ['notifications', 'The inbox: notifications, marking them read, and a live stream of new ones (server-sent events)'],
+  ['secrets', 'Encrypted secrets with versions; reading a value is an access, recorded in the audit log'],
+  ['compute', 'Compute configurations, the catalog of server types and regions, machines and their suspensions'],
+  ['packages', 'Packages of Mustache templates, their versions and previews'],
+  ['installs', 'Installs of a package version rendered into a git repository: renders, history, restore, clone over HTTP'],
+  ['snippets', 'Reusable queries that dashboard widgets show'],
+  ['dashboards', 'Dashboards of widgets and filters, with every revision kept, diffs and restore'],
+  ['platform_metrics', "Metrics the platform computes from the workspace's own activity, for dashboard widgets"],
+  ['audit', 'The audit log: every write and every secret access, who made it and when'],
+  ['webhooks', 'Webhook endpoints, signed deliveries (Standard Webhooks) and their retries'],
+] as const;
+
+/**
+ * The server clients are told to use: the public URL when the operator set one; while it is
+ * the default `localhost`, `/`, the server the document was fetched from (a localhost URL is
+ * right only for a client on the same machine).
+ */
+const serverUrl = (publicUrl: string) => (/^https?:\/\/localhost(:\d+)?$/.test(publicUrl) ? '/' : publicUrl);
+
 export function openApiOptions(publicUrl: string): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Workspace Platform API',
-        version: '1.0.0',
+        version: packageVersion(),
+        // No licence is granted to the platform (package.json: UNLICENSED); LICENSE says so,
+        // and the server serves it where this link points (docs/decisions.md).
+        license: { name: 'Proprietary: all rights reserved', url: `${publicUrl}/license` },
         description: `Workspaces, dashboards, secrets, installs, compute and notifications.\n\nEvery error uses the envelope \`{success: false, errors: [{code, message, path?, metadata?}], result: {}}\`.\n\n${ACCESS_NOTES}\n\n| code | status | name | meaning |\n|---|---|---|---|\n${errorTable}`,
       },
-      servers: [{ url: publicUrl }],
+      servers: [{ url: serverUrl(publicUrl), description: 'This Workspace Platform server' }],
+      tags: TAGS.map(([name, description]) => ({ name, description })),
       components: {
         securitySchemes: {
           bearer: {
@@ -117,6 +151,7 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
       const { body: _noBody, ...rest } = schema as Record<string, unknown>;
       return { schema: rest as typeof schema, url };
     },
+    transformObject: (documents) => finishDocument(structuredClone((documents as { openapiObject: Record<string, unknown> }).openapiObject)) as never,
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -74,7 +74,7 @@ export function ListEnvelope<T extends TSchema>(item: T, description?: string) {
 export const CursorQuery = Type.String({
   minLength: 1,
   maxLength: 512,
-  ...patterned('^[A-Za-z0-9_-]+$', 'the next_cursor of a previous page, as it was sent (letters, digits, _ and -)'),
+  ...patterned('^[A-Za-z0-9_-]+$', 'the next_cursor of a previous page, as it was sent (letters, digits, _ and -)', 'eyJrIjoiMDFKRDNWNVE2WSJ9'),
   description: 'The next_cursor of a previous response',
 });
 
@@ -100,7 +100,7 @@ export const WORKSPACE_WIRE_ID_MAX_LENGTH = 53;
 export const WorkspaceWireId = Type.String({
   minLength: 1,
   maxLength: WORKSPACE_WIRE_ID_MAX_LENGTH,
-  ...patterned(WORKSPACE_WIRE_ID_PATTERN, 'a workspace id: ws_ followed by letters and digits, as GET /v1/workspaces lists it'),
+  ...patterned(WORKSPACE_WIRE_ID_PATTERN, 'a workspace id: ws_ followed by letters and digits, as GET /v1/workspaces lists it', 'ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G'),
   description: `A workspace wire id \`ws_<id>\`, length 1-${WORKSPACE_WIRE_ID_MAX_LENGTH}`,
 });
 

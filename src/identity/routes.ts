@@ -35,6 +35,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
       schema: {
         tags: ['identity'],
         summary: 'Who the caller is: user, workspace, role, credential kind',
+        description: 'The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.',
         headers: requestHeaders(),
         response: { 200: Me, ...errorResponses(401, 403, 422) },
       },

@@ -17,7 +17,7 @@ const specFields = {
   etag: Type.String(),
 };
 
-export const RestoredInstall = Type.Object(specFields, {
+export const RestoredInstall = Type.Object(specFields, { title: 'RestoredInstall',
   additionalProperties: false,
   description: "The spec's install of the restore response (GET /v1/installs/{id} for the whole install)",
 });
@@ -47,7 +47,7 @@ export const Install = Type.Object(
     created_at: UnixSeconds(),
     last_render: LastRender,
   },
-  { additionalProperties: false },
+  { title: 'Install', additionalProperties: false },
 );
 export type Install = Static<typeof Install>;
 
@@ -61,7 +61,7 @@ export const CreateInstallBody = Type.Object(
     values: Type.Optional(Values),
     automatic_updates_enabled: Type.Optional(Type.Boolean({ default: false, description: 'Follow newer (non pre-release) versions of the package on their own' })),
   },
-  { additionalProperties: false },
+  { title: 'CreateInstallBody', additionalProperties: false },
 );
 export type CreateInstallBody = Static<typeof CreateInstallBody>;
 
@@ -71,16 +71,16 @@ export const UpdateInstallBody = Type.Object(
     values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Replaces the values as a whole' })),
     automatic_updates_enabled: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { title: 'UpdateInstallBody', additionalProperties: false },
 );
 export type UpdateInstallBody = Static<typeof UpdateInstallBody>;
 
 export const RestoreBody = Type.Object(
   { render_id: Type.String({ minLength: 1, maxLength: 54, description: 'A succeeded render of this install, `rnd_<id>` or bare' }) },
-  { additionalProperties: false },
+  { title: 'RestoreBody', additionalProperties: false },
 );
 
-export const RestoreResponse = Type.Object({ install: RestoredInstall, render: Render }, { additionalProperties: false });
+export const RestoreResponse = Type.Object({ install: RestoredInstall, render: Render }, { title: 'RestoreResponse', additionalProperties: false });
 
 export const InstallParams = Type.Object({ id: PathId(55, 'Install id, `inst_<id>` or bare; length 1-55') });
 
@@ -89,14 +89,14 @@ export const ListInstallsQuery = PageQuery(100, 20);
 /** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
 export const InstallRepository = Type.Object(
   {
-    head_commit_sha: Type.Union([Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)')), Type.Null()], {
+    head_commit_sha: Type.Union([Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)', '3b18e512dba79e4c8300dd08aeb37f8e728b8dad')), Type.Null()], {
       description: 'The commit `main` points at (40 lower-case hex); null before the first commit',
     }),
     clone_url: Type.String({
       description: 'Absolute URL for `git clone` over HTTP (read-only): `<WSP_PUBLIC_URL>/v1/installs/<id>/repository.git`',
     }),
   },
-  { additionalProperties: false },
+  { title: 'InstallRepository', additionalProperties: false },
 );
 export type InstallRepository = Static<typeof InstallRepository>;
 
@@ -104,7 +104,7 @@ export type InstallRepository = Static<typeof InstallRepository>;
 export const RenderFiles = Type.Object(
   {
     render_id: Type.String(),
-    commit_sha: Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)')),
+    commit_sha: Type.String(patterned('^[0-9a-f]{40}$', '40 lower-case hexadecimal digits (a git commit id)', '3b18e512dba79e4c8300dd08aeb37f8e728b8dad')),
     files: Type.Array(
       Type.Object(
         {
@@ -117,7 +117,7 @@ export const RenderFiles = Type.Object(
       { description: 'Every file of the commit, in path order' },
     ),
   },
-  { additionalProperties: false },
+  { title: 'RenderFiles', additionalProperties: false },
 );
 export type RenderFiles = Static<typeof RenderFiles>;
 

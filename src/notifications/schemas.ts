@@ -16,7 +16,7 @@ export const Notification = Type.Object(
     read_at: Type.Union([UnixSeconds(), Type.Null()], { description: 'When the caller marked it read; null while unread' }),
     created_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Notification', additionalProperties: false },
 );
 
 export const NotificationList = ListEnvelope(Notification, "The caller's notifications, newest first");
@@ -33,7 +33,7 @@ export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>;
 export const StreamHeaders = Type.Object({
   ...requestHeaders().properties,
   'last-event-id': Type.Optional(
-    Type.String({ minLength: 26, maxLength: 30, ...patterned('^([Nn][Tt][Ff]_)?[0-9A-Za-z]{26}$', 'a notification id, ntf_<id>'), description: 'Resume after this notification: the id of the last event received (browsers send it when they reconnect)' }),
+    Type.String({ minLength: 26, maxLength: 30, ...patterned('^([Nn][Tt][Ff]_)?[0-9A-Za-z]{26}$', 'a notification id, ntf_<id>', 'ntf_01JD3V5Q6Y7Z8A9B0C1D2E3F4G'), description: 'Resume after this notification: the id of the last event received (browsers send it when they reconnect)' }),
   ),
 });
 

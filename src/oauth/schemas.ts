@@ -27,7 +27,7 @@ export const OAuthErrorResponse = Type.Object(
     error: Type.Union(OAUTH_ERRORS.map((e) => Type.Literal(e))),
     error_description: Type.String(),
   },
-  {
+  { title: 'OAuthErrorResponse',
     additionalProperties: false,
     description: 'RFC 6749 §5.2 error (not the envelope), always with Cache-Control: no-store',
   },
@@ -39,19 +39,19 @@ const ClientId = Type.String({ minLength: 1, maxLength: 64, description: '`wsp-c
 export const DeviceAuthorizationBody = Type.Object({
   client_id: ClientId,
   scope: Type.Optional(Type.String({ maxLength: 1000, description: 'No scopes are defined: absent or empty, else invalid_scope' })),
-});
+}, { title: 'DeviceAuthorizationBody' });
 export type DeviceAuthorizationBody = Static<typeof DeviceAuthorizationBody>;
 
 export const DeviceAuthorizationResponse = Type.Object(
   {
     device_code: Type.String({ description: 'Secret of the polling client; sent only here, stored as SHA-256' }),
-    user_code: Type.String({ ...patterned('^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', 'eight consonants in two groups of four, such as WDJB-MJHT'), description: 'What the person types at verification_uri' }),
+    user_code: Type.String({ ...patterned('^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', 'eight consonants in two groups of four, such as WDJB-MJHT', 'WDJB-MJHT'), description: 'What the person types at verification_uri' }),
     verification_uri: Type.String({ description: 'WSP_PUBLIC_URL + /device' }),
     verification_uri_complete: Type.String({ description: 'verification_uri with the user code filled in' }),
     expires_in: Type.Integer({ description: 'Seconds: 900' }),
     interval: Type.Integer({ description: 'Seconds to wait between polls: 5' }),
   },
-  { additionalProperties: false },
+  { title: 'DeviceAuthorizationResponse', additionalProperties: false },
 );
 export type DeviceAuthorizationResponse = Static<typeof DeviceAuthorizationResponse>;
 
@@ -59,7 +59,7 @@ export const TokenBody = Type.Object({
   grant_type: Type.String({ minLength: 1, maxLength: 200, description: `Only \`${DEVICE_CODE_GRANT}\`` }),
   client_id: ClientId,
   device_code: Type.String({ minLength: 1, maxLength: 256 }),
-});
+}, { title: 'TokenBody' });
 export type TokenBody = Static<typeof TokenBody>;
 
 export const TokenResponse = Type.Object(
@@ -67,18 +67,18 @@ export const TokenResponse = Type.Object(
     access_token: Type.String({ description: 'A new session token (acts as the approving user)' }),
     token_type: Type.Literal('Bearer'),
   },
-  { additionalProperties: false },
+  { title: 'TokenResponse', additionalProperties: false },
 );
 export type TokenResponse = Static<typeof TokenResponse>;
 
 export const DecisionBody = Type.Object(
   {
     user_code: Type.String({
-      ...patterned(TYPED_USER_CODE_PATTERN, 'the code the device shows: eight letters such as WDJB-MJHT, in any case, with or without the dash'),
+      ...patterned(TYPED_USER_CODE_PATTERN, 'the code the device shows: eight letters such as WDJB-MJHT, in any case, with or without the dash', 'WDJB-MJHT'),
       description: 'The code the device shows, in any case, with or without the dash',
     }),
   },
-  { additionalProperties: false },
+  { title: 'DecisionBody', additionalProperties: false },
 );
 
 export const DeviceLogin = Type.Object(
@@ -91,7 +91,7 @@ export const DeviceLogin = Type.Object(
     decided_at: UnixSeconds(),
     expires_at: UnixSeconds('The device must redeem an approval before this'),
   },
-  { additionalProperties: false, description: 'A device login, as just approved or denied' },
+  { title: 'DeviceLogin', additionalProperties: false, description: 'A device login, as just approved or denied' },
 );
 export type DeviceLogin = Static<typeof DeviceLogin>;
 
@@ -105,5 +105,5 @@ export const AuthorizationServerMetadata = Type.Object(
     token_endpoint_auth_methods_supported: Type.Array(Type.String()),
     service_documentation: Type.String(),
   },
-  { additionalProperties: false, description: 'RFC 8414 authorization server metadata' },
+  { title: 'AuthorizationServerMetadata', additionalProperties: false, description: 'RFC 8414 authorization server metadata' },
 );

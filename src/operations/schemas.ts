@@ -14,7 +14,7 @@ export const Operation = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Operation', additionalProperties: false },
 );
 
 export const OperationParams = Type.Object({ id: PathId(64, 'Operation id, `op_<id>` or bare') });

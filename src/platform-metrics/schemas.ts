@@ -20,18 +20,18 @@ export const PlatformMetric = Type.Object(
     }),
     filter_keys: Type.Array(Type.Union(METRIC_FILTERS.map((k) => Type.Literal(k))), { description: 'The query parameters that narrow its series' }),
   },
-  { additionalProperties: false, description: 'A platform metric a dashboard widget can draw' },
+  { title: 'PlatformMetric', additionalProperties: false, description: 'A platform metric a dashboard widget can draw' },
 );
 export type PlatformMetric = Static<typeof PlatformMetric>;
 
 export const PlatformMetricList = Type.Object(
   { data: Type.Array(PlatformMetric) },
-  { additionalProperties: false, description: 'Every platform metric, in a fixed order (not paged: the set is small and fixed)' },
+  { title: 'PlatformMetricList', additionalProperties: false, description: 'Every platform metric, in a fixed order (not paged: the set is small and fixed)' },
 );
 
 export const MetricKeyPath = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 100, description: 'A metric key from GET /v1/platform_metrics' }) },
-  { additionalProperties: false },
+  { title: 'MetricKeyPath', additionalProperties: false },
 );
 
 /** Series are kept to this many points, so a year cannot be asked for by the minute. */
@@ -71,6 +71,6 @@ export const Series = Type.Object(
       description: '`[t, value]`, t ascending: from + step, from + 2·step, ... up to the first at or past `to`',
     }),
   },
-  { additionalProperties: false, description: "A metric's points over a range, computed from the workspace's own records and events" },
+  { title: 'Series', additionalProperties: false, description: "A metric's points over a range, computed from the workspace's own records and events" },
 );
 export type Series = Static<typeof Series>;

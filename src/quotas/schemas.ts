@@ -27,5 +27,5 @@ export const WorkspaceQuotas = Type.Object(
       { additionalProperties: false, description: "The most one install's git repository may take on disk (WSP_QUOTA_REPOSITORY_BYTES); a render that would pass it fails" },
     ),
   },
-  { additionalProperties: false },
+  { title: 'WorkspaceQuotas', additionalProperties: false },
 );

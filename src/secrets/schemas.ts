@@ -16,7 +16,7 @@ export const Secret = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds('When the secret or its set of versions last changed'),
   },
-  { additionalProperties: false },
+  { title: 'Secret', additionalProperties: false },
 );
 export type Secret = Static<typeof Secret>;
 
@@ -24,7 +24,7 @@ export const SecretList = ListEnvelope(Secret);
 
 export const CreateSecretBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique in the workspace, 1-100 characters' }) },
-  { additionalProperties: false },
+  { title: 'CreateSecretBody', additionalProperties: false },
 );
 export type CreateSecretBody = Static<typeof CreateSecretBody>;
 
@@ -42,7 +42,7 @@ export const SecretVersion = Type.Object(
     comment: Type.Optional(Type.String({ maxLength: 200 })),
     destroyed_at: Type.Optional(UnixSeconds('Set when the version was destroyed')),
   },
-  { additionalProperties: false },
+  { title: 'SecretVersion', additionalProperties: false },
 );
 export type SecretVersion = Static<typeof SecretVersion>;
 
@@ -59,7 +59,7 @@ export const AddVersionBody = Type.Object(
     }),
     comment: Type.Optional(Type.String({ maxLength: 200, description: 'At most 200 characters' })),
   },
-  { additionalProperties: false },
+  { title: 'AddVersionBody', additionalProperties: false },
 );
 export type AddVersionBody = Static<typeof AddVersionBody>;
 
@@ -68,7 +68,7 @@ export const AccessedVersion = Type.Object(
     id: Type.String({ description: 'The version, `secv_<id>`' }),
     data: Type.String({ contentEncoding: 'base64', description: 'The payload, padded standard base64' }),
   },
-  { additionalProperties: false },
+  { title: 'AccessedVersion', additionalProperties: false },
 );
 
 export const ListQuery = PageQuery(100, 50);

@@ -12,7 +12,7 @@ export const ListedSession = Type.Object(
     ip: Type.Union([Type.String(), Type.Null()], { description: 'The client address it was issued to' }),
     current: Type.Boolean({ description: 'The session making this request' }),
   },
-  { additionalProperties: false },
+  { title: 'ListedSession', additionalProperties: false },
 );
 
 export const SessionList = ListEnvelope(ListedSession, 'Newest first');

@@ -22,7 +22,7 @@ export const CreateTokenBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { title: 'CreateTokenBody', additionalProperties: false },
 );
 export type CreateTokenBody = Static<typeof CreateTokenBody>;
 
@@ -33,7 +33,7 @@ export const CreatedToken = Type.Object(
     token: Type.String({ description: 'sk_svc_ token; returned only here, never again' }),
     expires_at: Type.Union([UnixSeconds(), Type.Null()]),
   },
-  { additionalProperties: false },
+  { title: 'CreatedToken', additionalProperties: false },
 );
 
 export const ListedToken = Type.Object(
@@ -47,7 +47,7 @@ export const ListedToken = Type.Object(
     last_used_at: Type.Union([UnixSeconds(), Type.Null()], { description: 'Updated at most once a minute' }),
     scopes: Type.Array(Type.String(), { description: 'Its scopes; every one for a token made without `scopes`' }),
   },
-  { additionalProperties: false },
+  { title: 'ListedToken', additionalProperties: false },
 );
 export type ListedToken = Static<typeof ListedToken>;
 

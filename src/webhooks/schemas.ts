@@ -14,12 +14,12 @@ const EventTypes = Type.Array(Type.Unsafe<string>({ type: 'string', enum: EVENT_
 const Url = Type.String({
   minLength: 1,
   maxLength: WEBHOOK_URL_MAX,
-  ...patterned('^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$', 'an https:// URL without spaces'),
+  ...patterned('^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$', 'an https:// URL without spaces', 'https://hooks.example.com/wsp'),
   description: `Where deliveries are POSTed: https, a public address (up to ${WEBHOOK_URL_MAX} characters)`,
 });
 const Description = Type.String({ maxLength: 500, description: 'A note for people, up to 500 characters' });
 
-export const CreateWebhookBody = Type.Object({ url: Url, event_types: EventTypes, description: Type.Optional(Description) }, { additionalProperties: false });
+export const CreateWebhookBody = Type.Object({ url: Url, event_types: EventTypes, description: Type.Optional(Description) }, { title: 'CreateWebhookBody', additionalProperties: false });
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
 
 export const UpdateWebhookBody = Type.Object(
@@ -29,7 +29,7 @@ export const UpdateWebhookBody = Type.Object(
     description: Type.Optional(Type.Union([Description, Type.Null()])),
     enabled: Type.Optional(Type.Boolean({ description: '`true` enables a disabled endpoint again (its failure count starts over); `false` disables it' })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { title: 'UpdateWebhookBody', additionalProperties: false, minProperties: 1 },
 );
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
@@ -45,13 +45,13 @@ export const Webhook = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Webhook', additionalProperties: false },
 );
 export type Webhook = Static<typeof Webhook>;
 
 export const CreatedWebhook = Type.Object(
   { ...Webhook.properties, secret: Type.String({ description: '`whsec_` + base64 of 24 random bytes: the signing secret, shown only in this answer' }) },
-  { additionalProperties: false },
+  { title: 'CreatedWebhook', additionalProperties: false },
 );
 
 export const WebhookList = ListEnvelope(Webhook);
@@ -72,7 +72,7 @@ export const Delivery = Type.Object(
     last_error: Type.Union([Type.String(), Type.Null()]),
     created_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Delivery', additionalProperties: false },
 );
 export type Delivery = Static<typeof Delivery>;
 

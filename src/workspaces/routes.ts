@@ -14,6 +14,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       schema: {
         tags: ['workspaces'],
         summary: "The caller's workspaces (a workspace API token sees its own)",
+        description: 'Every workspace the signed-in user is a member of, with their role in each, newest first; a workspace API token sees only its own workspace.',
         headers: requestHeaders(),
         response: { 200: WorkspaceList, ...errorResponses(401, 403, 422) },
       },
@@ -28,6 +29,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       schema: {
         tags: ['workspaces'],
         summary: 'The workspace the call acts in',
+        description: 'One workspace by id: its name and when it was made. The id must be the workspace the credential acts in; another one is 404.',
         headers: requestHeaders(),
         params: WorkspaceParams,
         response: { 200: Workspace, ...errorResponses(401, 403, 404, 422) },
@@ -87,6 +89,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       schema: {
         tags: ['workspaces'],
         summary: "The workspace's members (any member)",
+        description: 'The people with access to the workspace: email, name, role and when they joined. Any member may list them.',
         headers: requestHeaders(),
         params: WorkspaceParams,
         querystring: PageQuery(100, 50),

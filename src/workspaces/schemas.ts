@@ -12,7 +12,7 @@ export const Workspace = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Workspace', additionalProperties: false },
 );
 
 export const WorkspaceList = ListEnvelope(Workspace);
@@ -21,10 +21,10 @@ export const WorkspaceParams = Type.Object({ id: PathId(53, 'Workspace id, `ws_<
 
 export const UpdateWorkspaceBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }) },
-  { additionalProperties: false },
+  { title: 'UpdateWorkspaceBody', additionalProperties: false },
 );
 
-export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { title: 'CreateWorkspaceBody', additionalProperties: false });
 
 const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 
@@ -36,7 +36,7 @@ export const Member = Type.Object(
     role: RoleName,
     joined_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Member', additionalProperties: false },
 );
 
 export const MemberList = ListEnvelope(Member, 'By user id');
@@ -46,4 +46,4 @@ export const MemberParams = Type.Object({
   user_id: PathId(64, 'User id, `usr_<id>` or bare'),
 });
 
-export const ChangeRoleBody = Type.Object({ role: RoleName }, { additionalProperties: false });
+export const ChangeRoleBody = Type.Object({ role: RoleName }, { title: 'ChangeRoleBody', additionalProperties: false });

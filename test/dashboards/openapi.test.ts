@@ -2,13 +2,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /** The OpenAPI document shows the area whole: every route, its errors, and the unions as oneOf + discriminator. */
 let h: TestApp;
 let doc: any;
 before(async () => {
   h = await createTestApp();
-  doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+  doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
 });
 after(() => h.close());
 
@@ -42,21 +43,21 @@ test('the revision schema is in the document: discriminated unions as oneOf with
   const revision = list.properties.data.items;
   assert.equal(revision.additionalProperties, false);
   const widgets = revision.properties.widgets.items;
-  assert.deepEqual(widgets.discriminator, { propertyName: 'widget_type' });
+  assert.equal(widgets.discriminator.propertyName, 'widget_type');
   assert.equal(widgets.oneOf.length, 2);
   const snippetWidget = widgets.oneOf.find((w: any) => literal(w.properties.widget_type) === 'snippet');
-  assert.deepEqual(snippetWidget.properties.refresh_policy.discriminator, { propertyName: 'mode' });
+  assert.equal(snippetWidget.properties.refresh_policy.discriminator.propertyName, 'mode');
   assert.equal(snippetWidget.properties.freshness_policy.oneOf[1].properties.max_age_seconds.maximum, 86400);
   const filters = revision.properties.filter_definitions;
   assert.equal(filters.maxItems, 24);
-  assert.deepEqual(filters.items.discriminator, { propertyName: 'kind' });
+  assert.equal(filters.items.discriminator.propertyName, 'kind');
   const variable = filters.items.oneOf.find((f: any) => literal(f.properties.kind) === 'variable');
-  assert.deepEqual(variable.properties.input.discriminator, { propertyName: 'kind' });
+  assert.equal(variable.properties.input.discriminator.propertyName, 'kind');
   assert.equal(variable.properties.key.pattern, '^var\\.[a-z][a-z0-9_]{0,31}$');
   assert.equal(literal(revision.properties.structural_diff.anyOf[0].properties.version), 1);
   assert.deepEqual(revision.properties.snippet_etag_drift.items.properties.restore_action.enum, ['none', 'reactivate', 'blocked']);
   const limit = doc.paths['/v1/dashboards/{id}/revisions'].get.parameters.find((p: any) => p.name === 'limit');
   assert.deepEqual([limit.schema.minimum, limit.schema.maximum, limit.schema.default], [1, 10, 10]);
   const body = doc.paths['/v1/dashboards'].post.requestBody.content['application/json'].schema;
-  assert.deepEqual(body.properties.widgets.items.discriminator, { propertyName: 'widget_type' });
+  assert.equal(body.properties.widgets.items.discriminator.propertyName, 'widget_type');
 });

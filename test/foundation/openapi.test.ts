@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { createTestApp, as, type TestApp } from '../helpers/harness.js';
 
 /**
@@ -85,7 +86,7 @@ test('the unauthenticated routes are exactly the system, OAuth and metadata ones
     .map(({ path }) => path);
   for (const path of open) {
     assert.ok(
-      ['/healthz', '/readyz', '/metrics', '/v1/sessions', '/v1/setup'].includes(path) || path.startsWith('/v1/auth/') || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
+      ['/healthz', '/readyz', '/metrics', '/license', '/v1/sessions', '/v1/setup'].includes(path) || path.startsWith('/v1/auth/') || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
       `${path} is open without a credential`,
     );
   }
@@ -214,4 +215,23 @@ test('every operation has an operationId, unique, in camelCase, named by one rul
       chosen: 'streamNotifications',
     },
   );
+});
+
+test('info: the licence, served where it links; the server is the public URL, or this one while that is the default', async () => {
+  const info = doc.info as { license?: { url?: string } };
+  assert.equal(info.license?.url, 'http://localhost:8080/license');
+  const licence = await h.app.inject({ method: 'GET', url: '/license' });
+  assert.equal(licence.statusCode, 200);
+  assert.match(licence.headers['content-type'] as string, /^text\/plain/);
+  assert.equal(licence.body, fs.readFileSync('LICENSE', 'utf8'));
+  assert.deepEqual((doc as unknown as { servers: { url: string }[] }).servers.map((s) => s.url), ['/']);
+
+  const other = await createTestApp({ config: { publicUrl: 'https://wsp.acme.test' } });
+  try {
+    const served = (await other.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { servers: { url: string }[]; info: { license: { url: string } } };
+    assert.deepEqual(served.servers.map((s) => s.url), ['https://wsp.acme.test']);
+    assert.equal(served.info.license.url, 'https://wsp.acme.test/license');
+  } finally {
+    await other.close();
+  }
 });

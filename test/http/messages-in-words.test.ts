@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import { PATTERN_WORDS } from '../../src/http/schemas.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
  * CONTRACT §13: validation messages name what is allowed in words or lists, never a regular
@@ -29,7 +30,7 @@ let doc: { paths: Record<string, Record<string, Schema>> };
 before(async () => {
   h = await createTestApp();
   s = await h.seed();
-  doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+  doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
 });
 after(() => h.close());
 

@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from './fixture.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
  * GET /v1/installs/{id}/repository and the git smart-HTTP routes under its clone URL, through
@@ -301,7 +302,7 @@ describe('a repository git cannot read', () => {
 });
 
 test('the OpenAPI document shows the three routes with their error statuses', async () => {
-  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+  const doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
   const repo = doc.paths['/v1/installs/{id}/repository']?.get;
   assert.deepEqual(Object.keys(repo.responses).sort(), withPipelineStatuses('get', ['200', '401', '403', '404', '422', '503']));
   assert.deepEqual(Object.keys(repo.responses['200'].content['application/json'].schema.properties).sort(), ['clone_url', 'head_commit_sha']);

@@ -1,7 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
-import { createClient } from '../../src/sdk/index.js';
+import { createClient } from '@workspace-platform/sdk';
 
 /** The SDK against a listening server: typed calls, credentials and Service-Context applied. */
 let h: TestApp;
@@ -44,9 +45,12 @@ test('errors come back as the typed envelope', async () => {
   assert.equal(res.error?.errors[0]?.code, 7023);
 });
 
-test('the package exports the SDK as workspace-platform/sdk (built)', async () => {
-  const sdk = (await import('workspace-platform/sdk' as string)) as { createClient: typeof createClient };
-  const api = sdk.createClient({ baseUrl, token: s.owner.session });
-  const me = await api.GET('/v1/me');
+test('the SDK is its own package: the server package exports nothing, the SDK has no server dependency', async () => {
+  const root = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { exports?: unknown };
+  assert.equal(root.exports, undefined);
+  const sdk = JSON.parse(fs.readFileSync('packages/sdk/package.json', 'utf8')) as { name: string; dependencies: Record<string, string> };
+  assert.equal(sdk.name, '@workspace-platform/sdk');
+  assert.deepEqual(Object.keys(sdk.dependencies), ['openapi-fetch']);
+  const me = await createClient({ baseUrl, token: s.owner.session }).GET('/v1/me');
   assert.equal(me.data?.user?.id, s.owner.userId);
 });

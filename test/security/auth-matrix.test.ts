@@ -5,6 +5,7 @@ import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
 type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
  * Every authenticated route of the OpenAPI document refuses every kind of bad credential with
@@ -75,7 +76,7 @@ test('every authenticated route answers 401 to every bad credential', async () =
     'jwt tampered': `Bearer ${good.slice(0, -4)}${good.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`,
   };
 
-  const paths = (h.app.swagger() as unknown as { paths: Record<string, Record<string, { security?: unknown[] }>> }).paths;
+  const paths = dereferenced(h.app.swagger() as unknown as { paths: Record<string, Record<string, { security?: unknown[] }>> }).paths;
   let checked = 0;
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) {

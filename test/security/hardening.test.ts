@@ -9,6 +9,7 @@ import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { apiTokenChecksum } from '../../src/auth/credentials.js';
 import { BASE62 } from '../../src/shared/crypto.js';
 import { GRANT, decide, poll, postForm, startLogin } from '../oauth/device-helpers.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
  * Issue 9.6, what test/http (errors, rate limits, body limit on one route) and test/oauth (user
@@ -38,7 +39,7 @@ before(async () => {
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
   h = await createTestApp({ verifyJwt, logStream });
   s = await h.seed();
-  paths = (h.app.swagger() as unknown as { paths: typeof paths }).paths;
+  paths = dereferenced(h.app.swagger() as unknown as { paths: typeof paths }).paths;
 });
 after(() => h.close());
 

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { as, type Seed, type TestApp } from '../helpers/harness.js';
 import { notify } from '../../src/notifications/service.js';
 import { snippetWidget } from '../dashboards/fixtures.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
  * One resource of every kind, made through the API in one workspace: what the tenant-isolation
@@ -246,7 +247,7 @@ export interface DocRoute {
 export const FIXED_PATHS: Record<string, string> = { '/v1/platform_metrics/{key}/series': '/v1/platform_metrics/writes/series' };
 
 export function documentRoutes(h: TestApp): DocRoute[] {
-  const paths = (h.app.swagger() as unknown as { paths: Record<string, Record<string, DocOperation>> }).paths;
+  const paths = dereferenced(h.app.swagger() as unknown as { paths: Record<string, Record<string, DocOperation>> }).paths;
   return Object.entries(paths).flatMap(([documented, item]) => {
     const path = FIXED_PATHS[documented] ?? documented;
     return Object.entries(item)

@@ -60,6 +60,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /metrics': 'public',
+  'GET /license': 'public',
   'GET /.well-known/oauth-authorization-server': 'public',
   'POST /v1/oauth/device_authorization': 'public',
   'POST /v1/oauth/token': 'public',

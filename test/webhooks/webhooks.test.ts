@@ -6,6 +6,7 @@ import { deliver } from '../../src/webhooks/sender.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
 import { loadConfig } from '../../src/config.js';
+import { dereferenced } from '../helpers/openapi-deref.js';
 
 /** Webhooks (CONTRACT §11) against a real receiver on loopback that verifies with `standardwebhooks`. */
 let h: TestApp;
@@ -271,7 +272,7 @@ describe('deliveries', () => {
   });
 
   test('every event type is one a webhook may take', async () => {
-    const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
     const items = doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema.properties.event_types.items.enum as string[];
     for (const t of EVENT_TYPE_NAMES) assert.ok(items.includes(t), t);
   });

@@ -1,4 +1,4 @@
-import { createClient, type ErrorEnvelope, type WspClient } from '../../sdk/index.js';
+import { createClient, type ErrorEnvelope, type WspClient } from '@workspace-platform/sdk';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Credentials } from './credentials.js';
 

@@ -1,5 +1,5 @@
 import { CLI_CLIENT_ID } from '../../config.js';
-import type { WspClient } from '../../sdk/index.js';
+import type { WspClient } from '@workspace-platform/sdk';
 import { UsageError, stringFlag } from '../args.js';
 import { apiAs, apiFor, send, unreachable } from './api.js';
 import { noMoreArgs, type Command, type CommandContext } from './command.js';

@@ -1,4 +1,4 @@
-import type { WspClient } from '../../sdk/index.js';
+import type { WspClient } from '@workspace-platform/sdk';
 import { send } from './api.js';
 import type { CommandContext } from './command.js';
 import { CliError, EXIT } from './exit-codes.js';

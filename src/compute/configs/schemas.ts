@@ -25,7 +25,7 @@ export function createComputeConfigBody(providerId: string) {
         Type.String({
           minLength: 1,
           maxLength: 100,
-          ...patterned(GLOB_PATTERN, 'a glob over server types such as cx* or cpx?1: letters, digits, . _ -, the wildcards * and ?, and sets such as [ab] or [!0-9]'),
+          ...patterned(GLOB_PATTERN, 'a glob over server types such as cx* or cpx?1: letters, digits, . _ -, the wildcards * and ?, and sets such as [ab] or [!0-9]', 'cx*'),
           default: '*',
           description: 'Glob over the provider\'s server types (`*`, `?`, `[a-z]`, `[!x]`), e.g. `cx*`; default `*`. It must match at least one type offered in the region.',
         }),
@@ -39,7 +39,7 @@ export function createComputeConfigBody(providerId: string) {
 }
 export type CreateComputeConfigBody = Static<ReturnType<typeof createComputeConfigBody>>;
 
-export const CreatedComputeConfig = Type.Object({ id: Type.String({ description: '`cc_<id>`' }) }, { additionalProperties: false, description: 'Config created' });
+export const CreatedComputeConfig = Type.Object({ id: Type.String({ description: '`cc_<id>`' }) }, { title: 'CreatedComputeConfig', additionalProperties: false, description: 'Config created' });
 
 export const ComputeConfig = Type.Object(
   {
@@ -55,7 +55,7 @@ export const ComputeConfig = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'ComputeConfig', additionalProperties: false },
 );
 
 export const ComputeConfigList = ListEnvelope(ComputeConfig);

@@ -8,10 +8,10 @@ export const CreateMachineBody = Type.Object(
   {
     compute_config_id: Type.String({ minLength: 1, maxLength: 64, description: 'A compute config of the workspace, `cc_<id>` or bare' }),
     server_type: Type.String({ minLength: 1, maxLength: 64, description: "A provider server type matching the config's machine_type_filter and offered in its region" }),
-    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, ...patterned(HOSTNAME_PATTERN, 'a host name such as web-1 or web-1.example.com: labels of letters, digits and inner hyphens (1-63 characters each) joined by dots'), description: 'RFC 1123 host name; default `mch-<id>`' })),
+    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, ...patterned(HOSTNAME_PATTERN, 'a host name such as web-1 or web-1.example.com: labels of letters, digits and inner hyphens (1-63 characters each) joined by dots', 'web-1'), description: 'RFC 1123 host name; default `mch-<id>`' })),
     cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A cluster of the workspace; default: the workspace's default cluster, made on first use" })),
   },
-  { additionalProperties: false },
+  { title: 'CreateMachineBody', additionalProperties: false },
 );
 export type CreateMachineBody = Static<typeof CreateMachineBody>;
 
@@ -42,14 +42,14 @@ export const Machine = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Machine', additionalProperties: false },
 );
 
 export const MachineList = ListEnvelope(Machine);
 
 export const OperationAccepted = Type.Object(
   { operation_id: Type.String({ description: 'The operation to poll (GET /v1/operations/{id}): done when the work is' }) },
-  { additionalProperties: false },
+  { title: 'OperationAccepted', additionalProperties: false },
 );
 
 export const ListMachinesQuery = PageQuery(100, 50);
@@ -62,5 +62,5 @@ export const SuspendMachineBody = Type.Object(
       Type.Unsafe<'manual'>({ type: 'string', enum: ['manual'], description: 'Only `manual` through the API; `downgrade` is for suspensions the platform makes' }),
     ),
   },
-  { additionalProperties: false },
+  { title: 'SuspendMachineBody', additionalProperties: false },
 );

@@ -23,7 +23,7 @@ export const Suspension = Type.Object(
     created_at: Type.Number(),
     reason: Type.Unsafe<'manual' | 'downgrade'>({ type: 'string', enum: ['manual', 'downgrade'] }),
   },
-  { additionalProperties: false },
+  { title: 'Suspension', additionalProperties: false },
 );
 
 export const SuspensionList = Type.Array(Suspension, { description: 'A bare array, not the list envelope' });

@@ -5,11 +5,16 @@ import { Type, type SchemaOptions, type Static, type TObject, type TSchema, type
  * is `anyOf`, for which ajv reports every branch's errors at once; with a discriminator ajv
  * checks only the branch the tag names, so a 422 names the one field that is wrong.
  */
-export function DiscriminatedUnion<T extends TObject[]>(propertyName: string, variants: [...T], options: SchemaOptions = {}) {
+export function DiscriminatedUnion<T extends TObject[]>(propertyName: string, variants: [...T], options: SchemaOptions & { title: string }) {
+  // Each variant is named (the union's title and its tag: `BindingInherit`) so that the OpenAPI
+  // document can give it a component the discriminator maps to (src/http/openapi-document.ts).
+  const named = variants.map((v) => (v.title ? v : { ...v, title: `${options.title}${pascal(String(v.properties[propertyName]?.const ?? ''))}` }));
   // `type` is not redundant: ajv's discriminator applies to objects only and stands in for
   // the oneOf, so without it a string or a number would pass.
-  return Type.Unsafe<Static<TUnion<T>>>({ ...options, type: 'object', oneOf: variants, discriminator: { propertyName } });
+  return Type.Unsafe<Static<TUnion<T>>>({ ...options, type: 'object', oneOf: named, discriminator: { propertyName } });
 }
+
+const pascal = (tag: string) => tag.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
 
 /** A string of a fixed set: one `enum`, so a bad value gets one message listing the allowed ones. */
 export function StringEnum<const V extends readonly string[]>(values: V, options: SchemaOptions = {}) {

@@ -13,7 +13,7 @@ export const Dashboard = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Dashboard', additionalProperties: false },
 );
 export type Dashboard = Static<typeof Dashboard>;
 
@@ -30,7 +30,7 @@ export const CreateDashboardBody = Type.Object(
     default_filter_values: input.default_filter_values,
     widgets: input.widgets,
   },
-  { additionalProperties: false },
+  { title: 'CreateDashboardBody', additionalProperties: false },
 );
 export type CreateDashboardBody = Static<typeof CreateDashboardBody>;
 
@@ -44,7 +44,7 @@ export const UpdateDashboardBody = Type.Object(
     widgets: Type.Optional(input.widgets),
     summary: Type.Optional(Summary),
   },
-  { additionalProperties: false, description: 'Each field given replaces that field as a whole; `summary` describes the revision' },
+  { title: 'UpdateDashboardBody', additionalProperties: false, description: 'Each field given replaces that field as a whole; `summary` describes the revision' },
 );
 export type UpdateDashboardBody = Static<typeof UpdateDashboardBody>;
 

@@ -11,7 +11,7 @@ export const Binding = DiscriminatedUnion(
       {
         mode: Type.Literal('inherit'),
         filter_key: Type.String({
-          ...patterned(FILTER_KEY, 'one of time, comparison, cluster, install, product, package, region, status, or var. followed by a variable key (var.region)'),
+          ...patterned(FILTER_KEY, 'one of time, comparison, cluster, install, product, package, region, status, or var. followed by a variable key (var.region)', 'region'),
           description: 'time, comparison, cluster, install, product, package, region, status, or var.<name>',
         }),
       },
@@ -20,7 +20,7 @@ export const Binding = DiscriminatedUnion(
     Type.Object({ mode: Type.Literal('fixed'), value: Type.Unknown({ description: 'Any JSON value' }) }, { ...closed, description: 'A fixed value' }),
     Type.Object({ mode: Type.Literal('unbound') }, { ...closed, description: 'No value' }),
   ],
-  { description: 'Where an input gets its value, discriminated by `mode`' },
+  { title: 'Binding', description: 'Where an input gets its value, discriminated by `mode`' },
 );
 export type Binding = Static<typeof Binding>;
 
@@ -32,7 +32,7 @@ export const FreshnessPolicy = DiscriminatedUnion(
     Type.Object({ mode: Type.Literal('provider_default') }, closed),
     Type.Object({ mode: Type.Literal('max_age'), max_age_seconds: Type.Integer({ minimum: 30, maximum: 86400 }) }, closed),
   ],
-  { description: 'How old the data may be, discriminated by `mode`; max_age_seconds 30-86400' },
+  { title: 'FreshnessPolicy', description: 'How old the data may be, discriminated by `mode`; max_age_seconds 30-86400' },
 );
 
 export const RefreshPolicy = DiscriminatedUnion(
@@ -42,5 +42,5 @@ export const RefreshPolicy = DiscriminatedUnion(
     Type.Object({ mode: Type.Literal('manual') }, closed),
     Type.Object({ mode: Type.Literal('interval'), interval_seconds: Type.Integer({ minimum: 60, maximum: 86400 }) }, closed),
   ],
-  { description: 'When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400' },
+  { title: 'RefreshPolicy', description: 'When the snippet runs again, discriminated by `mode`; interval_seconds 60-86400' },
 );

@@ -52,7 +52,7 @@ export const StructuralDiff = Type.Object(
       closed,
     ),
   },
-  { ...closed, description: 'What changed against the parent revision; widgets matched by widget_id, values compared structurally' },
+  { title: 'StructuralDiff', ...closed, description: 'What changed against the parent revision; widgets matched by widget_id, values compared structurally' },
 );
 export type StructuralDiff = Static<typeof StructuralDiff>;
 
@@ -65,7 +65,7 @@ export const SnippetEtagDrift = Type.Object(
     current_state: StringEnum(['active', 'archived', 'missing']),
     restore_action: StringEnum(['none', 'reactivate', 'blocked'], { description: 'What a restore of this revision does about the snippet' }),
   },
-  { ...closed, description: 'A snippet widget whose snippet now has another etag or is not active; computed when read' },
+  { title: 'SnippetEtagDrift', ...closed, description: 'A snippet widget whose snippet now has another etag or is not active; computed when read' },
 );
 export type SnippetEtagDrift = Static<typeof SnippetEtagDrift>;
 
@@ -86,7 +86,7 @@ export const DashboardRevision = Type.Object(
     snippet_etag_drift: Type.Array(SnippetEtagDrift),
     created_at: UnixSeconds('Unix seconds'),
   },
-  { ...closed, description: 'An immutable snapshot of a dashboard' },
+  { title: 'DashboardRevision', ...closed, description: 'An immutable snapshot of a dashboard' },
 );
 export type DashboardRevision = Static<typeof DashboardRevision>;
 

@@ -4,7 +4,7 @@ import { DiscriminatedUnion, RESOURCE_KINDS, StringEnum } from './common.js';
 
 /** Fields every variable input has; `kind` is the discriminator. */
 const common = {
-  key: Type.String({ ...patterned('^[a-z][a-z0-9_]{0,31}$', 'a variable key such as region: a lower-case letter, then up to 31 of a-z, 0-9 and _'), description: 'Lower-case letter, then up to 31 of a-z, 0-9, _' }),
+  key: Type.String({ ...patterned('^[a-z][a-z0-9_]{0,31}$', 'a variable key such as region: a lower-case letter, then up to 31 of a-z, 0-9 and _', 'region'), description: 'Lower-case letter, then up to 31 of a-z, 0-9, _' }),
   label: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Type.String({ maxLength: 500 })),
   required: Type.Optional(Type.Boolean()),
@@ -72,6 +72,7 @@ export const TextInput = variant(
 );
 
 export const VariableInput = DiscriminatedUnion('kind', [TimeRangeInput, ResourceInput, EnumInput, BooleanInput, NumberInput, TextInput], {
+  title: 'VariableInput',
   description: 'The input of a variable filter, discriminated by `kind`',
 });
 export type VariableInput = Static<typeof VariableInput>;

@@ -32,29 +32,30 @@ const snippetFields = {
 
 const metricFields = {
   widget_type: Type.Literal('platform_metric'),
-  metric_key: Type.String({ minLength: 1, maxLength: 100, ...patterned('^[a-z][a-z0-9_]*$', 'a metric key such as http_requests: a lower-case letter, then a-z, 0-9 and _') }),
+  metric_key: Type.String({ minLength: 1, maxLength: 100, ...patterned('^[a-z][a-z0-9_]*$', 'a metric key such as http_requests: a lower-case letter, then a-z, 0-9 and _', 'http_requests') }),
   metric_version: Type.Integer({ minimum: 1 }),
   filter_bindings: Bindings("The metric's filters, by name"),
 };
 
-function widgetUnion<I extends TSchema>(widgetId: I, description: string) {
+function widgetUnion<I extends TSchema>(title: string, widgetId: I, description: string) {
   return DiscriminatedUnion(
     'widget_type',
     [
       Type.Object({ widget_id: widgetId, ...common, ...snippetFields }, { additionalProperties: false, description: 'A widget showing a snippet' }),
       Type.Object({ widget_id: widgetId, ...common, ...metricFields }, { additionalProperties: false, description: 'A widget showing a platform metric' }),
     ],
-    { description },
+    { title, description },
   );
 }
 
 /** A widget as stored and shown: `widget_id` always present. */
-export const Widget = widgetUnion(WidgetId, 'A widget, discriminated by `widget_type`');
+export const Widget = widgetUnion('Widget', WidgetId, 'A widget, discriminated by `widget_type`');
 export type Widget = Static<typeof Widget>;
 export type SnippetWidget = Extract<Widget, { widget_type: 'snippet' }>;
 
 /** A widget as written: without `widget_id` it gets a new `wdg_...`. */
 export const WidgetInput = widgetUnion(
+  'WidgetInput',
   Type.Optional(WidgetId),
   'A widget, discriminated by `widget_type`; one without `widget_id` gets a new `wdg_<id>`',
 );

@@ -21,7 +21,7 @@ export const Snippet = Type.Object(
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Snippet', additionalProperties: false },
 );
 export type Snippet = Static<typeof Snippet>;
 
@@ -29,13 +29,13 @@ export const SnippetList = ListEnvelope(Snippet, 'Newest first, active and archi
 
 export const CreateSnippetBody = Type.Object(
   { name: Name, source: Source, display_type: Type.Optional(DisplayType) },
-  { additionalProperties: false },
+  { title: 'CreateSnippetBody', additionalProperties: false },
 );
 export type CreateSnippetBody = Static<typeof CreateSnippetBody>;
 
 export const UpdateSnippetBody = Type.Object(
   { name: Type.Optional(Name), source: Type.Optional(Source), display_type: Type.Optional(DisplayType) },
-  { additionalProperties: false, description: 'The fields given replace the current ones; a change gives a new etag' },
+  { title: 'UpdateSnippetBody', additionalProperties: false, description: 'The fields given replace the current ones; a change gives a new etag' },
 );
 export type UpdateSnippetBody = Static<typeof UpdateSnippetBody>;
 

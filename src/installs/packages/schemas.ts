@@ -7,13 +7,13 @@ export const SEMVER_PATTERN =
 
 /** Names land in commit messages: one line, no control characters. */
 export const DisplayName = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 100, ...patterned('^[^\\u0000-\\u001f\\u007f]+$', 'one line of text without control characters (no tabs or line breaks)'), description });
+  Type.String({ minLength: 1, maxLength: 100, ...patterned('^[^\\u0000-\\u001f\\u007f]+$', 'one line of text without control characters (no tabs or line breaks)', 'Web service'), description });
 
 export const MAX_FILES = 1000;
 
 export const CreatePackageBody = Type.Object(
   { name: DisplayName('Unique in the workspace, 1-100 characters') },
-  { additionalProperties: false },
+  { title: 'CreatePackageBody', additionalProperties: false },
 );
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
@@ -24,7 +24,7 @@ export const Package = Type.Object(
     name: Type.String(),
     created_at: UnixSeconds(),
   },
-  { additionalProperties: false },
+  { title: 'Package', additionalProperties: false },
 );
 export type Package = Static<typeof Package>;
 
@@ -34,16 +34,17 @@ export const CreateVersionBody = Type.Object(
   {
     semver: Type.String({
       maxLength: 256,
-      ...patterned(SEMVER_PATTERN, 'a semantic version such as 1.2.0 or 2.0.0-rc.1+build.5: MAJOR.MINOR.PATCH without leading zeros, then a pre-release after - and build metadata after + if any'),
+      ...patterned(SEMVER_PATTERN, 'a semantic version such as 1.2.0 or 2.0.0-rc.1+build.5: MAJOR.MINOR.PATCH without leading zeros, then a pre-release after - and build metadata after + if any', '1.2.0'),
       description: 'A SemVer 2.0.0 version, unique within the package' }),
     files: Type.Record(Type.String(), Type.String(), {
       minProperties: 1,
       maxProperties: MAX_FILES,
+      examples: [{ 'README.md': '# {{name}}\n', 'deploy/app.yaml': 'replicas: {{replicas}}\nregion: {{region}}\n' }],
       description:
         'Relative file path to Mustache template. Paths are normalized (`a//./b` is `a/b`), at most 1024 characters and 64 directories deep; absolute paths, `..`, `.git`, `.gitmodules`, backslashes and control characters are refused. Templates are parsed here; partials are not supported.',
     }),
   },
-  { additionalProperties: false },
+  { title: 'CreateVersionBody', additionalProperties: false },
 );
 export type CreateVersionBody = Static<typeof CreateVersionBody>;
 
@@ -57,11 +58,11 @@ const versionFields = {
 
 export const PackageVersion = Type.Object(
   { ...versionFields, files: Type.Record(Type.String(), Type.String(), { description: 'Normalized path to template' }) },
-  { additionalProperties: false },
+  { title: 'PackageVersion', additionalProperties: false },
 );
 export type PackageVersion = Static<typeof PackageVersion>;
 
-export const PackageVersionSummary = Type.Object(versionFields, {
+export const PackageVersionSummary = Type.Object(versionFields, { title: 'PackageVersionSummary',
   additionalProperties: false,
   description: 'A version without its files (GET the version for them)',
 });
@@ -78,10 +79,10 @@ export const PackageVersionParams = Type.Object({
 
 export const PreviewBody = Type.Object(
   { values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The values, as an install would have them; absent: {}' })) },
-  { additionalProperties: false },
+  { title: 'PreviewBody', additionalProperties: false },
 );
 
 export const Preview = Type.Object(
   { files: Type.Record(Type.String(), Type.String(), { description: 'Each rendered file by its path, as UTF-8 text' }) },
-  { additionalProperties: false },
+  { title: 'Preview', additionalProperties: false },
 );
