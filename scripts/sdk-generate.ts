@@ -32,7 +32,8 @@ export async function generateSdk(): Promise<{ openapi: string; schema: string }
     const doc = app.swagger();
     await app.close();
     const openapi = `${JSON.stringify(doc, null, 2)}\n`;
-    const ast = await openapiTS(JSON.parse(openapi), { silent: true });
+    // defaultNonNullable off: a field with a default is optional in a request (the server fills it in).
+    const ast = await openapiTS(JSON.parse(openapi), { silent: true, defaultNonNullable: false });
     return { openapi, schema: HEADER + astToString(ast) };
   } finally {
     await database.close();

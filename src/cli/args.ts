@@ -6,6 +6,8 @@ export class UsageError extends Error {}
 export interface Parsed {
   positionals: string[];
   flags: Record<string, string | true>;
+  /** Flags that may be given more than once (`-f a=1 -f b=2`), every value in order. */
+  lists?: Record<string, string[]>;
 }
 
 /** The flags a command takes: `--name value` (or `--name=value`) and booleans (`--json`). */

@@ -48,8 +48,7 @@ describe('usage', () => {
     for (const [argv, message] of [
       [['tokens', 'create', '--name', 'x', '--colour', 'red'], /error: unknown flag --colour/],
       [['tokens', 'create', '--name'], /error: --name needs a value/],
-      [['tokens', 'create', '--name', '--json'], /error: --name needs a value/],
-      [['tokens', 'list', '--json=yes'], /error: --json takes no value/],
+      [['tokens', 'list', '--json=yes'], /error: unknown flag --json=yes/],
       [['tokens', 'list', '-q'], /error: unknown flag -q/],
     ] as const) {
       const run = await runCli([...argv], { configDir });
@@ -57,6 +56,10 @@ describe('usage', () => {
       assert.match(run.stderr, message, argv.join(' '));
       assert.match(run.stderr, /usage: wsp tokens/, 'the command’s usage follows');
     }
+    // A flag where a value belongs is a flag, not the value: here --json, so the error is JSON too.
+    const flagged = await runCli(['tokens', 'create', '--name', '--json'], { configDir });
+    assert.equal(flagged.code, 2);
+    assert.deepEqual(JSON.parse(flagged.stderr), { error: { kind: 'usage', message: '--name needs a value', exit_code: 2 } });
   });
 
   test('a workspace command without a chosen workspace says how to choose one (2)', async () => {
@@ -124,7 +127,7 @@ describe('wsp sessions', () => {
     assert.match(table.stdout, /^\* ses_[0-9a-z]+ +operator/m);
 
     const otherId = listed.find((x) => !x.current)!.id;
-    const revoked = await runCli(['sessions', 'revoke', otherId], { configDir });
+    const revoked = await runCli(['sessions', 'revoke', otherId, '--yes'], { configDir });
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.match(revoked.stdout, new RegExp(`^Revoked ${otherId}\\.$`, 'm'));
     // The one just revoked may be the other session, or an older one of the admin's: either is gone now.
@@ -132,10 +135,10 @@ describe('wsp sessions', () => {
     assert.ok(!remaining.includes(otherId));
 
     const ownerSession = (await h.app.inject({ method: 'GET', url: '/v1/sessions', headers: as(s.owner.session) })).json().data[0].id;
-    const refused = await runCli(['sessions', 'revoke', ownerSession], { configDir });
+    const refused = await runCli(['sessions', 'revoke', ownerSession, '--yes'], { configDir });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /404: .*\[7002\]/);
-    assert.equal((await runCli(['sessions', 'revoke', 'not an id'], { configDir })).code, 2);
+    assert.equal((await runCli(['sessions', 'revoke', 'not an id', '--yes'], { configDir })).code, 2);
   });
 });
 
@@ -146,7 +149,9 @@ describe('wsp tokens', () => {
     assert.equal(created.code, 0, created.stderr);
     const token = JSON.parse(created.stdout);
     assert.match(token.token, /^sk_svc_/);
-    assert.ok(token.expires_at > Date.now() / 1000 + 29 * 86400);
+    // Times are ISO 8601 under --json.
+    assert.match(token.expires_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    assert.ok(Date.parse(token.expires_at) > Date.now() + 29 * 86400_000);
     assert.equal((await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token.token) })).statusCode, 200);
 
     const human = await runCli(['tokens', 'create', '--name', 'people'], { configDir });
@@ -162,10 +167,10 @@ describe('wsp tokens', () => {
     assert.match(table.stdout, /^ID +NAME +PREFIX +CREATED +EXPIRES +LAST USED +SCOPES$/m);
     assert.match(table.stdout, new RegExp(`^${token.id} +ci +sk_svc_.* all$`, 'm'));
 
-    const revoked = await runCli(['tokens', 'revoke', token.id], { configDir });
+    const revoked = await runCli(['tokens', 'revoke', token.id, '--yes'], { configDir });
     assert.equal(revoked.code, 0);
     assert.equal((await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token.token) })).statusCode, 401);
-    const again = await runCli(['tokens', 'revoke', token.id], { configDir });
+    const again = await runCli(['tokens', 'revoke', token.id, '--yes'], { configDir });
     assert.equal(again.code, 1, 'the API’s 404 is exit 1');
     assert.match(again.stderr, /404: .*\[7002\]/);
   });
@@ -261,7 +266,7 @@ describe('wsp secrets', () => {
     assert.equal((await runCli(['secrets', 'enable', secret.id, version1.id], { configDir })).code, 0);
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 0);
 
-    const destroyed = await runCli(['secrets', 'destroy', secret.id, version1.id], { configDir });
+    const destroyed = await runCli(['secrets', 'destroy', secret.id, version1.id, '--yes'], { configDir });
     assert.equal(destroyed.code, 0, destroyed.stderr);
     assert.match(destroyed.stdout, /state: +destroyed/);
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 1);
@@ -319,10 +324,10 @@ describe('wsp workspace create, members, invitations', () => {
     await h.admin.addMember(s.workspaceId, user_id, 'member');
     assert.equal((await json(['members', 'role', user_id, 'admin'], owner)).role, 'admin');
     assert.equal((await runCli(['members', 'role', user_id, 'boss'], { configDir: owner })).code, 2);
-    const byMember = await runCli(['members', 'remove', user_id], { configDir: await loggedIn(s.member.userId) });
+    const byMember = await runCli(['members', 'remove', user_id, '--yes'], { configDir: await loggedIn(s.member.userId) });
     assert.equal(byMember.code, 1);
     assert.match(byMember.stderr, /403/);
-    assert.deepEqual(await json(['members', 'remove', user_id], owner), { user_id, removed: true });
+    assert.deepEqual(await json(['members', 'remove', user_id, '--yes'], owner), { user_id, removed: true });
     const last = await runCli(['members', 'role', s.owner.userId, 'member'], { configDir: owner });
     assert.equal(last.code, 1);
     assert.match(last.stderr, /409: .*owner/);
@@ -337,7 +342,7 @@ describe('wsp workspace create, members, invitations', () => {
     const listed = await json(['invitations', 'list'], admin);
     const inv = listed.data.find((i: { email: string }) => i.email === 'guest@example.com');
     assert.equal(inv.role, 'member');
-    assert.deepEqual(await json(['invitations', 'revoke', inv.id], admin), { id: inv.id, revoked: true });
+    assert.deepEqual(await json(['invitations', 'revoke', inv.id, '--yes'], admin), { id: inv.id, revoked: true });
     assert.ok(!(await json(['invitations', 'list'], admin)).data.some((i: { id: string }) => i.id === inv.id));
     const owner = await runCli(['invitations', 'create', '--email', 'boss@example.com', '--role', 'owner'], { configDir: admin });
     assert.equal(owner.code, 1, 'only an owner invites an owner');

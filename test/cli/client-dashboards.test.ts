@@ -14,7 +14,7 @@ before(async () => {
 });
 after(() => close());
 
-test('every revision, newest first, across pages; a table for people', async () => {
+test('one page of revisions by default, every one with --all; a table for people', async () => {
   const c = dashboardsClient(h, s);
   let dashboard = (await c.create(dashboardBody({ name: 'r0' }))).json();
   for (let i = 1; i <= 11; i++) {
@@ -22,9 +22,17 @@ test('every revision, newest first, across pages; a table for people', async () 
     assert.equal(res.statusCode, 200, res.body);
     dashboard = res.json();
   }
-  const run = await runCli(['dashboards', 'revisions', dashboard.id, '--json'], { configDir });
+  const page = JSON.parse((await runCli(['dashboards', 'revisions', dashboard.id, '--json'], { configDir })).stdout);
+  assert.equal(page.data.length, 10, 'the API page size');
+  assert.equal(page.has_more, true);
+  assert.equal(JSON.parse((await runCli(['dashboards', 'revisions', dashboard.id, '--limit', '3', '--json'], { configDir })).stdout).data.length, 3);
+
+  const run = await runCli(['dashboards', 'revisions', dashboard.id, '--all', '--limit', '5', '--json'], { configDir });
   assert.equal(run.code, 0, run.stderr);
-  const revisions = JSON.parse(run.stdout).data as { id: string; name: string; source: string }[];
+  const all = JSON.parse(run.stdout);
+  assert.equal(all.has_more, false);
+  assert.equal(all.next_cursor, null);
+  const revisions = all.data as { id: string; name: string; source: string }[];
   assert.equal(revisions.length, 12);
   assert.deepEqual(revisions.map((r) => r.name), Array.from({ length: 12 }, (_, i) => `r${11 - i}`));
   assert.equal(revisions[0]!.id, dashboard.current_revision_id);
@@ -32,6 +40,8 @@ test('every revision, newest first, across pages; a table for people', async () 
   const table = await runCli(['dashboards', 'revisions', dashboard.id], { configDir });
   assert.match(table.stdout, /^ID +SOURCE +CREATED +AUTHOR +RESTORED FROM +SUMMARY$/m);
   assert.match(table.stdout, /manual .* rename 11$/m);
+  assert.match(table.stderr, /^Showing the first 10: add --all for every one, or a larger --limit\.$/m);
+  assert.doesNotMatch((await runCli(['dashboards', 'revisions', dashboard.id, '--all'], { configDir })).stderr, /Showing/);
 
   const missing = await runCli(['dashboards', 'revisions', 'dash_01jd0000000000000000000000'], { configDir });
   assert.equal(missing.code, 1);

@@ -33,7 +33,7 @@ test('webhooks: create shows the secret once, list, test, deliveries, retry, del
   const deliveries = JSON.parse((await wsp('webhooks', 'deliveries', made.id, '--json')).stdout);
   assert.equal(deliveries.data[0].event_type, 'webhook.tested');
   assert.match((await wsp('webhooks', 'retry', made.id, deliveries.data[0].id)).stdout, /^Queued whd_\S+ again\./);
-  assert.match((await wsp('webhooks', 'delete', made.id)).stdout, new RegExp(`^Deleted ${made.id}\\.`));
+  assert.match((await wsp('webhooks', 'delete', made.id, '--yes')).stdout, new RegExp(`^Deleted ${made.id}\\.`));
   const unknown = await runCli(['webhooks', 'create', '--url', 'https://93.184.216.34/x', '--events', 'secret.exploded'], { configDir });
   assert.notEqual(unknown.code, 0);
   assert.match(unknown.stderr, /secret\.created/, 'the refusal lists the known types');

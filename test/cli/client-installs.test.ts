@@ -64,7 +64,7 @@ test('progress on stderr and a summary in a pipe; a render of another package is
 test('an operation that does not finish in --timeout: exit 1', async () => {
   const { install, first } = await twoRenders();
   // No worker runs: the operation stays running; each wait is a second of real time.
-  const run = await runCli(['installs', 'restore', install.id, '--render', first.id, '--timeout', '1'], {
+  const run = await runCli(['installs', 'restore', install.id, '--render', first.id, '--timeout', '1s'], {
     configDir,
     onSleep: (ms) => new Promise((r) => setTimeout(r, ms)),
   });

@@ -60,7 +60,7 @@ test('machines list, then resume a suspended machine and delete it, each waiting
   assert.equal(again.code, 1);
   assert.match(again.stderr, /Only a suspended machine can be resumed; this one is running/);
 
-  const deleted = await runCli(['machines', 'delete', m.id, '--json'], { configDir, onSleep: runJobs });
+  const deleted = await runCli(['machines', 'delete', m.id, '--json', '--yes'], { configDir, onSleep: runJobs });
   assert.equal(deleted.code, 0, deleted.stderr);
   const out = JSON.parse(deleted.stdout);
   assert.equal(out.operation.done, true);
@@ -71,10 +71,10 @@ test('machines list, then resume a suspended machine and delete it, each waiting
 
 test('machines delete --no-wait answers the operation at once; a second delete is the API 409 (exit 1)', async () => {
   const m = await runningMachine();
-  const run = await runCli(['machines', 'delete', m.id, '--no-wait'], { configDir });
+  const run = await runCli(['machines', 'delete', m.id, '--no-wait', '--yes'], { configDir });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, new RegExp(`Deleting ${m.id}: operation op_\\w+`));
-  const twice = await runCli(['machines', 'delete', m.id], { configDir });
+  const twice = await runCli(['machines', 'delete', m.id, '--yes'], { configDir });
   assert.equal(twice.code, 1);
   assert.match(twice.stderr, /already being deleted/);
   await h.app.jobs.runDue();

@@ -27,13 +27,20 @@ test('metrics list names each metric with its kind and filters; series prints th
   const from = Math.floor(h.clock.nowMs() / 1000);
   h.clock.advanceSeconds(30);
   await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${s.apiToken}` }, payload: { name: 'counted' } });
-  const table = await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60', '--type', 'secret.created');
+  const table = await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60s', '--type', 'secret.created');
   const lines = table.stdout.trim().split('\n');
   assert.match(lines[0]!, /TIME\s+EVENTS/);
   assert.match(lines[1]!, /Z\s+1$/);
   assert.match(lines[2]!, /Z\s+0$/);
-  const json = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60', '--json')).stdout);
+  const json = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60s', '--json')).stdout);
   assert.deepEqual(json.points, [[from + 60, 1], [from + 120, 0]]);
+  // --from and --to also take ISO 8601; a step without its unit is refused.
+  const iso = (t: number) => new Date(t * 1000).toISOString();
+  const same = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', iso(from), '--to', iso(from + 120), '--step', '1m', '--json')).stdout);
+  assert.deepEqual(same.points, json.points);
+  const bare = await runCli(['metrics', 'series', 'writes', '--step', '60'], { configDir });
+  assert.equal(bare.code, 2);
+  assert.match(bare.stderr, /^error: --step needs a unit: 60s, 60m, 60h or 60d$/m);
   const unknown = await runCli(['metrics', 'series', 'nope'], { configDir });
   assert.notEqual(unknown.code, 0);
   assert.match(unknown.stderr, /no platform metric nope/);

@@ -111,7 +111,7 @@ test('wsp login (approved from the test), then tokens and secrets round trips wi
   assert.match(token.token, /^sk_svc_[0-9A-Za-z]{38}$/);
   assert.ok(json(await wsp(['tokens', 'list', '--json'])).data.some((t: { id: string }) => t.id === token.id));
   assert.equal((await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${token.token}` } })).status, 200);
-  const revoked = await wsp(['tokens', 'revoke', token.id, '--json']);
+  const revoked = await wsp(['tokens', 'revoke', token.id, '--json', '--yes']);
   assert.equal(revoked.code, 0, revoked.stderr);
   assert.deepEqual(json(revoked), { id: token.id, revoked: true });
   assert.ok(!json(await wsp(['tokens', 'list', '--json'])).data.some((t: { id: string }) => t.id === token.id));
@@ -130,7 +130,7 @@ test('wsp login (approved from the test), then tokens and secrets round trips wi
   assert.equal(json(await wsp(['secrets', 'disable', secret.id, version.id, '--json'])).state, 'disabled');
   assert.equal((await wsp(['secrets', 'access', secret.id, version.id])).code, 1);
   assert.equal(json(await wsp(['secrets', 'enable', secret.id, version.id, '--json'])).state, 'enabled');
-  assert.equal(json(await wsp(['secrets', 'destroy', secret.id, version.id, '--json'])).state, 'destroyed');
+  assert.equal(json(await wsp(['secrets', 'destroy', secret.id, version.id, '--json', '--yes'])).state, 'destroyed');
 
   const logout = await wsp(['logout']);
   assert.equal(logout.code, 0, logout.stderr);

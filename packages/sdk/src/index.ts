@@ -19,7 +19,7 @@ export type { components, operations, paths } from './schema.js';
 export { unwrap, WspError, type Answer, type ErrorEntry, type ErrorEnvelope } from './errors.js';
 export { OperationFailedError, type Operation, type OperationRef, type WaitOptions } from './operations.js';
 export type { ItemOf, ListPath, Page, PaginateInit } from './paging.js';
-export type { TransportOptions } from './transport.js';
+export { transport, type TransportOptions } from './transport.js';
 
 /** Every named schema of the document: `Schemas['Dashboard']`. */
 export type Schemas = components['schemas'];

@@ -2140,7 +2140,7 @@ export interface components {
              * @description Follow newer (non pre-release) versions of the package on their own
              * @default false
              */
-            automatic_updates_enabled: boolean;
+            automatic_updates_enabled?: boolean;
         };
         /** CreateInvitationBody */
         CreateInvitationBody: {

@@ -1,4 +1,5 @@
 import { createClient, type ErrorEnvelope, type WspClient } from '@workspace-platform/sdk';
+import { packageVersion } from '../../shared/package-root.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Credentials } from './credentials.js';
 
@@ -12,7 +13,7 @@ export function apiFor(server: string, token?: string, workspace?: string | null
     baseUrl: server,
     token,
     workspace: workspace ?? undefined,
-    headers: { 'user-agent': 'wsp-cli/1.0.0' },
+    headers: { 'user-agent': `wsp-cli/${packageVersion()}` },
     fetch: timedFetch,
   });
 }
@@ -53,8 +54,10 @@ export async function send<D>(server: string, pending: Promise<Answer<D>>): Prom
   }
   const { response } = answer;
   if (response.ok) return answer.data as D;
-  if (response.status === 401) throw new CliError('the server no longer accepts your login (expired or revoked): run `wsp login`', EXIT.NOT_LOGGED_IN);
-  throw new CliError(`${response.status}: ${describeEnvelope(response.status, answer.error)}`, EXIT.FAILED);
+  const entries = (answer.error as ErrorEnvelope | undefined)?.errors;
+  const detail = { status: response.status, errors: Array.isArray(entries) ? entries : [] };
+  if (response.status === 401) throw new CliError('the server no longer accepts your login (expired or revoked): run `wsp login`', EXIT.NOT_LOGGED_IN, detail);
+  throw new CliError(`${response.status}: ${describeEnvelope(response.status, answer.error)}`, EXIT.FAILED, detail);
 }
 
 /** Every item of a paged list: `page(cursor)` asks for one page; next_cursor is followed to the end. */

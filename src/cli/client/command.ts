@@ -6,17 +6,22 @@ export interface CommandContext {
   args: Parsed;
   /** --json: one JSON document on stdout, nothing else there. */
   json: boolean;
+  /** --yes: destructive commands do not ask first. */
+  yes: boolean;
 }
 
 export interface Command {
   /** The words that name it: `tokens create`. */
   name: string;
-  /** Arguments and flags after the name, as shown in help. */
+  /** Arguments and flags after the name, as shown in help: `tok_ID [--expires-in 30d]`. */
   usage: string;
   summary: string;
-  /** Flags it takes (besides --json and --help); booleans take no value. */
+  /** Flags it takes (besides the global ones); booleans take no value; lists may be given again. */
   flags?: readonly string[];
   booleans?: readonly string[];
+  lists?: readonly string[];
+  /** One-letter spellings of flags: `{ field: 'F' }` makes `-F` mean `--field`. */
+  shorts?: Readonly<Record<string, string>>;
   /** Lines of further help. */
   details?: string;
   run(ctx: CommandContext): Promise<void>;

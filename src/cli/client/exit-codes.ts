@@ -14,11 +14,18 @@ export const EXIT = {
   UNREACHABLE: 4,
 } as const;
 
+/** What an API error answer said, kept for `--json` error documents. */
+export interface ApiErrorDetail {
+  status: number;
+  errors: { code: number; message: string; path?: string[]; metadata?: Record<string, string> }[];
+}
+
 /** A failure to report on stderr and exit with; never a stack trace. */
 export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
+    readonly api?: ApiErrorDetail,
   ) {
     super(message);
   }

@@ -1,25 +1,208 @@
 import { randomUUID } from 'node:crypto';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
-import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
+import { durationOption } from './durations.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { printFields, printJson } from './output.js';
+import { readJsonObject } from './input.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
+import { printFields, printJson, time } from './output.js';
 import { waitForOperation } from './operations.js';
+import type { CommandContext } from './command.js';
+import type { Install } from '@workspace-platform/sdk';
+
+const context = (ctx: CommandContext) => {
+  const c = requireWorkspace(requireCredentials(ctx.io.env));
+  return { c, api: apiAs(c) };
+};
+
+function printInstall(ctx: CommandContext, i: Install, said?: string): void {
+  if (ctx.json) return printJson(ctx.io, i);
+  if (said) ctx.io.err.write(`${said}\n`);
+  printFields(ctx.io, [
+    ['id', i.id],
+    ['name', i.name],
+    ['package', i.package_id],
+    ['version', i.current_version?.semver ?? '-'],
+    ['desired', i.desired_version.semver],
+    ['auto-update', i.automatic_updates_enabled ? 'on' : 'off'],
+    ['last render', i.last_render ? `${i.last_render.id} (${i.last_render.state})` : '-'],
+    ['values', JSON.stringify(i.values)],
+    ['updated', time(i.updated_at)],
+  ]);
+}
+
+export const installsList: Command = {
+  name: 'installs list',
+  usage: listUsage(100),
+  summary: "the workspace's installs",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const { c, api } = context(ctx);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs', { params: { query } }));
+    printListed(
+      ctx,
+      page,
+      [
+        ['id', (i) => i.id],
+        ['name', (i) => i.name],
+        ['version', (i) => i.current_version?.semver ?? '-'],
+        ['desired', (i) => i.desired_version.semver],
+        ['last render', (i) => i.last_render?.state ?? '-'],
+        ['updated', (i) => time(i.updated_at)],
+      ],
+      'No installs.',
+    );
+  },
+};
+
+export const installsGet: Command = {
+  name: 'installs get',
+  usage: 'inst_ID',
+  summary: 'one install: its versions, values and last render',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    printInstall(ctx, await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } })));
+  },
+};
+
+const valuesOf = async (ctx: CommandContext) => {
+  const file = stringFlag(ctx.args, 'values');
+  return file === undefined ? undefined : readJsonObject(ctx.io, 'values', file);
+};
+
+const autoUpdate = (ctx: CommandContext) => (ctx.args.flags['auto-update'] === true ? true : ctx.args.flags['no-auto-update'] === true ? false : undefined);
+
+export const installsCreate: Command = {
+  name: 'installs create',
+  usage: '--name NAME --package pkg_ID --version pkgv_ID [--values FILE] [--auto-update]',
+  summary: 'install a package version: it is rendered into a new git repository',
+  flags: ['name', 'package', 'version', 'values'],
+  booleans: ['auto-update'],
+  details: '--values FILE ("-": stdin) is a JSON object of template values. The first render is queued at once; `wsp installs get` shows how it went.',
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const values = await valuesOf(ctx);
+    const body = {
+      name: stringFlag(ctx.args, 'name', true),
+      package_id: stringFlag(ctx.args, 'package', true),
+      version_id: stringFlag(ctx.args, 'version', true),
+      ...(values ? { values } : {}),
+      ...(autoUpdate(ctx) !== undefined ? { automatic_updates_enabled: autoUpdate(ctx) } : {}),
+    };
+    const { c, api } = context(ctx);
+    const made = await send(c.server, api.POST('/v1/installs', { body }));
+    printInstall(ctx, made, `Created ${made.id}; its first render is queued.`);
+  },
+};
+
+export const installsUpdate: Command = {
+  name: 'installs update',
+  usage: 'inst_ID [--version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update]',
+  summary: 'change the version or values of an install (a new render when they change)',
+  flags: ['version', 'values'],
+  booleans: ['auto-update', 'no-auto-update'],
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const values = await valuesOf(ctx);
+    const version = stringFlag(ctx.args, 'version');
+    const auto = autoUpdate(ctx);
+    const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}) };
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --version, --values or --auto-update/--no-auto-update');
+    const { c, api } = context(ctx);
+    const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
+    printInstall(ctx, await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body })));
+  },
+};
+
+export const installsRenders: Command = {
+  name: 'installs renders',
+  usage: `inst_ID ${listUsage(100)}`,
+  summary: "an install's renders, newest first: state, version, commit",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs/{id}/renders', { params: { path: { id }, query } }));
+    printListed(
+      ctx,
+      page,
+      [
+        ['id', (r) => r.id],
+        ['state', (r) => r.state],
+        ['version', (r) => r.package_version_id],
+        ['commit', (r) => r.commit_sha?.slice(0, 10)],
+        ['created', (r) => time(r.created_at)],
+        ['message', (r) => r.message],
+      ],
+      'No renders.',
+    );
+  },
+};
+
+export const installsRepository: Command = {
+  name: 'installs repository',
+  usage: 'inst_ID',
+  summary: "where to clone an install's repository, and its head commit",
+  details: 'Clone it with git after `wsp auth setup-git`, or with a token as the password of the URL.',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const repo = await send(c.server, api.GET('/v1/installs/{id}/repository', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, repo);
+    printFields(ctx.io, [
+      ['clone', repo.clone_url],
+      ['head', repo.head_commit_sha],
+    ]);
+  },
+};
+
+export const renderGet: Command = {
+  name: 'renders get',
+  usage: 'rnd_ID',
+  summary: 'one render: its state, version, commit, and why it failed if it did',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the render id', 'rnd');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const r = await send(c.server, api.GET('/v1/renders/{id}', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, r);
+    printFields(ctx.io, [
+      ['id', r.id],
+      ['install', r.install_id],
+      ['state', r.state],
+      ['version', r.package_version_id],
+      ['commit', r.commit_sha],
+      ['restored from', r.restored_from_render_id],
+      ['message', r.message],
+      ['created', time(r.created_at)],
+      ['updated', time(r.updated_at)],
+    ]);
+  },
+};
 
 export const installsRestore: Command = {
   name: 'installs restore',
-  usage: 'inst_ID --render rnd_ID [--timeout SECONDS]',
+  usage: 'inst_ID --render rnd_ID [--timeout 10m]',
   summary: "restore a succeeded render as a new commit, and wait for it (progress on a terminal)",
   flags: ['render', 'timeout'],
   details: `Reads the install's etag for If-Match and sends an Idempotency-Key, so a retried request never restores twice.
-Waits until the operation is done (default at most 600 s): exit 0 when it succeeded, 1 when it failed or timed out.`,
+Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed or timed out.`,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
     const renderId = stringFlag(ctx.args, 'render', true);
     if (!/^(rnd_)?[0-9A-Za-z]{1,60}$/.test(renderId)) throw new UsageError(`--render must look like rnd_<id>, got "${renderId}"`);
-    const timeout = intFlag(ctx, 'timeout', 1, 86400) ?? 600;
+    const timeout = durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
 
@@ -46,3 +229,5 @@ Waits until the operation is done (default at most 600 s): exit 0 when it succee
     ]);
   },
 };
+
+export const INSTALL_COMMANDS = [installsList, installsGet, installsCreate, installsUpdate, installsRenders, installsRepository, installsRestore];

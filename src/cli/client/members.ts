@@ -1,5 +1,7 @@
 import { UsageError, stringFlag } from '../args.js';
-import { allPages, apiAs, send } from './api.js';
+import { apiAs, send } from './api.js';
+import { confirm } from './confirm.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { arg, idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
@@ -29,23 +31,29 @@ export const workspaceCreate: Command = {
 
 export const membersList: Command = {
   name: 'members list',
-  usage: '',
+  usage: listUsage(100),
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   summary: "the workspace's members and their roles",
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const members = await allPages(c.server, (cursor) =>
-      api.GET('/v1/workspaces/{id}/members', { params: { path: { id: c.workspace }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }),
+    const members = await listed(ctx, c.server, 100, (query) =>
+      api.GET('/v1/workspaces/{id}/members', { params: { path: { id: c.workspace }, query } }),
     );
-    if (ctx.json) return printJson(ctx.io, { data: members });
-    printTable(ctx.io, members, [
-      ['user', (m) => m.user_id],
-      ['email', (m) => m.email ?? ''],
-      ['name', (m) => m.name ?? ''],
-      ['role', (m) => m.role],
-      ['joined', (m) => time(m.joined_at)],
-    ]);
+    printListed(
+      ctx,
+      members,
+      [
+        ['user', (m) => m.user_id],
+        ['email', (m) => m.email ?? ''],
+        ['name', (m) => m.name ?? ''],
+        ['role', (m) => m.role],
+        ['joined', (m) => time(m.joined_at)],
+      ],
+      'No members.',
+    );
   },
 };
 
@@ -72,6 +80,7 @@ export const membersRemove: Command = {
     const userId = idArg(ctx, 0, 'the user id', 'usr');
     noMoreArgs(ctx, 1);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
+    await confirm(ctx, `Remove ${userId} from workspace ${c.workspace}`, 'They lose access at their next request.');
     await send(c.server, apiAs(c).DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: c.workspace, user_id: userId } } }));
     if (ctx.json) return printJson(ctx.io, { user_id: userId, removed: true });
     ctx.io.out.write(`Removed ${userId} from ${c.workspace}.\n`);
@@ -103,18 +112,19 @@ export const invitationsCreate: Command = {
 
 export const invitationsList: Command = {
   name: 'invitations list',
-  usage: '',
+  usage: listUsage(100),
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   summary: "the workspace's pending invitations (owner or admin)",
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const invitations = await allPages(c.server, (cursor) =>
-      api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: c.workspace }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }),
+    const invitations = await listed(ctx, c.server, 100, (query) =>
+      api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: c.workspace }, query } }),
     );
-    if (ctx.json) return printJson(ctx.io, { data: invitations });
-    printTable(
-      ctx.io,
+    printListed(
+      ctx,
       invitations,
       [
         ['id', (i) => i.id],
@@ -135,8 +145,26 @@ export const invitationsRevoke: Command = {
     const id = idArg(ctx, 0, 'the invitation id', 'inv');
     noMoreArgs(ctx, 1);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
+    await confirm(ctx, `Revoke invitation ${id}`, 'Its link stops working.');
     await send(c.server, apiAs(c).DELETE('/v1/workspaces/{id}/invitations/{inv}', { params: { path: { id: c.workspace, inv: id } } }));
     if (ctx.json) return printJson(ctx.io, { id, revoked: true });
     ctx.io.out.write(`Revoked ${id}.\n`);
+  },
+};
+
+export const invitationsAccept: Command = {
+  name: 'invitations accept',
+  usage: 'LINK|TOKEN',
+  summary: 'join the workspace an invitation is for, as the user you are logged in as',
+  details: 'Takes the link as it was sent (…/console/invite#<token>) or the token alone. Then `wsp workspace use` the workspace to act in it.',
+  async run(ctx) {
+    const given = arg(ctx, 0, 'the invitation link or token');
+    noMoreArgs(ctx, 1);
+    const token = given.includes('#') ? given.slice(given.lastIndexOf('#') + 1) : given;
+    if (token === '') throw new UsageError('the link has no token after its #');
+    const c = requireCredentials(ctx.io.env);
+    const joined = await send(c.server, apiAs({ ...c, workspace: null }).POST('/v1/invitations:accept', { body: { token } }));
+    if (ctx.json) return printJson(ctx.io, joined);
+    ctx.io.out.write(`Joined ${joined.workspace_id} as ${joined.role}. Act in it with: wsp workspace use ${joined.workspace_id}\n`);
   },
 };

@@ -1,25 +1,25 @@
 import { apiAs, send } from './api.js';
-import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { requireCredentials } from './credentials.js';
 import { printJson, printTable, time } from './output.js';
 
 export const notificationsList: Command = {
   name: 'notifications list',
-  usage: '[--unread] [--limit N]',
+  usage: `[--unread] ${listUsage(50)}`,
   summary: 'your notifications, newest first',
-  flags: ['limit'],
-  booleans: ['unread'],
+  flags: LIST_FLAGS,
+  booleans: ['unread', ...LIST_BOOLEANS],
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const limit = intFlag(ctx, 'limit', 1, 50);
     const c = requireCredentials(ctx.io.env);
-    const query = { ...(ctx.args.flags.unread ? { unread: 'true' as const } : {}), ...(limit ? { limit } : {}) };
+    const unread = ctx.args.flags.unread ? { unread: 'true' as const } : {};
     // Notifications are the user's own: no Service-Context.
-    const page = await send(c.server, apiAs({ ...c, workspace: null }).GET('/v1/notifications', { params: { query } }));
-    if (ctx.json) return printJson(ctx.io, page);
-    printTable(
-      ctx.io,
-      page.data,
+    const api = apiAs({ ...c, workspace: null });
+    const page = await listed(ctx, c.server, 50, (query) => api.GET('/v1/notifications', { params: { query: { ...query, ...unread } } }));
+    printListed(
+      ctx,
+      page,
       [
         ['id', (n) => n.id],
         ['', (n) => (n.read_at === null ? '•' : '')],
@@ -29,7 +29,6 @@ export const notificationsList: Command = {
       ],
       ctx.args.flags.unread ? 'No unread notifications.' : 'No notifications.',
     );
-    if (page.has_more) ctx.io.err.write('More notifications exist: use --json with the API cursor, or read some first.\n');
   },
 };
 

@@ -1,8 +1,10 @@
-import type { WspClient } from '@workspace-platform/sdk';
-import { send } from './api.js';
-import type { CommandContext } from './command.js';
+import type { Operation, WspClient } from '@workspace-platform/sdk';
+import { apiAs, send } from './api.js';
+import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
+import { requireCredentials, requireWorkspace } from './credentials.js';
+import { durationOption } from './durations.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { Spinner } from './output.js';
+import { printFields, printJson, Spinner, time } from './output.js';
 
 const POLL_MS = 1000;
 
@@ -32,3 +34,47 @@ export async function waitForOperation(ctx: CommandContext, server: string, api:
   if (lines) ctx.io.err.write(`Operation ${opId} ${operation.error ? 'failed' : 'succeeded'} after ${Math.round((Date.now() - started) / 1000)} s.\n`);
   return operation;
 }
+
+/** `--timeout` of the commands that wait, as they all read it. */
+const waitTimeout = (ctx: CommandContext) => durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+
+function printOperation(ctx: CommandContext, op: Operation): void {
+  if (ctx.json) return printJson(ctx.io, op);
+  printFields(ctx.io, [
+    ['id', op.id],
+    ['kind', op.kind],
+    ['state', !op.done ? 'running' : op.error ? 'failed' : 'succeeded'],
+    ['error', op.error ? `${op.error.message} [${op.error.code}]` : null],
+    ['result', op.result ? JSON.stringify(op.result) : null],
+    ['created', time(op.created_at)],
+    ['updated', time(op.updated_at)],
+  ]);
+}
+
+export const operationsGet: Command = {
+  name: 'operations get',
+  usage: 'op_ID',
+  summary: 'an asynchronous operation: running, succeeded or failed, with its result or error',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the operation id', 'op');
+    noMoreArgs(ctx, 1);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    printOperation(ctx, await send(c.server, apiAs(c).GET('/v1/operations/{id}', { params: { path: { id } } })));
+  },
+};
+
+export const operationsWait: Command = {
+  name: 'operations wait',
+  usage: 'op_ID [--timeout 10m]',
+  summary: 'wait until an operation is done: exit 0 when it succeeded, 1 when it failed or timed out',
+  flags: ['timeout'],
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the operation id', 'op');
+    noMoreArgs(ctx, 1);
+    const timeout = waitTimeout(ctx);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const op = await waitForOperation(ctx, c.server, apiAs(c), id, timeout, `Waiting for ${id}`);
+    printOperation(ctx, op);
+    if (op.error) throw new CliError(`operation ${op.id} failed: ${op.error.message} [${op.error.code}]`, EXIT.FAILED);
+  },
+};

@@ -1,29 +1,174 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send } from './api.js';
-import { idArg, noMoreArgs, type Command } from './command.js';
+import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { printJson } from './output.js';
+import { readJsonObject } from './input.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
+import { printFields, printJson, printTable, time } from './output.js';
 
-/** The values of --values FILE (a JSON object), or none. */
-function readValues(file: string | undefined): Record<string, unknown> {
-  if (file === undefined) return {};
-  let text: string;
+const context = (ctx: CommandContext) => {
+  const c = requireWorkspace(requireCredentials(ctx.io.env));
+  return { c, api: apiAs(c) };
+};
+
+export const packagesList: Command = {
+  name: 'packages list',
+  usage: listUsage(100),
+  summary: "the workspace's packages",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const { c, api } = context(ctx);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/packages', { params: { query } }));
+    printListed(
+      ctx,
+      page,
+      [
+        ['id', (p) => p.id],
+        ['name', (p) => p.name],
+        ['created', (p) => time(p.created_at)],
+      ],
+      'No packages.',
+    );
+  },
+};
+
+export const packagesGet: Command = {
+  name: 'packages get',
+  usage: 'pkg_ID',
+  summary: 'one package',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the package id', 'pkg');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const p = await send(c.server, api.GET('/v1/packages/{id}', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, p);
+    printFields(ctx.io, [
+      ['id', p.id],
+      ['name', p.name],
+      ['created', time(p.created_at)],
+    ]);
+  },
+};
+
+export const packagesCreate: Command = {
+  name: 'packages create',
+  usage: '--name NAME',
+  summary: 'make a package (then `wsp packages publish` its versions)',
+  flags: ['name'],
+  async run(ctx) {
+    noMoreArgs(ctx, 0);
+    const name = stringFlag(ctx.args, 'name', true);
+    const { c, api } = context(ctx);
+    const p = await send(c.server, api.POST('/v1/packages', { body: { name } }));
+    if (ctx.json) return printJson(ctx.io, p);
+    ctx.io.out.write(`Created package ${p.name} (${p.id}).\n`);
+  },
+};
+
+export const packagesVersions: Command = {
+  name: 'packages versions',
+  usage: `pkg_ID ${listUsage(100)}`,
+  summary: "a package's versions, newest first",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the package id', 'pkg');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query } }));
+    printListed(
+      ctx,
+      page,
+      [
+        ['id', (v) => v.id],
+        ['version', (v) => v.semver],
+        ['created', (v) => time(v.created_at)],
+      ],
+      'No versions.',
+    );
+  },
+};
+
+export const packagesVersion: Command = {
+  name: 'packages version',
+  usage: 'pkg_ID pkgv_ID [--path PATH]',
+  summary: "one version: its template files (--path prints one template)",
+  flags: ['path'],
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the package id', 'pkg');
+    const versionId = idArg(ctx, 1, 'the version id', 'pkgv');
+    noMoreArgs(ctx, 2);
+    const { c, api } = context(ctx);
+    const v = await send(c.server, api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: versionId } } }));
+    const only = stringFlag(ctx.args, 'path');
+    if (only !== undefined) {
+      const text = v.files[only];
+      if (text === undefined) throw new UsageError(`version ${v.semver} has no file ${only}`);
+      if (ctx.json) return printJson(ctx.io, { path: only, template: text });
+      ctx.io.out.write(text);
+      return;
+    }
+    if (ctx.json) return printJson(ctx.io, v);
+    printFields(ctx.io, [
+      ['id', v.id],
+      ['version', v.semver],
+      ['created', time(v.created_at)],
+    ]);
+    ctx.io.out.write('\n');
+    printTable(
+      ctx.io,
+      Object.entries(v.files).sort(([a], [b]) => a.localeCompare(b)),
+      [
+        ['path', ([p]) => p],
+        ['bytes', ([, t]) => Buffer.byteLength(t)],
+      ],
+      'No files.',
+    );
+  },
+};
+
+/** Every file under `dir` by its path relative to it (`/`-separated), as text; `.git` is skipped. */
+function templatesIn(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (at: string) => {
+    for (const e of fs.readdirSync(at, { withFileTypes: true })) {
+      if (e.name === '.git') continue;
+      const full = path.join(at, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile()) files[path.relative(dir, full).split(path.sep).join('/')] = fs.readFileSync(full, 'utf8');
+    }
+  };
   try {
-    text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
+    walk(dir);
   } catch (err) {
-    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.FAILED);
+    throw new CliError(`cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, EXIT.FAILED);
   }
-  let values: unknown;
-  try {
-    values = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`--values ${file} is not JSON: ${(err as Error).message}`);
-  }
-  if (values === null || typeof values !== 'object' || Array.isArray(values)) throw new UsageError(`--values ${file} must hold a JSON object of template values`);
-  return values as Record<string, unknown>;
+  return files;
 }
+
+export const packagesPublish: Command = {
+  name: 'packages publish',
+  usage: 'pkg_ID --version 1.2.0 --dir DIR',
+  summary: "publish a version of a package: every file under DIR is a Mustache template",
+  flags: ['version', 'dir'],
+  details: 'Files are sent by their path relative to DIR (.git is left out); the server checks each template and refuses the version if one does not parse (exit 1, naming the file).',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the package id', 'pkg');
+    noMoreArgs(ctx, 1);
+    const semver = stringFlag(ctx.args, 'version', true);
+    const files = templatesIn(stringFlag(ctx.args, 'dir', true));
+    if (Object.keys(files).length === 0) throw new UsageError('--dir holds no files');
+    const { c, api } = context(ctx);
+    const v = await send(c.server, api.POST('/v1/packages/{id}/versions', { params: { path: { id } }, body: { semver, files } }));
+    if (ctx.json) return printJson(ctx.io, v);
+    ctx.io.out.write(`Published ${v.semver} (${v.id}) with ${Object.keys(v.files).length} files.\n`);
+  },
+};
 
 export const packagesPreview: Command = {
   name: 'packages preview',
@@ -36,7 +181,8 @@ A value a template needs and the values lack is an error naming the file and the
     const id = idArg(ctx, 0, 'the package id', 'pkg');
     const versionId = idArg(ctx, 1, 'the version id', 'pkgv');
     noMoreArgs(ctx, 2);
-    const values = readValues(stringFlag(ctx.args, 'values'));
+    const valuesFile = stringFlag(ctx.args, 'values');
+    const values = valuesFile === undefined ? {} : await readJsonObject(ctx.io, 'values', valuesFile);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const preview = await send(
       c.server,
@@ -51,3 +197,5 @@ A value a template needs and the values lack is an error naming the file and the
     }
   },
 };
+
+export const PACKAGE_COMMANDS = [packagesList, packagesGet, packagesCreate, packagesVersions, packagesVersion, packagesPublish, packagesPreview];

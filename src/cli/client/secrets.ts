@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import { stringFlag, UsageError } from '../args.js';
-import { allPages, apiAs, send } from './api.js';
+import { apiAs, send } from './api.js';
+import { confirm } from './confirm.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { arg, idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import { requireCredentials, requireWorkspace, writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -43,6 +45,41 @@ async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+const secretsGet: Command = {
+  name: 'secrets get',
+  usage: 'sec_ID',
+  summary: 'one secret (never its payload: `wsp secrets access` reads that)',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the secret id', 'sec');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    const secret = await send(c.server, api.GET('/v1/secrets/{id}', { params: { path: { id } } }));
+    if (ctx.json) return printJson(ctx.io, secret);
+    printFields(ctx.io, [
+      ['id', secret.id],
+      ['name', secret.name],
+      ['created', time(secret.created_at)],
+      ['updated', time(secret.updated_at)],
+    ]);
+  },
+};
+
+const secretsDelete: Command = {
+  name: 'secrets delete',
+  usage: 'sec_ID',
+  summary: 'delete a secret with every version of it',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the secret id', 'sec');
+    noMoreArgs(ctx, 1);
+    const { c, api } = context(ctx);
+    await confirm(ctx, `Delete secret ${id}`, 'Every version of it is erased.');
+    const current = await send(c.server, api.GET('/v1/secrets/{id}', { params: { path: { id } } }));
+    await send(c.server, api.DELETE('/v1/secrets/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
+    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
+    ctx.io.out.write(`Deleted ${current.id}.\n`);
+  },
+};
+
 const secretsCreate: Command = {
   name: 'secrets create',
   usage: 'NAME',
@@ -59,33 +96,34 @@ const secretsCreate: Command = {
 
 const secretsList: Command = {
   name: 'secrets list',
-  usage: '[--name NAME]',
+  usage: `[--name NAME] ${listUsage(100)}`,
   summary: "the workspace's secrets (--name: the one with exactly that name)",
-  flags: ['name'],
+  flags: ['name', ...LIST_FLAGS],
+  booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name');
     const { c, api } = context(ctx);
-    const secrets = await allPages(c.server, (cursor) =>
-      api.GET('/v1/secrets', { params: { query: { limit: 100, ...(name !== undefined ? { name } : {}), ...(cursor ? { cursor } : {}) } } }),
+    const secrets = await listed(ctx, c.server, 100, (query) =>
+      api.GET('/v1/secrets', { params: { query: { ...query, ...(name !== undefined ? { name } : {}) } } }),
     );
-    if (ctx.json) return printJson(ctx.io, { data: secrets });
-    printTable(ctx.io, secrets, [['id', (s) => s.id], ['name', (s) => s.name], ['updated', (s) => time(s.updated_at)]], 'No secrets.');
+    printListed(ctx, secrets, [['id', (s) => s.id], ['name', (s) => s.name], ['updated', (s) => time(s.updated_at)]], 'No secrets.');
   },
 };
 
 const secretsVersions: Command = {
   name: 'secrets versions',
-  usage: 'sec_ID',
+  usage: `sec_ID ${listUsage(100)}`,
   summary: "a secret's versions, newest first",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
     noMoreArgs(ctx, 1);
     const { c, api } = context(ctx);
-    const versions = await allPages(c.server, (cursor) => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-    if (ctx.json) return printJson(ctx.io, { data: versions });
-    printTable(
-      ctx.io,
+    const versions = await listed(ctx, c.server, 100, (query) => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query } }));
+    printListed(
+      ctx,
       versions,
       [
         ['id', (v) => v.id],
@@ -155,6 +193,7 @@ function transition(action: 'enable' | 'disable' | 'destroy', summary: string): 
       const vid = idArg(ctx, 1, 'the version id', 'secv');
       noMoreArgs(ctx, 2);
       const { c, api } = context(ctx);
+      if (action === 'destroy') await confirm(ctx, `Destroy version ${vid} of secret ${id}`, 'Its payload is erased.');
       const current = await send(c.server, api.GET('/v1/secrets/{id}/versions/{vid}', { params: { path: { id, vid } } }));
       const params = { path: { id, vid }, header: { 'if-match': current.etag } };
       const path = `/v1/secrets/{id}/versions/{vid}:${action}` as const;
@@ -172,6 +211,8 @@ function transition(action: 'enable' | 'disable' | 'destroy', summary: string): 
 export const secretCommands: Command[] = [
   secretsCreate,
   secretsList,
+  secretsGet,
+  secretsDelete,
   secretsVersions,
   secretsAddVersion,
   secretsAccess,

@@ -1,20 +1,23 @@
-import { allPages, apiAs, send } from './api.js';
+import { apiAs, send } from './api.js';
+import { confirm } from './confirm.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials } from './credentials.js';
 import { printJson, printTable, time } from './output.js';
 
 export const sessionsList: Command = {
   name: 'sessions list',
-  usage: '',
+  usage: listUsage(100),
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   summary: 'your sessions: how and where each was issued, until when; * marks this login',
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = requireCredentials(ctx.io.env);
     const api = apiAs(c);
-    const sessions = await allPages(c.server, (cursor) => api.GET('/v1/sessions', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-    if (ctx.json) return printJson(ctx.io, { data: sessions });
-    printTable(
-      ctx.io,
+    const sessions = await listed(ctx, c.server, 100, (query) => api.GET('/v1/sessions', { params: { query } }));
+    printListed(
+      ctx,
       sessions,
       [
         ['id', (x) => `${x.current ? '* ' : '  '}${x.id}`],
@@ -37,6 +40,7 @@ export const sessionsRevoke: Command = {
     const id = idArg(ctx, 0, 'the session id', 'ses');
     noMoreArgs(ctx, 1);
     const c = requireCredentials(ctx.io.env);
+    await confirm(ctx, `End session ${id}`, 'Whoever uses it is signed out.');
     await send(c.server, apiAs(c).DELETE('/v1/sessions/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, { id, revoked: true });
     ctx.io.out.write(`Revoked ${id}.\n`);

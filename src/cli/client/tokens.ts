@@ -1,17 +1,15 @@
 import { UsageError, stringFlag } from '../args.js';
-import { allPages, apiAs, send } from './api.js';
+import { apiAs, send } from './api.js';
+import { confirm } from './confirm.js';
+import { durationFlag } from './durations.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
 import { TOKEN_SCOPES, type TokenScope } from '../../auth/scope-schemas.js';
 
-/** `30d`, `12h`, `90m` or seconds, from now. */
-function expiresAt(raw: string, now: number): number {
-  const m = /^(\d{1,9})([smhd]?)$/.exec(raw);
-  if (!m) throw new UsageError(`--expires-in must be a duration like 30d, 12h, 90m or 3600, got "${raw}"`);
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
-  return now + Number(m[1]) * unit;
-}
+/** `--expires-in 30d`: a duration with its unit, from now (at most ten years). */
+const expiresAt = (raw: string, now: number) => now + durationFlag('expires-in', raw, { min: 60, max: 3650 * 86400 });
 
 /** `--scopes a,b` (an empty value: no scope at all); unknown ones are a usage error naming the known. */
 function scopesFlag(raw: string | undefined): TokenScope[] | undefined {
@@ -34,9 +32,9 @@ A :write scope implies the :read of its area; secrets:access (reading payloads) 
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name', true);
     const expiresIn = stringFlag(ctx.args, 'expires-in');
-    const c = requireWorkspace(requireCredentials(ctx.io.env));
     const scopes = scopesFlag(stringFlag(ctx.args, 'scopes'));
     const body = { name, ...(expiresIn ? { expires_at: expiresAt(expiresIn, Math.floor(Date.now() / 1000)) } : {}), ...(scopes ? { scopes } : {}) };
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
     const token = await send(c.server, apiAs(c).POST('/v1/api_tokens', { body }));
     if (ctx.json) return printJson(ctx.io, token);
     printFields(ctx.io, [
@@ -51,16 +49,17 @@ A :write scope implies the :read of its area; secrets:access (reading payloads) 
 
 export const tokensList: Command = {
   name: 'tokens list',
-  usage: '',
+  usage: listUsage(100),
   summary: "the workspace's API tokens (never their secrets)",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const tokens = await allPages(c.server, (cursor) => api.GET('/v1/api_tokens', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-    if (ctx.json) return printJson(ctx.io, { data: tokens });
-    printTable(
-      ctx.io,
+    const tokens = await listed(ctx, c.server, 100, (query) => api.GET('/v1/api_tokens', { params: { query } }));
+    printListed(
+      ctx,
       tokens,
       [
         ['id', (t) => t.id],
@@ -84,6 +83,7 @@ export const tokensRevoke: Command = {
     const id = idArg(ctx, 0, 'the token id', 'tok');
     noMoreArgs(ctx, 1);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
+    await confirm(ctx, `Revoke API token ${id}`, 'Whatever uses it stops working at once.');
     await send(c.server, apiAs(c).DELETE('/v1/api_tokens/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, { id, revoked: true });
     ctx.io.out.write(`Revoked ${id}.\n`);

@@ -1,6 +1,9 @@
 import { UsageError, stringFlag } from '../args.js';
-import { allPages, apiAs, send } from './api.js';
-import { idArg, noMoreArgs, type Command } from './command.js';
+import { apiAs, send } from './api.js';
+import { confirm } from './confirm.js';
+import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
+import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
+import type { Webhook } from '@workspace-platform/sdk';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, printTable, time } from './output.js';
 
@@ -39,16 +42,17 @@ export const webhooksCreate: Command = {
 
 export const webhooksList: Command = {
   name: 'webhooks list',
-  usage: '',
+  usage: listUsage(100),
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   summary: "the workspace's webhook endpoints",
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const c = managed(ctx.io.env);
     const api = apiAs(c);
-    const hooks = await allPages(c.server, (cursor) => api.GET('/v1/webhooks', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
-    if (ctx.json) return printJson(ctx.io, { data: hooks });
-    printTable(
-      ctx.io,
+    const hooks = await listed(ctx, c.server, 100, (query) => api.GET('/v1/webhooks', { params: { query } }));
+    printListed(
+      ctx,
       hooks,
       [
         ['id', (w) => w.id],
@@ -71,6 +75,7 @@ export const webhooksDelete: Command = {
     noMoreArgs(ctx, 1);
     const c = managed(ctx.io.env);
     const api = apiAs(c);
+    await confirm(ctx, `Delete webhook ${id}`, 'Its deliveries go with it.');
     const current = await send(c.server, api.GET('/v1/webhooks/{id}', { params: { path: { id } } }));
     await send(c.server, api.DELETE('/v1/webhooks/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
     if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
@@ -94,17 +99,19 @@ export const webhooksTest: Command = {
 
 export const webhooksDeliveries: Command = {
   name: 'webhooks deliveries',
-  usage: 'wh_ID',
+  usage: `wh_ID ${listUsage(100)}`,
   summary: "an endpoint's deliveries, newest first: state, attempts, last answer",
+  flags: LIST_FLAGS,
+  booleans: LIST_BOOLEANS,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the webhook id', 'wh');
     noMoreArgs(ctx, 1);
     const c = managed(ctx.io.env);
-    const page = await send(c.server, apiAs(c).GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 50 } } }));
-    if (ctx.json) return printJson(ctx.io, page);
-    printTable(
-      ctx.io,
-      page.data,
+    const api = apiAs(c);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query } }));
+    printListed(
+      ctx,
+      page,
       [
         ['id', (d) => d.id],
         ['event', (d) => d.event_type],
@@ -133,4 +140,54 @@ export const webhooksRetry: Command = {
   },
 };
 
-export const WEBHOOK_COMMANDS = [webhooksCreate, webhooksList, webhooksDelete, webhooksTest, webhooksDeliveries, webhooksRetry];
+export const webhooksGet: Command = {
+  name: 'webhooks get',
+  usage: 'wh_ID',
+  summary: 'one webhook endpoint: its URL, events and state (never its secret)',
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    noMoreArgs(ctx, 1);
+    const c = managed(ctx.io.env);
+    printWebhook(ctx, await send(c.server, apiAs(c).GET('/v1/webhooks/{id}', { params: { path: { id } } })));
+  },
+};
+
+export const webhooksUpdate: Command = {
+  name: 'webhooks update',
+  usage: 'wh_ID [--url https://...] [--events a.*,b] [--description TEXT] [--enable | --disable]',
+  summary: 'change an endpoint; --enable brings back one disabled after failing deliveries',
+  flags: ['url', 'events', 'description'],
+  booleans: ['enable', 'disable'],
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    noMoreArgs(ctx, 1);
+    const { flags } = ctx.args;
+    if (flags.enable && flags.disable) throw new UsageError('--enable and --disable contradict each other');
+    const body = {
+      ...(typeof flags.url === 'string' ? { url: flags.url } : {}),
+      ...(typeof flags.events === 'string' ? { event_types: eventsFlag(flags.events) as never[] } : {}),
+      ...(typeof flags.description === 'string' ? { description: flags.description } : {}),
+      ...(flags.enable || flags.disable ? { enabled: flags.enable === true } : {}),
+    };
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --url, --events, --description, --enable or --disable');
+    const c = managed(ctx.io.env);
+    const api = apiAs(c);
+    const current = await send(c.server, api.GET('/v1/webhooks/{id}', { params: { path: { id } } }));
+    printWebhook(ctx, await send(c.server, api.PATCH('/v1/webhooks/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body })));
+  },
+};
+
+function printWebhook(ctx: CommandContext, w: Webhook): void {
+  if (ctx.json) return printJson(ctx.io, w);
+  printFields(ctx.io, [
+    ['id', w.id],
+    ['url', w.url],
+    ['events', w.event_types.join(', ')],
+    ['state', w.state],
+    ['disabled because', w.disabled_reason],
+    ['description', w.description],
+    ['updated', time(w.updated_at)],
+  ]);
+}
+
+export const WEBHOOK_COMMANDS = [webhooksCreate, webhooksList, webhooksGet, webhooksUpdate, webhooksDelete, webhooksTest, webhooksDeliveries, webhooksRetry];

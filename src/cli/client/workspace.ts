@@ -73,3 +73,19 @@ export const workspaceQuotas: Command = {
     ]);
   },
 };
+
+export const workspaceRename: Command = {
+  name: 'workspace rename',
+  usage: 'NAME',
+  summary: 'rename the workspace in use (owner or admin)',
+  async run(ctx) {
+    const name = arg(ctx, 0, 'the new name');
+    noMoreArgs(ctx, 1);
+    const c = requireWorkspace(requireCredentials(ctx.io.env));
+    const api = apiAs(c);
+    const current = await send(c.server, api.GET('/v1/workspaces/{id}', { params: { path: { id: c.workspace } } }));
+    const ws = await send(c.server, api.PATCH('/v1/workspaces/{id}', { params: { path: { id: c.workspace }, header: { 'if-match': current.etag } }, body: { name } }));
+    if (ctx.json) return printJson(ctx.io, ws);
+    ctx.io.out.write(`Renamed ${ws.id} to ${ws.name}.\n`);
+  },
+};
