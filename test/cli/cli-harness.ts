@@ -20,7 +20,7 @@ export interface CliOptions {
   env?: Record<string, string>;
   /** Called for every wait of the client instead of sleeping (move a clock, approve a login). */
   onSleep?: (ms: number, stderrSoFar: string) => Promise<void> | void;
-  /** Both streams claim to be a terminal, as in an interactive shell. */
+  /** stdin, stdout and stderr claim to be a terminal, as in an interactive shell. */
   terminal?: boolean;
 }
 
@@ -46,10 +46,12 @@ export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> 
   const errChunks: Buffer[] = [];
   out.on('data', (c: Buffer) => outChunks.push(c));
   err.on('data', (c: Buffer) => errChunks.push(c));
+  const stdin: Io['stdin'] = Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]);
+  if (opts.terminal) stdin.isTTY = true;
   const io: Io = {
     out,
     err,
-    stdin: Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]),
+    stdin,
     env: { WSP_CONFIG_DIR: opts.configDir, ...opts.env },
     sleep: async (ms) => {
       await opts.onSleep?.(ms, Buffer.concat(errChunks).toString());
@@ -70,7 +72,7 @@ export function userCodeIn(stderr: string): string | null {
  * one of its people, as after `wsp login` and `wsp workspace use`. `close` removes the
  * directories and closes the app (call from `after`).
  */
-export async function loggedInServer(who: 'admin' | 'member'): Promise<{ h: TestApp; s: Seed; configDir: string; close(): Promise<void> }> {
+export async function loggedInServer(who: 'owner' | 'admin' | 'member'): Promise<{ h: TestApp; s: Seed; configDir: string; close(): Promise<void> }> {
   const h = await createTestApp();
   const s = await h.seed();
   const server = await h.app.listen({ port: 0, host: '127.0.0.1' });

@@ -65,6 +65,9 @@ const COMMANDS: Command[] = [
   completionCommand(() => COMMANDS),
 ];
 
+/** Every client command, as the program and the completion scripts know them. */
+export const clientCommands = (): readonly Command[] => COMMANDS;
+
 /** Runs `wsp` as a client (every command but serve, worker and admin); answers the exit code (see EXIT). */
 export function runClient(argv: string[], io: Io = processIo()): Promise<number> {
   return runProgram(COMMANDS, argv, io);

@@ -80,9 +80,9 @@ const autoUpdate = (ctx: CommandContext) => (ctx.args.flags['auto-update'] === t
 
 export const installsCreate: Command = {
   name: 'installs create',
-  usage: '--name NAME --package pkg_ID --version pkgv_ID [--values FILE] [--auto-update]',
+  usage: '--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update]',
   summary: 'install a package version: it is rendered into a new git repository',
-  flags: ['name', 'package', 'version', 'values'],
+  flags: ['name', 'package', 'package-version', 'values'],
   booleans: ['auto-update'],
   details: '--values FILE ("-": stdin) is a JSON object of template values. The first render is queued at once; `wsp installs get` shows how it went.',
   async run(ctx) {
@@ -91,7 +91,7 @@ export const installsCreate: Command = {
     const body = {
       name: stringFlag(ctx.args, 'name', true),
       package_id: stringFlag(ctx.args, 'package', true),
-      version_id: stringFlag(ctx.args, 'version', true),
+      version_id: stringFlag(ctx.args, 'package-version', true),
       ...(values ? { values } : {}),
       ...(autoUpdate(ctx) !== undefined ? { automatic_updates_enabled: autoUpdate(ctx) } : {}),
     };
@@ -103,18 +103,18 @@ export const installsCreate: Command = {
 
 export const installsUpdate: Command = {
   name: 'installs update',
-  usage: 'inst_ID [--version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update]',
+  usage: 'inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update]',
   summary: 'change the version or values of an install (a new render when they change)',
-  flags: ['version', 'values'],
+  flags: ['package-version', 'values'],
   booleans: ['auto-update', 'no-auto-update'],
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
     const values = await valuesOf(ctx);
-    const version = stringFlag(ctx.args, 'version');
+    const version = stringFlag(ctx.args, 'package-version');
     const auto = autoUpdate(ctx);
     const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}) };
-    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --version, --values or --auto-update/--no-auto-update');
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values or --auto-update/--no-auto-update');
     const { c, api } = context(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
     printInstall(ctx, await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body })));

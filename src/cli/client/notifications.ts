@@ -2,6 +2,7 @@ import { apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { requireCredentials } from './credentials.js';
+import { CliError, EXIT } from './exit-codes.js';
 import { printJson, printTable, time } from './output.js';
 
 export const notificationsList: Command = {
@@ -32,16 +33,40 @@ export const notificationsList: Command = {
   },
 };
 
+/**
+ * The API answers 204 for any well-formed id (CONTRACT: nothing leaks about others'), so the CLI
+ * looks for the notification among the user's own first: one that is not there is reported as
+ * the 404 it is for this user, and one already read is said to be, rather than "marked read".
+ */
+async function findOwn(api: ReturnType<typeof apiAs>, server: string, id: string) {
+  const wanted = id.toLowerCase().startsWith('ntf_') ? id.toLowerCase() : `ntf_${id.toLowerCase()}`;
+  let cursor: string | undefined;
+  do {
+    const page = await send(server, api.GET('/v1/notifications', { params: { query: { limit: 50, ...(cursor ? { cursor } : {}) } } }));
+    const found = page.data.find((n) => n.id.toLowerCase() === wanted);
+    if (found) return found;
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return undefined;
+}
+
 export const notificationsRead: Command = {
   name: 'notifications read',
   usage: 'ntf_ID',
-  summary: 'mark a notification read',
+  summary: 'mark one of your notifications read',
+  details: 'An id that is not one of your notifications is an error (exit 1, 404), not a silent success.',
   async run(ctx) {
     const id = idArg(ctx, 0, 'the notification id', 'ntf');
     noMoreArgs(ctx, 1);
     const c = requireCredentials(ctx.io.env);
-    await send(c.server, apiAs({ ...c, workspace: null }).PATCH('/v1/notifications/{id}/read', { params: { path: { id } } }));
-    if (ctx.json) return printJson(ctx.io, { id, read: true });
-    ctx.io.out.write(`Marked ${id} read.\n`);
+    const api = apiAs({ ...c, workspace: null });
+    const own = await findOwn(api, c.server, id);
+    if (!own) {
+      const message = `You have no notification ${id}`;
+      throw new CliError(`404: ${message} [7002]`, EXIT.FAILED, { status: 404, errors: [{ code: 7002, message }] });
+    }
+    if (own.read_at === null) await send(c.server, api.PATCH('/v1/notifications/{id}/read', { params: { path: { id: own.id } } }));
+    if (ctx.json) return printJson(ctx.io, { id: own.id, read: true, was_read: own.read_at !== null });
+    ctx.io.out.write(own.read_at === null ? `Marked ${own.id} read.\n` : `${own.id} was already read.\n`);
   },
 };

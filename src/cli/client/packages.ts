@@ -153,14 +153,14 @@ function templatesIn(dir: string): Record<string, string> {
 
 export const packagesPublish: Command = {
   name: 'packages publish',
-  usage: 'pkg_ID --version 1.2.0 --dir DIR',
+  usage: 'pkg_ID --semver 1.2.0 --dir DIR',
   summary: "publish a version of a package: every file under DIR is a Mustache template",
-  flags: ['version', 'dir'],
+  flags: ['semver', 'dir'],
   details: 'Files are sent by their path relative to DIR (.git is left out); the server checks each template and refuses the version if one does not parse (exit 1, naming the file).',
   async run(ctx) {
     const id = idArg(ctx, 0, 'the package id', 'pkg');
     noMoreArgs(ctx, 1);
-    const semver = stringFlag(ctx.args, 'version', true);
+    const semver = stringFlag(ctx.args, 'semver', true);
     const files = templatesIn(stringFlag(ctx.args, 'dir', true));
     if (Object.keys(files).length === 0) throw new UsageError('--dir holds no files');
     const { c, api } = context(ctx);
