@@ -107,11 +107,11 @@ export const OidcStartQuery = Type.Object(
 /** What a provider sends back: the code and state, or an error; providers add parameters of their own. */
 export const OidcCallbackQuery = Type.Object(
   {
-    code: Type.Optional(Type.String({ maxLength: 4096 })),
-    state: Type.Optional(Type.String({ maxLength: 512 })),
-    error: Type.Optional(Type.String({ maxLength: 256 })),
-    error_description: Type.Optional(Type.String({ maxLength: 1024 })),
-    iss: Type.Optional(Type.String({ maxLength: 2048 })),
+    code: Type.Optional(Type.String({ maxLength: 4096, description: "The provider's authorization code, exchanged here with its PKCE verifier" })),
+    state: Type.Optional(Type.String({ maxLength: 512, description: 'The state this server sent at the start: it names the login' })),
+    error: Type.Optional(Type.String({ maxLength: 256, description: "The provider's refusal (OAuth 2.0 error code), instead of a code" })),
+    error_description: Type.Optional(Type.String({ maxLength: 1024, description: "The provider's refusal in words" })),
+    iss: Type.Optional(Type.String({ maxLength: 2048, description: 'The issuer, when the provider sends it (RFC 9207)' })),
   },
   { additionalProperties: Type.String({ maxLength: 2048 }) },
 );

@@ -12,6 +12,8 @@
  * Nothing here changes what a route accepts or answers: validation uses the routes' schemas.
  */
 
+import { FIELD_DESCRIPTIONS, GLOSSARY } from './openapi-descriptions.js';
+
 type Json = Record<string, any>;
 
 /** Keys whose values are data, not schemas: never walked for titles. */
@@ -190,9 +192,52 @@ function defaultForRedirects(doc: Json): void {
   }
 }
 
+const globRegex = (glob: string) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[A-Za-z]*')}$`);
+const OVERLAY = Object.entries(FIELD_DESCRIPTIONS).map(([key, text]) => {
+  const at = key.startsWith('get ') || key.startsWith('post ') ? key.indexOf('.', key.indexOf(' ')) : key.indexOf('.');
+  return { key, owner: globRegex(key.slice(0, at)), path: key.slice(at + 1), text };
+});
+
+/** The overlay entries that described something: a test holds the list to having no stale entry. */
+export const usedDescriptions = new Set<string>();
+
+/**
+ * Gives every property without a description one: from FIELD_DESCRIPTIONS by where it is, else
+ * from the GLOSSARY by its name. Walks components and the routes' inline schemas (`$ref`s are
+ * described where they point).
+ */
+function describeFields(doc: Json): void {
+  const walk = (schema: Json, owner: string, path: string[]) => {
+    if (!isObject(schema)) return;
+    for (const key of ['items', 'additionalProperties', 'not'] as const) if (isObject(schema[key])) walk(schema[key], owner, path);
+    for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const) if (Array.isArray(schema[key])) for (const s of schema[key]) walk(s, owner, path);
+    for (const [name, prop] of Object.entries((schema.properties ?? {}) as Json)) {
+      if (!isObject(prop)) continue;
+      const here = [...path, name];
+      if (!prop.description) {
+        const hit = OVERLAY.find((o) => o.path === here.join('.') && o.owner.test(owner));
+        if (hit) usedDescriptions.add(hit.key);
+        const text = hit?.text ?? GLOSSARY[name];
+        if (text) prop.description = text;
+      }
+      walk(prop, owner, here);
+    }
+  };
+  for (const [name, schema] of Object.entries((doc.components?.schemas ?? {}) as Json)) walk(schema, name, []);
+  for (const [p, item] of Object.entries((doc.paths ?? {}) as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!isObject(op)) continue;
+      const owner = `${method} ${p}`;
+      for (const m of Object.values((op.requestBody?.content ?? {}) as Json)) walk(m.schema, owner, []);
+      for (const r of Object.values((op.responses ?? {}) as Json)) for (const m of Object.values((r.content ?? {}) as Json)) walk(m.schema, owner, []);
+    }
+  }
+}
+
 export function finishDocument(doc: Json): Json {
   defaultForRedirects(doc);
   hoistTitled(doc);
+  describeFields(doc);
   discriminatorMappings(doc);
   tuplesAsPrefixItems(doc);
   mediaExamples(doc);

@@ -63,7 +63,7 @@ export const NoContent = Type.Null({ description: 'No content' });
 export function ListEnvelope<T extends TSchema>(item: T, description?: string) {
   return Type.Object(
     {
-      data: Type.Array(item),
+      data: Type.Array(item, { description: "This page's items, in the list's order" }),
       has_more: Type.Boolean({ description: 'true if more items exist after this page' }),
       next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'opaque cursor for the next page; null when there are no more pages' }),
     },

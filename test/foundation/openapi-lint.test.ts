@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { generateSdk } from '../../scripts/sdk-generate.js';
+import { FIELD_DESCRIPTIONS } from '../../src/http/openapi-descriptions.js';
+import { usedDescriptions } from '../../src/http/openapi-document.js';
 
 /**
  * The document as generators and linters take it: Redocly's recommended rules report nothing,
@@ -95,4 +97,29 @@ test('every request body and response with content has an example that its schem
     }
   }
   assert.deepEqual(problems, []);
+});
+
+test('every field and every parameter has a description; every entry of the overlay describes a field that exists', () => {
+  const missing: string[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (Array.isArray(node)) return node.forEach((n) => walk(n, where));
+    if (typeof node !== 'object' || node === null) return;
+    const n = node as Record<string, unknown>;
+    for (const [k, v] of Object.entries(n)) {
+      if (k === 'example' || k === 'examples') continue;
+      if (k === 'properties' && typeof v === 'object' && v !== null) {
+        for (const [name, prop] of Object.entries(v as Record<string, { description?: string }>)) {
+          if (!prop.description) missing.push(`${where}.${name}`);
+          walk(prop, `${where}.${name}`);
+        }
+      } else walk(v, where);
+    }
+  };
+  for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, name);
+  for (const { key, op } of operations()) {
+    walk(op, key);
+    for (const p of op.parameters ?? []) if (!p.description && !p.schema?.description) missing.push(`${key} ${p.in} ${p.name}`);
+  }
+  assert.deepEqual(missing, []);
+  assert.deepEqual(Object.keys(FIELD_DESCRIPTIONS).filter((k) => !usedDescriptions.has(k)), [], 'stale entries of src/http/openapi-descriptions.ts');
 });

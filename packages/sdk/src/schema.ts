@@ -1915,14 +1915,18 @@ export interface components {
         AcceptInvitationBody: {
             /** @description The secret after # in the invitation link */
             token: string;
+            /** @description A newcomer's name (only when no user has the invited email yet) */
             name?: string;
             /** @description 12-256 characters */
             password?: string;
         };
         /** Accepted */
         Accepted: {
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The user who joined */
             user_id: string;
+            /** @description The role held in the workspace now (a member already keeps theirs) */
             role: "owner" | "admin" | "member";
             /** @description The cookie session made for a new user; null when the caller was signed in */
             session_id: string | null;
@@ -1958,21 +1962,29 @@ export interface components {
             type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
             /** @description null for events of a user that belong to no workspace */
             workspace_id: string | null;
+            /** @description Who acted: a user, an API token, someone not signed in, or the platform itself */
             actor: {
+                /** @description user, api_token, anonymous or system */
                 kind: "user" | "api_token" | "anonymous" | "system";
                 /** @description The user or API token id; null for an anonymous caller (a failed sign-in) */
                 id: string | null;
             };
             /** @description The session or API token the request carried; null for a JWT or none */
             credential_id: string | null;
+            /** @description What was acted on */
             resource: {
+                /** @description The kind of resource (`secret`, `install`, ...) */
                 type: string;
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
             };
             /** @description The X-Request-Id of the request that did it */
             request_id: string | null;
+            /** @description The address the request came from; null for work the platform did itself */
             ip: string | null;
+            /** @description The client that sent the request, as it named itself */
             user_agent: string | null;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description Details of the change (names, states, ids); never a secret payload, a token or a password */
             data: {
@@ -1984,13 +1996,19 @@ export interface components {
          * @description RFC 8414 authorization server metadata
          */
         AuthorizationServerMetadata: {
+            /** @description This server, as WSP_PUBLIC_URL names it */
             issuer: string;
+            /** @description Where a device starts a login (RFC 8628) */
             device_authorization_endpoint: string;
+            /** @description Where a device exchanges its device code for a token */
             token_endpoint: string;
+            /** @description The grants the token endpoint takes */
             grant_types_supported: string[];
             /** @description Empty: there is no authorization endpoint */
             response_types_supported: string[];
+            /** @description How a client authenticates at the token endpoint (public clients: none) */
             token_endpoint_auth_methods_supported: string[];
+            /** @description The API reference for people */
             service_documentation: string;
         };
         /**
@@ -2004,7 +2022,7 @@ export interface components {
          */
         BindingFixed: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Where the value comes from: inherit (a dashboard filter), fixed, or unbound (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "fixed";
@@ -2017,7 +2035,7 @@ export interface components {
          */
         BindingInherit: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Where the value comes from: inherit (a dashboard filter), fixed, or unbound (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "inherit";
@@ -2033,42 +2051,50 @@ export interface components {
          */
         BindingUnbound: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description Where the value comes from: inherit (a dashboard filter), fixed, or unbound (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "unbound";
         };
         /** ChangeRoleBody */
         ChangeRoleBody: {
+            /** @description The new role: owner, admin or member */
             role: "owner" | "admin" | "member";
         };
         /** ComparisonFilter */
         ComparisonFilter: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of filter this is; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "comparison";
-            /** @enum {string} */
+            /**
+             * @description How widgets bind to this filter (`filter_key` of an `inherit` binding); unique in the dashboard
+             * @enum {string}
+             */
             key: "comparison";
+            /** @description What the filter is called on the dashboard */
             label: string;
         };
         /** ComputeCatalog */
         ComputeCatalog: {
             /** @description The provider id (what `provider` of a compute config must be) */
             provider: string;
+            /** @description The regions (locations) a compute config may name */
             regions: {
                 /** @description The region as a compute config names it, e.g. `fsn1` */
                 id: string;
                 /** @description In words, e.g. `Falkenstein DC Park 1` */
                 name: string;
             }[];
+            /** @description The images a compute config may name */
             images: {
                 /** @description The image as a compute config names it, e.g. `ubuntu-24.04` */
                 id: string;
                 /** @description In words, e.g. `Ubuntu 24.04` */
                 name: string;
             }[];
+            /** @description The server types machines may have, with their prices per region */
             server_types: {
                 /** @description The server type as `server_type` and `machine_type_filter` name it, e.g. `cx22` */
                 id: string;
@@ -2093,24 +2119,39 @@ export interface components {
         };
         /** ComputeConfig */
         ComputeConfig: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the config is called */
             name: string;
+            /** @description The infrastructure provider */
             provider: string;
+            /** @description The region its machines run in */
             region: string;
+            /** @description The image machines start from */
             image: string;
+            /** @description A glob over the server types its machines may use */
             machine_type_filter: string;
             /** @description null: the platform's provider account */
             secret_id: string | null;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /** CreateDashboardBody */
         CreateDashboardBody: {
+            /** @description What the dashboard is called */
             name: string;
+            /** @description What the dashboard is for, in a sentence or two */
             description?: string | null;
-            /** @enum {string} */
+            /**
+             * @description workspace_overview (the one with a default layout) or custom
+             * @enum {string}
+             */
             purpose: "workspace_overview" | "custom";
             /** @description At most 24; keys unique (422, 7105) */
             filter_definitions: components["schemas"]["FilterDefinition"][];
@@ -2149,6 +2190,7 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
+            /** @description The role the person gets on accepting (only an owner invites an owner) */
             role: "owner" | "admin" | "member";
         };
         /** CreateMachineBody */
@@ -2180,6 +2222,7 @@ export interface components {
         };
         /** CreateSnippetBody */
         CreateSnippetBody: {
+            /** @description What the snippet is called */
             name: string;
             /** @description The query the snippet runs; 1-65536 characters */
             source: string;
@@ -2230,6 +2273,7 @@ export interface components {
         };
         /** CreateWorkspaceBody */
         CreateWorkspaceBody: {
+            /** @description What the workspace is called */
             name: string;
         };
         /**
@@ -2242,8 +2286,11 @@ export interface components {
         };
         /** CreatedInvitation */
         CreatedInvitation: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description Who is invited */
             email: string;
+            /** @description The role they get on accepting */
             role: "owner" | "admin" | "member";
             /** @description Seven days after it was made */
             expires_at: number;
@@ -2252,35 +2299,52 @@ export interface components {
         };
         /** CreatedToken */
         CreatedToken: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description What the token is called */
             name: string;
             /** @description sk_svc_ token; returned only here, never again */
             token: string;
+            /** @description When the token stops working, in Unix seconds; null: never */
             expires_at: number | null;
         };
         /** CreatedWebhook */
         CreatedWebhook: {
             /** @description `wh_<id>` */
             id: string;
+            /** @description Where deliveries are POSTed */
             url: string;
+            /** @description The event types delivered to it (patterns such as `install.*` allowed) */
             event_types: string[];
+            /** @description What the endpoint is for */
             description: string | null;
+            /** @description enabled, or disabled (by a person, or after failing deliveries) */
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
             /** @description `whsec_` + base64 of 24 random bytes: the signing secret, shown only in this answer */
             secret: string;
         };
         /** Dashboard */
         Dashboard: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the dashboard is called */
             name: string;
+            /** @description What the dashboard is for */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description workspace_overview (the one with a default layout) or custom
+             * @enum {string}
+             */
             purpose: "workspace_overview" | "custom";
             /** @description At most 24; keys unique (422, 7105) */
             filter_definitions: components["schemas"]["FilterDefinition"][];
@@ -2292,8 +2356,11 @@ export interface components {
             widgets: components["schemas"]["Widget"][];
             /** @description The revision whose content this is */
             current_revision_id: string;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /**
@@ -2301,20 +2368,33 @@ export interface components {
          * @description An immutable snapshot of a dashboard
          */
         DashboardRevision: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The dashboard this is a revision of */
             dashboard_id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The revision this one followed; null for the first */
             parent_revision_id: string | null;
+            /** @description The revision it restored, when it is a restore; else null */
             restored_from_revision_id: string | null;
-            /** @enum {string} */
+            /**
+             * @description How it was made: manual (a person's change), automatic, restore, reset or backfill
+             * @enum {string}
+             */
             source: "manual" | "automatic" | "restore" | "reset" | "backfill";
             /** @description The acting user, or the workspace API token that acted */
             author_id: string;
             /** @description Why the revision was made; at most 1000 characters */
             summary: string | null;
+            /** @description The dashboard's name in this revision */
             name: string;
+            /** @description The dashboard's description in this revision */
             description: string | null;
-            /** @enum {string} */
+            /**
+             * @description The dashboard's purpose in this revision
+             * @enum {string}
+             */
             purpose: "workspace_overview" | "custom";
             /** @description At most 24; keys unique (422, 7105) */
             filter_definitions: components["schemas"]["FilterDefinition"][];
@@ -2326,6 +2406,7 @@ export interface components {
             widgets: components["schemas"]["Widget"][];
             /** @description null for a first revision */
             structural_diff: components["schemas"]["StructuralDiff"] | null;
+            /** @description Widgets whose snippet changed since the revision pinned it, and what a restore would do */
             snippet_etag_drift: components["schemas"]["SnippetEtagDrift"][];
             /** @description Unix seconds */
             created_at: number;
@@ -2342,18 +2423,25 @@ export interface components {
         Delivery: {
             /** @description `whd_<id>` */
             id: string;
+            /** @description The endpoint it goes to */
             webhook_id: string;
             /** @description Sent as the webhook-id header: a receiver dedupes on it */
             event_id: string;
+            /** @description The type of the event delivered */
             event_type: string;
             /** @description `pending`: not sent yet or to be retried at `next_attempt_at`; `failed`: retries ran out or the endpoint was disabled (POST ...:retry sends it again) */
             state: "pending" | "succeeded" | "failed";
+            /** @description How many times it has been sent so far */
             attempts: number;
+            /** @description When it is sent again, in Unix seconds; null when no attempt is due */
             next_attempt_at: number | null;
+            /** @description When it was last sent, in Unix seconds; null before the first attempt */
             last_attempt_at: number | null;
             /** @description The HTTP status of the last attempt; null when there was no answer */
             last_status: number | null;
+            /** @description Why the last attempt failed, when it did not get an answer */
             last_error: string | null;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
         };
         /** DeviceAuthorizationBody */
@@ -2388,11 +2476,15 @@ export interface components {
         DeviceLogin: {
             /** @description `dev_<id>` */
             id: string;
+            /** @description The client that asked for the login */
             client_id: string;
             /** @description As shown: XXXX-XXXX */
             user_code: string;
+            /** @description approved or denied */
             state: "approved" | "denied";
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it was approved or denied, in Unix seconds */
             decided_at: number;
             /** @description The device must redeem an approval before this */
             expires_at: number;
@@ -2404,18 +2496,25 @@ export interface components {
              * @enum {string}
              */
             _tag?: "Unauthorized";
-            /** @enum {boolean} */
+            /**
+             * @description Always false in an error
+             * @enum {boolean}
+             */
             success: false;
+            /** @description One entry per problem, each with its code */
             errors: {
                 /** @description Stable machine-readable code; see docs/errors.md */
                 code: number;
+                /** @description What went wrong, in words */
                 message: string;
                 /** @description Where the error is: ["body", ...], ["query", name], ["headers", name] or ["path", name] */
                 path?: string[];
+                /** @description Facts that go with the code (`current_etag`, `required_scope`, ...) */
                 metadata?: {
                     [key: string]: string;
                 };
             }[];
+            /** @description Always empty in an error */
             result: Record<string, never>;
         };
         /**
@@ -2431,46 +2530,62 @@ export interface components {
         /** FreshnessPolicyMaxAge */
         FreshnessPolicyMaxAge: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description max_age: data no older than max_age_seconds (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "max_age";
+            /** @description How old the data may be, in seconds */
             max_age_seconds: number;
         };
         /** FreshnessPolicyProviderDefault */
         FreshnessPolicyProviderDefault: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description provider_default: as fresh as the data's provider keeps it (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "provider_default";
         };
         /** Install */
         Install: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
             /** @description The version of the newest succeeded render; null before the first */
             current_version: {
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
+                /** @description Its semantic version */
                 semver: string;
             } | null;
+            /** @description The version it is to be rendered at */
             desired_version: {
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
+                /** @description Its semantic version */
                 semver: string;
             };
+            /** @description Whether a newer version of the package is installed by itself */
             automatic_updates_enabled: boolean;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the install is called */
             name: string;
+            /** @description The package installed */
             package_id: string;
             /** @description Free-form JSON object: the values the templates are rendered with */
             values: {
                 [key: string]: unknown;
             };
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description The newest render of the install (its state as of now); null before the first */
             last_render: {
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
+                /** @description queued, running, succeeded, failed or superseded */
                 state: "queued" | "running" | "succeeded" | "failed" | "superseded";
                 /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
                 error: string | null;
@@ -2485,23 +2600,30 @@ export interface components {
         };
         /** Invitation */
         Invitation: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description Who is invited */
             email: string;
+            /** @description The role they get on accepting */
             role: "owner" | "admin" | "member";
             /** @description Seven days after it was made */
             expires_at: number;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description The user or API token that made it */
             created_by: string;
         };
         /** ListedSession */
         ListedSession: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description Updated at most once a minute */
             last_used_at: number;
             /** @description When it ends unless used again: the earliest of 30 days idle, WSP_SESSION_MAX_DAYS from creation, and (a device login approved with a JWT) that JWT's exp */
             expires_at: number;
+            /** @description How the session was made: password, oidc (single sign-on), device (wsp login) or operator (wsp admin) */
             issued_by: "password" | "oidc" | "device" | "operator";
             /** @description The User-Agent of the client the session was issued to (first 256 characters) */
             user_agent: string | null;
@@ -2512,11 +2634,15 @@ export interface components {
         };
         /** ListedToken */
         ListedToken: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description What the token is called */
             name: string;
             /** @description The first 12 characters of the token */
             prefix: string;
+            /** @description When the token stops working, in Unix seconds; null: never */
             expires_at: number | null;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description The user (or workspace API token) that created it */
             created_by: string;
@@ -2529,14 +2655,21 @@ export interface components {
         Machine: {
             /** @description `mch_<id>` */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The compute config it was made from */
             compute_config_id: string;
+            /** @description The cluster it belongs to */
             cluster_id: string;
+            /** @description The infrastructure provider it runs at */
             provider: string;
+            /** @description Its host name */
             hostname: string;
+            /** @description The provider's server type */
             server_type: string;
             /** @description The provider location (the config's region) */
             location: string;
+            /** @description The image it started from */
             image: string;
             /**
              * @description creating → running → suspending → suspended → resuming → running; failed when creation failed; expired when its suspension ran out; deleting from running, suspended, failed or expired until the provider confirms its server and snapshot are gone (then the machine is 404)
@@ -2545,21 +2678,30 @@ export interface components {
             status: "creating" | "running" | "suspending" | "suspended" | "resuming" | "deleting" | "failed" | "expired";
             /** @description The provider's server id; null while it has no server */
             provider_server_id: number | null;
+            /** @description Its public IPv4 address once it runs; else null */
             ipv4: string | null;
             /** @description The suspension holding its snapshot while suspended */
             suspension_id: string | null;
             /** @description The operation of its latest asynchronous change (create, suspend, resume, delete) */
             operation_id: string | null;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /** Member */
         Member: {
+            /** @description The member (`usr_...`) */
             user_id: string;
+            /** @description The member's email */
             email: string | null;
+            /** @description The member's name */
             name: string | null;
+            /** @description owner, admin or member */
             role: "owner" | "admin" | "member";
+            /** @description When they joined the workspace, in Unix seconds */
             joined_at: number;
         };
         /** Notification */
@@ -2570,8 +2712,11 @@ export interface components {
             type: string;
             /** @description The kind of resource it is about, e.g. `machine` */
             resource_type: string;
+            /** @description What it is about, when it is about one resource */
             resource_id: string;
+            /** @description The notification in a line */
             title: string;
+            /** @description The notification in a few sentences */
             body: string;
             /** @description `info`, `warning` or `critical` */
             severity: string;
@@ -2581,6 +2726,7 @@ export interface components {
             };
             /** @description When the caller marked it read; null while unread */
             read_at: number | null;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
         };
         /**
@@ -2588,25 +2734,33 @@ export interface components {
          * @description RFC 6749 §5.2 error (not the envelope), always with Cache-Control: no-store
          */
         OAuthErrorResponse: {
+            /** @description The RFC 6749 error code (`authorization_pending`, `slow_down`, ...) */
             error: "invalid_request" | "invalid_client" | "invalid_grant" | "invalid_scope" | "unsupported_grant_type" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "server_error" | "temporarily_unavailable";
+            /** @description The error in words */
             error_description: string;
         };
         /** Operation */
         Operation: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
             /** @description What the operation does, e.g. `install.restore`, `machine.suspend` */
             kind: string;
+            /** @description Whether it has finished (successfully or not) */
             done: boolean;
             /** @description Set when the operation failed */
             error: {
+                /** @description The error code (docs/errors.md) */
                 code: number;
+                /** @description What went wrong, in words */
                 message: string;
             } | null;
             /** @description Set when the operation succeeded */
             result: {
                 [key: string]: unknown;
             } | null;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /** OperationAccepted */
@@ -2616,17 +2770,26 @@ export interface components {
         };
         /** Package */
         Package: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the package is called */
             name: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
         };
         /** PackageVersion */
         PackageVersion: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The package it is a version of */
             package_id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description Its semantic version, unique in the package */
             semver: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description Normalized path to template */
             files: {
@@ -2638,10 +2801,15 @@ export interface components {
          * @description A version without its files (GET the version for them)
          */
         PackageVersionSummary: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The package it is a version of */
             package_id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description Its semantic version, unique in the package */
             semver: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
         };
         /**
@@ -2669,6 +2837,7 @@ export interface components {
          * @description Every platform metric, in a fixed order (not paged: the set is small and fixed)
          */
         PlatformMetricList: {
+            /** @description Every platform metric, with its versions */
             data: components["schemas"]["PlatformMetric"][];
         };
         /** Preview */
@@ -2702,16 +2871,17 @@ export interface components {
         /** RefreshPolicyInterval */
         RefreshPolicyInterval: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description interval: again every interval_seconds (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "interval";
+            /** @description How often it runs again, in seconds */
             interval_seconds: number;
         };
         /** RefreshPolicyManual */
         RefreshPolicyManual: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description manual: only when someone asks (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "manual";
@@ -2719,20 +2889,26 @@ export interface components {
         /** RefreshPolicyOnLoad */
         RefreshPolicyOnLoad: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description on_load: each time the dashboard is opened (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             mode: "on_load";
         };
         /** Render */
         Render: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The install rendered */
             install_id: string;
             /** @description SHA-256 of the rendered tree (see docs/spec-gaps.md); null until rendered */
             render_hash: string | null;
+            /** @description queued, running, succeeded, failed, or superseded (a newer render reached the branch first) */
             state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
             /** @description The operation that completes this render: GET /v1/operations/{id} */
             operation_id: string;
@@ -2740,6 +2916,7 @@ export interface components {
             repository_change_request_id: string | null;
             /** @description The commit on `main` holding the rendered tree; null until committed */
             commit_sha: string | null;
+            /** @description The package version rendered */
             package_version_id: string;
             /** @description The render a restore copied; null for other renders */
             restored_from_render_id: string | null;
@@ -2748,8 +2925,12 @@ export interface components {
         };
         /** RenderFiles */
         RenderFiles: {
+            /** @description The render */
             render_id: string;
-            /** @example 3b18e512dba79e4c8300dd08aeb37f8e728b8dad */
+            /**
+             * @description The render's commit
+             * @example 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+             */
             commit_sha: string;
             /** @description Every file of the commit, in path order */
             files: {
@@ -2764,14 +2945,21 @@ export interface components {
         /** ResourceFilter */
         ResourceFilter: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of filter this is; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "resource";
-            /** @enum {string} */
+            /**
+             * @description How widgets bind to this filter (`filter_key` of an `inherit` binding); unique in the dashboard
+             * @enum {string}
+             */
             key: "cluster" | "install" | "product" | "package" | "region";
-            /** @enum {string} */
+            /**
+             * @description The kind of resource the filter picks from
+             * @enum {string}
+             */
             resource: "cluster" | "install" | "product" | "package" | "region";
+            /** @description What the filter is called on the dashboard */
             label: string;
         };
         /** RestoreBody */
@@ -2781,7 +2969,9 @@ export interface components {
         };
         /** RestoreResponse */
         RestoreResponse: {
+            /** @description The install, with the restore as its newest render */
             install: components["schemas"]["RestoredInstall"];
+            /** @description The render the restore makes; its operation completes when it is committed */
             render: components["schemas"]["Render"];
         };
         /**
@@ -2789,28 +2979,40 @@ export interface components {
          * @description The spec's install of the restore response (GET /v1/installs/{id} for the whole install)
          */
         RestoredInstall: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
             /** @description The version of the newest succeeded render; null before the first */
             current_version: {
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
+                /** @description Its semantic version */
                 semver: string;
             } | null;
+            /** @description The version it is to be rendered at */
             desired_version: {
+                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
+                /** @description Its semantic version */
                 semver: string;
             };
+            /** @description Whether a newer version of the package is installed by itself */
             automatic_updates_enabled: boolean;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
         };
         /** Secret */
         Secret: {
             /** @description `sec_<id>` */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the secret is called; unique in the workspace */
             name: string;
             /** @description Changes when a version is added; version state changes leave it alone */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description When the secret or its set of versions last changed */
             updated_at: number;
@@ -2819,12 +3021,17 @@ export interface components {
         SecretVersion: {
             /** @description `secv_<id>` */
             id: string;
+            /** @description The secret it is a version of */
             secret_id: string;
             /** @description 1, 2, ... per secret */
             version_number: number;
+            /** @description enabled, disabled or destroyed */
             state: "enabled" | "disabled" | "destroyed";
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description A note on the version, as given when it was added */
             comment?: string;
             /** @description Set when the version was destroyed */
             destroyed_at?: number;
@@ -2834,8 +3041,11 @@ export interface components {
          * @description A metric's points over a range, computed from the workspace's own records and events
          */
         Series: {
+            /** @description The metric */
             key: string;
+            /** @description The metric's version */
             version: number;
+            /** @description What the values count or measure */
             unit: string;
             /** @description The range's start as used */
             from: number;
@@ -2858,15 +3068,20 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
+            /** @description The first owner's name */
             name: string;
             /** @description 12-256 characters */
             password: string;
+            /** @description The first workspace */
             workspace_name: string;
         };
         /** SetupDone */
         SetupDone: {
+            /** @description The first owner */
             user_id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The session made (its cookie is set) */
             session_id: string;
         };
         /** SignInBody */
@@ -2876,6 +3091,7 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
+            /** @description The password (never stored or logged as it is) */
             password: string;
             /** @description true: set the wsp_session cookie (browsers) instead of answering the token */
             cookie?: boolean;
@@ -2886,14 +3102,18 @@ export interface components {
             id: string;
             /** @description The session token, shown once; absent when the cookie was asked for */
             token?: string;
+            /** @description Who signed in */
             user_id: string;
             /** @description When the session ends unless used again */
             expires_at: number;
         };
         /** Snippet */
         Snippet: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description What the snippet is called */
             name: string;
             /** @description The query the snippet runs; 1-65536 characters */
             source: string;
@@ -2909,7 +3129,9 @@ export interface components {
             state: "active" | "archived";
             /** @description Changes with every change, state included; widgets pin it as `snippet_etag` */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /**
@@ -2917,13 +3139,18 @@ export interface components {
          * @description A snippet widget whose snippet now has another etag or is not active; computed when read
          */
         SnippetEtagDrift: {
+            /** @description The widget pinned to the snippet */
             widget_id: string;
+            /** @description The snippet the widget shows */
             snippet_id: string;
             /** @description The etag the revision pins */
             snapshot_etag: string;
             /** @description null when the snippet is missing */
             current_etag: string | null;
-            /** @enum {string} */
+            /**
+             * @description The snippet now: active, archived, or missing (deleted)
+             * @enum {string}
+             */
             current_state: "active" | "archived" | "missing";
             /**
              * @description What a restore of this revision does about the snippet
@@ -2934,13 +3161,18 @@ export interface components {
         /** StatusFilter */
         StatusFilter: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of filter this is; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "status";
-            /** @enum {string} */
+            /**
+             * @description How widgets bind to this filter (`filter_key` of an `inherit` binding); unique in the dashboard
+             * @enum {string}
+             */
             key: "status";
+            /** @description What the filter is called on the dashboard */
             label: string;
+            /** @description The statuses offered, in order */
             options: string[];
         };
         /**
@@ -2948,22 +3180,38 @@ export interface components {
          * @description What changed against the parent revision; widgets matched by widget_id, values compared structurally
          */
         StructuralDiff: {
-            /** @enum {number} */
+            /**
+             * @description The version of this diff format
+             * @enum {number}
+             */
             version: 1;
+            /** @description The dashboard's own fields that changed */
             dashboard_fields: ("name" | "description" | "purpose" | "filter_definitions" | "default_filter_values")[];
+            /** @description Widgets added, removed and changed */
             widgets: {
+                /** @description Widgets that are new */
                 added: {
+                    /** @description How many */
                     count: number;
+                    /** @description Which */
                     widget_ids: string[];
                 };
+                /** @description Widgets taken away */
                 removed: {
+                    /** @description How many */
                     count: number;
+                    /** @description Which */
                     widget_ids: string[];
                 };
+                /** @description Widgets kept but changed */
                 changed: {
+                    /** @description How many */
                     count: number;
+                    /** @description Each changed widget and its fields that changed */
                     widgets: {
+                        /** @description The widget */
                         widget_id: string;
+                        /** @description The fields that changed */
                         fields: ("position" | "title" | "col_span" | "height" | "drill_down" | "visualization_options" | "freshness_policy" | "widget_type" | "snippet_id" | "input_bindings" | "visualization" | "refresh_policy" | "display_type" | "metric_key" | "metric_version" | "filter_bindings")[];
                     }[];
                 };
@@ -2981,36 +3229,50 @@ export interface components {
         Suspension: {
             /** @description `susp_<id>` */
             id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The cluster the machine belongs to */
             cluster_id: string;
             /** @description provider server type name */
             server_type: string;
             /** @description provider location code */
             location: string;
+            /** @description The suspended machine's host name */
             hostname: string;
+            /** @description What the provider keeps while it is suspended: a snapshot */
             provider_suspend_data: {
+                /** @description The provider keeping it */
                 provider: string;
                 /** @description The snapshot image's id at the provider */
                 snapshot_id: number;
+                /** @description The snapshot's size, in GB */
                 size_gb: number;
             };
             /** @description What storing the snapshot costs a month, in cents (size × the provider's gross price per GB and month) */
             monthly_cost_cents: number;
             /** @description created_at + WSP_SUSPENSION_RETENTION_DAYS; the snapshot is deleted then */
             expires_at: number;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
-            /** @enum {string} */
+            /**
+             * @description Why it was suspended: manual, or downgrade
+             * @enum {string}
+             */
             reason: "manual" | "downgrade";
         };
         /** TimeFilter */
         TimeFilter: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of filter this is; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "time";
-            /** @enum {string} */
+            /**
+             * @description How widgets bind to this filter (`filter_key` of an `inherit` binding); unique in the dashboard
+             * @enum {string}
+             */
             key: "time";
+            /** @description What the filter is called on the dashboard */
             label: string;
         };
         /** TokenBody */
@@ -3019,13 +3281,17 @@ export interface components {
             grant_type: string;
             /** @description `wsp-cli`, or one of WSP_OAUTH_CLIENT_IDS */
             client_id: string;
+            /** @description The device code of the login being exchanged */
             device_code: string;
         };
         /** TokenResponse */
         TokenResponse: {
             /** @description A new session token (acts as the approving user) */
             access_token: string;
-            /** @enum {string} */
+            /**
+             * @description Bearer
+             * @enum {string}
+             */
             token_type: "Bearer";
         };
         /**
@@ -3033,9 +3299,14 @@ export interface components {
          * @description Each field given replaces that field as a whole; `summary` describes the revision
          */
         UpdateDashboardBody: {
+            /** @description What the dashboard is called */
             name?: string;
+            /** @description What the dashboard is for */
             description?: string | null;
-            /** @enum {string} */
+            /**
+             * @description workspace_overview or custom
+             * @enum {string}
+             */
             purpose?: "workspace_overview" | "custom";
             /** @description At most 24; keys unique (422, 7105) */
             filter_definitions?: components["schemas"]["FilterDefinition"][];
@@ -3056,6 +3327,7 @@ export interface components {
             values?: {
                 [key: string]: unknown;
             };
+            /** @description Whether a newer version of the package is installed by itself */
             automatic_updates_enabled?: boolean;
         };
         /**
@@ -3063,6 +3335,7 @@ export interface components {
          * @description The fields given replace the current ones; a change gives a new etag
          */
         UpdateSnippetBody: {
+            /** @description What the snippet is called */
             name?: string;
             /** @description The query the snippet runs; 1-65536 characters */
             source?: string;
@@ -3081,23 +3354,29 @@ export interface components {
             url?: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
             event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            /** @description What the endpoint is for; null clears it */
             description?: string | null;
             /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
             enabled?: boolean;
         };
         /** UpdateWorkspaceBody */
         UpdateWorkspaceBody: {
+            /** @description What the workspace is called */
             name: string;
         };
         /** VariableFilter */
         VariableFilter: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of filter this is; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "variable";
-            /** @example var.region */
+            /**
+             * @description How widgets bind to this filter (`filter_key` of an `inherit` binding); unique in the dashboard
+             * @example var.region
+             */
             key: string;
+            /** @description The input the variable is set with */
             input: components["schemas"]["VariableInput"];
         };
         /**
@@ -3111,7 +3390,7 @@ export interface components {
          */
         VariableInputBoolean: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "boolean";
@@ -3120,9 +3399,13 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
+            /** @description The value when the dashboard sets none */
             default?: boolean;
         };
         /**
@@ -3131,7 +3414,7 @@ export interface components {
          */
         VariableInputEnum: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "enum";
@@ -3140,10 +3423,15 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
+            /** @description The values offered, in order */
             options: string[];
+            /** @description The value when the dashboard sets none */
             default?: string;
         };
         /**
@@ -3152,7 +3440,7 @@ export interface components {
          */
         VariableInputNumber: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "number";
@@ -3161,11 +3449,17 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
+            /** @description The smallest value allowed */
             min?: number;
+            /** @description The largest value allowed */
             max?: number;
+            /** @description The value when the dashboard sets none */
             default?: number;
         };
         /**
@@ -3174,7 +3468,7 @@ export interface components {
          */
         VariableInputResource: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "resource";
@@ -3183,13 +3477,20 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
-            /** @enum {string} */
+            /**
+             * @description The kind of resource picked
+             * @enum {string}
+             */
             resource: "cluster" | "install" | "product" | "package" | "region";
             /** @description One resource (at most 255 characters) or 1-100 of them */
             default?: string[] | string;
+            /** @description Whether several resources may be picked */
             multiple?: boolean;
         };
         /**
@@ -3198,7 +3499,7 @@ export interface components {
          */
         VariableInputText: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "text";
@@ -3207,10 +3508,15 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
+            /** @description The value when the dashboard sets none */
             default?: string;
+            /** @description The longest text allowed, in characters */
             max_length?: number;
         };
         /**
@@ -3219,7 +3525,7 @@ export interface components {
          */
         VariableInputTimeRange: {
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description What sort of value it takes; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             kind: "time_range";
@@ -3228,12 +3534,17 @@ export interface components {
              * @example region
              */
             key: string;
+            /** @description What the input is called where it is set */
             label: string;
+            /** @description What the input means, for the person setting it */
             description?: string;
+            /** @description Whether a value must be set */
             required?: boolean;
             /** @description Both bounds required */
             default?: {
+                /** @description The start, in Unix seconds */
                 from: number;
+                /** @description The end, in Unix seconds */
                 to: number;
             };
         };
@@ -3241,14 +3552,21 @@ export interface components {
         Webhook: {
             /** @description `wh_<id>` */
             id: string;
+            /** @description Where deliveries are POSTed */
             url: string;
+            /** @description The event types delivered to it (patterns such as `install.*` allowed) */
             event_types: string[];
+            /** @description What the endpoint is for */
             description: string | null;
+            /** @description enabled, or disabled (by a person, or after failing deliveries) */
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /**
@@ -3266,29 +3584,41 @@ export interface components {
          * @description A widget showing a platform metric
          */
         WidgetInputPlatformMetric: {
+            /** @description The widget (`wdg_...`); kept across revisions */
             widget_id?: string;
+            /** @description Its place in the grid, from 1; unique in the dashboard */
             position: number;
+            /** @description What the widget is called on the dashboard */
             title: string | null;
             /**
              * @description 1, 2, 3 or 4
              * @enum {number}
              */
             col_span: 1 | 2 | 3 | 4;
-            /** @enum {string} */
+            /**
+             * @description How tall it is drawn
+             * @enum {string}
+             */
             height: "compact" | "standard" | "tall";
+            /** @description Where the widget leads when opened, if anywhere */
             drill_down: string | null;
             /** @description Free-form */
             visualization_options: {
                 [key: string]: unknown;
             };
+            /** @description How old its data may be */
             freshness_policy: components["schemas"]["FreshnessPolicy"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description snippet or platform_metric; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             widget_type: "platform_metric";
-            /** @example http_requests */
+            /**
+             * @description The platform metric shown (GET /v1/platform_metrics)
+             * @example http_requests
+             */
             metric_key: string;
+            /** @description The metric's version */
             metric_version: number;
             /** @description The metric's filters, by name */
             filter_bindings: {
@@ -3300,24 +3630,32 @@ export interface components {
          * @description A widget showing a snippet
          */
         WidgetInputSnippet: {
+            /** @description The widget (`wdg_...`); kept across revisions */
             widget_id?: string;
+            /** @description Its place in the grid, from 1; unique in the dashboard */
             position: number;
+            /** @description What the widget is called on the dashboard */
             title: string | null;
             /**
              * @description 1, 2, 3 or 4
              * @enum {number}
              */
             col_span: 1 | 2 | 3 | 4;
-            /** @enum {string} */
+            /**
+             * @description How tall it is drawn
+             * @enum {string}
+             */
             height: "compact" | "standard" | "tall";
+            /** @description Where the widget leads when opened, if anywhere */
             drill_down: string | null;
             /** @description Free-form */
             visualization_options: {
                 [key: string]: unknown;
             };
+            /** @description How old its data may be */
             freshness_policy: components["schemas"]["FreshnessPolicy"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description snippet or platform_metric; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             widget_type: "snippet";
@@ -3329,8 +3667,12 @@ export interface components {
             input_bindings: {
                 [key: string]: components["schemas"]["Binding"];
             };
-            /** @enum {string|null} */
+            /**
+             * @description How the result is drawn; null: as the snippet says
+             * @enum {string|null}
+             */
             visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+            /** @description When its snippet runs again */
             refresh_policy: components["schemas"]["RefreshPolicy"];
             /**
              * @description How the snippet result is rendered in the widget
@@ -3343,29 +3685,41 @@ export interface components {
          * @description A widget showing a platform metric
          */
         WidgetPlatformMetric: {
+            /** @description The widget (`wdg_...`); kept across revisions */
             widget_id: string;
+            /** @description Its place in the grid, from 1; unique in the dashboard */
             position: number;
+            /** @description What the widget is called on the dashboard */
             title: string | null;
             /**
              * @description 1, 2, 3 or 4
              * @enum {number}
              */
             col_span: 1 | 2 | 3 | 4;
-            /** @enum {string} */
+            /**
+             * @description How tall it is drawn
+             * @enum {string}
+             */
             height: "compact" | "standard" | "tall";
+            /** @description Where the widget leads when opened, if anywhere */
             drill_down: string | null;
             /** @description Free-form */
             visualization_options: {
                 [key: string]: unknown;
             };
+            /** @description How old its data may be */
             freshness_policy: components["schemas"]["FreshnessPolicy"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description snippet or platform_metric; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             widget_type: "platform_metric";
-            /** @example http_requests */
+            /**
+             * @description The platform metric shown (GET /v1/platform_metrics)
+             * @example http_requests
+             */
             metric_key: string;
+            /** @description The metric's version */
             metric_version: number;
             /** @description The metric's filters, by name */
             filter_bindings: {
@@ -3377,24 +3731,32 @@ export interface components {
          * @description A widget showing a snippet
          */
         WidgetSnippet: {
+            /** @description The widget (`wdg_...`); kept across revisions */
             widget_id: string;
+            /** @description Its place in the grid, from 1; unique in the dashboard */
             position: number;
+            /** @description What the widget is called on the dashboard */
             title: string | null;
             /**
              * @description 1, 2, 3 or 4
              * @enum {number}
              */
             col_span: 1 | 2 | 3 | 4;
-            /** @enum {string} */
+            /**
+             * @description How tall it is drawn
+             * @enum {string}
+             */
             height: "compact" | "standard" | "tall";
+            /** @description Where the widget leads when opened, if anywhere */
             drill_down: string | null;
             /** @description Free-form */
             visualization_options: {
                 [key: string]: unknown;
             };
+            /** @description How old its data may be */
             freshness_policy: components["schemas"]["FreshnessPolicy"];
             /**
-             * @description discriminator enum property added by openapi-typescript
+             * @description snippet or platform_metric; it decides the other fields (enum property replaced by openapi-typescript)
              * @enum {string}
              */
             widget_type: "snippet";
@@ -3406,8 +3768,12 @@ export interface components {
             input_bindings: {
                 [key: string]: components["schemas"]["Binding"];
             };
-            /** @enum {string|null} */
+            /**
+             * @description How the result is drawn; null: as the snippet says
+             * @enum {string|null}
+             */
             visualization: "stat" | "sparkline" | "line" | "area" | "bar" | "donut" | "table" | "status_list" | "logs" | "json" | null;
+            /** @description When its snippet runs again */
             refresh_policy: components["schemas"]["RefreshPolicy"];
             /**
              * @description How the snippet result is rendered in the widget
@@ -3417,12 +3783,17 @@ export interface components {
         };
         /** Workspace */
         Workspace: {
+            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
             id: string;
+            /** @description What the workspace is called */
             name: string;
             /** @description The caller's role; null for a workspace API token */
             role: "owner" | "admin" | "member" | null;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
+            /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
         /** WorkspaceQuotas */
@@ -3493,6 +3864,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description ok */
                         status: string;
                     };
                 };
@@ -3572,6 +3944,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description ready */
                         status: string;
                     };
                 };
@@ -3849,20 +4222,30 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description The credential of this request */
                         credential: {
+                            /** @description session, api_token or jwt */
                             kind: "session" | "api_token" | "jwt";
                             /** @description Session id, API token id, or the JWT subject */
                             id: string;
                         };
+                        /** @description The user; null for a workspace API token */
                         user: {
+                            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                             id: string;
+                            /** @description The user's name */
                             name: string | null;
+                            /** @description The user's email */
                             email: string | null;
                         } | null;
+                        /** @description The workspace the request acts in; null without one */
                         workspace: {
+                            /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                             id: string;
+                            /** @description What the workspace is called */
                             name: string;
                         } | null;
+                        /** @description The role in that workspace; null without one */
                         role: "owner" | "admin" | "member" | null;
                         /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
                         csrf_token?: string;
@@ -4065,6 +4448,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Workspace"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -5093,6 +5477,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Member"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -6172,6 +6557,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["ListedToken"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -6958,6 +7344,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["ListedSession"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -8127,10 +8514,15 @@ export interface operations {
     finishOidcSignIn: {
         parameters: {
             query?: {
+                /** @description The provider's authorization code, exchanged here with its PKCE verifier */
                 code?: string;
+                /** @description The state this server sent at the start: it names the login */
                 state?: string;
+                /** @description The provider's refusal (OAuth 2.0 error code), instead of a code */
                 error?: string;
+                /** @description The provider's refusal in words */
                 error_description?: string;
+                /** @description The issuer, when the provider sends it (RFC 9207) */
                 iss?: string;
             };
             header?: never;
@@ -8379,6 +8771,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Invitation"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -10211,6 +10604,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Notification"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -10688,6 +11082,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Secret"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -11698,6 +12093,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["SecretVersion"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -13645,6 +14041,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["ComputeConfig"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -13839,6 +14236,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description What the config is called */
                     name: string;
                     /**
                      * @description The infrastructure provider: `hetzner`
@@ -14711,6 +15109,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Machine"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -17139,6 +17538,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Package"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -17851,6 +18251,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["PackageVersionSummary"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -18947,6 +19348,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Install"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -20865,6 +21267,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Render"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -21334,6 +21737,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Snippet"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -23311,6 +23715,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Dashboard"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -25253,6 +25658,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["DashboardRevision"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -26660,6 +27066,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["AuditEvent"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -26877,6 +27284,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Webhook"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
@@ -28533,6 +28941,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description This page's items, in the list's order */
                         data: components["schemas"]["Delivery"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
