@@ -20,6 +20,7 @@ import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
+import { REFERENCE_PAGE } from './http/reference-page.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { assignTokenScopes } from './http/token-scopes.js';
 import { documentRouteEvents } from './events/route-events.js';
@@ -139,7 +140,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) route.config = { ...route.config, auth: 'none' };
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, theme: { title: 'Workspace Platform API reference' } });
+  await app.register(swaggerUi, REFERENCE_PAGE);
 
   installNotFound(app);
   installPipeline(app, {

@@ -60,4 +60,13 @@ test('/v1/openapi.json and /docs need no credential; /docs is an HTML page', asy
   // Its assets are public too.
   const asset = await h.app.inject({ method: 'GET', url: '/docs/json' });
   assert.equal(asset.statusCode, 200);
+  // The product's name in the top bar (a logo leading back to the console) and its colours.
+  assert.match(res.body, /href="\/docs\/static\/theme\/workspace-platform\.css"/);
+  const css = await h.app.inject({ method: 'GET', url: '/docs/static/theme/workspace-platform.css' });
+  assert.match(css.body, /\.topbar/);
+  const init = (await h.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' })).body;
+  const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(init)?.[1];
+  assert.ok(logo, 'the logo is replaced');
+  assert.match(Buffer.from(logo, 'base64').toString(), /Workspace Platform API/);
+  assert.match(init, /img\.href = '\/console\/'/);
 });
