@@ -22,6 +22,8 @@ export interface CliOptions {
   onSleep?: (ms: number, stderrSoFar: string) => Promise<void> | void;
   /** stdin, stdout and stderr claim to be a terminal, as in an interactive shell. */
   terminal?: boolean;
+  /** The terminal's width (with `terminal`). */
+  columns?: number;
 }
 
 const made: string[] = [];
@@ -42,6 +44,7 @@ export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> 
   const out: PassThrough & { isTTY?: boolean } = new PassThrough();
   const err: PassThrough & { isTTY?: boolean } = new PassThrough();
   if (opts.terminal) out.isTTY = err.isTTY = true;
+  if (opts.columns) (out as PassThrough & { columns?: number }).columns = opts.columns;
   const outChunks: Buffer[] = [];
   const errChunks: Buffer[] = [];
   out.on('data', (c: Buffer) => outChunks.push(c));

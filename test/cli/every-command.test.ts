@@ -121,6 +121,14 @@ test('workspace, members, invitations, tokens, sessions, notifications', async (
   assert.match(token.token, /^sk_svc_/);
   assert.ok(ISO.test(token.expires_at));
   assert.ok((await list(['tokens', 'list', '--all'])).some((t) => t.id === token.id));
+  // On a terminal 70 characters wide: the table fits it, long cells cut, times relative.
+  const narrow = await wsp(['tokens', 'list'], { terminal: true, columns: 70 });
+  assert.equal(narrow.code, 0, narrow.stderr);
+  for (const line of narrow.stdout.trimEnd().split('\n')) assert.ok(line.length <= 70, `"${line}" is ${line.length} wide`);
+  assert.match(narrow.stdout, /…/);
+  assert.match(narrow.stdout, / ago|in \d+ |just now/);
+  const piped = await wsp(['tokens', 'list']);
+  assert.match(piped.stdout, /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z/, 'ISO 8601 in a pipe');
   assert.deepEqual(await json(['tokens', 'revoke', token.id, '--yes']), { id: token.id, revoked: true });
 
   const other = await h.admin.createSession(s.owner.userId);

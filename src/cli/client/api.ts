@@ -1,7 +1,7 @@
 import { createClient, type ErrorEnvelope, type WspClient } from '@workspace-platform/sdk';
 import { packageVersion } from '../../shared/package-root.js';
 import { CliError, EXIT } from './exit-codes.js';
-import type { Credentials } from './credentials.js';
+import { requireCredentials, requireWorkspace, type Credentials } from './credentials.js';
 
 /** No request of the CLI waits longer than this for an answer. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -70,4 +70,10 @@ export async function allPages<T>(server: string, page: (cursor: string | undefi
     cursor = got.next_cursor ?? undefined;
   } while (cursor);
   return items;
+}
+
+/** The credentials of a workspace command (a workspace chosen, or an API token) and a client with them. */
+export function workspaceClient(ctx: { io: { env: NodeJS.ProcessEnv } }) {
+  const c = requireWorkspace(requireCredentials(ctx.io.env));
+  return { c, api: apiAs(c) };
 }

@@ -1,18 +1,13 @@
 import { stringFlag } from '../args.js';
-import { apiAs, send } from './api.js';
+import { apiAs, send, workspaceClient } from './api.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { confirm } from './confirm.js';
+import { deleteCommand } from './deletes.js';
 import { durationOption } from './durations.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, printTable, time } from './output.js';
 import { waitForOperation } from './operations.js';
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 
@@ -23,7 +18,7 @@ export const computeCatalog: Command = {
   details: 'The values a compute config (region, image, machine_type_filter) and a machine (server_type) may name.',
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const catalog = await send(c.server, api.GET('/v1/compute/catalog'));
     if (ctx.json) return printJson(ctx.io, catalog);
     ctx.io.out.write(`Provider: ${catalog.provider}\n\nRegions:\n`);
@@ -56,7 +51,7 @@ export const machinesList: Command = {
   summary: "the workspace's machines, newest first",
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const machines = await listed(ctx, c.server, 100, (query) => api.GET('/v1/machines', { params: { query } }));
     printListed(
       ctx,
@@ -114,7 +109,7 @@ function machineChange(action: 'delete' | 'resume' | 'suspend'): Command {
       const id = idArg(ctx, 0, 'the machine id', 'mch');
       noMoreArgs(ctx, 1);
       durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
-      const { c, api } = context(ctx);
+      const { c, api } = workspaceClient(ctx);
       if (action === 'delete') await confirm(ctx, `Delete machine ${id}`, 'Its server and snapshot at the provider are deleted.');
       const machine = await send(c.server, api.GET('/v1/machines/{id}', { params: { path: { id } } }));
       const header = { 'if-match': machine.etag };
@@ -140,7 +135,7 @@ export const machinesGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the machine id', 'mch');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const m = await send(c.server, api.GET('/v1/machines/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, m);
     printFields(ctx.io, [
@@ -176,7 +171,7 @@ export const machinesCreate: Command = {
       ...(typeof ctx.args.flags.hostname === 'string' ? { hostname: ctx.args.flags.hostname } : {}),
       ...(typeof ctx.args.flags.cluster === 'string' ? { cluster_id: ctx.args.flags.cluster } : {}),
     };
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const m = await send(c.server, api.POST('/v1/machines', { body }));
     await followOperation(ctx, c, api, m.id, m.operation_id, 'Creating', 'Created');
   },
@@ -190,7 +185,7 @@ export const configsList: Command = {
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/compute/configs', { params: { query } }));
     printListed(
       ctx,
@@ -224,7 +219,7 @@ export const configsCreate: Command = {
       ...(typeof ctx.args.flags.types === 'string' ? { machine_type_filter: ctx.args.flags.types } : {}),
       ...(typeof ctx.args.flags.secret === 'string' ? { secret_id: ctx.args.flags.secret } : {}),
     };
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/compute/configs', { body }));
     if (ctx.json) return printJson(ctx.io, made);
     ctx.io.out.write(`Created compute config ${made.id}.\n`);
@@ -238,7 +233,7 @@ export const configsGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the compute config id', 'cc');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const x = await send(c.server, api.GET('/v1/compute/configs/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, x);
     printFields(ctx.io, [
@@ -254,21 +249,13 @@ export const configsGet: Command = {
   },
 };
 
-export const configsDelete: Command = {
+export const configsDelete = deleteCommand({
   name: 'compute configs delete',
-  usage: 'cc_ID',
   summary: 'delete a compute config (refused while machines use it)',
-  async run(ctx) {
-    const id = idArg(ctx, 0, 'the compute config id', 'cc');
-    noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
-    await confirm(ctx, `Delete compute config ${id}`);
-    const current = await send(c.server, api.GET('/v1/compute/configs/{id}', { params: { path: { id } } }));
-    await send(c.server, api.DELETE('/v1/compute/configs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
-    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
-    ctx.io.out.write(`Deleted ${current.id}.\n`);
-  },
-};
+  noun: 'compute config',
+  prefix: 'cc',
+  path: '/v1/compute/configs/{id}',
+});
 
 export const suspensionsList: Command = {
   name: 'compute suspensions list',
@@ -276,7 +263,7 @@ export const suspensionsList: Command = {
   summary: 'suspended machines: what they cost while kept, and when they expire',
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const list = await send(c.server, api.GET('/v1/compute/suspensions'));
     if (ctx.json) return printJson(ctx.io, { data: list });
     printTable(
@@ -307,7 +294,7 @@ export const suspensionsResume: Command = {
     const id = idArg(ctx, 0, 'the suspension id', 'susp');
     noMoreArgs(ctx, 1);
     durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const m = await send(c.server, api.POST('/v1/compute/suspensions/{id}:resume', { params: { path: { id } } }));
     await followOperation(ctx, c, api, m.id, m.operation_id, 'Resuming', 'Resumed');
   },

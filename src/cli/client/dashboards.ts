@@ -1,20 +1,14 @@
 import { UsageError, stringFlag } from '../args.js';
-import { apiAs, send } from './api.js';
-import { confirm } from './confirm.js';
+import { send, workspaceClient } from './api.js';
+import { deleteCommand } from './deletes.js';
 import { readJsonObject } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, time } from './output.js';
 import type { Dashboard } from '@workspace-platform/sdk';
 
 /** The spec's page size bound for revisions. */
 const PAGE = 10;
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 function printDashboard(ctx: CommandContext, d: Dashboard): void {
   if (ctx.json) return printJson(ctx.io, d);
@@ -38,7 +32,7 @@ export const dashboardsList: Command = {
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/dashboards', { params: { query } }));
     printListed(
       ctx,
@@ -62,7 +56,7 @@ export const dashboardsGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the dashboard id', 'dash');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     printDashboard(ctx, await send(c.server, api.GET('/v1/dashboards/{id}', { params: { path: { id } } })));
   },
 };
@@ -79,7 +73,7 @@ export const dashboardsCreate: Command = {
     const file = stringFlag(ctx.args, 'file');
     if ((name === undefined) === (file === undefined)) throw new UsageError('give --name NAME or --file FILE (one of them)');
     const body = file !== undefined ? await readJsonObject(ctx.io, 'file', file) : { name, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] };
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/dashboards', { body: body as never }));
     if (ctx.json) return printJson(ctx.io, made);
     ctx.io.out.write(`Created dashboard ${made.name} (${made.id}).\n`);
@@ -99,28 +93,21 @@ export const dashboardsUpdate: Command = {
     const fields = Object.fromEntries((['name', 'description', 'summary'] as const).flatMap((f) => (typeof ctx.args.flags[f] === 'string' ? [[f, ctx.args.flags[f]]] : [])));
     const body = { ...(file !== undefined ? await readJsonObject(ctx.io, 'file', file) : {}), ...fields };
     if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --name, --description or --file');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/dashboards/{id}', { params: { path: { id } } }));
     const changed = await send(c.server, api.PATCH('/v1/dashboards/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body: body as never }));
     printDashboard(ctx, changed);
   },
 };
 
-export const dashboardsDelete: Command = {
+export const dashboardsDelete = deleteCommand({
   name: 'dashboards delete',
-  usage: 'dash_ID',
   summary: 'delete a dashboard and its revisions',
-  async run(ctx) {
-    const id = idArg(ctx, 0, 'the dashboard id', 'dash');
-    noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
-    await confirm(ctx, `Delete dashboard ${id}`, 'Its revisions go with it.');
-    const current = await send(c.server, api.GET('/v1/dashboards/{id}', { params: { path: { id } } }));
-    await send(c.server, api.DELETE('/v1/dashboards/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
-    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
-    ctx.io.out.write(`Deleted ${current.id}.\n`);
-  },
-};
+  noun: 'dashboard',
+  prefix: 'dash',
+  path: '/v1/dashboards/{id}',
+  consequence: 'Its revisions go with it.',
+});
 
 export const dashboardsRevisions: Command = {
   name: 'dashboards revisions',
@@ -131,7 +118,7 @@ export const dashboardsRevisions: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the dashboard id', 'dash');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const revisions = await listed(ctx, c.server, PAGE, (query) => api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query } }));
     printListed(
       ctx,
@@ -161,7 +148,7 @@ function revisionAction(action: 'restore' | 'reset'): Command {
       const revisionId = action === 'restore' ? idArg(ctx, 1, 'the revision id', 'drev') : undefined;
       noMoreArgs(ctx, action === 'restore' ? 2 : 1);
       const summary = stringFlag(ctx.args, 'summary');
-      const { c, api } = context(ctx);
+      const { c, api } = workspaceClient(ctx);
       const current = await send(c.server, api.GET('/v1/dashboards/{id}', { params: { path: { id } } }));
       const header = { 'if-match': current.etag };
       const body = summary !== undefined ? { summary } : null;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stringFlag, UsageError } from '../args.js';
-import { apiAs, send } from './api.js';
+import { apiAs, send, workspaceClient } from './api.js';
 import { durationOption } from './durations.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
@@ -11,11 +11,6 @@ import { printFields, printJson, time } from './output.js';
 import { waitForOperation } from './operations.js';
 import type { CommandContext } from './command.js';
 import type { Install } from '@workspace-platform/sdk';
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 function printInstall(ctx: CommandContext, i: Install, said?: string): void {
   if (ctx.json) return printJson(ctx.io, i);
@@ -41,7 +36,7 @@ export const installsList: Command = {
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs', { params: { query } }));
     printListed(
       ctx,
@@ -66,7 +61,7 @@ export const installsGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     printInstall(ctx, await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } })));
   },
 };
@@ -95,7 +90,7 @@ export const installsCreate: Command = {
       ...(values ? { values } : {}),
       ...(autoUpdate(ctx) !== undefined ? { automatic_updates_enabled: autoUpdate(ctx) } : {}),
     };
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/installs', { body }));
     printInstall(ctx, made, `Created ${made.id}; its first render is queued.`);
   },
@@ -115,7 +110,7 @@ export const installsUpdate: Command = {
     const auto = autoUpdate(ctx);
     const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}) };
     if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values or --auto-update/--no-auto-update');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
     printInstall(ctx, await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body })));
   },
@@ -130,7 +125,7 @@ export const installsRenders: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs/{id}/renders', { params: { path: { id }, query } }));
     printListed(
       ctx,
@@ -156,7 +151,7 @@ export const installsRepository: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const repo = await send(c.server, api.GET('/v1/installs/{id}/repository', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, repo);
     printFields(ctx.io, [
@@ -173,7 +168,7 @@ export const renderGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the render id', 'rnd');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const r = await send(c.server, api.GET('/v1/renders/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, r);
     printFields(ctx.io, [

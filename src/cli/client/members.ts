@@ -4,7 +4,7 @@ import { confirm } from './confirm.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { arg, idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
-import { printFields, printJson, printTable, time } from './output.js';
+import { printFields, printJson, time } from './output.js';
 
 const ROLES = ['owner', 'admin', 'member'] as const;
 type Role = (typeof ROLES)[number];

@@ -3,7 +3,7 @@ import { idArg, noMoreArgs, type Command } from './command.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { requireCredentials } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { printJson, printTable, time } from './output.js';
+import { printJson, time } from './output.js';
 
 export const notificationsList: Command = {
   name: 'notifications list',

@@ -101,7 +101,7 @@ export function printTable<T>(io: Io, rows: readonly T[], columns: Column<T>[], 
   const widths = fitWidths(natural, io.out.isTTY ? io.out.columns : undefined);
   const cells = full.map((row) => row.map((v, i) => clip(v, widths[i]!)));
   const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ');
-  io.out.write(`${line(columns.map(([h]) => h.toUpperCase()))}\n`);
+  io.out.write(`${line(columns.map(([h], i) => clip(h.toUpperCase(), widths[i]!)))}\n`);
   for (const c of cells) io.out.write(`${line(c)}\n`);
 }
 

@@ -1,18 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { stringFlag, UsageError } from '../args.js';
-import { apiAs, send } from './api.js';
-import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
+import { apiAs, send, workspaceClient } from './api.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { readJsonObject } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { printFields, printJson, printTable, time } from './output.js';
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 export const packagesList: Command = {
   name: 'packages list',
@@ -22,7 +17,7 @@ export const packagesList: Command = {
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/packages', { params: { query } }));
     printListed(
       ctx,
@@ -44,7 +39,7 @@ export const packagesGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the package id', 'pkg');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const p = await send(c.server, api.GET('/v1/packages/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, p);
     printFields(ctx.io, [
@@ -63,7 +58,7 @@ export const packagesCreate: Command = {
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name', true);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const p = await send(c.server, api.POST('/v1/packages', { body: { name } }));
     if (ctx.json) return printJson(ctx.io, p);
     ctx.io.out.write(`Created package ${p.name} (${p.id}).\n`);
@@ -79,7 +74,7 @@ export const packagesVersions: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the package id', 'pkg');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query } }));
     printListed(
       ctx,
@@ -103,7 +98,7 @@ export const packagesVersion: Command = {
     const id = idArg(ctx, 0, 'the package id', 'pkg');
     const versionId = idArg(ctx, 1, 'the version id', 'pkgv');
     noMoreArgs(ctx, 2);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const v = await send(c.server, api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: versionId } } }));
     const only = stringFlag(ctx.args, 'path');
     if (only !== undefined) {
@@ -163,7 +158,7 @@ export const packagesPublish: Command = {
     const semver = stringFlag(ctx.args, 'semver', true);
     const files = templatesIn(stringFlag(ctx.args, 'dir', true));
     if (Object.keys(files).length === 0) throw new UsageError('--dir holds no files');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const v = await send(c.server, api.POST('/v1/packages/{id}/versions', { params: { path: { id } }, body: { semver, files } }));
     if (ctx.json) return printJson(ctx.io, v);
     ctx.io.out.write(`Published ${v.semver} (${v.id}) with ${Object.keys(v.files).length} files.\n`);

@@ -1,20 +1,16 @@
 import fs from 'node:fs';
 import { stringFlag, UsageError } from '../args.js';
-import { apiAs, send } from './api.js';
+import { send, workspaceClient } from './api.js';
 import { confirm } from './confirm.js';
+import { deleteCommand } from './deletes.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
-import { arg, idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials, requireWorkspace, writePrivateFile } from './credentials.js';
+import { arg, idArg, noMoreArgs, type Command } from './command.js';
+import { writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { printFields, printJson, printTable, time, type Io } from './output.js';
+import { printFields, printJson, time, type Io } from './output.js';
 
 /** CONTRACT §4: a payload is at most 64 KiB; reading stops just past that. */
 const MAX_PAYLOAD = 65536;
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
   if (file !== undefined && file !== '-') {
@@ -52,7 +48,7 @@ const secretsGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const secret = await send(c.server, api.GET('/v1/secrets/{id}', { params: { path: { id } } }));
     if (ctx.json) return printJson(ctx.io, secret);
     printFields(ctx.io, [
@@ -64,21 +60,14 @@ const secretsGet: Command = {
   },
 };
 
-const secretsDelete: Command = {
+const secretsDelete = deleteCommand({
   name: 'secrets delete',
-  usage: 'sec_ID',
   summary: 'delete a secret with every version of it',
-  async run(ctx) {
-    const id = idArg(ctx, 0, 'the secret id', 'sec');
-    noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
-    await confirm(ctx, `Delete secret ${id}`, 'Every version of it is erased.');
-    const current = await send(c.server, api.GET('/v1/secrets/{id}', { params: { path: { id } } }));
-    await send(c.server, api.DELETE('/v1/secrets/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
-    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
-    ctx.io.out.write(`Deleted ${current.id}.\n`);
-  },
-};
+  noun: 'secret',
+  prefix: 'sec',
+  path: '/v1/secrets/{id}',
+  consequence: 'Every version of it is erased.',
+});
 
 const secretsCreate: Command = {
   name: 'secrets create',
@@ -87,7 +76,7 @@ const secretsCreate: Command = {
   async run(ctx) {
     const name = arg(ctx, 0, 'the secret name');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const secret = await send(c.server, api.POST('/v1/secrets', { body: { name } }));
     if (ctx.json) return printJson(ctx.io, secret);
     ctx.io.out.write(`Created secret ${secret.name} (${secret.id}).\n`);
@@ -103,7 +92,7 @@ const secretsList: Command = {
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const secrets = await listed(ctx, c.server, 100, (query) =>
       api.GET('/v1/secrets', { params: { query: { ...query, ...(name !== undefined ? { name } : {}) } } }),
     );
@@ -120,7 +109,7 @@ const secretsVersions: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const versions = await listed(ctx, c.server, 100, (query) => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query } }));
     printListed(
       ctx,
@@ -147,7 +136,7 @@ const secretsAddVersion: Command = {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
     noMoreArgs(ctx, 1);
     const comment = stringFlag(ctx.args, 'comment');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const payload = await readPayload(ctx.io, stringFlag(ctx.args, 'file'));
     if (payload.length === 0) throw new CliError('the payload is empty', EXIT.FAILED);
     if (payload.length > MAX_PAYLOAD) throw new CliError('the payload is larger than 64 KiB (65,536 bytes)', EXIT.FAILED);
@@ -169,7 +158,7 @@ const secretsAccess: Command = {
     const vid = ctx.args.positionals[1] === undefined || ctx.args.positionals[1] === 'latest' ? 'latest' : idArg(ctx, 1, 'the version id', 'secv');
     noMoreArgs(ctx, 2);
     const output = stringFlag(ctx.args, 'output');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const accessed = await send(c.server, api.GET('/v1/secrets/{id}/versions/{vid}:access', { params: { path: { id, vid } } }));
     if (ctx.json) return printJson(ctx.io, accessed);
     const bytes = Buffer.from(accessed.data, 'base64');
@@ -192,7 +181,7 @@ function transition(action: 'enable' | 'disable' | 'destroy', summary: string): 
       const id = idArg(ctx, 0, 'the secret id', 'sec');
       const vid = idArg(ctx, 1, 'the version id', 'secv');
       noMoreArgs(ctx, 2);
-      const { c, api } = context(ctx);
+      const { c, api } = workspaceClient(ctx);
       if (action === 'destroy') await confirm(ctx, `Destroy version ${vid} of secret ${id}`, 'Its payload is erased.');
       const current = await send(c.server, api.GET('/v1/secrets/{id}/versions/{vid}', { params: { path: { id, vid } } }));
       const params = { path: { id, vid }, header: { 'if-match': current.etag } };

@@ -3,7 +3,7 @@ import { confirm } from './confirm.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials } from './credentials.js';
-import { printJson, printTable, time } from './output.js';
+import { printJson, time } from './output.js';
 
 export const sessionsList: Command = {
   name: 'sessions list',

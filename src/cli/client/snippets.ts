@@ -1,17 +1,11 @@
 import { UsageError, stringFlag } from '../args.js';
-import { apiAs, send } from './api.js';
-import { confirm } from './confirm.js';
+import { send, workspaceClient } from './api.js';
+import { deleteCommand } from './deletes.js';
 import { readText } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, time } from './output.js';
 import type { Snippet } from '@workspace-platform/sdk';
-
-const context = (ctx: CommandContext) => {
-  const c = requireWorkspace(requireCredentials(ctx.io.env));
-  return { c, api: apiAs(c) };
-};
 
 function printSnippet(ctx: CommandContext, s: Snippet, verb?: string): void {
   if (ctx.json) return printJson(ctx.io, s);
@@ -45,7 +39,7 @@ export const snippetsList: Command = {
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/snippets', { params: { query } }));
     printListed(
       ctx,
@@ -69,7 +63,7 @@ export const snippetsGet: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the snippet id', 'snp');
     noMoreArgs(ctx, 1);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     printSnippet(ctx, await send(c.server, api.GET('/v1/snippets/{id}', { params: { path: { id } } })));
   },
 };
@@ -84,7 +78,7 @@ export const snippetsCreate: Command = {
     stringFlag(ctx.args, 'name', true);
     stringFlag(ctx.args, 'source', true);
     const body = await snippetFields(ctx);
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     printSnippet(ctx, await send(c.server, api.POST('/v1/snippets', { body: body as never })), 'Created');
   },
 };
@@ -99,14 +93,14 @@ export const snippetsUpdate: Command = {
     noMoreArgs(ctx, 1);
     const body = await snippetFields(ctx);
     if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --name, --source or --display');
-    const { c, api } = context(ctx);
+    const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/snippets/{id}', { params: { path: { id } } }));
     printSnippet(ctx, await send(c.server, api.PATCH('/v1/snippets/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body: body as never })), 'Updated');
   },
 };
 
-/** archive, unarchive and delete: read the snippet's etag, then act under If-Match. */
-function snippetAction(action: 'archive' | 'unarchive' | 'delete', summary: string): Command {
+/** archive and unarchive: read the snippet's etag, then act under If-Match. */
+function snippetAction(action: 'archive' | 'unarchive', summary: string): Command {
   return {
     name: `snippets ${action}`,
     usage: 'snp_ID',
@@ -114,16 +108,9 @@ function snippetAction(action: 'archive' | 'unarchive' | 'delete', summary: stri
     async run(ctx) {
       const id = idArg(ctx, 0, 'the snippet id', 'snp');
       noMoreArgs(ctx, 1);
-      const { c, api } = context(ctx);
-      if (action === 'delete') await confirm(ctx, `Delete snippet ${id}`, 'Widgets pinned to it show it as gone.');
+      const { c, api } = workspaceClient(ctx);
       const current = await send(c.server, api.GET('/v1/snippets/{id}', { params: { path: { id } } }));
       const params = { path: { id }, header: { 'if-match': current.etag } };
-      if (action === 'delete') {
-        await send(c.server, api.DELETE('/v1/snippets/{id}', { params }));
-        if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
-        ctx.io.out.write(`Deleted ${current.id}.\n`);
-        return;
-      }
       const path = action === 'archive' ? '/v1/snippets/{id}:archive' : '/v1/snippets/{id}:unarchive';
       printSnippet(ctx, await send(c.server, api.POST(path, { params })), action === 'archive' ? 'Archived' : 'Unarchived');
     },
@@ -137,5 +124,5 @@ export const SNIPPET_COMMANDS = [
   snippetsUpdate,
   snippetAction('archive', 'archive a snippet: kept for the widgets that show it, offered to no new one'),
   snippetAction('unarchive', 'bring an archived snippet back'),
-  snippetAction('delete', 'delete a snippet'),
+  deleteCommand({ name: 'snippets delete', summary: 'delete a snippet', noun: 'snippet', prefix: 'snp', path: '/v1/snippets/{id}', consequence: 'Widgets pinned to it show it as gone.' }),
 ];

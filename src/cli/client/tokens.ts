@@ -5,7 +5,7 @@ import { durationFlag } from './durations.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
-import { printFields, printJson, printTable, time } from './output.js';
+import { printFields, printJson, time } from './output.js';
 import { TOKEN_SCOPES, type TokenScope } from '../../auth/scope-schemas.js';
 
 /** `--expires-in 30d`: a duration with its unit, from now (at most ten years). */

@@ -1,11 +1,11 @@
 import { UsageError, stringFlag } from '../args.js';
 import { apiAs, send } from './api.js';
-import { confirm } from './confirm.js';
+import { deleteCommand } from './deletes.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import type { Webhook } from '@workspace-platform/sdk';
 import { requireCredentials, requireWorkspace } from './credentials.js';
-import { printFields, printJson, printTable, time } from './output.js';
+import { printFields, printJson, time } from './output.js';
 
 const managed = (env: NodeJS.ProcessEnv) => requireWorkspace(requireCredentials(env));
 
@@ -66,22 +66,14 @@ export const webhooksList: Command = {
   },
 };
 
-export const webhooksDelete: Command = {
+export const webhooksDelete = deleteCommand({
   name: 'webhooks delete',
-  usage: 'wh_ID',
   summary: 'delete a webhook endpoint and its deliveries',
-  async run(ctx) {
-    const id = idArg(ctx, 0, 'the webhook id', 'wh');
-    noMoreArgs(ctx, 1);
-    const c = managed(ctx.io.env);
-    const api = apiAs(c);
-    await confirm(ctx, `Delete webhook ${id}`, 'Its deliveries go with it.');
-    const current = await send(c.server, api.GET('/v1/webhooks/{id}', { params: { path: { id } } }));
-    await send(c.server, api.DELETE('/v1/webhooks/{id}', { params: { path: { id }, header: { 'if-match': current.etag } } }));
-    if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
-    ctx.io.out.write(`Deleted ${current.id}.\n`);
-  },
-};
+  noun: 'webhook',
+  prefix: 'wh',
+  path: '/v1/webhooks/{id}',
+  consequence: 'Its deliveries go with it.',
+});
 
 export const webhooksTest: Command = {
   name: 'webhooks test',

@@ -1,0 +1,32 @@
+import type { Answer } from '@workspace-platform/sdk';
+import { send, workspaceClient } from './api.js';
+import { confirm } from './confirm.js';
+import { idArg, noMoreArgs, type Command } from './command.js';
+import { printJson } from './output.js';
+
+/** The resources deleted under their etag: GET reads it, DELETE sends it as If-Match. */
+type EtagPath = '/v1/dashboards/{id}' | '/v1/secrets/{id}' | '/v1/webhooks/{id}' | '/v1/compute/configs/{id}' | '/v1/snippets/{id}';
+
+type Call = (path: EtagPath, init: { params: { path: { id: string }; header?: { 'if-match': string } } }) => Promise<Answer<{ id: string; etag: string }>>;
+
+/**
+ * `<group> delete ID`: asked first (or --yes), then the resource read for its etag and deleted
+ * under it, so that a change someone made meanwhile is not deleted unseen (409).
+ */
+export function deleteCommand(spec: { name: string; summary: string; noun: string; prefix: string; path: EtagPath; consequence?: string }): Command {
+  return {
+    name: spec.name,
+    usage: `${spec.prefix}_ID`,
+    summary: spec.summary,
+    async run(ctx) {
+      const id = idArg(ctx, 0, `the ${spec.noun} id`, spec.prefix);
+      noMoreArgs(ctx, 1);
+      const { c, api } = workspaceClient(ctx);
+      await confirm(ctx, `Delete ${spec.noun} ${id}`, spec.consequence);
+      const current = await send(c.server, (api.GET as unknown as Call)(spec.path, { params: { path: { id } } }));
+      await send(c.server, (api.DELETE as unknown as Call)(spec.path, { params: { path: { id }, header: { 'if-match': current.etag } } }));
+      if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
+      ctx.io.out.write(`Deleted ${current.id}.\n`);
+    },
+  };
+}
