@@ -108,13 +108,73 @@ const FORMAT_SAMPLES: Record<string, string> = {
   byte: 'c2VjcmV0IHZhbHVl',
 };
 
+/** The id prefix of each resource, for an `id` that reads like one. */
+const ID_PREFIX: Record<string, string> = {
+  Dashboard: 'dash', DashboardRevision: 'drev', Snippet: 'snp', Secret: 'sec', SecretVersion: 'secv', AccessedVersion: 'secv',
+  Package: 'pkg', PackageVersion: 'pkgv', PackageVersionSummary: 'pkgv', Install: 'inst', RestoredInstall: 'inst', Render: 'rnd',
+  ComputeConfig: 'cc', Machine: 'mch', Suspension: 'susp', Operation: 'op', Notification: 'ntf', Workspace: 'ws',
+  Invitation: 'inv', CreatedInvitation: 'inv', ListedToken: 'tok', CreatedToken: 'tok', ListedSession: 'ses',
+  Webhook: 'wh', CreatedWebhook: 'wh', Delivery: 'whd', AuditEvent: 'evt',
+};
+
+/** What a field named so refers to. */
+const REF_PREFIX: Record<string, string> = {
+  workspace_id: 'ws', user_id: 'usr', actor_id: 'usr', author_id: 'usr', install_id: 'inst', render_id: 'rnd', restored_from_render_id: 'rnd',
+  package_id: 'pkg', version_id: 'pkgv', package_version_id: 'pkgv', desired_version_id: 'pkgv', secret_id: 'sec', webhook_id: 'wh',
+  dashboard_id: 'dash', current_revision_id: 'drev', parent_revision_id: 'drev', restored_from_revision_id: 'drev', snippet_id: 'snp',
+  widget_id: 'wdg', compute_config_id: 'cc', cluster_id: 'cl', operation_id: 'op', suspension_id: 'susp', session_id: 'ses', machine_id: 'mch',
+};
+
+/** Plain words for the fields every reader meets first, so that an example reads like a real answer. */
+const WORDS: Record<string, string> = {
+  name: 'Production',
+  title: 'Error rate',
+  label: 'Region',
+  description: 'Checkout service, EU region',
+  summary: 'Widen the error rate chart',
+  comment: 'Rotated after the quarterly review',
+  message: 'Rendered 2 files',
+  hostname: 'web-1',
+  email: 'ada@example.com',
+  url: 'https://hooks.example.com/wsp',
+  etag: 'hP3kXb8QzR1mN2vYt0aL',
+  source: 'select count(*) from errors',
+  snippet_etag: 'Qm9vdHN0cmFwcGVkAAA',
+  provider: 'hetzner',
+  region: 'fsn1',
+  location: 'fsn1',
+  image: 'debian-12',
+  server_type: 'cx22',
+  ipv4: '203.0.113.10',
+  ip: '203.0.113.7',
+  user_agent: 'wsp-cli/1.0.0',
+  drill_down: 'https://grafana.example.com/d/errors',
+  clone_url: 'https://wsp.example.com/v1/installs/inst_01jdzk3q8f4n6w2m5t7v9x1c3b/repository.git',
+};
+
+/** A time in the examples: 2025-11-26T10:00:00Z. */
+const EXAMPLE_TIME = 1_764_151_200;
+
+/** A sample for a string field from its name, when it fits the schema's bounds. */
+function namedSample(s: Json, name: string | undefined, owner: string | undefined): string | undefined {
+  if (!name) return undefined;
+  const prefix = name === 'id' && owner ? ID_PREFIX[owner] : REF_PREFIX[name];
+  const sample = prefix ? `${prefix}_01jdzk3q8f4n6w2m5t7v9x1c3b` : WORDS[name];
+  if (sample === undefined) return undefined;
+  const fits = sample.length >= (s.minLength ?? 0) && sample.length <= (s.maxLength ?? Infinity) && !s.format;
+  return fits ? sample : undefined;
+}
+
 /**
  * A value valid against `schema`: its own example where it has one (a pattern-bound string
- * always does: `patterned` asks for one), else built from its type and bounds. Optional
- * properties are shown too, so that the example is a tour of the resource.
+ * always does: `patterned` asks for one), else built from its type and bounds, with ids, times
+ * and names that read like the real thing. Optional properties are shown too, so that the
+ * example is a tour of the resource. `name` and `owner` are the property and the component it
+ * is a property of.
  */
-export function exampleOf(doc: Json, schema: Json, depth = 0): unknown {
+export function exampleOf(doc: Json, schema: Json, depth = 0, name?: string, owner?: string): unknown {
   const s = resolve(doc, schema);
+  const component = typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : owner;
   if (Array.isArray(s.examples) && s.examples.length) return s.examples[0];
   if ('example' in s) return s.example;
   if ('const' in s) return s.const;
@@ -123,32 +183,37 @@ export function exampleOf(doc: Json, schema: Json, depth = 0): unknown {
   const variants = (s.oneOf ?? s.anyOf) as Json[] | undefined;
   if (variants) {
     const chosen = variants.find((v) => resolve(doc, v).type !== 'null') ?? variants[0]!;
-    return exampleOf(doc, chosen, depth + 1);
+    return exampleOf(doc, chosen, depth + 1, name, component);
   }
-  if (Array.isArray(s.allOf)) return Object.assign({}, ...s.allOf.map((p: Json) => exampleOf(doc, p, depth + 1)));
+  if (Array.isArray(s.allOf)) return Object.assign({}, ...s.allOf.map((p: Json) => exampleOf(doc, p, depth + 1, name, component)));
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
   switch (type) {
     case 'object': {
       const out: Json = {};
       if (depth > 8) return out;
-      for (const [k, v] of Object.entries((s.properties ?? {}) as Json)) out[k] = exampleOf(doc, v, depth + 1);
+      for (const [k, v] of Object.entries((s.properties ?? {}) as Json)) out[k] = exampleOf(doc, v, depth + 1, k, component);
       return out;
     }
     case 'array': {
-      if (Array.isArray(s.prefixItems)) return s.prefixItems.map((p: Json) => exampleOf(doc, p, depth + 1));
+      if (Array.isArray(s.prefixItems)) return s.prefixItems.map((p: Json) => exampleOf(doc, p, depth + 1, undefined, component));
       if (depth > 8 || !s.items) return [];
-      const one = exampleOf(doc, s.items, depth + 1);
+      const one = exampleOf(doc, s.items, depth + 1, undefined, component);
       return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () => one).slice(0, s.uniqueItems ? 1 : undefined);
     }
     case 'integer':
-    case 'number':
+    case 'number': {
+      const inRange = (n: number) => n >= (s.minimum ?? -Infinity) && n <= (s.maximum ?? Infinity);
+      if (name && /(^|_)at$/.test(name) && inRange(EXAMPLE_TIME)) return EXAMPLE_TIME;
       return typeof s.minimum === 'number' ? Math.max(s.minimum, Math.min(1, s.maximum ?? 1)) : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : 1;
+    }
     case 'boolean':
       return true;
     case 'null':
       return null;
     case 'string': {
       if (typeof s.pattern === 'string') throw new Error(`OpenAPI: a string with pattern ${s.pattern} has no example (give patterned() one)`);
+      const named = namedSample(s, name, component);
+      if (named !== undefined) return named;
       const sample = FORMAT_SAMPLES[s.format as string] ?? 'string';
       const min = s.minLength ?? 0;
       const padded = sample.length >= min ? sample : sample.padEnd(min, 'x');

@@ -3882,7 +3882,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -3908,7 +3908,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -3962,7 +3962,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -3988,7 +3988,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4014,7 +4014,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4061,7 +4061,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4087,7 +4087,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4140,7 +4140,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4166,7 +4166,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4210,12 +4210,12 @@ export interface operations {
                      *       },
                      *       "user": {
                      *         "id": "string",
-                     *         "name": "string",
-                     *         "email": "string"
+                     *         "name": "Production",
+                     *         "email": "ada@example.com"
                      *       },
                      *       "workspace": {
                      *         "id": "string",
-                     *         "name": "string"
+                     *         "name": "Production"
                      *       },
                      *       "role": "owner",
                      *       "csrf_token": "string"
@@ -4265,7 +4265,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4291,7 +4291,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4317,7 +4317,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4343,7 +4343,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4369,7 +4369,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4395,7 +4395,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4435,12 +4435,12 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "name": "string",
+                     *           "id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
                      *           "role": "owner",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -4470,7 +4470,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4496,7 +4496,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4522,7 +4522,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4548,7 +4548,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4574,7 +4574,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4600,7 +4600,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4634,7 +4634,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string"
+                 *       "name": "Production"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWorkspaceBody"];
@@ -4649,12 +4649,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "name": "string",
+                     *       "id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
                      *       "role": "owner",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];
@@ -4673,7 +4673,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4699,7 +4699,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4725,7 +4725,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4751,7 +4751,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4777,7 +4777,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4803,7 +4803,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4829,7 +4829,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4855,7 +4855,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4881,7 +4881,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4922,12 +4922,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "name": "string",
+                     *       "id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
                      *       "role": "owner",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];
@@ -4946,7 +4946,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4972,7 +4972,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -4998,7 +4998,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5024,7 +5024,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5050,7 +5050,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5076,7 +5076,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5102,7 +5102,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5141,7 +5141,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string"
+                 *       "name": "Production"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWorkspaceBody"];
@@ -5156,12 +5156,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "name": "string",
+                     *       "id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
                      *       "role": "owner",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];
@@ -5180,7 +5180,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5206,7 +5206,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5232,7 +5232,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5258,7 +5258,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5284,7 +5284,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5310,7 +5310,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5336,7 +5336,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5362,7 +5362,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5388,7 +5388,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5414,7 +5414,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5465,11 +5465,11 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "user_id": "string",
-                     *           "email": "string",
-                     *           "name": "string",
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "email": "ada@example.com",
+                     *           "name": "Production",
                      *           "role": "owner",
-                     *           "joined_at": 1
+                     *           "joined_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -5499,7 +5499,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5525,7 +5525,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5551,7 +5551,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5577,7 +5577,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5603,7 +5603,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5629,7 +5629,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5655,7 +5655,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5712,7 +5712,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5738,7 +5738,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5764,7 +5764,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5790,7 +5790,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5816,7 +5816,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5842,7 +5842,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5868,7 +5868,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5894,7 +5894,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5920,7 +5920,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -5946,7 +5946,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6000,11 +6000,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "string",
-                     *       "email": "string",
-                     *       "name": "string",
+                     *       "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "email": "ada@example.com",
+                     *       "name": "Production",
                      *       "role": "owner",
-                     *       "joined_at": 1
+                     *       "joined_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Member"];
@@ -6023,7 +6023,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6049,7 +6049,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6075,7 +6075,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6101,7 +6101,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6127,7 +6127,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6153,7 +6153,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6179,7 +6179,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6205,7 +6205,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6231,7 +6231,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6257,7 +6257,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6316,7 +6316,7 @@ export interface operations {
                      *       "repository_bytes": {
                      *         "limit": 1,
                      *         "used": 1,
-                     *         "install_id": "string"
+                     *         "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *       }
                      *     }
                      */
@@ -6336,7 +6336,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6362,7 +6362,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6388,7 +6388,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6414,7 +6414,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6440,7 +6440,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6466,7 +6466,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6492,7 +6492,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6540,13 +6540,13 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "name": "string",
+                     *           "id": "tok_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
                      *           "prefix": "string",
-                     *           "expires_at": 1,
-                     *           "created_at": 1,
+                     *           "expires_at": 1764151200,
+                     *           "created_at": 1764151200,
                      *           "created_by": "string",
-                     *           "last_used_at": 1,
+                     *           "last_used_at": 1764151200,
                      *           "scopes": [
                      *             "string"
                      *           ]
@@ -6579,7 +6579,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6605,7 +6605,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6631,7 +6631,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6657,7 +6657,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6683,7 +6683,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6709,7 +6709,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6743,8 +6743,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "expires_at": 1,
+                 *       "name": "Production",
+                 *       "expires_at": 1764151200,
                  *       "scopes": [
                  *         "dashboards:read"
                  *       ]
@@ -6762,10 +6762,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "name": "string",
+                     *       "id": "tok_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
                      *       "token": "string",
-                     *       "expires_at": 1
+                     *       "expires_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedToken"];
@@ -6784,7 +6784,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6810,7 +6810,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6836,7 +6836,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6862,7 +6862,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6888,7 +6888,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6914,7 +6914,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6940,7 +6940,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6966,7 +6966,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -6992,7 +6992,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7047,7 +7047,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7073,7 +7073,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7099,7 +7099,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7125,7 +7125,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7151,7 +7151,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7177,7 +7177,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7203,7 +7203,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7229,7 +7229,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7255,7 +7255,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7281,7 +7281,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7329,13 +7329,13 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "created_at": 1,
-                     *           "last_used_at": 1,
-                     *           "expires_at": 1,
+                     *           "id": "ses_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "created_at": 1764151200,
+                     *           "last_used_at": 1764151200,
+                     *           "expires_at": 1764151200,
                      *           "issued_by": "password",
-                     *           "user_agent": "string",
-                     *           "ip": "string",
+                     *           "user_agent": "wsp-cli/1.0.0",
+                     *           "ip": "203.0.113.7",
                      *           "current": true
                      *         }
                      *       ],
@@ -7366,7 +7366,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7392,7 +7392,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7418,7 +7418,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7444,7 +7444,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7470,7 +7470,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7496,7 +7496,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7541,8 +7541,8 @@ export interface operations {
                      * @example {
                      *       "id": "string",
                      *       "token": "string",
-                     *       "user_id": "string",
-                     *       "expires_at": 1
+                     *       "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "expires_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SignedIn"];
@@ -7561,7 +7561,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7587,7 +7587,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7613,7 +7613,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7639,7 +7639,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7665,7 +7665,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7691,7 +7691,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7717,7 +7717,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7769,7 +7769,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7795,7 +7795,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7821,7 +7821,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7847,7 +7847,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7873,7 +7873,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7899,7 +7899,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7925,7 +7925,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7951,7 +7951,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -7977,7 +7977,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8032,7 +8032,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8058,7 +8058,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8084,7 +8084,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8110,7 +8110,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8136,7 +8136,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8162,7 +8162,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8188,7 +8188,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8214,7 +8214,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8240,7 +8240,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8266,7 +8266,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8319,7 +8319,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8345,7 +8345,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8392,7 +8392,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8418,7 +8418,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8444,7 +8444,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8470,7 +8470,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8496,7 +8496,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8551,7 +8551,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8577,7 +8577,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8603,7 +8603,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8629,7 +8629,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8655,7 +8655,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8681,7 +8681,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8707,7 +8707,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8758,11 +8758,11 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "email": "string",
+                     *           "id": "inv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "email": "ada@example.com",
                      *           "role": "owner",
-                     *           "expires_at": 1,
-                     *           "created_at": 1,
+                     *           "expires_at": 1764151200,
+                     *           "created_at": 1764151200,
                      *           "created_by": "string"
                      *         }
                      *       ],
@@ -8793,7 +8793,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8819,7 +8819,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8845,7 +8845,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8871,7 +8871,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8897,7 +8897,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8923,7 +8923,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -8949,7 +8949,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9002,11 +9002,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "email": "string",
+                     *       "id": "inv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "email": "ada@example.com",
                      *       "role": "owner",
-                     *       "expires_at": 1,
-                     *       "url": "string"
+                     *       "expires_at": 1764151200,
+                     *       "url": "https://hooks.example.com/wsp"
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedInvitation"];
@@ -9025,7 +9025,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9051,7 +9051,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9077,7 +9077,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9103,7 +9103,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9129,7 +9129,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9155,7 +9155,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9181,7 +9181,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9207,7 +9207,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9233,7 +9233,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9259,7 +9259,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9316,7 +9316,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9342,7 +9342,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9368,7 +9368,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9394,7 +9394,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9420,7 +9420,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9446,7 +9446,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9472,7 +9472,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9498,7 +9498,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9524,7 +9524,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9550,7 +9550,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9578,7 +9578,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "string",
-                 *       "name": "string",
+                 *       "name": "Production",
                  *       "password": "stringxxxxxx"
                  *     }
                  */
@@ -9594,10 +9594,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "workspace_id": "string",
-                     *       "user_id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "role": "owner",
-                     *       "session_id": "string"
+                     *       "session_id": "ses_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["Accepted"];
@@ -9616,7 +9616,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9642,7 +9642,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9668,7 +9668,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9694,7 +9694,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9720,7 +9720,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9746,7 +9746,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9772,7 +9772,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9798,7 +9798,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9824,7 +9824,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9850,7 +9850,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9876,7 +9876,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9904,7 +9904,7 @@ export interface operations {
                  * @example {
                  *       "code": "string",
                  *       "email": "ada@example.com",
-                 *       "name": "string",
+                 *       "name": "Production",
                  *       "password": "stringxxxxxx",
                  *       "workspace_name": "string"
                  *     }
@@ -9921,9 +9921,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "user_id": "string",
-                     *       "workspace_id": "string",
-                     *       "session_id": "string"
+                     *       "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "session_id": "ses_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["SetupDone"];
@@ -9942,7 +9942,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9968,7 +9968,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -9994,7 +9994,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10020,7 +10020,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10046,7 +10046,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10072,7 +10072,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10098,7 +10098,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10139,16 +10139,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
+                     *       "id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "kind": "string",
                      *       "done": true,
                      *       "error": {
                      *         "code": 1,
-                     *         "message": "string"
+                     *         "message": "Rendered 2 files"
                      *       },
                      *       "result": {},
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Operation"];
@@ -10167,7 +10167,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10193,7 +10193,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10219,7 +10219,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10245,7 +10245,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10271,7 +10271,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10297,7 +10297,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10323,7 +10323,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10381,7 +10381,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10407,7 +10407,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10433,7 +10433,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10459,7 +10459,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10485,7 +10485,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10511,7 +10511,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10537,7 +10537,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10587,16 +10587,16 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
+                     *           "id": "ntf_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "type": "string",
                      *           "resource_type": "string",
                      *           "resource_id": "string",
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "body": "string",
                      *           "severity": "string",
                      *           "context": {},
-                     *           "read_at": 1,
-                     *           "created_at": 1
+                     *           "read_at": 1764151200,
+                     *           "created_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -10626,7 +10626,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10652,7 +10652,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10678,7 +10678,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10704,7 +10704,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10730,7 +10730,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10756,7 +10756,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10811,7 +10811,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10837,7 +10837,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10863,7 +10863,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10889,7 +10889,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10915,7 +10915,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10941,7 +10941,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10967,7 +10967,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -10993,7 +10993,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11019,7 +11019,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11069,12 +11069,12 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -11104,7 +11104,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11130,7 +11130,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11156,7 +11156,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11182,7 +11182,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11208,7 +11208,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11234,7 +11234,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11268,7 +11268,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string"
+                 *       "name": "Production"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateSecretBody"];
@@ -11283,12 +11283,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Secret"];
@@ -11307,7 +11307,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11333,7 +11333,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11359,7 +11359,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11385,7 +11385,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11411,7 +11411,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11437,7 +11437,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11463,7 +11463,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11489,7 +11489,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11515,7 +11515,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11556,12 +11556,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Secret"];
@@ -11580,7 +11580,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11606,7 +11606,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11632,7 +11632,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11658,7 +11658,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11684,7 +11684,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11710,7 +11710,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11736,7 +11736,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11793,7 +11793,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11819,7 +11819,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11845,7 +11845,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11871,7 +11871,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11897,7 +11897,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11923,7 +11923,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11949,7 +11949,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -11975,7 +11975,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12001,7 +12001,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12027,7 +12027,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12078,14 +12078,14 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "secret_id": "string",
+                     *           "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "version_number": 1,
                      *           "state": "enabled",
-                     *           "created_at": 1,
-                     *           "etag": "string",
-                     *           "comment": "string",
-                     *           "destroyed_at": 1
+                     *           "created_at": 1764151200,
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "comment": "Rotated after the quarterly review",
+                     *           "destroyed_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -12115,7 +12115,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12141,7 +12141,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12167,7 +12167,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12193,7 +12193,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12219,7 +12219,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12245,7 +12245,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12271,7 +12271,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12309,7 +12309,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "data": "c2VjcmV0IHZhbHVl",
-                 *       "comment": "string"
+                 *       "comment": "Rotated after the quarterly review"
                  *     }
                  */
                 "application/json": components["schemas"]["AddVersionBody"];
@@ -12324,14 +12324,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "secret_id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "version_number": 1,
                      *       "state": "enabled",
-                     *       "created_at": 1,
-                     *       "etag": "string",
-                     *       "comment": "string",
-                     *       "destroyed_at": 1
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "comment": "Rotated after the quarterly review",
+                     *       "destroyed_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SecretVersion"];
@@ -12350,7 +12350,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12376,7 +12376,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12402,7 +12402,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12428,7 +12428,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12454,7 +12454,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12480,7 +12480,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12506,7 +12506,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12532,7 +12532,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12558,7 +12558,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12584,7 +12584,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12627,14 +12627,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "secret_id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "version_number": 1,
                      *       "state": "enabled",
-                     *       "created_at": 1,
-                     *       "etag": "string",
-                     *       "comment": "string",
-                     *       "destroyed_at": 1
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "comment": "Rotated after the quarterly review",
+                     *       "destroyed_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SecretVersion"];
@@ -12653,7 +12653,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12679,7 +12679,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12705,7 +12705,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12731,7 +12731,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12757,7 +12757,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12783,7 +12783,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12809,7 +12809,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12852,7 +12852,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "data": "c2VjcmV0IHZhbHVl"
                      *     }
                      */
@@ -12872,7 +12872,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12898,7 +12898,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12924,7 +12924,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12950,7 +12950,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -12976,7 +12976,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13002,7 +13002,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13028,7 +13028,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13054,7 +13054,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13101,14 +13101,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "secret_id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "version_number": 1,
                      *       "state": "enabled",
-                     *       "created_at": 1,
-                     *       "etag": "string",
-                     *       "comment": "string",
-                     *       "destroyed_at": 1
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "comment": "Rotated after the quarterly review",
+                     *       "destroyed_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SecretVersion"];
@@ -13127,7 +13127,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13153,7 +13153,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13179,7 +13179,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13205,7 +13205,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13231,7 +13231,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13257,7 +13257,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13283,7 +13283,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13309,7 +13309,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13335,7 +13335,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13361,7 +13361,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13408,14 +13408,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "secret_id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "version_number": 1,
                      *       "state": "enabled",
-                     *       "created_at": 1,
-                     *       "etag": "string",
-                     *       "comment": "string",
-                     *       "destroyed_at": 1
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "comment": "Rotated after the quarterly review",
+                     *       "destroyed_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SecretVersion"];
@@ -13434,7 +13434,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13460,7 +13460,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13486,7 +13486,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13512,7 +13512,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13538,7 +13538,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13564,7 +13564,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13590,7 +13590,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13616,7 +13616,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13642,7 +13642,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13668,7 +13668,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13715,14 +13715,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "secret_id": "string",
+                     *       "id": "secv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "version_number": 1,
                      *       "state": "enabled",
-                     *       "created_at": 1,
-                     *       "etag": "string",
-                     *       "comment": "string",
-                     *       "destroyed_at": 1
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "comment": "Rotated after the quarterly review",
+                     *       "destroyed_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["SecretVersion"];
@@ -13741,7 +13741,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13767,7 +13767,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13793,7 +13793,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13819,7 +13819,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13845,7 +13845,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13871,7 +13871,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13897,7 +13897,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13923,7 +13923,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13949,7 +13949,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -13975,7 +13975,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14023,17 +14023,17 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "provider": "string",
-                     *           "region": "string",
-                     *           "image": "string",
+                     *           "id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "provider": "hetzner",
+                     *           "region": "fsn1",
+                     *           "image": "debian-12",
                      *           "machine_type_filter": "string",
-                     *           "secret_id": "string",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -14063,7 +14063,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14089,7 +14089,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14115,7 +14115,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14141,7 +14141,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14167,7 +14167,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14193,7 +14193,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14227,12 +14227,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
+                 *       "name": "Production",
                  *       "provider": "hetzner",
-                 *       "region": "string",
-                 *       "image": "string",
+                 *       "region": "fsn1",
+                 *       "image": "debian-12",
                  *       "machine_type_filter": "cx*",
-                 *       "secret_id": "string"
+                 *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b"
                  *     }
                  */
                 "application/json": {
@@ -14286,7 +14286,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14312,7 +14312,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14338,7 +14338,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14364,7 +14364,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14390,7 +14390,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14416,7 +14416,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14442,7 +14442,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14468,7 +14468,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14494,7 +14494,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14520,7 +14520,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14561,17 +14561,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "provider": "string",
-                     *       "region": "string",
-                     *       "image": "string",
+                     *       "id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "provider": "hetzner",
+                     *       "region": "fsn1",
+                     *       "image": "debian-12",
                      *       "machine_type_filter": "string",
-                     *       "secret_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "secret_id": "sec_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["ComputeConfig"];
@@ -14590,7 +14590,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14616,7 +14616,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14642,7 +14642,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14668,7 +14668,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14694,7 +14694,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14720,7 +14720,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14746,7 +14746,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14803,7 +14803,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14829,7 +14829,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14855,7 +14855,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14881,7 +14881,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14907,7 +14907,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14933,7 +14933,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14959,7 +14959,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -14985,7 +14985,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15011,7 +15011,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15037,7 +15037,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15085,23 +15085,23 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "compute_config_id": "string",
-                     *           "cluster_id": "string",
-                     *           "provider": "string",
-                     *           "hostname": "string",
-                     *           "server_type": "string",
-                     *           "location": "string",
-                     *           "image": "string",
+                     *           "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "provider": "hetzner",
+                     *           "hostname": "web-1",
+                     *           "server_type": "cx22",
+                     *           "location": "fsn1",
+                     *           "image": "debian-12",
                      *           "status": "creating",
                      *           "provider_server_id": 1,
-                     *           "ipv4": "string",
-                     *           "suspension_id": "string",
-                     *           "operation_id": "string",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "ipv4": "203.0.113.10",
+                     *           "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -15131,7 +15131,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15157,7 +15157,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15183,7 +15183,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15209,7 +15209,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15235,7 +15235,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15261,7 +15261,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15295,10 +15295,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "compute_config_id": "string",
-                 *       "server_type": "string",
+                 *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                 *       "server_type": "cx22",
                  *       "hostname": "web-1",
-                 *       "cluster_id": "string"
+                 *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateMachineBody"];
@@ -15313,23 +15313,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "compute_config_id": "string",
-                     *       "cluster_id": "string",
-                     *       "provider": "string",
-                     *       "hostname": "string",
-                     *       "server_type": "string",
-                     *       "location": "string",
-                     *       "image": "string",
+                     *       "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "provider": "hetzner",
+                     *       "hostname": "web-1",
+                     *       "server_type": "cx22",
+                     *       "location": "fsn1",
+                     *       "image": "debian-12",
                      *       "status": "creating",
                      *       "provider_server_id": 1,
-                     *       "ipv4": "string",
-                     *       "suspension_id": "string",
-                     *       "operation_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "ipv4": "203.0.113.10",
+                     *       "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Machine"];
@@ -15348,7 +15348,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15374,7 +15374,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15400,7 +15400,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15426,7 +15426,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15452,7 +15452,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15478,7 +15478,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15504,7 +15504,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15530,7 +15530,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15556,7 +15556,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15582,7 +15582,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15623,23 +15623,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "compute_config_id": "string",
-                     *       "cluster_id": "string",
-                     *       "provider": "string",
-                     *       "hostname": "string",
-                     *       "server_type": "string",
-                     *       "location": "string",
-                     *       "image": "string",
+                     *       "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "provider": "hetzner",
+                     *       "hostname": "web-1",
+                     *       "server_type": "cx22",
+                     *       "location": "fsn1",
+                     *       "image": "debian-12",
                      *       "status": "creating",
                      *       "provider_server_id": 1,
-                     *       "ipv4": "string",
-                     *       "suspension_id": "string",
-                     *       "operation_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "ipv4": "203.0.113.10",
+                     *       "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Machine"];
@@ -15658,7 +15658,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15684,7 +15684,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15710,7 +15710,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15736,7 +15736,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15762,7 +15762,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15788,7 +15788,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15814,7 +15814,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15859,7 +15859,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "operation_id": "string"
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["OperationAccepted"];
@@ -15878,7 +15878,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15904,7 +15904,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15930,7 +15930,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15956,7 +15956,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -15982,7 +15982,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16008,7 +16008,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16034,7 +16034,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16060,7 +16060,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16086,7 +16086,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16112,7 +16112,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16166,23 +16166,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "compute_config_id": "string",
-                     *       "cluster_id": "string",
-                     *       "provider": "string",
-                     *       "hostname": "string",
-                     *       "server_type": "string",
-                     *       "location": "string",
-                     *       "image": "string",
+                     *       "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "provider": "hetzner",
+                     *       "hostname": "web-1",
+                     *       "server_type": "cx22",
+                     *       "location": "fsn1",
+                     *       "image": "debian-12",
                      *       "status": "creating",
                      *       "provider_server_id": 1,
-                     *       "ipv4": "string",
-                     *       "suspension_id": "string",
-                     *       "operation_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "ipv4": "203.0.113.10",
+                     *       "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Machine"];
@@ -16201,7 +16201,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16227,7 +16227,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16253,7 +16253,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16279,7 +16279,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16305,7 +16305,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16331,7 +16331,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16357,7 +16357,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16383,7 +16383,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16409,7 +16409,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16435,7 +16435,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16480,23 +16480,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "compute_config_id": "string",
-                     *       "cluster_id": "string",
-                     *       "provider": "string",
-                     *       "hostname": "string",
-                     *       "server_type": "string",
-                     *       "location": "string",
-                     *       "image": "string",
+                     *       "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "provider": "hetzner",
+                     *       "hostname": "web-1",
+                     *       "server_type": "cx22",
+                     *       "location": "fsn1",
+                     *       "image": "debian-12",
                      *       "status": "creating",
                      *       "provider_server_id": 1,
-                     *       "ipv4": "string",
-                     *       "suspension_id": "string",
-                     *       "operation_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "ipv4": "203.0.113.10",
+                     *       "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Machine"];
@@ -16515,7 +16515,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16541,7 +16541,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16567,7 +16567,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16593,7 +16593,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16619,7 +16619,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16645,7 +16645,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16671,7 +16671,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16697,7 +16697,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16723,7 +16723,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16749,7 +16749,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16788,20 +16788,20 @@ export interface operations {
                     /**
                      * @example [
                      *       {
-                     *         "id": "string",
-                     *         "workspace_id": "string",
-                     *         "cluster_id": "string",
-                     *         "server_type": "string",
-                     *         "location": "string",
-                     *         "hostname": "string",
+                     *         "id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "server_type": "cx22",
+                     *         "location": "fsn1",
+                     *         "hostname": "web-1",
                      *         "provider_suspend_data": {
-                     *           "provider": "string",
+                     *           "provider": "hetzner",
                      *           "snapshot_id": 1,
                      *           "size_gb": 1
                      *         },
                      *         "monthly_cost_cents": 1,
-                     *         "expires_at": 1,
-                     *         "created_at": 1,
+                     *         "expires_at": 1764151200,
+                     *         "created_at": 1764151200,
                      *         "reason": "manual"
                      *       }
                      *     ]
@@ -16822,7 +16822,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16848,7 +16848,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16874,7 +16874,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16900,7 +16900,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16926,7 +16926,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16952,7 +16952,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -16995,23 +16995,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "compute_config_id": "string",
-                     *       "cluster_id": "string",
-                     *       "provider": "string",
-                     *       "hostname": "string",
-                     *       "server_type": "string",
-                     *       "location": "string",
-                     *       "image": "string",
+                     *       "id": "mch_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "compute_config_id": "cc_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "provider": "hetzner",
+                     *       "hostname": "web-1",
+                     *       "server_type": "cx22",
+                     *       "location": "fsn1",
+                     *       "image": "debian-12",
                      *       "status": "creating",
                      *       "provider_server_id": 1,
-                     *       "ipv4": "string",
-                     *       "suspension_id": "string",
-                     *       "operation_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "ipv4": "203.0.113.10",
+                     *       "suspension_id": "susp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Machine"];
@@ -17030,7 +17030,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17056,7 +17056,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17082,7 +17082,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17108,7 +17108,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17134,7 +17134,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17160,7 +17160,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17186,7 +17186,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17212,7 +17212,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17238,7 +17238,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17264,7 +17264,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17302,17 +17302,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "provider": "string",
+                     *       "provider": "hetzner",
                      *       "regions": [
                      *         {
                      *           "id": "string",
-                     *           "name": "string"
+                     *           "name": "Production"
                      *         }
                      *       ],
                      *       "images": [
                      *         {
                      *           "id": "string",
-                     *           "name": "string"
+                     *           "name": "Production"
                      *         }
                      *       ],
                      *       "server_types": [
@@ -17325,7 +17325,7 @@ export interface operations {
                      *           "monthly_price_cents": 1,
                      *           "prices": [
                      *             {
-                     *               "region": "string",
+                     *               "region": "fsn1",
                      *               "monthly_price_cents": 1
                      *             }
                      *           ]
@@ -17349,7 +17349,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17375,7 +17375,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17401,7 +17401,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17427,7 +17427,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17453,7 +17453,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17479,7 +17479,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17527,10 +17527,10 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "created_at": 1
+                     *           "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "created_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -17560,7 +17560,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17586,7 +17586,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17612,7 +17612,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17638,7 +17638,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17664,7 +17664,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17690,7 +17690,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17739,10 +17739,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "created_at": 1
+                     *       "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "created_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Package"];
@@ -17761,7 +17761,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17787,7 +17787,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17813,7 +17813,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17839,7 +17839,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17865,7 +17865,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17891,7 +17891,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17917,7 +17917,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17943,7 +17943,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -17969,7 +17969,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18010,10 +18010,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "created_at": 1
+                     *       "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "created_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Package"];
@@ -18032,7 +18032,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18058,7 +18058,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18084,7 +18084,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18110,7 +18110,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18136,7 +18136,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18162,7 +18162,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18188,7 +18188,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18239,11 +18239,11 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "package_id": "string",
-                     *           "workspace_id": "string",
+                     *           "id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "semver": "string",
-                     *           "created_at": 1
+                     *           "created_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -18273,7 +18273,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18299,7 +18299,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18325,7 +18325,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18351,7 +18351,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18377,7 +18377,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18403,7 +18403,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18429,7 +18429,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18485,11 +18485,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "package_id": "string",
-                     *       "workspace_id": "string",
+                     *       "id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "semver": "string",
-                     *       "created_at": 1,
+                     *       "created_at": 1764151200,
                      *       "files": {}
                      *     }
                      */
@@ -18509,7 +18509,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18535,7 +18535,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18561,7 +18561,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18587,7 +18587,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18613,7 +18613,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18639,7 +18639,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18665,7 +18665,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18691,7 +18691,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18717,7 +18717,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18743,7 +18743,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18786,11 +18786,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "package_id": "string",
-                     *       "workspace_id": "string",
+                     *       "id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "semver": "string",
-                     *       "created_at": 1,
+                     *       "created_at": 1764151200,
                      *       "files": {}
                      *     }
                      */
@@ -18810,7 +18810,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18836,7 +18836,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18862,7 +18862,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18888,7 +18888,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18914,7 +18914,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18940,7 +18940,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -18966,7 +18966,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19037,7 +19037,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19063,7 +19063,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19089,7 +19089,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19115,7 +19115,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19141,7 +19141,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19167,7 +19167,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19193,7 +19193,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19219,7 +19219,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19245,7 +19245,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19271,7 +19271,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19319,25 +19319,25 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
+                     *           "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "current_version": {
-                     *             "id": "string",
+                     *             "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *             "semver": "string"
                      *           },
                      *           "desired_version": {
-                     *             "id": "string",
+                     *             "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *             "semver": "string"
                      *           },
                      *           "automatic_updates_enabled": true,
-                     *           "updated_at": 1,
-                     *           "etag": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "package_id": "string",
+                     *           "updated_at": 1764151200,
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "values": {},
-                     *           "created_at": 1,
+                     *           "created_at": 1764151200,
                      *           "last_render": {
-                     *             "id": "string",
+                     *             "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *             "state": "queued",
                      *             "error": "string"
                      *           }
@@ -19370,7 +19370,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19396,7 +19396,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19422,7 +19422,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19448,7 +19448,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19474,7 +19474,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19500,7 +19500,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19535,8 +19535,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Web service",
-                 *       "package_id": "string",
-                 *       "version_id": "string",
+                 *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                 *       "version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *       "values": {},
                  *       "automatic_updates_enabled": false
                  *     }
@@ -19553,25 +19553,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
+                     *       "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "current_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "desired_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "automatic_updates_enabled": true,
-                     *       "updated_at": 1,
-                     *       "etag": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "package_id": "string",
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "values": {},
-                     *       "created_at": 1,
+                     *       "created_at": 1764151200,
                      *       "last_render": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
                      *       }
@@ -19593,7 +19593,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19619,7 +19619,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19645,7 +19645,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19671,7 +19671,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19697,7 +19697,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19723,7 +19723,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19749,7 +19749,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19775,7 +19775,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19801,7 +19801,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19827,7 +19827,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19868,25 +19868,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
+                     *       "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "current_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "desired_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "automatic_updates_enabled": true,
-                     *       "updated_at": 1,
-                     *       "etag": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "package_id": "string",
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "values": {},
-                     *       "created_at": 1,
+                     *       "created_at": 1764151200,
                      *       "last_render": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
                      *       }
@@ -19908,7 +19908,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19934,7 +19934,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19960,7 +19960,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -19986,7 +19986,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20012,7 +20012,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20038,7 +20038,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20064,7 +20064,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20103,7 +20103,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "desired_version_id": "string",
+                 *       "desired_version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *       "values": {},
                  *       "automatic_updates_enabled": true
                  *     }
@@ -20120,25 +20120,25 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
+                     *       "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "current_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "desired_version": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "semver": "string"
                      *       },
                      *       "automatic_updates_enabled": true,
-                     *       "updated_at": 1,
-                     *       "etag": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "package_id": "string",
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "values": {},
-                     *       "created_at": 1,
+                     *       "created_at": 1764151200,
                      *       "last_render": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
                      *       }
@@ -20160,7 +20160,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20186,7 +20186,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20212,7 +20212,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20238,7 +20238,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20264,7 +20264,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20290,7 +20290,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20316,7 +20316,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20342,7 +20342,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20368,7 +20368,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20394,7 +20394,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20433,7 +20433,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "render_id": "string"
+                 *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b"
                  *     }
                  */
                 "application/json": components["schemas"]["RestoreBody"];
@@ -20449,33 +20449,33 @@ export interface operations {
                     /**
                      * @example {
                      *       "install": {
-                     *         "id": "string",
+                     *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "current_version": {
-                     *           "id": "string",
+                     *           "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "semver": "string"
                      *         },
                      *         "desired_version": {
-                     *           "id": "string",
+                     *           "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "semver": "string"
                      *         },
                      *         "automatic_updates_enabled": true,
-                     *         "updated_at": 1,
-                     *         "etag": "string"
+                     *         "updated_at": 1764151200,
+                     *         "etag": "hP3kXb8QzR1mN2vYt0aL"
                      *       },
                      *       "render": {
-                     *         "id": "string",
-                     *         "workspace_id": "string",
-                     *         "install_id": "string",
+                     *         "id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "render_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *         "state": "queued",
-                     *         "created_at": 1,
-                     *         "updated_at": 1,
-                     *         "operation_id": "string",
+                     *         "created_at": 1764151200,
+                     *         "updated_at": 1764151200,
+                     *         "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "repository_change_request_id": "string",
                      *         "commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
-                     *         "package_version_id": "string",
-                     *         "restored_from_render_id": "string",
-                     *         "message": "string"
+                     *         "package_version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "restored_from_render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *         "message": "Rendered 2 files"
                      *       }
                      *     }
                      */
@@ -20495,7 +20495,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20521,7 +20521,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20547,7 +20547,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20573,7 +20573,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20599,7 +20599,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20625,7 +20625,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20651,7 +20651,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20677,7 +20677,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20703,7 +20703,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20729,7 +20729,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20771,7 +20771,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
-                     *       "clone_url": "string"
+                     *       "clone_url": "https://wsp.example.com/v1/installs/inst_01jdzk3q8f4n6w2m5t7v9x1c3b/repository.git"
                      *     }
                      */
                     "application/json": components["schemas"]["InstallRepository"];
@@ -20790,7 +20790,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20816,7 +20816,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20842,7 +20842,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20868,7 +20868,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20894,7 +20894,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20920,7 +20920,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20946,7 +20946,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -20987,7 +20987,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "render_id": "string",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
                      *       "files": [
                      *         {
@@ -21014,7 +21014,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21040,7 +21040,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21066,7 +21066,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21092,7 +21092,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21118,7 +21118,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21144,7 +21144,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21170,7 +21170,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21196,7 +21196,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21247,19 +21247,19 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "install_id": "string",
+                     *           "id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "render_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *           "state": "queued",
-                     *           "created_at": 1,
-                     *           "updated_at": 1,
-                     *           "operation_id": "string",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200,
+                     *           "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "repository_change_request_id": "string",
                      *           "commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
-                     *           "package_version_id": "string",
-                     *           "restored_from_render_id": "string",
-                     *           "message": "string"
+                     *           "package_version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "restored_from_render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "message": "Rendered 2 files"
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -21289,7 +21289,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21315,7 +21315,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21341,7 +21341,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21367,7 +21367,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21393,7 +21393,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21419,7 +21419,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21445,7 +21445,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21486,19 +21486,19 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "install_id": "string",
+                     *       "id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "render_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *       "state": "queued",
-                     *       "created_at": 1,
-                     *       "updated_at": 1,
-                     *       "operation_id": "string",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "repository_change_request_id": "string",
                      *       "commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
-                     *       "package_version_id": "string",
-                     *       "restored_from_render_id": "string",
-                     *       "message": "string"
+                     *       "package_version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "restored_from_render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "message": "Rendered 2 files"
                      *     }
                      */
                     "application/json": components["schemas"]["Render"];
@@ -21517,7 +21517,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21543,7 +21543,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21569,7 +21569,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21595,7 +21595,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21621,7 +21621,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21647,7 +21647,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21673,7 +21673,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21721,15 +21721,15 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "source": "string",
+                     *           "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "source": "select count(*) from errors",
                      *           "display_type": "table",
                      *           "state": "active",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -21759,7 +21759,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21785,7 +21785,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21811,7 +21811,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21837,7 +21837,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21863,7 +21863,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21889,7 +21889,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21923,8 +21923,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "source": "string",
+                 *       "name": "Production",
+                 *       "source": "select count(*) from errors",
                  *       "display_type": "table"
                  *     }
                  */
@@ -21940,15 +21940,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "source": "string",
+                     *       "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "source": "select count(*) from errors",
                      *       "display_type": "table",
                      *       "state": "active",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Snippet"];
@@ -21967,7 +21967,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -21993,7 +21993,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22019,7 +22019,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22045,7 +22045,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22071,7 +22071,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22097,7 +22097,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22123,7 +22123,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22149,7 +22149,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22175,7 +22175,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22216,15 +22216,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "source": "string",
+                     *       "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "source": "select count(*) from errors",
                      *       "display_type": "table",
                      *       "state": "active",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Snippet"];
@@ -22243,7 +22243,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22269,7 +22269,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22295,7 +22295,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22321,7 +22321,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22347,7 +22347,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22373,7 +22373,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22399,7 +22399,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22456,7 +22456,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22482,7 +22482,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22508,7 +22508,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22534,7 +22534,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22560,7 +22560,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22586,7 +22586,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22612,7 +22612,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22638,7 +22638,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22664,7 +22664,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22690,7 +22690,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22730,8 +22730,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "source": "string",
+                 *       "name": "Production",
+                 *       "source": "select count(*) from errors",
                  *       "display_type": "table"
                  *     }
                  */
@@ -22747,15 +22747,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "source": "string",
+                     *       "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "source": "select count(*) from errors",
                      *       "display_type": "table",
                      *       "state": "active",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Snippet"];
@@ -22774,7 +22774,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22800,7 +22800,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22826,7 +22826,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22852,7 +22852,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22878,7 +22878,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22904,7 +22904,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22930,7 +22930,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22956,7 +22956,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -22982,7 +22982,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23008,7 +23008,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23053,15 +23053,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "source": "string",
+                     *       "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "source": "select count(*) from errors",
                      *       "display_type": "table",
                      *       "state": "active",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Snippet"];
@@ -23080,7 +23080,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23106,7 +23106,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23132,7 +23132,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23158,7 +23158,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23184,7 +23184,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23210,7 +23210,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23236,7 +23236,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23262,7 +23262,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23288,7 +23288,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23314,7 +23314,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23359,15 +23359,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "source": "string",
+                     *       "id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "source": "select count(*) from errors",
                      *       "display_type": "table",
                      *       "state": "active",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Snippet"];
@@ -23386,7 +23386,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23412,7 +23412,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23438,7 +23438,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23464,7 +23464,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23490,7 +23490,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23516,7 +23516,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23542,7 +23542,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23568,7 +23568,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23594,7 +23594,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23620,7 +23620,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23668,34 +23668,34 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "workspace_id": "string",
-                     *           "name": "string",
-                     *           "description": "string",
+                     *           "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "description": "Checkout service, EU region",
                      *           "purpose": "workspace_overview",
                      *           "filter_definitions": [
                      *             {
                      *               "kind": "time",
                      *               "key": "time",
-                     *               "label": "string"
+                     *               "label": "Region"
                      *             }
                      *           ],
                      *           "default_filter_values": {},
                      *           "widgets": [
                      *             {
-                     *               "widget_id": "string",
+                     *               "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *               "position": 1,
-                     *               "title": "string",
+                     *               "title": "Error rate",
                      *               "col_span": 1,
                      *               "height": "compact",
-                     *               "drill_down": "string",
+                     *               "drill_down": "https://grafana.example.com/d/errors",
                      *               "visualization_options": {},
                      *               "freshness_policy": {
                      *                 "mode": "provider_default"
                      *               },
                      *               "widget_type": "snippet",
-                     *               "snippet_id": "string",
-                     *               "snippet_etag": "string",
+                     *               "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *               "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *               "input_bindings": {},
                      *               "visualization": "stat",
                      *               "refresh_policy": {
@@ -23704,10 +23704,10 @@ export interface operations {
                      *               "display_type": "table"
                      *             }
                      *           ],
-                     *           "current_revision_id": "string",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -23737,7 +23737,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23763,7 +23763,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23789,7 +23789,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23815,7 +23815,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23841,7 +23841,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23867,7 +23867,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -23901,32 +23901,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "description": "string",
+                 *       "name": "Production",
+                 *       "description": "Checkout service, EU region",
                  *       "purpose": "workspace_overview",
                  *       "filter_definitions": [
                  *         {
                  *           "kind": "time",
                  *           "key": "time",
-                 *           "label": "string"
+                 *           "label": "Region"
                  *         }
                  *       ],
                  *       "default_filter_values": {},
                  *       "widgets": [
                  *         {
-                 *           "widget_id": "string",
+                 *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *           "position": 1,
-                 *           "title": "string",
+                 *           "title": "Error rate",
                  *           "col_span": 1,
                  *           "height": "compact",
-                 *           "drill_down": "string",
+                 *           "drill_down": "https://grafana.example.com/d/errors",
                  *           "visualization_options": {},
                  *           "freshness_policy": {
                  *             "mode": "provider_default"
                  *           },
                  *           "widget_type": "snippet",
-                 *           "snippet_id": "string",
-                 *           "snippet_etag": "string",
+                 *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                 *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                  *           "input_bindings": {},
                  *           "visualization": "stat",
                  *           "refresh_policy": {
@@ -23949,34 +23949,34 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -23985,10 +23985,10 @@ export interface operations {
                      *           "display_type": "table"
                      *         }
                      *       ],
-                     *       "current_revision_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Dashboard"];
@@ -24007,7 +24007,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24033,7 +24033,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24059,7 +24059,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24085,7 +24085,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24111,7 +24111,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24137,7 +24137,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24163,7 +24163,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24189,7 +24189,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24215,7 +24215,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24241,7 +24241,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24282,34 +24282,34 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -24318,10 +24318,10 @@ export interface operations {
                      *           "display_type": "table"
                      *         }
                      *       ],
-                     *       "current_revision_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Dashboard"];
@@ -24340,7 +24340,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24366,7 +24366,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24392,7 +24392,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24418,7 +24418,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24444,7 +24444,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24470,7 +24470,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24496,7 +24496,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24553,7 +24553,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24579,7 +24579,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24605,7 +24605,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24631,7 +24631,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24657,7 +24657,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24683,7 +24683,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24709,7 +24709,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24735,7 +24735,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24761,7 +24761,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24787,7 +24787,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24827,32 +24827,32 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "string",
-                 *       "description": "string",
+                 *       "name": "Production",
+                 *       "description": "Checkout service, EU region",
                  *       "purpose": "workspace_overview",
                  *       "filter_definitions": [
                  *         {
                  *           "kind": "time",
                  *           "key": "time",
-                 *           "label": "string"
+                 *           "label": "Region"
                  *         }
                  *       ],
                  *       "default_filter_values": {},
                  *       "widgets": [
                  *         {
-                 *           "widget_id": "string",
+                 *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *           "position": 1,
-                 *           "title": "string",
+                 *           "title": "Error rate",
                  *           "col_span": 1,
                  *           "height": "compact",
-                 *           "drill_down": "string",
+                 *           "drill_down": "https://grafana.example.com/d/errors",
                  *           "visualization_options": {},
                  *           "freshness_policy": {
                  *             "mode": "provider_default"
                  *           },
                  *           "widget_type": "snippet",
-                 *           "snippet_id": "string",
-                 *           "snippet_etag": "string",
+                 *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                 *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                  *           "input_bindings": {},
                  *           "visualization": "stat",
                  *           "refresh_policy": {
@@ -24861,7 +24861,7 @@ export interface operations {
                  *           "display_type": "table"
                  *         }
                  *       ],
-                 *       "summary": "string"
+                 *       "summary": "Widen the error rate chart"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateDashboardBody"];
@@ -24876,34 +24876,34 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -24912,10 +24912,10 @@ export interface operations {
                      *           "display_type": "table"
                      *         }
                      *       ],
-                     *       "current_revision_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Dashboard"];
@@ -24934,7 +24934,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24960,7 +24960,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -24986,7 +24986,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25012,7 +25012,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25038,7 +25038,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25064,7 +25064,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25090,7 +25090,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25116,7 +25116,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25142,7 +25142,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25168,7 +25168,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25208,7 +25208,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "summary": "string"
+                 *       "summary": "Widen the error rate chart"
                  *     }
                  */
                 "application/json": {
@@ -25226,34 +25226,34 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -25262,10 +25262,10 @@ export interface operations {
                      *           "display_type": "table"
                      *         }
                      *       ],
-                     *       "current_revision_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Dashboard"];
@@ -25284,7 +25284,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25310,7 +25310,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25336,7 +25336,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25362,7 +25362,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25388,7 +25388,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25414,7 +25414,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25440,7 +25440,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25466,7 +25466,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25492,7 +25492,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25518,7 +25518,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25569,40 +25569,40 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "dashboard_id": "string",
-                     *           "workspace_id": "string",
-                     *           "parent_revision_id": "string",
-                     *           "restored_from_revision_id": "string",
+                     *           "id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "dashboard_id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "parent_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "restored_from_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "source": "manual",
-                     *           "author_id": "string",
-                     *           "summary": "string",
-                     *           "name": "string",
-                     *           "description": "string",
+                     *           "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "summary": "Widen the error rate chart",
+                     *           "name": "Production",
+                     *           "description": "Checkout service, EU region",
                      *           "purpose": "workspace_overview",
                      *           "filter_definitions": [
                      *             {
                      *               "kind": "time",
                      *               "key": "time",
-                     *               "label": "string"
+                     *               "label": "Region"
                      *             }
                      *           ],
                      *           "default_filter_values": {},
                      *           "widgets": [
                      *             {
-                     *               "widget_id": "string",
+                     *               "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *               "position": 1,
-                     *               "title": "string",
+                     *               "title": "Error rate",
                      *               "col_span": 1,
                      *               "height": "compact",
-                     *               "drill_down": "string",
+                     *               "drill_down": "https://grafana.example.com/d/errors",
                      *               "visualization_options": {},
                      *               "freshness_policy": {
                      *                 "mode": "provider_default"
                      *               },
                      *               "widget_type": "snippet",
-                     *               "snippet_id": "string",
-                     *               "snippet_etag": "string",
+                     *               "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *               "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *               "input_bindings": {},
                      *               "visualization": "stat",
                      *               "refresh_policy": {
@@ -25633,7 +25633,7 @@ export interface operations {
                      *                 "count": 1,
                      *                 "widgets": [
                      *                   {
-                     *                     "widget_id": "string",
+                     *                     "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *                     "fields": []
                      *                   }
                      *                 ]
@@ -25642,15 +25642,15 @@ export interface operations {
                      *           },
                      *           "snippet_etag_drift": [
                      *             {
-                     *               "widget_id": "string",
-                     *               "snippet_id": "string",
+                     *               "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *               "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *               "snapshot_etag": "string",
                      *               "current_etag": "string",
                      *               "current_state": "active",
                      *               "restore_action": "none"
                      *             }
                      *           ],
-                     *           "created_at": 1
+                     *           "created_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -25680,7 +25680,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25706,7 +25706,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25732,7 +25732,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25758,7 +25758,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25784,7 +25784,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25810,7 +25810,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25836,7 +25836,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -25879,40 +25879,40 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "dashboard_id": "string",
-                     *       "workspace_id": "string",
-                     *       "parent_revision_id": "string",
-                     *       "restored_from_revision_id": "string",
+                     *       "id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "dashboard_id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "parent_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "restored_from_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "source": "manual",
-                     *       "author_id": "string",
-                     *       "summary": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "summary": "Widen the error rate chart",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -25943,7 +25943,7 @@ export interface operations {
                      *             "count": 1,
                      *             "widgets": [
                      *               {
-                     *                 "widget_id": "string",
+                     *                 "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *                 "fields": [
                      *                   "position"
                      *                 ]
@@ -25954,15 +25954,15 @@ export interface operations {
                      *       },
                      *       "snippet_etag_drift": [
                      *         {
-                     *           "widget_id": "string",
-                     *           "snippet_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "snapshot_etag": "string",
                      *           "current_etag": "string",
                      *           "current_state": "active",
                      *           "restore_action": "none"
                      *         }
                      *       ],
-                     *       "created_at": 1
+                     *       "created_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["DashboardRevision"];
@@ -25981,7 +25981,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26007,7 +26007,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26033,7 +26033,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26059,7 +26059,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26085,7 +26085,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26111,7 +26111,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26137,7 +26137,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26179,7 +26179,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "summary": "string"
+                 *       "summary": "Widen the error rate chart"
                  *     }
                  */
                 "application/json": {
@@ -26197,34 +26197,34 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "workspace_id": "string",
-                     *       "name": "string",
-                     *       "description": "string",
+                     *       "id": "dash_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
                      *       "purpose": "workspace_overview",
                      *       "filter_definitions": [
                      *         {
                      *           "kind": "time",
                      *           "key": "time",
-                     *           "label": "string"
+                     *           "label": "Region"
                      *         }
                      *       ],
                      *       "default_filter_values": {},
                      *       "widgets": [
                      *         {
-                     *           "widget_id": "string",
+                     *           "widget_id": "wdg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "position": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "col_span": 1,
                      *           "height": "compact",
-                     *           "drill_down": "string",
+                     *           "drill_down": "https://grafana.example.com/d/errors",
                      *           "visualization_options": {},
                      *           "freshness_policy": {
                      *             "mode": "provider_default"
                      *           },
                      *           "widget_type": "snippet",
-                     *           "snippet_id": "string",
-                     *           "snippet_etag": "string",
+                     *           "snippet_id": "snp_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "snippet_etag": "Qm9vdHN0cmFwcGVkAAA",
                      *           "input_bindings": {},
                      *           "visualization": "stat",
                      *           "refresh_policy": {
@@ -26233,10 +26233,10 @@ export interface operations {
                      *           "display_type": "table"
                      *         }
                      *       ],
-                     *       "current_revision_id": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "current_revision_id": "drev_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Dashboard"];
@@ -26255,7 +26255,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26281,7 +26281,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26307,7 +26307,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26333,7 +26333,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26359,7 +26359,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26385,7 +26385,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26411,7 +26411,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26437,7 +26437,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26463,7 +26463,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26489,7 +26489,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26531,9 +26531,9 @@ export interface operations {
                      *         {
                      *           "key": "string",
                      *           "version": 1,
-                     *           "title": "string",
+                     *           "title": "Error rate",
                      *           "unit": "string",
-                     *           "description": "string",
+                     *           "description": "Checkout service, EU region",
                      *           "kind": "gauge",
                      *           "filter_keys": [
                      *             "cluster"
@@ -26558,7 +26558,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26584,7 +26584,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26610,7 +26610,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26636,7 +26636,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26662,7 +26662,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26688,7 +26688,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26776,7 +26776,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26802,7 +26802,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26828,7 +26828,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26854,7 +26854,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26880,7 +26880,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26906,7 +26906,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -26932,7 +26932,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27042,22 +27042,22 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
+                     *           "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "type": "workspace.created",
-                     *           "workspace_id": "string",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "actor": {
                      *             "kind": "user",
-                     *             "id": "string"
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *           },
                      *           "credential_id": "string",
                      *           "resource": {
                      *             "type": "string",
-                     *             "id": "string"
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *           },
                      *           "request_id": "string",
-                     *           "ip": "string",
-                     *           "user_agent": "string",
-                     *           "created_at": 1,
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "wsp-cli/1.0.0",
+                     *           "created_at": 1764151200,
                      *           "data": {}
                      *         }
                      *       ],
@@ -27088,7 +27088,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27114,7 +27114,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27140,7 +27140,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27166,7 +27166,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27192,7 +27192,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27218,7 +27218,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27266,17 +27266,17 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "url": "string",
+                     *           "id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "url": "https://hooks.example.com/wsp",
                      *           "event_types": [
                      *             "string"
                      *           ],
-                     *           "description": "string",
+                     *           "description": "Checkout service, EU region",
                      *           "state": "enabled",
                      *           "disabled_reason": "string",
-                     *           "etag": "string",
-                     *           "created_at": 1,
-                     *           "updated_at": 1
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -27306,7 +27306,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27332,7 +27332,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27358,7 +27358,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27384,7 +27384,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27410,7 +27410,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27436,7 +27436,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27474,7 +27474,7 @@ export interface operations {
                  *       "event_types": [
                  *         "workspace.created"
                  *       ],
-                 *       "description": "string"
+                 *       "description": "Checkout service, EU region"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhookBody"];
@@ -27489,17 +27489,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "url": "string",
+                     *       "id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "url": "https://hooks.example.com/wsp",
                      *       "event_types": [
                      *         "string"
                      *       ],
-                     *       "description": "string",
+                     *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
                      *       "secret": "string"
                      *     }
                      */
@@ -27519,7 +27519,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27545,7 +27545,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27571,7 +27571,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27597,7 +27597,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27623,7 +27623,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27649,7 +27649,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27675,7 +27675,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27701,7 +27701,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27727,7 +27727,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27768,17 +27768,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "url": "string",
+                     *       "id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "url": "https://hooks.example.com/wsp",
                      *       "event_types": [
                      *         "string"
                      *       ],
-                     *       "description": "string",
+                     *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -27797,7 +27797,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27823,7 +27823,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27849,7 +27849,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27875,7 +27875,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27901,7 +27901,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27927,7 +27927,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -27953,7 +27953,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28010,7 +28010,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28036,7 +28036,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28062,7 +28062,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28088,7 +28088,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28114,7 +28114,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28140,7 +28140,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28166,7 +28166,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28192,7 +28192,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28218,7 +28218,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28244,7 +28244,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28287,7 +28287,7 @@ export interface operations {
                  *       "event_types": [
                  *         "workspace.created"
                  *       ],
-                 *       "description": "string",
+                 *       "description": "Checkout service, EU region",
                  *       "enabled": true
                  *     }
                  */
@@ -28303,17 +28303,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "url": "string",
+                     *       "id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "url": "https://hooks.example.com/wsp",
                      *       "event_types": [
                      *         "string"
                      *       ],
-                     *       "description": "string",
+                     *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
-                     *       "etag": "string",
-                     *       "created_at": 1,
-                     *       "updated_at": 1
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Webhook"];
@@ -28332,7 +28332,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28358,7 +28358,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28384,7 +28384,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28410,7 +28410,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28436,7 +28436,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28462,7 +28462,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28488,7 +28488,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28514,7 +28514,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28540,7 +28540,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28566,7 +28566,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28609,17 +28609,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "webhook_id": "string",
+                     *       "id": "whd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "webhook_id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "event_id": "string",
                      *       "event_type": "string",
                      *       "state": "pending",
                      *       "attempts": 1,
-                     *       "next_attempt_at": 1,
-                     *       "last_attempt_at": 1,
+                     *       "next_attempt_at": 1764151200,
+                     *       "last_attempt_at": 1764151200,
                      *       "last_status": 1,
                      *       "last_error": "string",
-                     *       "created_at": 1
+                     *       "created_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Delivery"];
@@ -28638,7 +28638,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28664,7 +28664,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28690,7 +28690,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28716,7 +28716,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28742,7 +28742,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28768,7 +28768,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28794,7 +28794,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28820,7 +28820,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28846,7 +28846,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28872,7 +28872,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28923,17 +28923,17 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "string",
-                     *           "webhook_id": "string",
+                     *           "id": "whd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "webhook_id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "event_id": "string",
                      *           "event_type": "string",
                      *           "state": "pending",
                      *           "attempts": 1,
-                     *           "next_attempt_at": 1,
-                     *           "last_attempt_at": 1,
+                     *           "next_attempt_at": 1764151200,
+                     *           "last_attempt_at": 1764151200,
                      *           "last_status": 1,
                      *           "last_error": "string",
-                     *           "created_at": 1
+                     *           "created_at": 1764151200
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -28963,7 +28963,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -28989,7 +28989,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29015,7 +29015,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29041,7 +29041,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29067,7 +29067,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29093,7 +29093,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29119,7 +29119,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29164,17 +29164,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "string",
-                     *       "webhook_id": "string",
+                     *       "id": "whd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "webhook_id": "wh_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "event_id": "string",
                      *       "event_type": "string",
                      *       "state": "pending",
                      *       "attempts": 1,
-                     *       "next_attempt_at": 1,
-                     *       "last_attempt_at": 1,
+                     *       "next_attempt_at": 1764151200,
+                     *       "last_attempt_at": 1764151200,
                      *       "last_status": 1,
                      *       "last_error": "string",
-                     *       "created_at": 1
+                     *       "created_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["Delivery"];
@@ -29193,7 +29193,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29219,7 +29219,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29245,7 +29245,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29271,7 +29271,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29297,7 +29297,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29323,7 +29323,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29349,7 +29349,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29375,7 +29375,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29401,7 +29401,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29427,7 +29427,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29488,7 +29488,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29514,7 +29514,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29540,7 +29540,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29566,7 +29566,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29592,7 +29592,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29618,7 +29618,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29644,7 +29644,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29708,7 +29708,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29734,7 +29734,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29760,7 +29760,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29786,7 +29786,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29812,7 +29812,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29838,7 +29838,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29864,7 +29864,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29890,7 +29890,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29916,7 +29916,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -29942,7 +29942,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30005,7 +30005,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30031,7 +30031,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30084,9 +30084,9 @@ export interface operations {
                      *       "client_id": "string",
                      *       "user_code": "string",
                      *       "state": "approved",
-                     *       "created_at": 1,
-                     *       "decided_at": 1,
-                     *       "expires_at": 1
+                     *       "created_at": 1764151200,
+                     *       "decided_at": 1764151200,
+                     *       "expires_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["DeviceLogin"];
@@ -30105,7 +30105,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30131,7 +30131,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30157,7 +30157,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30183,7 +30183,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30209,7 +30209,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30235,7 +30235,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30261,7 +30261,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30287,7 +30287,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30313,7 +30313,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30339,7 +30339,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30392,9 +30392,9 @@ export interface operations {
                      *       "client_id": "string",
                      *       "user_code": "string",
                      *       "state": "approved",
-                     *       "created_at": 1,
-                     *       "decided_at": 1,
-                     *       "expires_at": 1
+                     *       "created_at": 1764151200,
+                     *       "decided_at": 1764151200,
+                     *       "expires_at": 1764151200
                      *     }
                      */
                     "application/json": components["schemas"]["DeviceLogin"];
@@ -30413,7 +30413,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30439,7 +30439,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30465,7 +30465,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30491,7 +30491,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30517,7 +30517,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30543,7 +30543,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30569,7 +30569,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30595,7 +30595,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30621,7 +30621,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
@@ -30647,7 +30647,7 @@ export interface operations {
                      *       "errors": [
                      *         {
                      *           "code": 1,
-                     *           "message": "string",
+                     *           "message": "Rendered 2 files",
                      *           "path": [
                      *             "string"
                      *           ],
