@@ -1,5 +1,5 @@
 /**
- * The console's only way to the server: the generated SDK (src/sdk) on this origin, with the
+ * The console's only way to the server: the generated SDK (packages/sdk, @workspace-platform/sdk) on this origin, with the
  * cookie session of CONTRACT §9. Writes carry the session's CSRF token (from GET /v1/me) and
  * every call the workspace chosen (Service-Context).
  */
