@@ -277,6 +277,14 @@ test('wsp api: any operation, fields as query or body, --paginate, an error answ
   assert.equal(missing.code, 1);
   assert.equal(JSON.parse(missing.stdout).errors[0].code, 7002, 'the answer is printed as it came');
   assert.equal(JSON.parse(missing.stderr).error.status, 404);
+  // --input sends a whole body (here from stdin); -H adds headers, an Idempotency-Key among them.
+  const body = JSON.stringify({ name: 'via-input' });
+  const once = await json(['api', 'POST', 'secrets', '--input', '-', '-H', 'Idempotency-Key: every-1'], { stdin: body });
+  const replay = await json(['api', 'POST', 'secrets', '--input', '-', '-H', 'Idempotency-Key: every-1'], { stdin: body });
+  assert.equal(replay.id, once.id, 'the same key replays the first answer: nothing made twice');
+  const both = await wsp(['api', 'POST', 'secrets', '-f', 'name=x', '--input', '-'], { stdin: body });
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /give fields \(-f, -F\) or --input, not both/);
   const bad = await wsp(['api', 'FETCH', 'secrets']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /the method is one of GET, POST, PUT, PATCH, DELETE/);
