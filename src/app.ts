@@ -21,6 +21,7 @@ import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { REFERENCE_PAGE } from './http/reference-page.js';
+import { conditionalGets } from './http/conditional-get.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { assignTokenScopes } from './http/token-scopes.js';
 import { documentRouteEvents } from './events/route-events.js';
@@ -155,6 +156,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ...(config.rateLimitPerMinute ? { requests: new SharedRateLimit(db, clock, config.rateLimitPerMinute) } : {}),
     },
   });
+  // After the pipeline's own onSend: a GET's answer gets its ETag, and a 304 when it is unchanged.
+  conditionalGets(app);
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 
   app.addHook('onResponse', async (request, reply) => {

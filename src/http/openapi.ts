@@ -1,9 +1,10 @@
 import { TOKEN_SCOPES } from '../auth/scope-schemas.js';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { ErrorCodes } from '../shared/errors.js';
 import { isNoBodySchema } from './validation.js';
+import { IF_NONE_MATCH, NOT_MODIFIED } from './conditional-get.js';
 import { packageVersion } from '../shared/package-root.js';
 import { finishDocument } from './openapi-document.js';
 import { envelopeRef, ErrorEnvelopeSchema, STATUS_TEXT } from './schemas.js';
@@ -65,7 +66,17 @@ export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, 
     for (const [status, description] of pipelineStatuses(methods, route.config)) {
       if (!(String(status) in response)) response[status] = envelopeRef(description);
     }
-    route.schema = { ...(route.schema ?? {}), response };
+    // A GET answering JSON (its 200 a schema, not media types of its own) answers 304 to a
+    // matching If-None-Match (src/http/conditional-get.ts).
+    const ok = response[200] as Record<string, unknown> | undefined;
+    const conditional = methods.includes('GET') && ok !== undefined && !('content' in ok) && route.url !== '/v1/openapi.json';
+    let headers = route.schema?.headers as TSchema | undefined;
+    if (conditional) {
+      response[304] = { description: NOT_MODIFIED, type: 'null' };
+      const ifNoneMatch = Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: IF_NONE_MATCH }));
+      headers = headers ? { ...headers, properties: { ...(headers.properties as object), 'if-none-match': ifNoneMatch } } : Type.Object({ 'if-none-match': ifNoneMatch });
+    }
+    route.schema = { ...(route.schema ?? {}), response, ...(headers ? { headers } : {}) };
   });
 }
 

@@ -3,9 +3,11 @@
  * (`pipelineStatuses` in src/http/schemas.ts): 422 and 500 everywhere, 413 and 415 on writes,
  * 401, 403 and 429 on authenticated routes, and 409 (an Idempotency-Key in flight) on their writes.
  */
-export function withPipelineStatuses(method: string, own: string[], opts: { public?: boolean; database?: false } = {}): string[] {
+export function withPipelineStatuses(method: string, own: string[], opts: { public?: boolean; database?: false; conditional?: false } = {}): string[] {
   const write = ['post', 'put', 'patch', 'delete'].includes(method.toLowerCase());
   const shared = ['422', '500'];
+  // 304: a GET answering JSON with If-None-Match naming its ETag (src/http/conditional-get.ts).
+  if (method.toLowerCase() === 'get' && opts.conditional !== false) shared.push('304');
   // 7054: the database cannot be reached (every route that reads it).
   if (opts.database !== false) shared.push('503');
   if (write) shared.push('413', '415');

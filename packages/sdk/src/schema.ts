@@ -3846,7 +3846,10 @@ export interface operations {
     checkLiveness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3868,6 +3871,13 @@ export interface operations {
                         status: string;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error: one entry per field, with its path */
             422: {
@@ -3926,7 +3936,10 @@ export interface operations {
     checkReadiness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3948,6 +3961,13 @@ export interface operations {
                         status: string;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error: one entry per field, with its path */
             422: {
@@ -4190,6 +4210,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4251,6 +4273,13 @@ export interface operations {
                         csrf_token?: string;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -4419,6 +4448,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -4456,6 +4487,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -4905,6 +4943,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
@@ -4932,6 +4972,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Workspace"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -5446,6 +5493,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
@@ -5485,6 +5534,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -6281,6 +6337,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
@@ -6322,6 +6380,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["WorkspaceQuotas"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -6524,6 +6589,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -6565,6 +6632,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -7313,6 +7387,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7352,6 +7428,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -8284,7 +8367,10 @@ export interface operations {
     getAuthProviders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8305,6 +8391,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Providers"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error: one entry per field, with its path */
             422: {
@@ -8739,6 +8832,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Workspace id, `ws_<id>` or bare; length 1-53 */
@@ -8779,6 +8874,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -10122,6 +10224,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Operation id, `op_<id>` or bare */
@@ -10153,6 +10257,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Operation"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -10571,6 +10682,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10612,6 +10725,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -11053,6 +11173,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11090,6 +11212,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -11539,6 +11668,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Secret id, `sec_<id>` or bare; length 1-54 */
@@ -11566,6 +11697,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Secret"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -12059,6 +12197,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Secret id, `sec_<id>` or bare; length 1-54 */
@@ -12101,6 +12241,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -12608,6 +12755,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Secret id, `sec_<id>` or bare; length 1-54 */
@@ -12639,6 +12788,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["SecretVersion"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -12833,6 +12989,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Secret id, `sec_<id>` or bare; length 1-54 */
@@ -12858,6 +13016,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["AccessedVersion"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -14007,6 +14172,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -14049,6 +14216,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -14544,6 +14718,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Compute config id, `cc_<id>` or bare */
@@ -14576,6 +14752,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ComputeConfig"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -15069,6 +15252,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -15117,6 +15302,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -15606,6 +15798,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Machine id, `mch_<id>` or bare */
@@ -15644,6 +15838,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Machine"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -16773,6 +16974,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -16808,6 +17011,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Suspension"][];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -17288,6 +17498,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17335,6 +17547,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ComputeCatalog"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -17511,6 +17730,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17546,6 +17767,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -17993,6 +18221,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Package id, `pkg_<id>` or bare */
@@ -18018,6 +18248,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Package"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -18220,6 +18457,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Package id, `pkg_<id>` or bare */
@@ -18259,6 +18498,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -18767,6 +19013,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Package id, `pkg_<id>` or bare */
@@ -18796,6 +19044,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["PackageVersion"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -19303,6 +19558,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -19356,6 +19613,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -19851,6 +20115,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Install id, `inst_<id>` or bare; length 1-55 */
@@ -19894,6 +20160,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Install"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -20753,6 +21026,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Install id, `inst_<id>` or bare; length 1-55 */
@@ -20776,6 +21051,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["InstallRepository"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -20970,6 +21252,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Render id, `rnd_<id>` or bare; length 1-54 */
@@ -21000,6 +21284,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["RenderFiles"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -21228,6 +21519,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Install id, `inst_<id>` or bare; length 1-55 */
@@ -21275,6 +21568,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -21469,6 +21769,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Render id, `rnd_<id>` or bare; length 1-54 */
@@ -21503,6 +21805,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Render"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -21705,6 +22014,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -21745,6 +22056,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -22199,6 +22517,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Snippet id, `snp_<id>` or bare; length 1-54 */
@@ -22229,6 +22549,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Snippet"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -23652,6 +23979,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -23723,6 +24052,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -24265,6 +24601,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
@@ -24326,6 +24664,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Dashboard"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -25550,6 +25895,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
@@ -25666,6 +26013,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -25860,6 +26214,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Dashboard id, `dash_<id>` or bare; length 1-55 */
@@ -25967,6 +26323,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["DashboardRevision"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -26513,6 +26876,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -26544,6 +26909,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["PlatformMetricList"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -26729,6 +27101,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description A metric key from GET /v1/platform_metrics */
@@ -26762,6 +27136,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Series"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -27026,6 +27407,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -27074,6 +27457,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -27250,6 +27640,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path?: never;
             cookie?: never;
@@ -27292,6 +27684,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -27751,6 +28150,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Webhook id, `wh_<id>` or bare */
@@ -27783,6 +28184,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Webhook"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -28904,6 +29312,8 @@ export interface operations {
                  * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
                  */
                 "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
             };
             path: {
                 /** @description Webhook id, `wh_<id>` or bare */
@@ -28949,6 +29359,13 @@ export interface operations {
                         next_cursor: string | null;
                     };
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing or invalid credential */
             401: {
@@ -29960,7 +30377,10 @@ export interface operations {
     getAuthorizationServerMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -29991,6 +30411,13 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation error: one entry per field, with its path */
             422: {
