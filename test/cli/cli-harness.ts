@@ -65,6 +65,13 @@ export async function runCli(argv: string[], opts: CliOptions): Promise<CliRun> 
   return { code, stdout: stdoutBytes.toString(), stderr: Buffer.concat(errChunks).toString(), stdoutBytes };
 }
 
+/** Runs `wsp <argv>` expecting exit 0 (the failure message is its stderr). */
+export async function runCliOk(argv: string[], opts: CliOptions): Promise<CliRun> {
+  const run = await runCli(argv, opts);
+  if (run.code !== 0) throw new Error(`wsp ${argv.join(' ')} exited ${run.code}: ${run.stderr}`);
+  return run;
+}
+
 /** The user code a `wsp login` printed. */
 export function userCodeIn(stderr: string): string | null {
   return /enter the code: ([A-Z]{4}-[A-Z]{4})/.exec(stderr)?.[1] ?? null;

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { type TestApp, type Seed } from '../helpers/harness.js';
-import { loggedInServer, runCli } from './cli-harness.js';
+import { loggedInServer, runCli, runCliOk } from './cli-harness.js';
 
 /** The CLI of CONTRACT §11: `wsp audit list` and `wsp webhooks ...` (the admin's session). */
 let h: TestApp;
@@ -13,11 +13,7 @@ before(async () => {
 });
 after(() => close());
 
-const wsp = async (...argv: string[]) => {
-  const run = await runCli(argv, { configDir });
-  assert.equal(run.code, 0, `wsp ${argv.join(' ')}: ${run.stderr}`);
-  return run;
-};
+const wsp = (...argv: string[]) => runCliOk(argv, { configDir });
 
 test('webhooks: create shows the secret once, list, test, deliveries, retry, delete', async () => {
   const made = JSON.parse((await wsp('webhooks', 'create', '--url', 'https://93.184.216.34/hook', '--events', 'secret.*,install.created', '--json')).stdout);

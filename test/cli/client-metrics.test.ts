@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestApp, Seed } from '../helpers/harness.js';
 import { installFixture } from '../installs/fixture.js';
-import { loggedInServer, runCli } from './cli-harness.js';
+import { loggedInServer, runCli, runCliOk } from './cli-harness.js';
 
 /** `wsp metrics list|series` and `wsp renders files`: the routes of issue 19 from the command line. */
 let h: TestApp;
@@ -14,11 +14,7 @@ before(async () => {
 });
 after(() => close());
 
-const wsp = async (...argv: string[]) => {
-  const run = await runCli(argv, { configDir });
-  assert.equal(run.code, 0, `wsp ${argv.join(' ')}: ${run.stderr}`);
-  return run;
-};
+const wsp = (...argv: string[]) => runCliOk(argv, { configDir });
 
 test('metrics list names each metric with its kind and filters; series prints the points, --json the API answer', async () => {
   const list = await wsp('metrics', 'list');

@@ -1,6 +1,6 @@
 import { transport } from '@workspace-platform/sdk';
 import { UsageError, stringFlag } from '../args.js';
-import { describeEnvelope, unreachable } from './api.js';
+import { apiFailure, unreachable } from './api.js';
 import { arg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import { requireCredentials } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -135,8 +135,6 @@ POST gets an Idempotency-Key unless -H gives one; the answer is printed as it ca
     if (json !== undefined && json !== null) ctx.io.out.write(`${ctx.io.out.isTTY ? JSON.stringify(json, null, 2) : JSON.stringify(json)}\n`);
     else if (text) ctx.io.out.write(text.endsWith('\n') ? text : `${text}\n`);
     if (res.ok) return;
-    const entries = (json as { errors?: { code: number; message: string; path?: string[]; metadata?: Record<string, string> }[] } | undefined)?.errors;
-    const detail = { status: res.status, errors: Array.isArray(entries) ? entries : [] };
-    throw new CliError(`${res.status}: ${describeEnvelope(res.status, json)}`, res.status === 401 ? EXIT.NOT_LOGGED_IN : EXIT.FAILED, detail);
+    throw apiFailure(res.status, json);
   },
 };

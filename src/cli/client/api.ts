@@ -54,22 +54,18 @@ export async function send<D>(server: string, pending: Promise<Answer<D>>): Prom
   }
   const { response } = answer;
   if (response.ok) return answer.data as D;
-  const entries = (answer.error as ErrorEnvelope | undefined)?.errors;
-  const detail = { status: response.status, errors: Array.isArray(entries) ? entries : [] };
-  if (response.status === 401) throw new CliError('the server no longer accepts your login (expired or revoked): run `wsp login`', EXIT.NOT_LOGGED_IN, detail);
-  throw new CliError(`${response.status}: ${describeEnvelope(response.status, answer.error)}`, EXIT.FAILED, detail);
+  throw apiFailure(response.status, answer.error, 'the server no longer accepts your login (expired or revoked): run `wsp login`');
 }
 
-/** Every item of a paged list: `page(cursor)` asks for one page; next_cursor is followed to the end. */
-export async function allPages<T>(server: string, page: (cursor: string | undefined) => Promise<Answer<{ data: T[]; next_cursor: string | null }>>): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const got = await send(server, page(cursor));
-    items.push(...got.data);
-    cursor = got.next_cursor ?? undefined;
-  } while (cursor);
-  return items;
+/**
+ * The CLI error of an error answer: its envelope's lines, and the status and entries kept for
+ * `--json`; a 401 is "not logged in" (exit 3), any other refusal exit 1.
+ */
+export function apiFailure(status: number, body: unknown, unauthorized?: string): CliError {
+  const entries = (body as ErrorEnvelope | undefined)?.errors;
+  const detail = { status, errors: Array.isArray(entries) ? entries : [] };
+  if (status === 401) return new CliError(unauthorized ?? `401: ${describeEnvelope(status, body)}`, EXIT.NOT_LOGGED_IN, detail);
+  return new CliError(`${status}: ${describeEnvelope(status, body)}`, EXIT.FAILED, detail);
 }
 
 /** The credentials of a workspace command (a workspace chosen, or an API token) and a client with them. */

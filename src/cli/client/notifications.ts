@@ -1,8 +1,7 @@
-import { apiAs, send } from './api.js';
+import { apiAs, apiFailure, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { requireCredentials } from './credentials.js';
-import { CliError, EXIT } from './exit-codes.js';
 import { printJson, time } from './output.js';
 
 export const notificationsList: Command = {
@@ -61,10 +60,7 @@ export const notificationsRead: Command = {
     const c = requireCredentials(ctx.io.env);
     const api = apiAs({ ...c, workspace: null });
     const own = await findOwn(api, c.server, id);
-    if (!own) {
-      const message = `You have no notification ${id}`;
-      throw new CliError(`404: ${message} [7002]`, EXIT.FAILED, { status: 404, errors: [{ code: 7002, message }] });
-    }
+    if (!own) throw apiFailure(404, { errors: [{ code: 7002, message: `You have no notification ${id}` }] });
     if (own.read_at === null) await send(c.server, api.PATCH('/v1/notifications/{id}/read', { params: { path: { id: own.id } } }));
     if (ctx.json) return printJson(ctx.io, { id: own.id, read: true, was_read: own.read_at !== null });
     ctx.io.out.write(own.read_at === null ? `Marked ${own.id} read.\n` : `${own.id} was already read.\n`);
