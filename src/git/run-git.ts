@@ -47,8 +47,14 @@ export function isolatedEnv(extra: Record<string, string> | undefined, gitDir: s
   };
 }
 
+let started = 0;
+
+/** git processes this process has started: tests and the bench show which paths spawn none. */
+export const gitProcessesStarted = (): number => started;
+
 /** Runs git without a shell; resolves with the exit code, never throws for a non-zero one. */
 export function runGit(args: string[], opts: GitRun = {}): Promise<GitResult> {
+  started++;
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, {
       cwd: opts.cwd ?? os.tmpdir(),

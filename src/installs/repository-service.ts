@@ -20,7 +20,7 @@ const textOf = (bytes: Buffer): string | null => {
   }
 };
 
-/** Repositories that live on this machine's disk, so git can serve them (GitCliStorage). */
+/** Repositories that live on this machine's disk, so git can serve them (GitStorage). */
 export type LocalRepositories = RepositoryStorage & { pathOf(repoId: string): string };
 
 export type RepositoryServiceDeps = Pick<ServiceDeps, 'db' | 'config'> & { repos: LocalRepositories; slots?: FetchSlots };

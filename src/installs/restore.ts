@@ -51,20 +51,26 @@ export function createRestoreService(deps: InstallServiceDeps) {
       const version = (await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id))!;
       const pkg = (await packageStore.get(db, ctx.workspaceId, found.package_id))!;
 
+      // The commit object is made before the transaction, on the head as it is now: objects are
+      // content-addressed, so one a failed or raced request leaves behind is harmless (gc prunes
+      // it), and SQLite's write lock is never held while the repository is written.
+      assertIfMatch(ifMatch, found.etag); // again under the lock; first here, so a stale one writes nothing
+      const now = nowSeconds(clock);
+      const id = newId('rnd');
+      const subject = { renderId: id, installId: found.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
+      const tree = source.tree_sha ?? (await repos.treeOf(found.id, source.commit_sha!));
+      const made = { parent: await repos.head(found.id), commit: '' };
+      made.commit = await repos.commit(found.id, { tree, parent: made.parent, message: commitMessage(subject), timeSeconds: now });
+
       const answer = await db.transaction().execute(async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
         assertIfMatch(ifMatch, install.etag);
-        const now = nowSeconds(clock);
-        const id = newId('rnd');
-        const subject = { renderId: id, installId: install.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
         // A restore whose request died before moving main goes first: ours builds on it.
         await landRunningRestores(trx, repos, install.id);
-        // The commit object is made here, under the install's lock, so the answer can carry its
-        // sha; main moves only once the render naming it is committed (below).
-        const tree = source.tree_sha ?? (await repos.treeOf(install.id, source.commit_sha!));
+        // Under the install's lock the head is settled; another writer moved it since: rebuild on it.
         const parent = await repos.head(install.id);
-        const commit = await repos.commit(install.id, { tree, parent, message: commitMessage(subject), timeSeconds: now });
+        const commit = parent === made.parent ? made.commit : await repos.commit(install.id, { tree, parent, message: commitMessage(subject), timeSeconds: now });
 
         await supersedeQueued(trx, clock, install.id, id);
         const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_RESTORE);

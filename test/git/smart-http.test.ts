@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { GitStorage } from '../../src/git/git-storage.js';
 import { startUploadPack, UPLOAD_PACK_TIMEOUT_MS } from '../../src/git/smart-http.js';
 import { FetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
 import type { GitError } from '../../src/git/run-git.js';
@@ -16,7 +16,7 @@ let head: string;
 
 before(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-smart-http-'));
-  const repos = new GitCliStorage(root);
+  const repos = new GitStorage(root);
   await repos.create('inst_00000000000000000000000001');
   gitDir = repos.pathOf('inst_00000000000000000000000001');
   head = addLargeCommit(gitDir);

@@ -5,7 +5,7 @@ import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/h
 import { testRunner } from '../helpers/jobs.js';
 import type { JobRunner } from '../../src/jobs/runner.js';
 import { JOB_KINDS } from '../../src/job-kinds.js';
-import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { GitStorage } from '../../src/git/git-storage.js';
 import { renderJobs } from '../../src/installs/renders/jobs.js';
 import { commitMessage } from '../../src/installs/renders/commit-message.js';
 import { repoRoot } from '../../src/config.js';
@@ -22,7 +22,7 @@ before(async () => {
   s = await h.seed();
   f = installFixture(h, s);
   other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
-  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitCliStorage(repoRoot(h.config)) }));
+  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitStorage(repoRoot(h.config)) }));
 });
 after(() => h.close());
 
@@ -81,7 +81,7 @@ describe('concurrent renders and restores on one install', () => {
     const { install, pkg, v1 } = await f.installed();
     const [render] = await f.renders(install.id);
     // What the lost attempt left behind: its commit on main, the render still not succeeded.
-    const repos = new GitCliStorage(repoRoot(h.config));
+    const repos = new GitStorage(repoRoot(h.config));
     const tree = await repos.writeTree(install.id, [{ path: 'hello.txt', content: Buffer.from('Hello world v1\n') }]);
     const message = commitMessage({ renderId: render.id, installId: install.id, packageName: pkg.name, semver: '1.0.0', versionId: v1.id });
     const lost = await repos.commit(install.id, { tree, parent: null, message, timeSeconds: 1 });

@@ -6,6 +6,8 @@ import { renderStore } from '../../src/installs/renders/store.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { failAtCommit, installFixture } from './fixture.js';
+import { GitStorage } from '../../src/git/git-storage.js';
+import { gitProcessesStarted } from '../../src/git/run-git.js';
 
 let h: TestApp;
 let s: Seed;
@@ -193,6 +195,46 @@ describe('POST /v1/installs/{id}:restore', () => {
     assert.deepEqual([done.state, done.commit_sha], ['succeeded', render.commit_sha]);
     assert.deepEqual((await f.getInstall(install.id)).current_version, { id: v1.id, semver: '1.0.0' });
     assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '3');
+  });
+
+  test('a restore and its operation start no git process: objects and the branch move are written in-process', async () => {
+    const { install, first } = await twoRenders();
+    const before = gitProcessesStarted();
+    const res = await f.restore(install.id, first.id, install.etag);
+    assert.equal(res.statusCode, 200, res.body);
+    await h.app.jobs.runDue();
+    assert.equal((await f.getRender(res.json().render.id)).state, 'succeeded');
+    assert.equal(gitProcessesStarted() - before, 0);
+    f.git(install.id, 'fsck', '--strict', '--no-dangling');
+  });
+
+  test('main moved between the commit made before the transaction and the transaction: the commit is made again on the new head', async () => {
+    const { install, first, second } = await twoRenders();
+    const original = GitStorage.prototype.commit;
+    let foreign = '';
+    // Another writer lands a commit right after this request made its commit object.
+    GitStorage.prototype.commit = async function (this: GitStorage, repoId, c) {
+      const made = await original.call(this, repoId, c);
+      if (!foreign) {
+        foreign = await original.call(this, repoId, { tree: c.tree, parent: c.parent, message: 'another writer\n', timeSeconds: 1 });
+        assert.equal(await this.advanceMain(repoId, foreign, c.parent), true);
+      }
+      return made;
+    };
+    let res;
+    try {
+      res = await f.restore(install.id, first.id, install.etag);
+    } finally {
+      GitStorage.prototype.commit = original;
+    }
+    assert.equal(res.statusCode, 200, res.body);
+    const { render } = res.json();
+    assert.equal(f.git(install.id, 'rev-parse', `${render.commit_sha}^`), foreign, 'built on the head it found under the lock');
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), render.commit_sha);
+    assert.equal(f.git(install.id, 'rev-list', 'main'), [render.commit_sha, foreign, second.commit_sha, first.commit_sha].join('\n'));
+    await h.app.jobs.runDue();
+    assert.equal((await f.getRender(render.id)).state, 'succeeded');
+    f.git(install.id, 'fsck', '--strict');
   });
 
   test('a render made after a restore that is not on main yet lands the restore first, then builds on it', async () => {

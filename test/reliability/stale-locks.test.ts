@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from '../installs/fixture.js';
-import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { GitStorage } from '../../src/git/git-storage.js';
 import { repoRoot } from '../../src/config.js';
 
 /**
@@ -45,7 +45,7 @@ test('a stale lock on main left by a killed writer is cleared, and the render co
 });
 
 test('a fresh lock is another writer at work: advanceMain leaves it alone and reports the lost race', async () => {
-  const repos = new GitCliStorage(repoRoot(h.config));
+  const repos = new GitStorage(repoRoot(h.config));
   const { install } = await f.installed();
   await h.app.jobs.runDue();
   const head = (await repos.head(install.id))!;

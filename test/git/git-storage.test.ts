@@ -4,19 +4,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { GitCliStorage } from '../../src/git/git-cli-storage.js';
+import { GitStorage } from '../../src/git/git-storage.js';
 import { appendCommit } from '../../src/git/append-commit.js';
+import { gitProcessesStarted } from '../../src/git/run-git.js';
 import { loadConfig, repoRoot } from '../../src/config.js';
 
 let root: string;
-let repos: GitCliStorage;
+let repos: GitStorage;
 let n = 0;
 const nextId = () => `inst_${String(++n).padStart(26, '0')}`;
+const gitCli = (id: string, args: string[], input: Buffer) => execFileSync('git', args, { input, env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
 const git = (id: string, ...args: string[]) => execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
 
 before(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-git-'));
-  repos = new GitCliStorage(root);
+  repos = new GitStorage(root);
 });
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
@@ -26,7 +28,7 @@ async function freshRepo() {
   return id;
 }
 
-describe('git CLI repository storage', () => {
+describe('git repository storage', () => {
   test('create makes a bare repository with main unborn and fsync on; doing it again changes nothing', async () => {
     const id = await freshRepo();
     assert.equal(git(id, 'rev-parse', '--is-bare-repository'), 'true');
@@ -138,6 +140,71 @@ describe('git CLI repository storage', () => {
   test('repositories live in WSP_REPO_DIR, or in repos under the data directory', () => {
     assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp' })), '/srv/wsp/repos');
     assert.equal(repoRoot(loadConfig({ WSP_DATA_DIR: '/srv/wsp', WSP_REPO_DIR: '/mnt/shared/repos' })), '/mnt/shared/repos');
+  });
+
+  test('objects written in-process are the ones git itself writes: same ids, and fsck --strict passes', async () => {
+    const id = await freshRepo();
+    const files = [
+      { path: 'b', content: Buffer.from('b\n') },
+      { path: 'a.d/x', content: Buffer.from('x') },
+      { path: 'a/y', content: Buffer.from('y') },
+      { path: 'a-b', content: Buffer.from('z') },
+    ];
+    const tree = await repos.writeTree(id, files);
+    for (const f of files) assert.ok(git(id, 'ls-tree', '-r', tree).includes(gitCli(id, ['hash-object', '--stdin'], f.content)), `${f.path}: git names the blob alike`);
+    // mktree sorts as git does (a directory as if its name ended in "/"): the same bytes, the same id.
+    const listing = git(id, 'ls-tree', tree);
+    assert.equal(gitCli(id, ['mktree'], Buffer.from(listing + '\n')), tree);
+    const message = 'restore of rnd_1\n\nwith a body and ünïcode\n';
+    const ours = await repos.commit(id, { tree, parent: null, message, timeSeconds: 1767225600 });
+    const date = '@1767225600 +0000';
+    const theirs = execFileSync('git', ['commit-tree', tree], {
+      input: message,
+      env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Workspace Platform', GIT_AUTHOR_EMAIL: 'renders@workspace-platform.invalid', GIT_AUTHOR_DATE: date, GIT_COMMITTER_NAME: 'Workspace Platform', GIT_COMMITTER_EMAIL: 'renders@workspace-platform.invalid', GIT_COMMITTER_DATE: date },
+      encoding: 'utf8',
+    }).trim();
+    assert.equal(ours, theirs, 'commit-tree writes the same commit');
+    assert.equal(await repos.advanceMain(id, ours, null), true);
+    assert.equal(git(id, 'rev-parse', 'refs/heads/main'), ours);
+    assert.match(git(id, 'reflog', 'show', '--format=%H %gs', 'refs/heads/main'), new RegExp(`^${ours} wsp: advance main$`));
+    git(id, 'fsck', '--strict', '--no-dangling');
+  });
+
+  test('after git gc packs objects and refs, every read still answers (through git) and main still moves', async () => {
+    const id = await freshRepo();
+    const files = [{ path: 'dir/f.txt', content: Buffer.from('packed') }];
+    const tree = await repos.writeTree(id, files);
+    const c1 = await repos.commit(id, { tree, parent: null, message: 'one\n', timeSeconds: 1 });
+    assert.equal(await repos.advanceMain(id, c1, null), true);
+    git(id, 'gc', '--quiet', '--prune=now');
+    assert.equal(fs.existsSync(path.join(repos.pathOf(id), 'refs/heads/main')), false, 'gc packed the ref');
+    assert.equal(fs.existsSync(path.join(repos.pathOf(id), 'objects', c1.slice(0, 2))), false, 'gc packed the objects');
+    assert.equal(await repos.head(id), c1, 'read from packed-refs');
+    assert.equal(await repos.treeOf(id, c1), tree);
+    assert.equal(await repos.commitMessage(id, c1), 'one\n');
+    assert.deepEqual((await repos.readTree(id, tree)).map((f) => [f.path, f.content.toString()]), [['dir/f.txt', 'packed']]);
+    const c2 = await repos.commit(id, { tree, parent: c1, message: 'two\n', timeSeconds: 2 });
+    assert.equal(await repos.advanceMain(id, c2, null), false, 'the packed value is the one compared');
+    assert.equal(await repos.advanceMain(id, c2, c1), true);
+    assert.equal(await repos.isAncestor(id, c1, c2), true, 'through a packed parent');
+    assert.equal(await repos.isAncestor(id, c2, c1), false);
+    assert.equal(git(id, 'rev-parse', 'refs/heads/main'), c2);
+    git(id, 'fsck', '--strict', '--no-dangling');
+  });
+
+  test('making commits, reading them and moving main start no git process', async () => {
+    const id = await freshRepo();
+    const before = gitProcessesStarted();
+    const tree = await repos.writeTree(id, [{ path: 'a/b.txt', content: Buffer.from('1') }, { path: 'c.txt', content: Buffer.from('2') }]);
+    const c1 = await repos.commit(id, { tree, parent: await repos.head(id), message: 'one\n', timeSeconds: 1 });
+    assert.equal(await repos.advanceMain(id, c1, null), true);
+    const c2 = await repos.commit(id, { tree, parent: c1, message: 'two\n', timeSeconds: 2 });
+    assert.equal(await repos.advanceMain(id, c2, c1), true);
+    assert.equal(await repos.parentOf(id, c2), c1);
+    assert.equal(await repos.treeOf(id, c2), tree);
+    assert.equal((await repos.readTree(id, tree)).length, 2);
+    assert.equal(await repos.isAncestor(id, c1, c2), true);
+    assert.equal(gitProcessesStarted() - before, 0);
   });
 
   test('head of a repository that does not exist is an error, not an unborn branch', async () => {

@@ -2,16 +2,19 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
+import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writeObject, type TreeEntry } from './objects.js';
+import { compareAndSwapMain, readMain, RefLockedError } from './refs.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
 import { makeDirectory } from '../shared/directories.js';
 
-const ZERO_SHA = '0'.repeat(40);
 const SHA_RE = /^[0-9a-f]{40}$/;
 /** Repository ids become directory names: only ids of this shape ever reach the filesystem. */
 const REPO_ID_RE = /^[a-z]+_[0-9a-z]{26}$/;
 const MAIN = 'refs/heads/main';
 const BLOB_WRITERS = 4;
-const IDENTITY = { name: 'Workspace Platform', email: 'renders@workspace-platform.invalid' };
+const IDENTITY = 'Workspace Platform <renders@workspace-platform.invalid>';
+/** Commits looked at in-process before `git merge-base` takes over. */
+const ANCESTRY_WALK_LIMIT = 64;
 
 /**
  * Settings of every repository made here. `core.fsync=committed` makes git fsync objects and
@@ -32,8 +35,12 @@ interface DirEntry {
   dirs: Map<string, DirEntry>;
 }
 
-/** Bare repositories in a directory, driven through the git command line. */
-export class GitCliStorage implements RepositoryStorage {
+/**
+ * Bare repositories in a directory. Objects and the branch are written in this process, in git's
+ * own formats (src/git/objects.ts, src/git/refs.ts); the git CLI makes repositories, reads what
+ * gc packed, packs, and serves clones.
+ */
+export class GitStorage implements RepositoryStorage {
   constructor(private readonly root: string) {}
 
   /** The repository's directory: `<root>/<id>.git`. */
@@ -97,14 +104,14 @@ export class GitCliStorage implements RepositoryStorage {
     return this.writeDir(gitDir, root);
   }
 
-  /** One `hash-object` per file, a few at a time: a large package does not wait in line. */
+  /** A few files at a time: each write waits on its fsync, and a large package need not wait in line. */
   private async writeBlobs(gitDir: string, files: readonly TreeFile[]): Promise<string[]> {
     const shas: string[] = new Array(files.length);
     let next = 0;
     const worker = async () => {
       while (next < files.length) {
         const i = next++;
-        shas[i] = parseSha(await git(['hash-object', '-w', '--no-filters', '--stdin'], { gitDir, input: files[i]!.content }));
+        shas[i] = await writeObject(gitDir, 'blob', files[i]!.content);
       }
     };
     await Promise.all(Array.from({ length: Math.min(BLOB_WRITERS, files.length) }, worker));
@@ -112,15 +119,40 @@ export class GitCliStorage implements RepositoryStorage {
   }
 
   private async writeDir(gitDir: string, dir: DirEntry): Promise<string> {
-    // NUL-terminated entries: a name is never misread, whatever it contains.
-    const entries: string[] = [];
-    for (const [name, sha] of dir.files) entries.push(`100644 blob ${sha}\t${name}\0`);
-    for (const [name, sub] of dir.dirs) entries.push(`040000 tree ${await this.writeDir(gitDir, sub)}\t${name}\0`);
-    return parseSha(await git(['mktree', '-z'], { gitDir, input: entries.join('') }));
+    const entries: TreeEntry[] = [];
+    for (const [name, sha] of dir.files) entries.push({ mode: '100644', name, sha });
+    for (const [name, sub] of dir.dirs) entries.push({ mode: '40000', name, sha: await this.writeDir(gitDir, sub) });
+    return writeObject(gitDir, 'tree', encodeTree(entries));
   }
 
   async readTree(repoId: string, tree: string): Promise<TreeFile[]> {
     const gitDir = this.pathOf(repoId);
+    return (await this.readLooseTree(gitDir, assertSha(tree), '')) ?? this.readTreeWithGit(gitDir, tree);
+  }
+
+  /** Every file under a tree whose objects are all loose; null as soon as one is packed. */
+  private async readLooseTree(gitDir: string, tree: string, prefix: string): Promise<TreeFile[] | null> {
+    const object = await readLooseObject(gitDir, tree);
+    if (!object) return null;
+    if (object.type !== 'tree') throw new GitError(`${tree} is a ${object.type}, not a tree`, null, '');
+    const files: TreeFile[] = [];
+    for (const entry of parseTree(object.content)) {
+      const p = prefix + entry.name;
+      if (entry.mode === '40000') {
+        const sub = await this.readLooseTree(gitDir, entry.sha, `${p}/`);
+        if (!sub) return null;
+        files.push(...sub);
+      } else {
+        const blob = await readLooseObject(gitDir, entry.sha);
+        if (!blob) return null;
+        if (blob.type !== 'blob') throw new GitError(`unexpected tree entry: ${p} is a ${blob.type}`, null, '');
+        files.push({ path: p, content: blob.content });
+      }
+    }
+    return files;
+  }
+
+  private async readTreeWithGit(gitDir: string, tree: string): Promise<TreeFile[]> {
     const listing = (await git(['ls-tree', '-r', '-z', '--full-tree', assertSha(tree)], { gitDir })).toString('utf8');
     const entries = listing
       .split('\0')
@@ -148,73 +180,72 @@ export class GitCliStorage implements RepositoryStorage {
   }
 
   async treeOf(repoId: string, commit: string): Promise<string> {
-    return parseSha(await git(['rev-parse', '--verify', `${assertSha(commit)}^{tree}`], { gitDir: this.pathOf(repoId) }));
+    return (await this.readCommit(repoId, commit)).tree;
   }
 
   async commit(repoId: string, c: NewCommit): Promise<string> {
-    const date = `@${c.timeSeconds} +0000`;
-    const args = ['commit-tree', '--no-gpg-sign', assertSha(c.tree)];
-    if (c.parent) args.push('-p', assertSha(c.parent));
-    const env = {
-      GIT_AUTHOR_NAME: IDENTITY.name,
-      GIT_AUTHOR_EMAIL: IDENTITY.email,
-      GIT_AUTHOR_DATE: date,
-      GIT_COMMITTER_NAME: IDENTITY.name,
-      GIT_COMMITTER_EMAIL: IDENTITY.email,
-      GIT_COMMITTER_DATE: date,
-    };
-    return parseSha(await git(args, { gitDir: this.pathOf(repoId), input: c.message, env }));
+    const fields = { tree: assertSha(c.tree), parent: c.parent ? assertSha(c.parent) : null, identity: IDENTITY, timeSeconds: c.timeSeconds, message: c.message };
+    return writeObject(this.pathOf(repoId), 'commit', encodeCommit(fields));
   }
 
   async commitMessage(repoId: string, commit: string): Promise<string> {
-    const raw = await this.rawCommit(repoId, commit);
-    const blank = raw.indexOf('\n\n');
-    return blank < 0 ? '' : raw.slice(blank + 2);
+    return (await this.readCommit(repoId, commit)).message;
   }
 
   async parentOf(repoId: string, commit: string): Promise<string | null> {
-    const raw = await this.rawCommit(repoId, commit);
-    const blank = raw.indexOf('\n\n');
-    // The first `parent` header line; the message after the blank line is not looked at.
-    const parent = /^parent ([0-9a-f]{40})$/m.exec(blank < 0 ? raw : raw.slice(0, blank));
-    return parent ? parent[1]! : null;
+    return (await this.readCommit(repoId, commit)).parents[0] ?? null;
   }
 
-  private async rawCommit(repoId: string, commit: string): Promise<string> {
-    return (await git(['cat-file', 'commit', assertSha(commit)], { gitDir: this.pathOf(repoId) })).toString('utf8');
+  private async readCommit(repoId: string, commit: string): Promise<ReturnType<typeof parseCommit>> {
+    const gitDir = this.pathOf(repoId);
+    const loose = await readLooseObject(gitDir, assertSha(commit));
+    if (loose && loose.type !== 'commit') throw new GitError(`${commit} is a ${loose.type}, not a commit`, null, '');
+    return parseCommit(loose ? loose.content : await git(['cat-file', 'commit', commit], { gitDir }));
   }
 
   async head(repoId: string): Promise<string | null> {
-    const gitDir = this.pathOf(repoId);
     if (!(await this.exists(repoId))) throw new GitError(`repository ${repoId} does not exist`, null, '');
-    const res = await runGit(['rev-parse', '--verify', '--quiet', `${MAIN}^{commit}`], { gitDir });
-    if (res.code === 0) return parseSha(res.stdout);
-    // Exit 1 without output: the branch is unborn. Anything else is a broken repository.
-    if (res.code === 1 && res.stdout.length === 0) return null;
-    throw new GitError(`git rev-parse failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
+    return readMain(this.pathOf(repoId));
   }
 
   async advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean> {
     const gitDir = this.pathOf(repoId);
-    // update-ref with an old value is git's own compare-and-swap: it takes the ref's lock
-    // file, checks the old value under it, and writes only if it still matches.
-    const res = await runGit(['update-ref', '-m', 'wsp: advance main', MAIN, assertSha(next), expected ? assertSha(expected) : ZERO_SHA], { gitDir });
-    if (res.code === 0) return true;
-    if ((await this.head(repoId)) !== expected) return false;
-    if (/cannot lock ref|\.lock/.test(res.stderr)) {
+    try {
+      return await compareAndSwapMain(gitDir, assertSha(next), expected ? assertSha(expected) : null, { identity: IDENTITY, message: 'wsp: advance main' });
+    } catch (err) {
+      if (!(err instanceof RefLockedError)) throw err;
       // A lock left by a writer that died holding it (the machine or container killed in the
-      // middle of update-ref) is never removed by git, and would fail every later render of the
+      // middle of a move) is never removed by git, and would fail every later render of the
       // install. A ref lock is held for milliseconds: one older than a minute is stale. (Writers of
       // one repository also hold its install's row lock, so no two of them meet a stale lock at once.)
       if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`))) return this.advanceMain(repoId, next, expected);
-      // Otherwise another writer holds it (past git's own 100 ms wait): it is moving main.
+      // Otherwise another writer holds it: it is moving main.
       return false;
     }
-    throw new GitError(`git update-ref failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
   }
 
+  /**
+   * Walks parents from `descendant` through loose commits (a few steps in practice: a commit
+   * checked right after it was made); a packed commit or a long walk is left to git.
+   */
   async isAncestor(repoId: string, ancestor: string, descendant: string): Promise<boolean> {
-    const res = await runGit(['merge-base', '--is-ancestor', assertSha(ancestor), assertSha(descendant)], { gitDir: this.pathOf(repoId) });
+    const gitDir = this.pathOf(repoId);
+    const seen = new Set<string>();
+    const queue = [assertSha(descendant)];
+    while (queue.length > 0 && seen.size < ANCESTRY_WALK_LIMIT) {
+      const sha = queue.shift()!;
+      if (sha === assertSha(ancestor)) return true;
+      if (seen.has(sha)) continue;
+      seen.add(sha);
+      const loose = await readLooseObject(gitDir, sha);
+      if (!loose) return this.isAncestorWithGit(gitDir, ancestor, descendant);
+      queue.push(...parseCommit(loose.content).parents);
+    }
+    return queue.length === 0 ? false : this.isAncestorWithGit(gitDir, ancestor, descendant);
+  }
+
+  private async isAncestorWithGit(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
+    const res = await runGit(['merge-base', '--is-ancestor', ancestor, descendant], { gitDir });
     if (res.code === 0) return true;
     if (res.code === 1) return false;
     throw new GitError(`git merge-base failed (${res.code}): ${res.stderr}`, res.code, res.stderr);
@@ -273,12 +304,6 @@ async function removeStaleLock(lock: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
-}
-
-function parseSha(out: Buffer): string {
-  const sha = out.toString('utf8').trim();
-  if (!SHA_RE.test(sha)) throw new GitError(`git printed no object id: ${sha.slice(0, 80)}`, null, '');
-  return sha;
 }
 
 function assertSha(sha: string): string {

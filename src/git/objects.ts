@@ -1,0 +1,130 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { deflateSync, inflateSync } from 'node:zlib';
+
+/**
+ * Git's object format, written and read in this process. Spawning `git hash-object` or
+ * `commit-tree` costs milliseconds per object; a loose object is a zlib stream of
+ * "<type> <size>\0<content>" named by the SHA-1 of that, which Node writes in microseconds.
+ * Objects in packs (after `git gc`) are not read here: readers answer null and the caller asks
+ * the git CLI, which reads every format git has.
+ */
+export type ObjectType = 'blob' | 'tree' | 'commit';
+
+export interface GitObject {
+  type: ObjectType;
+  content: Buffer;
+}
+
+export interface TreeEntry {
+  /** `100644` for a file, `40000` for a directory, as git writes them in a tree object. */
+  mode: '100644' | '40000';
+  name: string;
+  sha: string;
+}
+
+export function objectId(type: ObjectType, content: Buffer): string {
+  return createHash('sha1').update(`${type} ${content.length}\0`).update(content).digest('hex');
+}
+
+const objectPath = (gitDir: string, sha: string) => path.join(gitDir, 'objects', sha.slice(0, 2), sha.slice(2));
+
+/**
+ * Writes a loose object as git does (a temporary file, fsynced, then renamed into place:
+ * `core.fsync=committed`), and returns its id. One already there is only freshened: `git gc
+ * --prune` judges an unreferenced object's age by its file's time, and this write is about to
+ * be referenced.
+ */
+export async function writeObject(gitDir: string, type: ObjectType, content: Buffer): Promise<string> {
+  const sha = objectId(type, content);
+  const target = objectPath(gitDir, sha);
+  const now = new Date();
+  try {
+    await fs.utimes(target, now, now);
+    return sha;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const dir = path.dirname(target);
+  await fs.mkdir(dir, { recursive: true });
+  const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
+  const handle = await fs.open(temp, 'wx', 0o444);
+  try {
+    await handle.writeFile(deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  // Same bytes under the same name: a concurrent writer's rename of its own copy is harmless.
+  await fs.rename(temp, target).catch(async (err) => {
+    await fs.rm(temp, { force: true });
+    throw err;
+  });
+  return sha;
+}
+
+/** A loose object, or null when it is not one (absent, or only in a pack). */
+export async function readLooseObject(gitDir: string, sha: string): Promise<GitObject | null> {
+  let raw: Buffer;
+  try {
+    raw = inflateSync(await fs.readFile(objectPath(gitDir, sha)));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const nul = raw.indexOf(0);
+  const [type, size] = raw.subarray(0, nul).toString('latin1').split(' ');
+  const content = raw.subarray(nul + 1);
+  if ((type !== 'blob' && type !== 'tree' && type !== 'commit') || Number(size) !== content.length) {
+    throw new Error(`object ${sha} is not a blob, tree or commit of its stated size`);
+  }
+  return { type, content };
+}
+
+/** A tree object's bytes, its entries in git's order (a directory sorts as if its name ended in `/`). */
+export function encodeTree(entries: readonly TreeEntry[]): Buffer {
+  const key = (e: TreeEntry) => Buffer.from(e.mode === '40000' ? `${e.name}/` : e.name, 'utf8');
+  const sorted = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)));
+  return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, 'utf8'), Buffer.from(e.sha, 'hex')]));
+}
+
+export function parseTree(content: Buffer): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let pos = 0;
+  while (pos < content.length) {
+    const space = content.indexOf(0x20, pos);
+    const nul = content.indexOf(0, space);
+    const mode = content.subarray(pos, space).toString('latin1');
+    if (mode !== '100644' && mode !== '40000') throw new Error(`unexpected tree entry mode ${mode}`);
+    entries.push({ mode, name: content.subarray(space + 1, nul).toString('utf8'), sha: content.subarray(nul + 1, nul + 21).toString('hex') });
+    pos = nul + 21;
+  }
+  return entries;
+}
+
+export interface CommitFields {
+  tree: string;
+  parent: string | null;
+  /** "Name <email>", author and committer alike. */
+  identity: string;
+  timeSeconds: number;
+  message: string;
+}
+
+/** Byte for byte what `git commit-tree` writes for these fields (UTC dates, the message as given). */
+export function encodeCommit(c: CommitFields): Buffer {
+  const stamp = `${c.identity} ${c.timeSeconds} +0000`;
+  const parent = c.parent ? `parent ${c.parent}\n` : '';
+  return Buffer.from(`tree ${c.tree}\n${parent}author ${stamp}\ncommitter ${stamp}\n\n${c.message}`, 'utf8');
+}
+
+/** A commit's headers (up to the blank line) and its message. */
+export function parseCommit(content: Buffer): { tree: string; parents: string[]; message: string } {
+  const text = content.toString('utf8');
+  const blank = text.indexOf('\n\n');
+  const headers = (blank < 0 ? text : text.slice(0, blank)).split('\n');
+  const tree = headers.find((h) => h.startsWith('tree '))?.slice(5);
+  if (!tree) throw new Error('commit without a tree');
+  return { tree, parents: headers.filter((h) => h.startsWith('parent ')).map((h) => h.slice(7)), message: blank < 0 ? '' : text.slice(blank + 2) };
+}

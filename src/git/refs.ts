@@ -1,0 +1,83 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * The branch `main`, read and moved in this process with git's own files protocol, so a move
+ * costs a few file operations instead of a `git update-ref` process, and interleaves safely with
+ * git itself (gc's pack-refs, a `git` run by hand, another instance on the shared volume):
+ * - the value is `refs/heads/main`, or its line in `packed-refs` when gc packed it and no loose
+ *   file overrides it (gc writes packed-refs before it deletes the loose file);
+ * - a move takes `refs/heads/main.lock` exclusively (O_EXCL, as git does), checks the current
+ *   value under it, writes and fsyncs the new one into the lock, appends the reflog line and
+ *   renames the lock over the ref.
+ */
+const MAIN = 'refs/heads/main';
+const ZERO_SHA = '0'.repeat(40);
+const SHA_RE = /^[0-9a-f]{40}$/;
+
+export class RefLockedError extends Error {}
+
+export async function readMain(gitDir: string): Promise<string | null> {
+  try {
+    return checked((await fs.readFile(path.join(gitDir, MAIN), 'latin1')).trim());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  let packed: string;
+  try {
+    packed = await fs.readFile(path.join(gitDir, 'packed-refs'), 'latin1');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  for (const line of packed.split('\n')) {
+    if (line.endsWith(` ${MAIN}`)) return checked(line.slice(0, 40));
+  }
+  return null;
+}
+
+function checked(value: string): string {
+  if (!SHA_RE.test(value)) throw new Error(`${MAIN} holds no object id: ${value.slice(0, 60)}`);
+  return value;
+}
+
+/**
+ * Moves `main` from `expected` (null: unborn) to `next`. False when it holds something else;
+ * RefLockedError when another writer holds its lock (git waits 100 ms for a ref lock too).
+ */
+export async function compareAndSwapMain(gitDir: string, next: string, expected: string | null, reflog: { identity: string; message: string }): Promise<boolean> {
+  const ref = path.join(gitDir, MAIN);
+  const lock = `${ref}.lock`;
+  const handle = await takeLock(lock);
+  let renamed = false;
+  try {
+    if ((await readMain(gitDir)) !== expected) return false;
+    await handle.writeFile(`${next}\n`);
+    await handle.sync();
+    await handle.close();
+    const logFile = path.join(gitDir, 'logs', MAIN);
+    await fs.mkdir(path.dirname(logFile), { recursive: true });
+    await fs.appendFile(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
+    await fs.rename(lock, ref);
+    renamed = true;
+    return true;
+  } finally {
+    await handle.close().catch(() => {});
+    if (!renamed) await fs.rm(lock, { force: true });
+  }
+}
+
+const LOCK_WAIT_MS = 100;
+
+async function takeLock(lock: string): Promise<fs.FileHandle> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      return await fs.open(lock, 'wx', 0o644);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (Date.now() >= deadline) throw new RefLockedError(`${lock} is held by another writer`);
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10));
+    }
+  }
+}
