@@ -1,6 +1,7 @@
 import { setImmediate as yieldToRequests } from 'node:timers/promises';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+import { PreSerialized } from '../shared/pre-serialized.js';
 
 type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?: FastifyValidationResult['errors']; schemaEnv?: unknown };
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -60,7 +61,7 @@ export class LazyCompilation {
         return compiled;
       };
       this.pending.add(compile);
-      return (data) => compile()(data);
+      return (data) => (data instanceof PreSerialized ? data.json : compile()(data));
     };
   }
 

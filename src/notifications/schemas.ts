@@ -18,6 +18,7 @@ export const Notification = Type.Object(
   },
   { title: 'Notification', additionalProperties: false },
 );
+export type Notification = Static<typeof Notification>;
 
 export const NotificationList = ListEnvelope(Notification, "The caller's notifications, newest first");
 

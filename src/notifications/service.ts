@@ -6,10 +6,9 @@ import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
-import { pageById } from '../shared/cursor.js';
+import { pageByIdAsJson } from '../shared/cursor.js';
 import { notificationStore } from './store.js';
-import { toNotification } from './representation.js';
-import type { ListNotificationsQuery } from './schemas.js';
+import type { ListNotificationsQuery, Notification } from './schemas.js';
 
 export type Severity = 'info' | 'warning' | 'critical';
 
@@ -66,12 +65,8 @@ export function createNotificationService({ db, clock, cursors, events }: Pick<S
       const userId = callerUserId(ctx);
       const unreadOnly = query.unread === 'true';
       const limit = query.limit;
-      return pageById(
-        cursors,
-        `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`,
-        { limit, cursor: query.cursor },
-        (after, take) => notificationStore.page(db, userId, unreadOnly, take, after),
-        toNotification,
+      return pageByIdAsJson<Notification>(cursors, `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`, { limit, cursor: query.cursor }, (after, take) =>
+        notificationStore.page(db, userId, unreadOnly, take, after),
       );
     },
 

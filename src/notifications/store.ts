@@ -1,5 +1,34 @@
 import type { Kysely } from 'kysely';
 import type { DB, NotificationsTable } from '../db/tables.js';
+import { prepared } from '../db/prepared.js';
+import { jsonObject, type JsonField } from '../db/json-rows.js';
+import type { Notification } from './schemas.js';
+
+/** Notification (the API's shape) as the database writes it. */
+const NOTIFICATION_JSON: Record<keyof Notification, JsonField> = {
+  id: { value: 'id' },
+  type: { value: 'type' },
+  resource_type: { value: 'resource_type' },
+  resource_id: { value: 'resource_id' },
+  title: { value: 'title' },
+  body: { value: 'body' },
+  severity: { value: 'severity' },
+  context: { json: 'context' },
+  read_at: { value: 'read_at' },
+  created_at: { value: 'created_at' },
+};
+
+function listed(db: Kysely<DB>, userId: string, unreadOnly: boolean) {
+  const q = db.selectFrom('notifications').select(['id', jsonObject(db, NOTIFICATION_JSON).as('json')]).where('user_id', '=', userId);
+  return unreadOnly ? q.where('read_at', 'is', null) : q;
+}
+
+// A statement per shape, compiled once (prepared.ts): all or unread, first page or after a cursor.
+const shapes = (unreadOnly: boolean) => ({
+  first: prepared((db, userId: string, limit: number) => listed(db, userId, unreadOnly).orderBy('id', 'desc').limit(limit)),
+  after: prepared((db, userId: string, beforeId: string, limit: number) => listed(db, userId, unreadOnly).where('id', '<', beforeId).orderBy('id', 'desc').limit(limit)),
+});
+const PAGES = { all: shapes(false), unread: shapes(true) };
 
 export const notificationStore = {
   /** Rows whose dedupe key exists already are skipped; returns how many were inserted. */
@@ -13,12 +42,10 @@ export const notificationStore = {
     return Number(res.numInsertedOrUpdatedRows ?? 0);
   },
 
-  /** A user's notifications, newest first (ids are time-ordered), keyset after `beforeId`. */
+  /** A user's notifications, newest first (ids are time-ordered), keyset after `beforeId`; each row as its JSON. */
   page: (db: Kysely<DB>, userId: string, unreadOnly: boolean, limit: number, beforeId: string | null) => {
-    let q = db.selectFrom('notifications').selectAll().where('user_id', '=', userId);
-    if (unreadOnly) q = q.where('read_at', 'is', null);
-    if (beforeId) q = q.where('id', '<', beforeId);
-    return q.orderBy('id', 'desc').limit(limit).execute();
+    const shape = PAGES[unreadOnly ? 'unread' : 'all'];
+    return beforeId ? shape.after.all(db, userId, beforeId, limit) : shape.first.all(db, userId, limit);
   },
 
   /** Sets read_at once, and only on the user's own notification. */

@@ -1,5 +1,6 @@
 import { hmacSha256, safeEqual } from './crypto.js';
 import { ApiError } from './errors.js';
+import { preSerialized } from './pre-serialized.js';
 
 const SIG_BYTES = 16;
 const SIG_CHARS = 22; // base64url of 16 bytes, unpadded
@@ -61,16 +62,23 @@ async function keysetPage<Row, Item, Key extends string | number>(
   keyOf: (row: Row) => Key,
   toItem: (row: Row) => Item,
 ): Promise<Page<Item>> {
+  const { shown, hasMore, next } = await keysetRows(cursors, list, page, fetch, keyOf);
+  return { data: shown.map(toItem), has_more: hasMore, next_cursor: next };
+}
+
+async function keysetRows<Row, Key extends string | number>(
+  cursors: CursorCodec,
+  list: string,
+  page: { limit: number; cursor: string | undefined },
+  fetch: Fetch<Row, Key>,
+  keyOf: (row: Row) => Key,
+): Promise<{ shown: Row[]; hasMore: boolean; next: string | null }> {
   const after = page.cursor ? (cursors.decode(list, page.cursor)[0] as Key) : null;
   const rows = await fetch(after, page.limit + 1);
   const hasMore = rows.length > page.limit;
   const shown = hasMore ? rows.slice(0, page.limit) : rows;
   const last = shown[shown.length - 1];
-  return {
-    data: shown.map(toItem),
-    has_more: hasMore,
-    next_cursor: hasMore && last !== undefined ? cursors.encode(list, [keyOf(last)]) : null,
-  };
+  return { shown, hasMore, next: hasMore && last !== undefined ? cursors.encode(list, [keyOf(last)]) : null };
 }
 
 /** A page of a list ordered by id (ids are time-ordered, so newest first). */
@@ -81,4 +89,18 @@ export function pageById<Row extends { id: string }, Item>(cursors: CursorCodec,
 /** A page of a list ordered by a per-parent sequence number. */
 export function pageBySeq<Row, Item>(cursors: CursorCodec, list: string, page: { limit: number; cursor: string | undefined }, fetch: Fetch<Row, number>, seqOf: (row: Row) => number, toItem: (row: Row) => Item) {
   return keysetPage(cursors, list, page, fetch, seqOf, toItem);
+}
+
+/**
+ * A page by id whose items the database wrote as JSON (`json`: one item's object, src/db/
+ * json-rows.ts): the answer is joined from those strings, never parsed or built as objects.
+ */
+export async function pageByIdAsJson<Item>(
+  cursors: CursorCodec,
+  list: string,
+  page: { limit: number; cursor: string | undefined },
+  fetch: Fetch<{ id: string; json: string }, string>,
+): Promise<Page<Item>> {
+  const { shown, hasMore, next } = await keysetRows(cursors, list, page, fetch, (r) => r.id);
+  return preSerialized(`{"data":[${shown.map((r) => r.json).join(',')}],"has_more":${hasMore},"next_cursor":${JSON.stringify(next)}}`);
 }

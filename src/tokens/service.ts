@@ -8,10 +8,10 @@ import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import type { Quotas } from '../quotas/limits.js';
-import { pageById, type CursorCodec } from '../shared/cursor.js';
+import { pageByIdAsJson, type CursorCodec } from '../shared/cursor.js';
 import { tokenStore } from './store.js';
 import type { CreateTokenBody, ListedToken } from './schemas.js';
-import { parseStoredScopes, storedScopes, TOKEN_SCOPES, type TokenScope } from '../auth/scopes.js';
+import { parseStoredScopes, storedScopes, type TokenScope } from '../auth/scopes.js';
 
 export interface TokenServiceDeps {
   db: Kysely<DB>;
@@ -102,13 +102,7 @@ export function createTokenService({ db, clock, cursors, config, events }: Token
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `api_tokens:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => tokenStore.page(db, ctx.workspaceId, take, after),
-        ({ scopes, ...r }): ListedToken => ({ ...r, scopes: parseStoredScopes(scopes) ?? [...TOKEN_SCOPES] }),
-      );
+      return pageByIdAsJson<ListedToken>(cursors, `api_tokens:${ctx.workspaceId}`, { limit, cursor }, (after, take) => tokenStore.page(db, ctx.workspaceId, take, after));
     },
 
     async revoke(ctx: WorkspaceContext, rawId: string) {

@@ -1,8 +1,29 @@
 import type { Kysely } from 'kysely';
 import type { ApiTokensTable, DB } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
+import { jsonObject, type JsonField } from '../db/json-rows.js';
+import { TOKEN_SCOPES } from '../auth/scope-schemas.js';
+import type { ListedToken } from './schemas.js';
 
 const LISTED = ['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at', 'scopes'] as const;
+
+/** ListedToken as the database writes it: a token made without `scopes` holds them all. */
+const LISTED_JSON: Record<keyof ListedToken, JsonField> = {
+  id: { value: 'id' },
+  name: { value: 'name' },
+  prefix: { value: 'prefix' },
+  expires_at: { value: 'expires_at' },
+  created_at: { value: 'created_at' },
+  created_by: { value: 'created_by' },
+  last_used_at: { value: 'last_used_at' },
+  scopes: { words: 'scopes', whenNull: TOKEN_SCOPES },
+};
+
+// A statement per shape, compiled once (prepared.ts): the first page, and a page after a cursor.
+const listed = (db: Kysely<DB>, workspaceId: string) =>
+  db.selectFrom('api_tokens').select(['id', jsonObject(db, LISTED_JSON).as('json')]).where('workspace_id', '=', workspaceId);
+const firstPage = prepared((db, workspaceId: string, limit: number) => listed(db, workspaceId).orderBy('id', 'desc').limit(limit));
+const pageAfter = prepared((db, workspaceId: string, beforeId: string, limit: number) => listed(db, workspaceId).where('id', '<', beforeId).orderBy('id', 'desc').limit(limit));
 
 export const tokenStore = {
   insert: (db: Kysely<DB>, row: ApiTokensTable) => db.insertInto('api_tokens').values(row).execute(),
@@ -13,12 +34,9 @@ export const tokenStore = {
   touch: (db: Kysely<DB>, id: string, now: number) =>
     db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
 
-  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
-  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
-    let q = db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId);
-    if (beforeId) q = q.where('id', '<', beforeId);
-    return q.orderBy('id', 'desc').limit(limit).execute();
-  },
+  /** Newest first (ids are time-ordered), keyset after `beforeId`; each row as its JSON (ListedToken). */
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) =>
+    beforeId ? pageAfter.all(db, workspaceId, beforeId, limit) : firstPage.all(db, workspaceId, limit),
 
   /** Tokens the workspace holds that still work: revoked ones are deleted, expired ones do not count. */
   countLive: async (db: Kysely<DB>, workspaceId: string, now: number): Promise<number> => {
