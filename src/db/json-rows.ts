@@ -31,9 +31,15 @@ function postgresValue(f: JsonField): RawBuilder<unknown> {
   return sql`coalesce(to_json(string_to_array(${col}, ' ')), ${JSON.stringify(f.whenNull)}::json)`;
 }
 
-/** One row as a JSON object, its keys in the order given (the response schema's order). */
+/**
+ * One row as a JSON object, its keys in the order given (the response schema's order), written
+ * compactly as Node writes JSON (PostgreSQL's `json_build_object` puts spaces around `:`;
+ * `row_to_json` of a row of the values does not).
+ */
 export function jsonObject(db: Kysely<DB>, fields: Readonly<Record<string, JsonField>>): RawBuilder<string> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const pairs = Object.entries(fields).map(([key, f]) => sql`${sql.lit(key)}, ${postgres ? postgresValue(f) : sqliteValue(f)}`);
-  return postgres ? sql<string>`json_build_object(${sql.join(pairs)})::text` : sql<string>`json_object(${sql.join(pairs)})`;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const columns = Object.entries(fields).map(([key, f]) => sql`${postgresValue(f)} as ${sql.id(key)}`);
+    return sql<string>`(select row_to_json(r)::text from (select ${sql.join(columns)}) r)`;
+  }
+  return sql<string>`json_object(${sql.join(Object.entries(fields).map(([key, f]) => sql`${sql.lit(key)}, ${sqliteValue(f)}`))})`;
 }

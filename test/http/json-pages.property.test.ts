@@ -95,6 +95,19 @@ test('notifications pages, all and unread: every notification as toNotification 
   );
 });
 
+test('written compactly, as every other answer: byte for byte what JSON.stringify makes of it', async () => {
+  await h.database.db
+    .insertInto('notifications')
+    .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 'Machine expires soon', body: 'In 7 days', severity: 'info', context: '{"days_left":7,"tags":["a","b"]}', read_at: null, created_at: 5, dedupe_key: null })
+    .execute();
+  for (const [url, credential] of [['/v1/api_tokens', s.apiToken], ['/v1/notifications', s.owner.session]] as const) {
+    const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${credential}` } });
+    assert.equal(res.statusCode, 200);
+    assert.ok(res.json().data.length > 0);
+    assert.equal(res.body, JSON.stringify(res.json()), url);
+  }
+});
+
 test('a pre-serialized answer stands for its value wherever something else serializes it', () => {
   assert.deepEqual(JSON.parse(JSON.stringify({ page: new PreSerialized('{"data":[1],"has_more":false}') })), { page: { data: [1], has_more: false } });
 });
