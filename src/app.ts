@@ -22,6 +22,7 @@ import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { REFERENCE_PAGE } from './http/reference-page.js';
 import { conditionalGets } from './http/conditional-get.js';
+import { listVersions } from './http/list-versions.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { assignTokenScopes } from './http/token-scopes.js';
 import { documentRouteEvents } from './events/route-events.js';
@@ -156,7 +157,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       ...(config.rateLimitPerMinute ? { requests: new SharedRateLimit(db, clock, config.rateLimitPerMinute) } : {}),
     },
   });
-  // After the pipeline's own onSend: a GET's answer gets its ETag, and a 304 when it is unchanged.
+  // After the pipeline's own hooks: a versioned list's 304 before its page is read; every other
+  // GET's answer gets its ETag, and a 304 when it is unchanged.
+  listVersions(app, db);
   conditionalGets(app);
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 

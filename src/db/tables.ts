@@ -148,6 +148,14 @@ export interface FoundationTables {
   sessions: SessionsTable;
   api_tokens: ApiTokensTable;
   idempotency_keys: IdempotencyKeysTable;
+  list_versions: ListVersionsTable;
+}
+
+/** Bumped by triggers on every change of a versioned list's rows (migration 0018). */
+export interface ListVersionsTable {
+  /** `<table>:<owner id>` */
+  list: string;
+  version: number;
 }
 
 export interface JobsTable {

@@ -36,6 +36,11 @@ declare module 'fastify' {
      * 422 comes before any 403 (CONTRACT §1). Throws an ApiError; `now` is the injected clock's.
      */
     validate?: (request: FastifyRequest, now: number) => void;
+    /**
+     * A GET of a list whose rows bump a version (src/http/list-versions.ts): the list's key for
+     * this request (`<table>:<owner>`), so a conditional read is answered from that version.
+     */
+    listVersion?: (request: FastifyRequest) => string;
   }
   interface FastifyInstance {
     /** This process's job runner: started by `wsp serve` / `wsp worker`, driven by hand in tests. */

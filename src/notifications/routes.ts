@@ -40,7 +40,7 @@ export function notificationRoutes(app: App, notifications: NotificationService,
   app.get(
     '/notifications',
     {
-      config: USER_ROUTE,
+      config: { ...USER_ROUTE, listVersion: (request) => `notifications:${callerUserId(requestCtx(request))}` },
       schema: {
         tags: ['notifications'],
         summary: "The caller's most recent notifications: at most 50, newest first",

@@ -41,7 +41,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.get(
     '/api_tokens',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', listVersion: (request) => `api_tokens:${workspaceCtx(request).workspaceId}` },
       schema: {
         tags: ['tokens'],
         summary: "List the workspace's API tokens, newest first",

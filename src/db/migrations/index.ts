@@ -16,6 +16,7 @@ import * as tokenScopes from './0014_token_scopes.js';
 import * as requestLimits from './0015_request_limits.js';
 import * as events from './0016_events.js';
 import * as webhooks from './0017_webhooks.js';
+import * as listVersions from './0018_list_versions.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015_request_limits': requestLimits,
   '0016_events': events,
   '0017_webhooks': webhooks,
+  '0018_list_versions': listVersions,
 };
 
 export const migrationProvider: MigrationProvider = {

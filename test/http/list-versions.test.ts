@@ -1,0 +1,109 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { tokenStore } from '../../src/tokens/store.js';
+import { notificationStore } from '../../src/notifications/store.js';
+import { newId } from '../../src/shared/ids.js';
+
+/**
+ * Versioned lists (issue 21, target 2): the API tokens of a workspace and the notifications of a
+ * user answer a conditional read from the version the database bumps on every change of their
+ * rows, without reading the page. Every kind of change moves the tag: a write through the API,
+ * a credential's use (last_used_at), a row written by SQL outside the services, a delete.
+ */
+let h: TestApp;
+let s: Seed;
+before(async () => {
+  h = await createTestApp();
+  s = await h.seed();
+});
+after(() => h.close());
+
+const get = (url: string, credential: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers: as(credential, undefined, headers) });
+
+/** Counts the page reads a list makes while `fn` runs. */
+async function pageReads<T>(store: { page: (...args: any[]) => Promise<unknown> }, fn: () => Promise<T>): Promise<{ result: T; reads: number }> {
+  const original = store.page;
+  let reads = 0;
+  store.page = (...args: any[]) => {
+    reads++;
+    return original(...args);
+  };
+  try {
+    return { result: await fn(), reads };
+  } finally {
+    store.page = original;
+  }
+}
+
+test('api_tokens: a 304 reads the version, not the page; each change of the list (API, SQL, use, revoke) is a new tag', async () => {
+  const first = await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId });
+  assert.equal(first.statusCode, 200);
+  const tag = first.headers.etag as string;
+  assert.match(tag, /^W\/"[A-Za-z0-9_-]{27}"$/);
+  const again = await pageReads(tokenStore, () => get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId, 'if-none-match': tag }));
+  assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag, again.reads], [304, '', tag, 0]);
+
+  const unchanged = async (t: string) => (await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId, 'if-none-match': t })).statusCode === 304;
+  const currentTag = async () => (await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId })).headers.etag as string;
+
+  // Through the API.
+  const made = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: 'ci' } });
+  assert.equal(made.statusCode, 201, made.body);
+  assert.equal(await unchanged(tag), false, 'a new token');
+  let t = await currentTag();
+  // Its first use stamps last_used_at, which the list shows.
+  assert.equal((await get('/v1/secrets', made.json().token)).statusCode, 200);
+  assert.equal(await unchanged(t), false, 'a token used');
+  t = await currentTag();
+  // A row written by SQL, not through the service.
+  await h.database.db.updateTable('api_tokens').set({ name: 'renamed' }).where('id', '=', made.json().id).execute();
+  assert.equal(await unchanged(t), false, 'an update outside the services');
+  t = await currentTag();
+  assert.equal((await h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${made.json().id}`, headers: as(s.owner.session, s.workspaceId) })).statusCode, 204);
+  assert.equal(await unchanged(t), false, 'a revoked token');
+  t = await currentTag();
+  assert.equal(await unchanged(t), true);
+});
+
+test('api_tokens: the tag is per page and per workspace; another workspace never gets this one’s 304', async () => {
+  const other = await h.seed('Versions');
+  const mine = await get('/v1/api_tokens?limit=1', s.owner.session, { 'service-context': s.workspaceId });
+  const page2 = await get('/v1/api_tokens?limit=2', s.owner.session, { 'service-context': s.workspaceId });
+  assert.notEqual(mine.headers.etag, page2.headers.etag, 'another limit is another answer');
+  const theirs = await get('/v1/api_tokens?limit=1', other.owner.session, { 'service-context': other.workspaceId, 'if-none-match': mine.headers.etag as string });
+  assert.equal(theirs.statusCode, 200);
+  assert.equal(theirs.json().data[0].id, other.apiTokenId);
+  // A token created in the other workspace leaves this one's tag as it was.
+  await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(other.owner.session, other.workspaceId), payload: { name: 'theirs' } });
+  assert.equal((await get('/v1/api_tokens?limit=1', s.owner.session, { 'service-context': s.workspaceId, 'if-none-match': mine.headers.etag as string })).statusCode, 304);
+});
+
+test('notifications: a 304 reads no page; a new one, one marked read and one deleted are each a new tag; another user gets 200', async () => {
+  const user = s.member.userId;
+  const insert = (id = newId('ntf')) =>
+    h.database.db
+      .insertInto('notifications')
+      .values({ id, user_id: user, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+      .execute()
+      .then(() => id);
+  const id = await insert();
+  const first = await get('/v1/notifications', s.member.session);
+  const tag = first.headers.etag as string;
+  const again = await pageReads(notificationStore, () => get('/v1/notifications', s.member.session, { 'if-none-match': tag }));
+  assert.deepEqual([again.result.statusCode, again.reads], [304, 0]);
+  const unread = (await get('/v1/notifications?unread=true', s.member.session)).headers.etag as string;
+  assert.notEqual(unread, tag, 'the unread filter is another answer');
+
+  assert.equal((await h.app.inject({ method: 'PATCH', url: `/v1/notifications/${id}/read`, headers: as(s.member.session) })).statusCode, 204);
+  assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': tag })).statusCode, 200, 'marked read');
+  const t2 = (await get('/v1/notifications', s.member.session)).headers.etag as string;
+  await insert();
+  assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': t2 })).statusCode, 200, 'a new one');
+  const t3 = (await get('/v1/notifications', s.member.session)).headers.etag as string;
+  await h.database.db.deleteFrom('notifications').where('id', '=', id).execute();
+  assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': t3 })).statusCode, 200, 'one deleted');
+
+  const owner = await get('/v1/notifications', s.owner.session, { 'if-none-match': tag });
+  assert.equal(owner.statusCode, 200, "another user's list");
+});
