@@ -3,7 +3,10 @@
  * minimal Fastify app answering the same bytes from memory) and the floor of the work (the same
  * SQL by hand), in one run on one machine, repeated and interleaved; prints one table.
  *   --engine sqlite|postgres|both   (default both)   --duration S (3)   --repeat N (3)
- *   --connections C (32)            --only TEXT
+ *   --connections C (32)            --only TEXT      --client wrk|autocannon (wrk when installed)
+ * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
+ * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
+ * scale-out (PostgreSQL) and `wsp serve`'s ready time.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,9 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort, startServer, timeToReady, wspCommand, type Server } from './lib/processes.js';
-import { load, median, type LoadResult } from './lib/load.js';
-import { scenarios, type Api, type Credentials, type Scenario } from './scenarios.js';
+import { describeClient, load, maxFinite, median, selectClient, uniqueValue, type LoadResult } from './lib/load.js';
+import { scenarios, type Api, type Credentials, type Request } from './scenarios.js';
+import { installWorkloads } from './install-workloads.js';
 import { openBenchDb } from './lib/db.js';
+import type { Row } from './lib/row.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { values: opts } = parseArgs({
@@ -23,22 +28,16 @@ const { values: opts } = parseArgs({
     repeat: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     only: { type: 'string' },
+    client: { type: 'string' },
   },
 });
+selectClient(opts.client);
 const duration = Number(opts.duration);
 const repeat = Number(opts.repeat);
 const connections = Number(opts.connections);
 
-interface Row {
-  scenario: string;
-  engine: string;
-  variant: 'project' | 'ceiling' | 'floor';
-  rps: number;
-  p50: number;
-  p99: number;
-  rssMb: number;
-  errors: number;
-}
+/** Whether --only selects a scenario or workload known by any of these names. */
+const selected = (...names: string[]) => !opts.only || names.some((n) => n.includes(opts.only!));
 
 async function withPostgres<T>(fn: (url: string) => Promise<T>): Promise<T> {
   if (process.env.WSP_BENCH_PG_URL) return fn(process.env.WSP_BENCH_PG_URL);
@@ -56,21 +55,45 @@ function makeApi(base: string): Api {
   return async (method, p, headers, body) => {
     const res = await fetch(base + p, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
+    return { status: res.status, json: text ? JSON.parse(text) : null, headers: res.headers };
   };
 }
 
-async function runVariant(server: Server, req: Awaited<ReturnType<Scenario['seed']>>, seconds = duration): Promise<LoadResult> {
+async function runVariant(server: Server, req: Request, seconds = duration): Promise<LoadResult> {
   return load({
     url: server.url + req.path,
     method: req.method,
     headers: req.headers,
     ...(req.body !== undefined ? { body: req.body } : {}),
-    ...(req.perRequestHeaders ? { perRequestHeaders: req.perRequestHeaders } : {}),
+    ...(req.uniqueHeaders ? { uniqueHeaders: req.uniqueHeaders } : {}),
     connections: req.connections ?? connections,
     durationSeconds: seconds,
     expectStatus: req.expectStatus,
   });
+}
+
+/** One request as the load will send it, its status checked: the answer's bytes (the ceiling's body). */
+async function sample(server: Server, name: string, req: Request): Promise<string> {
+  const unique = Object.fromEntries((req.uniqueHeaders ?? []).map((h) => [h, uniqueValue()]));
+  const res = await fetch(server.url + req.path, { method: req.method, headers: { ...req.headers, ...unique }, ...(req.body !== undefined ? { body: req.body } : {}) });
+  const bytes = await res.text();
+  if (res.status !== req.expectStatus) throw new Error(`${name}: expected ${req.expectStatus}, got ${res.status} ${bytes}`);
+  return bytes;
+}
+
+/**
+ * The project's event-loop delay p99 in ms, from its /metrics (open, no credential: CONTRACT
+ * §8's operational routes): prom-client's nodejs_eventloop_lag_p99_seconds, read from a
+ * perf_hooks monitorEventLoopDelay histogram that prom-client resets on every collection. So a
+ * scrape right before a run empties it and the scrape right after reads the run alone. The
+ * histogram samples every 10 ms (prom-client's default precision) and, on Node 20, records the
+ * time between samples: an idle loop reads ~10 ms, and the delay proper is the figure minus ~10.
+ */
+async function eventLoopP99(server: Server): Promise<number> {
+  const text = await (await fetch(server.url + '/metrics')).text();
+  const m = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/m.exec(text);
+  if (!m) throw new Error('/metrics has no nodejs_eventloop_lag_p99_seconds (process metrics off?)');
+  return Number(m[1]) * 1000;
 }
 
 /** Not measured: JIT, caches and the project's lazily compiled schemas settle first, on every side alike. */
@@ -79,26 +102,42 @@ const WARM_UP_SECONDS = 1;
 async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, string>): Promise<Row[]> {
   const rows: Row[] = [];
   const creds = JSON.parse(execFileSync(process.execPath, [path.join(root, 'bin/wsp.js'), 'admin', 'bootstrap', '--json'], { env: { ...process.env, ...dbEnv }, encoding: 'utf8' })) as Credentials;
-  // The 401 scenario measures rejecting a credential, not the limiter that follows many of them.
-  const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info', WSP_AUTH_FAILURES_PER_MINUTE: '100000000' };
+  // The 401 scenario measures rejecting a credential, not the limiter that follows many of them;
+  // the renders workload measures renders, not the hourly render quota (600 by default), which
+  // a few of its runs reach (it still counts the hour's renders on each PATCH, as ever).
+  const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info', WSP_AUTH_FAILURES_PER_MINUTE: '100000000', WSP_QUOTA_RENDERS_PER_HOUR: '100000000' };
   const benchDb = openBenchDb(dbEnv);
   const project = await startServer([...wspCommand(root), 'serve'], projectEnv, await freePort());
   const api = makeApi(project.url);
   try {
-    for (const sc of scenarios.filter((s) => !opts.only || s.name.includes(opts.only!))) {
+    for (const sc of scenarios.filter((s) => selected(s.name, ...(s.eventLoop ? [s.eventLoop] : [])))) {
       const req = await sc.seed(api, creds, benchDb);
-      const sample = await fetch(project.url + req.path, { method: req.method, headers: { ...req.headers, ...req.perRequestHeaders?.() }, ...(req.body !== undefined ? { body: req.body } : {}) });
-      const bytes = await sample.text();
-      if (sample.status !== req.expectStatus) throw new Error(`${sc.name}: expected ${req.expectStatus}, got ${sample.status} ${bytes}`);
+      const bytes = await sample(project, sc.name, req);
+      if (req.baseline) await sample(project, `${sc.name} (${req.baseline.name})`, req.baseline.request);
       const bodyFile = path.join(os.tmpdir(), `wsp-bench-body-${process.pid}.json`);
       fs.writeFileSync(bodyFile, bytes);
       const common = { BENCH_ROUTE: req.route, BENCH_METHOD: req.method, BENCH_STATUS: String(req.expectStatus), BENCH_BODY_FILE: bodyFile, BENCH_SCENARIO: sc.floor ?? '' };
       const ceiling = sc.projectOnly ? null : await startServer([path.join(root, 'bench/servers/ceiling.mjs')], common, await freePort());
       const floor = sc.floor && !sc.projectOnly ? await startServer([path.join(root, 'bench/servers/floor.mjs')], { ...common, ...dbEnv }, await freePort()) : null;
       const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
+      const baseline: LoadResult[] = [];
+      const lags: number[] = [];
       for (const server of [project, ceiling, floor]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
+      if (req.baseline) await runVariant(project, req.baseline.request, WARM_UP_SECONDS);
+      await req.settle?.();
+      // The event loop idle, for the row's note: one second between two scrapes.
+      let idleLag = NaN;
+      if (sc.eventLoop) {
+        await eventLoopP99(project);
+        await new Promise((r) => setTimeout(r, 1000));
+        idleLag = await eventLoopP99(project);
+      }
       for (let i = 0; i < repeat; i++) {
+        if (sc.eventLoop) await eventLoopP99(project);
         results.project.push(await runVariant(project, req));
+        if (sc.eventLoop) lags.push(await eventLoopP99(project));
+        await req.settle?.();
+        if (req.baseline) baseline.push(await runVariant(project, req.baseline.request));
         if (ceiling) results.ceiling.push(await runVariant(ceiling, req));
         if (floor) results.floor.push(await runVariant(floor, req));
       }
@@ -106,21 +145,45 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       for (const variant of ['project', 'ceiling', 'floor'] as const) {
         const rs = results[variant];
         if (rs.length === 0) continue;
+        const rps = median(rs.map((r) => r.rps));
+        let note: string | undefined;
+        if (variant === 'project' && req.baseline) {
+          const base = median(baseline.map((r) => r.rps));
+          note = `${(rps / base).toFixed(2)}× the req/s of ${req.baseline.name} (${base.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99)).toFixed(1)} ms, measured alternately; ${req.baseline.target}; its errors ${baseline.reduce((a, r) => a + r.errors + r.non2xx, 0)})`;
+        }
         rows.push({
           scenario: sc.name,
           engine,
           variant,
-          rps: median(rs.map((r) => r.rps)),
+          rps,
           p50: median(rs.map((r) => r.p50)),
           p99: median(rs.map((r) => r.p99)),
           rssMb: servers[variant]!.peakRssMb(),
           errors: rs.reduce((a, r) => a + r.errors + r.non2xx, 0),
+          ...(note ? { note } : {}),
+        });
+      }
+      if (sc.eventLoop) {
+        rows.push({
+          scenario: sc.eventLoop,
+          engine,
+          variant: 'project',
+          rps: NaN,
+          p50: NaN,
+          p99: median(lags),
+          rssMb: NaN,
+          errors: 0,
+          note: `prom-client's nodejs_eventloop_lag_p99_seconds over each measured run (runs: ${lags.map((l) => l.toFixed(1)).join(', ')}); sampled every 10 ms, which it counts in: idle ${idleLag.toFixed(1)}`,
         });
       }
       await ceiling?.stop();
       await floor?.stop();
+      fs.rmSync(bodyFile, { force: true });
     }
-    if (engine === 'postgres' && !opts.only) rows.push(...(await scaleOut(project, api, creds, benchDb, projectEnv)));
+    for (const w of installWorkloads.filter((w) => selected(w.name))) {
+      rows.push(...(await w.run({ engine, project, api, creds, durationSeconds: duration, repeat, warmUpSeconds: WARM_UP_SECONDS })));
+    }
+    if (engine === 'postgres' && selected('scale-out')) rows.push(...(await scaleOut(project, api, creds, benchDb, projectEnv)));
   } finally {
     await project.stop();
     await benchDb.close();
@@ -158,8 +221,8 @@ async function scaleOut(first: Server, api: Api, creds: Credentials, db: ReturnT
         ...base,
         scenario: `scale-out: POST secret versions, 2 processes (${acknowledged} acknowledged, ${n} stored, ${lost} lost, ${doubled} doubled)`,
         rps: a.rps + b.rps,
-        p50: Math.max(a.p50, b.p50),
-        p99: Math.max(a.p99, b.p99),
+        p50: maxFinite([a.p50, b.p50]),
+        p99: maxFinite([a.p99, b.p99]),
         rssMb: second.peakRssMb(),
         // Stored may exceed acknowledged by the requests still in flight when the load stopped.
         errors: a.errors + b.errors + a.non2xx + b.non2xx + lost + doubled + gaps,
@@ -172,16 +235,17 @@ async function scaleOut(first: Server, api: Api, creds: Credentials, db: ReturnT
 
 function printTable(rows: Row[]): void {
   const out: string[] = [];
-  out.push(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${connections} connections, ${duration} s × ${repeat} (medians)`);
+  out.push(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; load: ${describeClient()}; ${connections} connections, ${duration} s × ${repeat} (medians)`);
   out.push('');
-  out.push('| scenario | engine | variant | req/s | p50 ms | p99 ms | peak RSS MB | vs ceiling | vs floor | errors |');
-  out.push('|---|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| scenario | engine | variant | req/s | p50 ms | p99 ms | peak RSS MB | vs ceiling | vs floor | errors | note |');
+  out.push('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of rows) {
     const ceiling = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'ceiling');
     const floor = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'floor');
     const ratio = (other?: Row) => (r.variant === 'project' && other && Number.isFinite(r.rps) ? (r.rps / other.rps).toFixed(2) : '');
     const n = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '');
-    out.push(`| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} |`);
+    // Restores and renders a second are single digits: a decimal, which a read's thousands do not need.
+    out.push(`| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps, r.rps < 100 ? 1 : 0)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} | ${r.note ?? ''} |`);
   }
   console.log(out.join('\n'));
 }
@@ -199,8 +263,10 @@ async function main(): Promise<void> {
   }
   if (opts.engine === 'postgres' || opts.engine === 'both') {
     await withPostgres(async (url) => {
+      // Installs' git repositories live here even with PostgreSQL.
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-'));
       rows.push(...(await benchEngine('postgres', { DATABASE_URL: url, WSP_DATA_DIR: dir, WSP_MASTER_KEY: masterKey })));
+      fs.rmSync(dir, { recursive: true, force: true });
     });
   }
   printTable(rows);

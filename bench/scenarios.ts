@@ -19,9 +19,17 @@ export interface Request {
   headers: Record<string, string>;
   body?: string;
   expectStatus: number;
-  perRequestHeaders?: () => Record<string, string>;
+  /** Headers whose value must differ per request (an Idempotency-Key): see LoadSpec. */
+  uniqueHeaders?: string[];
   /** Fewer connections than the default (work serialized per resource). */
   connections?: number;
+  /**
+   * Another request measured through the project alternately with this one, same connections
+   * and duration, so the row can say what this one costs next to it (a 304 next to the 200).
+   */
+  baseline?: { name: string; request: Request; target: string };
+  /** Waits, after each measured run, until the server has finished the work the run left (restores' jobs). */
+  settle?: () => Promise<void>;
 }
 
 export interface Scenario {
@@ -29,35 +37,75 @@ export interface Scenario {
   floor: string | null;
   /** Measured through the project only: a reference point for another row, not a comparison. */
   projectOnly?: boolean;
+  /**
+   * The name of a row giving the project's event-loop delay p99 (ms) during this scenario's
+   * measured runs, from its /metrics (see eventLoopP99 in bench/run.ts).
+   */
+  eventLoop?: string;
   seed(api: Api, creds: Credentials, db: BenchDb): Promise<Request>;
 }
 
+import { createHash } from 'node:crypto';
 import type { BenchDb } from './lib/db.js';
 import { ulid } from '../src/shared/ids.js';
 import { widget } from './lib/fixtures.js';
+import { bearer, installRendered, installsSettled, json, must, packageWith, type Api } from './lib/seed.js';
 
-export type Api = (method: string, path: string, headers: Record<string, string>, body?: unknown) => Promise<{ status: number; json: any }>;
+export type { Api } from './lib/seed.js';
 
-const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
-const json = { 'content-type': 'application/json' };
+/** The body of a secret version write: 1 KiB of data (also the restore storm's writers). */
+export const secretVersionBody = JSON.stringify({ data: Buffer.alloc(1024, 7).toString('base64') });
 
-async function must(res: Promise<{ status: number; json: any }>, status: number): Promise<any> {
-  const r = await res;
-  if (r.status !== status) throw new Error(`seed failed: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json;
+/**
+ * 49 API tokens besides the bootstrap one: a full first page of 50. Once per workspace (each
+ * engine bootstraps its own), since two scenarios list them (the 200 and the 304) and a
+ * second seeding would make it 99 tokens and another answer.
+ */
+const tokensSeeded = new Map<string, Promise<void>>();
+function seedApiTokens(api: Api, c: Credentials): Promise<void> {
+  let done = tokensSeeded.get(c.workspace_id);
+  if (!done) {
+    done = (async () => {
+      const session = { ...bearer(c.session_token), 'service-context': c.workspace_id, 'content-type': 'application/json' };
+      for (let i = 0; i < 49; i++) await must(api('POST', '/v1/api_tokens', session, { name: `bench-${i}` }), 201);
+    })();
+    tokensSeeded.set(c.workspace_id, done);
+  }
+  return done;
 }
+
+const apiTokensRead = (c: Credentials): Request => ({ method: 'GET', path: '/v1/api_tokens', route: '/v1/api_tokens', headers: bearer(c.api_token), expectStatus: 200 });
 
 export const scenarios: Scenario[] = [
   {
     name: 'GET /v1/api_tokens (sk_svc_, 50 items)',
     floor: 'api_tokens',
+    eventLoop: 'event-loop delay p99 under the api_tokens read load, ms',
     async seed(api, c) {
-      const session = { ...bearer(c.session_token), 'service-context': c.workspace_id, 'content-type': 'application/json' };
-      for (let i = 0; i < 49; i++) {
-        const r = await api('POST', '/v1/api_tokens', session, { name: `bench-${i}` });
-        if (r.status !== 201) throw new Error(`seed failed: ${r.status} ${JSON.stringify(r.json)}`);
-      }
-      return { method: 'GET', path: '/v1/api_tokens', route: '/v1/api_tokens', headers: bearer(c.api_token), expectStatus: 200 };
+      await seedApiTokens(api, c);
+      return apiTokensRead(c);
+    },
+  },
+  {
+    name: 'GET /v1/api_tokens with If-None-Match (304)',
+    floor: null,
+    projectOnly: true,
+    async seed(api, c, db) {
+      await seedApiTokens(api, c);
+      // The answer lists the caller's own token with its last_used_at, which the server writes
+      // at most once a minute: a run crossing that minute would (rightly) get 200s with a new
+      // ETag, and count them as errors. Pinning it a day ahead stops the touches for the run;
+      // the 200 measured alongside (baseline) reads the same rows, so both skip the same write.
+      const tokenHash = createHash('sha256').update(c.api_token).digest('hex');
+      const pinned = Math.floor(Date.now() / 1000) + 86_400;
+      await db.run('update api_tokens set last_used_at = ? where token_hash = ?', [pinned, tokenHash]);
+      const [row] = await db.all('select last_used_at from api_tokens where token_hash = ?', [tokenHash]);
+      if (Number(row?.last_used_at) !== pinned) throw new Error("seed failed: the API token's last_used_at is not pinned");
+      const read = apiTokensRead(c);
+      const first = await api('GET', read.path, read.headers);
+      const etag = first.headers.get('etag');
+      if (first.status !== 200 || !etag) throw new Error(`seed failed: GET ${read.path} ${first.status}, ETag ${etag}`);
+      return { ...read, headers: { ...read.headers, 'if-none-match': etag }, expectStatus: 304, baseline: { name: 'the 200', request: read, target: 'target ≥ 2' } };
     },
   },
   {
@@ -81,37 +129,30 @@ export const scenarios: Scenario[] = [
     floor: 'secret_version',
     async seed(api, c) {
       const secret = await must(api('POST', '/v1/secrets', { ...bearer(c.api_token), ...json }, { name: 'bench' }), 201);
-      const body = JSON.stringify({ data: Buffer.alloc(1024, 7).toString('base64') });
-      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body, expectStatus: 201 };
+      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body: secretVersionBody, expectStatus: 201 };
     },
   },
   {
-    name: 'POST /v1/installs/{id}:restore (commits/s, a figure for the record)',
+    // One client restoring in a loop (each restore is a commit on the install's branch, made
+    // under the install's lock): req/s is restores a second, the latency of one. Other writers
+    // during restores on many installs: the restore storm (bench/install-workloads.ts).
+    name: 'POST /v1/installs/{id}:restore (sequential, one install)',
     floor: null,
+    projectOnly: true,
     async seed(api, c) {
       const h = { ...bearer(c.api_token), ...json };
-      const pkg = await must(api('POST', '/v1/packages', h, { name: 'bench-pkg' }), 201);
-      const files = { 'app/config.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': '# {{name}}\n' };
-      const v1 = await must(api('POST', `/v1/packages/${pkg.id}/versions`, h, { semver: '1.0.0', files }), 201);
-      const inst = await must(api('POST', '/v1/installs', h, { name: 'bench', package_id: pkg.id, version_id: v1.id, values: { replicas: 2, name: 'bench' } }), 201);
-      let render: any;
-      for (let i = 0; i < 200; i++) {
-        const renders = await must(api('GET', `/v1/installs/${inst.id}/renders`, h), 200);
-        render = renders.data.find((r: any) => r.state === 'succeeded');
-        if (render) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      if (!render) throw new Error('the first render did not succeed');
-      let n = 0;
+      const pkg = await packageWith(api, h, 'bench-pkg', { 'app/config.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': '# {{name}}\n' });
+      const inst = await installRendered(api, h, pkg, 'bench', { replicas: 2, name: 'bench' });
       return {
         method: 'POST',
         path: `/v1/installs/${inst.id}:restore`,
         route: '/v1/installs/:id',
         headers: { ...h, 'if-match': '*' },
-        body: JSON.stringify({ render_id: render.id }),
+        body: JSON.stringify({ render_id: inst.renderId }),
         expectStatus: 200,
-        perRequestHeaders: () => ({ 'idempotency-key': `bench-${process.pid}-${n++}` }),
-        connections: 4,
+        uniqueHeaders: ['idempotency-key'],
+        connections: 1,
+        settle: () => installsSettled(api, h, [inst.id]),
       };
     },
   },
