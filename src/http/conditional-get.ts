@@ -23,7 +23,9 @@ export function conditionalGets(app: FastifyInstance<any, any, any, any, any>): 
     reply.code(304);
     reply.removeHeader('content-type');
     reply.removeHeader('content-length');
-    return '';
+    // No payload at all: an empty string would be sent with Content-Length: 0, which a 304 must
+    // not claim (RFC 9110 §8.6: it would be the length of the 200 it stands for).
+    return null;
   });
 }
 

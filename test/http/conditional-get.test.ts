@@ -28,6 +28,7 @@ test('a list: an ETag on the 200; If-None-Match with it is 304 with no body; aft
   assert.equal(same.body, '');
   assert.equal(same.headers.etag, etag);
   assert.equal(same.headers['content-type'], undefined);
+  assert.equal(same.headers['content-length'], undefined, 'a 304 claims no length');
   assert.equal((await get('/v1/secrets', { 'if-none-match': `"other", ${etag}` })).statusCode, 304, 'one of a list');
   assert.equal((await get('/v1/secrets', { 'if-none-match': etag.slice(2) })).statusCode, 304, 'compared weakly');
 

@@ -42,7 +42,7 @@ test('api_tokens: a 304 reads the version, not the page; each change of the list
   const tag = first.headers.etag as string;
   assert.match(tag, /^W\/"[A-Za-z0-9_-]{27}"$/);
   const again = await pageReads(tokenStore, () => get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId, 'if-none-match': tag }));
-  assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag, again.reads], [304, '', tag, 0]);
+  assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag, again.result.headers['content-length'], again.reads], [304, '', tag, undefined, 0]);
 
   const unchanged = async (t: string) => (await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId, 'if-none-match': t })).statusCode === 304;
   const currentTag = async () => (await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId })).headers.etag as string;
