@@ -3,7 +3,7 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
 import { PreSerialized } from '../shared/pre-serialized.js';
 
-type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?: FastifyValidationResult['errors']; schemaEnv?: unknown };
+export type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?: FastifyValidationResult['errors']; schemaEnv?: unknown };
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 type FastifyValidationResult = ReturnType<FastifySchemaCompiler<any>>;
 type Serializer = (data: unknown) => string;
@@ -29,23 +29,9 @@ export class LazyCompilation {
 
   private validators(compiler: FastifySchemaCompiler<any>): FastifySchemaCompiler<any> {
     return (route) => {
-      let compiled: Validator | undefined;
-      const compile = (): Validator => {
-        if (!compiled) {
-          compiled = compiler(route) as unknown as Validator;
-          this.pending.delete(compile);
-        }
-        return compiled;
-      };
+      const validate = compiledWhenFirstUsed(() => compiler(route) as unknown as Validator, () => this.pending.delete(compile));
+      const compile = () => validate.compile();
       this.pending.add(compile);
-      const validate: Validator = (data, ctx) => {
-        const inner = compile();
-        const valid = inner(data, ctx);
-        validate.errors = inner.errors;
-        return valid;
-      };
-      // Fastify hands ajv the parent object (so defaults reach the part itself) only when set.
-      validate.schemaEnv = true;
       return validate as FastifyValidationResult;
     };
   }
@@ -77,4 +63,29 @@ export class LazyCompilation {
       await yieldToRequests();
     }
   }
+}
+
+/**
+ * A validator compiled on its first call (`compile()` compiles it sooner), for the routes that
+ * bring their own validator compiler past the app's lazy one (the git routes').
+ */
+export function compiledWhenFirstUsed(compile: () => Validator, onCompiled: () => void = () => {}): Validator & { compile(): Validator } {
+  let compiled: Validator | undefined;
+  const get = (): Validator => {
+    if (!compiled) {
+      compiled = compile();
+      onCompiled();
+    }
+    return compiled;
+  };
+  const validate = ((data: unknown, ctx?: unknown) => {
+    const inner = get();
+    const valid = inner(data, ctx);
+    validate.errors = inner.errors;
+    return valid;
+  }) as Validator & { compile(): Validator };
+  validate.compile = get;
+  // Fastify hands ajv the parent object (so defaults reach the part itself) only when set.
+  validate.schemaEnv = true;
+  return validate;
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './fastify-types.js';
 
 /** Request counts and latency by route, in a registry of this app's own (tests build many apps). */
@@ -17,6 +17,14 @@ export function installMetrics(app: App, processMetrics: boolean): Registry {
     labelNames: ['method', 'route'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
+  });
+  new Gauge({
+    name: 'wsp_route_schemas_pending',
+    help: 'Route schemas not compiled yet: they compile once the server listens (or on first use), then this is 0',
+    registers: [registry],
+    collect() {
+      this.set(app.schemaCompilation.waiting);
+    },
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.is404 ? 'unmatched' : request.routeOptions.url ?? 'unmatched';

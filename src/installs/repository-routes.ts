@@ -4,6 +4,7 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { workspaceCtx } from '../http/context.js';
 import { validatorCompiler } from '../http/validation.js';
+import { compiledWhenFirstUsed, type Validator } from '../http/lazy-compilation.js';
 import { UPLOAD_PACK_ADVERTISEMENT, UPLOAD_PACK_REQUEST, UPLOAD_PACK_RESULT, UPLOAD_PACK_TIMEOUT_MS } from '../git/smart-http.js';
 import { DEFAULT_FETCH_SLOT_LIMITS } from '../git/fetch-slots.js';
 import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRepository, RenderFiles } from './schemas.js';
@@ -22,7 +23,8 @@ const CREDENTIALS =
 const GIT_SECURITY: { [scheme: string]: string[] }[] = [{ bearer: [] }, { basic: [] }];
 
 /** git's bytes are checked by the route's hooks and by git, not by the JSON validator (a Buffer is not a JSON string). */
-const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) => (route.httpPart === 'body' ? () => true : validatorCompiler(route));
+const gitBodyValidator: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : (compiledWhenFirstUsed(() => validatorCompiler(route) as Validator) as ReturnType<FastifySchemaCompiler<unknown>>);
 
 const gitHeaders = Type.Object({ ...requestHeaders().properties, 'git-protocol': GitProtocolHeader });
 

@@ -42,6 +42,12 @@ test('/metrics: Prometheus text with request counts and a latency histogram labe
   assert.match(text, /route="unmatched"/);
   assert.ok(!text.includes(s.workspaceId), 'no ids in labels');
   assert.ok(!text.includes('ws_12345'), 'unmatched URLs are not labels');
+  // The test app never warms its schemas: some wait, until warm() has compiled them all.
+  const pending = () => Number(/^wsp_route_schemas_pending (\d+)$/m.exec(text)![1]);
+  assert.ok(pending() > 0);
+  await h.app.schemaCompilation.warm();
+  const after = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
+  assert.match(after, /^wsp_route_schemas_pending 0$/m);
 });
 
 test('/v1/openapi.json and /docs need no credential; /docs is an HTML page', async () => {
