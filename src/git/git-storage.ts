@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
@@ -14,7 +15,11 @@ const MAIN = 'refs/heads/main';
 const BLOB_WRITERS = 4;
 const IDENTITY = 'Workspace Platform <renders@workspace-platform.invalid>';
 /** Commits looked at in-process before `git merge-base` takes over. */
-const ANCESTRY_WALK_LIMIT = 64;
+const ANCESTRY_WALK_LIMIT = 1000;
+/** Parsed commits kept in memory (a few hundred bytes each), oldest forgotten first. */
+const COMMITS_REMEMBERED = 10_000;
+
+type Commit = ReturnType<typeof parseCommit>;
 
 /**
  * Settings of every repository made here. `core.fsync=committed` makes git fsync objects and
@@ -41,6 +46,12 @@ interface DirEntry {
  * gc packed, packs, and serves clones.
  */
 export class GitStorage implements RepositoryStorage {
+  /**
+   * Commits already parsed, by repository and id: a commit never changes, and landing a queue of
+   * restores walks the same recent history once per restore.
+   */
+  private readonly commits = new Map<string, Commit>();
+
   constructor(private readonly root: string) {}
 
   /** The repository's directory: `<root>/<id>.git`. */
@@ -185,7 +196,11 @@ export class GitStorage implements RepositoryStorage {
 
   async commit(repoId: string, c: NewCommit): Promise<string> {
     const fields = { tree: assertSha(c.tree), parent: c.parent ? assertSha(c.parent) : null, identity: IDENTITY, timeSeconds: c.timeSeconds, message: c.message };
-    return writeObject(this.pathOf(repoId), 'commit', encodeCommit(fields));
+    const gitDir = this.pathOf(repoId);
+    const bytes = encodeCommit(fields);
+    const sha = await writeObject(gitDir, 'commit', bytes);
+    this.remember(gitDir, sha, parseCommit(bytes));
+    return sha;
   }
 
   async commitMessage(repoId: string, commit: string): Promise<string> {
@@ -196,15 +211,31 @@ export class GitStorage implements RepositoryStorage {
     return (await this.readCommit(repoId, commit)).parents[0] ?? null;
   }
 
-  private async readCommit(repoId: string, commit: string): Promise<ReturnType<typeof parseCommit>> {
+  private async readCommit(repoId: string, commit: string): Promise<Commit> {
     const gitDir = this.pathOf(repoId);
-    const loose = await readLooseObject(gitDir, assertSha(commit));
-    if (loose && loose.type !== 'commit') throw new GitError(`${commit} is a ${loose.type}, not a commit`, null, '');
-    return parseCommit(loose ? loose.content : await git(['cat-file', 'commit', commit], { gitDir }));
+    const known = await this.looseCommit(gitDir, assertSha(commit));
+    return known ?? this.remember(gitDir, commit, parseCommit(await git(['cat-file', 'commit', commit], { gitDir })));
+  }
+
+  /** A commit read before (objects never change), or a loose one; null when only a pack has it. */
+  private async looseCommit(gitDir: string, sha: string): Promise<Commit | null> {
+    const known = this.commits.get(`${gitDir}\0${sha}`);
+    if (known) return known;
+    const loose = await readLooseObject(gitDir, sha);
+    if (!loose) return null;
+    if (loose.type !== 'commit') throw new GitError(`${sha} is a ${loose.type}, not a commit`, null, '');
+    return this.remember(gitDir, sha, parseCommit(loose.content));
+  }
+
+  private remember(gitDir: string, sha: string, commit: Commit): Commit {
+    if (this.commits.size >= COMMITS_REMEMBERED) this.commits.delete(this.commits.keys().next().value!);
+    this.commits.set(`${gitDir}\0${sha}`, commit);
+    return commit;
   }
 
   async head(repoId: string): Promise<string | null> {
-    if (!(await this.exists(repoId))) throw new GitError(`repository ${repoId} does not exist`, null, '');
+    // Synchronous, as the reads of src/git/refs.ts: a stat is cheaper than a thread of the pool.
+    if (!statSync(path.join(this.pathOf(repoId), 'HEAD'), { throwIfNoEntry: false })?.isFile()) throw new GitError(`repository ${repoId} does not exist`, null, '');
     return readMain(this.pathOf(repoId));
   }
 
@@ -225,8 +256,9 @@ export class GitStorage implements RepositoryStorage {
   }
 
   /**
-   * Walks parents from `descendant` through loose commits (a few steps in practice: a commit
-   * checked right after it was made); a packed commit or a long walk is left to git.
+   * Walks parents from `descendant` through remembered and loose commits (a few steps in
+   * practice: a commit checked soon after it was made); a packed commit or a long walk is left
+   * to git.
    */
   async isAncestor(repoId: string, ancestor: string, descendant: string): Promise<boolean> {
     const gitDir = this.pathOf(repoId);
@@ -237,9 +269,9 @@ export class GitStorage implements RepositoryStorage {
       if (sha === assertSha(ancestor)) return true;
       if (seen.has(sha)) continue;
       seen.add(sha);
-      const loose = await readLooseObject(gitDir, sha);
-      if (!loose) return this.isAncestorWithGit(gitDir, ancestor, descendant);
-      queue.push(...parseCommit(loose.content).parents);
+      const commit = await this.looseCommit(gitDir, sha);
+      if (!commit) return this.isAncestorWithGit(gitDir, ancestor, descendant);
+      queue.push(...commit.parents);
     }
     return queue.length === 0 ? false : this.isAncestorWithGit(gitDir, ancestor, descendant);
   }

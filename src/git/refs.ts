@@ -1,4 +1,5 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 
 /**
@@ -10,7 +11,10 @@ import path from 'node:path';
  * - a move takes `refs/heads/main.lock` exclusively (O_EXCL, as git does), checks the current
  *   value under it, writes and fsyncs the new one into the lock, appends the reflog line and
  *   renames the lock over the ref.
+ * Synchronous but for the fsync, as in src/git/objects.ts (a thread of the pool cost more than
+ * each of these small calls).
  */
+const fsync = promisify(fs.fsync);
 const MAIN = 'refs/heads/main';
 const ZERO_SHA = '0'.repeat(40);
 const SHA_RE = /^[0-9a-f]{40}$/;
@@ -19,13 +23,13 @@ export class RefLockedError extends Error {}
 
 export async function readMain(gitDir: string): Promise<string | null> {
   try {
-    return checked((await fs.readFile(path.join(gitDir, MAIN), 'latin1')).trim());
+    return checked(fs.readFileSync(path.join(gitDir, MAIN), 'latin1').trim());
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   let packed: string;
   try {
-    packed = await fs.readFile(path.join(gitDir, 'packed-refs'), 'latin1');
+    packed = fs.readFileSync(path.join(gitDir, 'packed-refs'), 'latin1');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -48,32 +52,34 @@ function checked(value: string): string {
 export async function compareAndSwapMain(gitDir: string, next: string, expected: string | null, reflog: { identity: string; message: string }): Promise<boolean> {
   const ref = path.join(gitDir, MAIN);
   const lock = `${ref}.lock`;
-  const handle = await takeLock(lock);
+  const fd = await takeLock(lock);
+  let closed = false;
   let renamed = false;
   try {
     if ((await readMain(gitDir)) !== expected) return false;
-    await handle.writeFile(`${next}\n`);
-    await handle.sync();
-    await handle.close();
+    fs.writeFileSync(fd, `${next}\n`);
+    await fsync(fd);
+    fs.closeSync(fd);
+    closed = true;
     const logFile = path.join(gitDir, 'logs', MAIN);
-    await fs.mkdir(path.dirname(logFile), { recursive: true });
-    await fs.appendFile(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
-    await fs.rename(lock, ref);
+    fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    fs.appendFileSync(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
+    fs.renameSync(lock, ref);
     renamed = true;
     return true;
   } finally {
-    await handle.close().catch(() => {});
-    if (!renamed) await fs.rm(lock, { force: true });
+    if (!closed) fs.closeSync(fd);
+    if (!renamed) fs.rmSync(lock, { force: true });
   }
 }
 
 const LOCK_WAIT_MS = 100;
 
-async function takeLock(lock: string): Promise<fs.FileHandle> {
+async function takeLock(lock: string): Promise<number> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      return await fs.open(lock, 'wx', 0o644);
+      return fs.openSync(lock, 'wx', 0o644);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       if (Date.now() >= deadline) throw new RefLockedError(`${lock} is held by another writer`);

@@ -207,6 +207,22 @@ describe('git repository storage', () => {
     assert.equal(gitProcessesStarted() - before, 0);
   });
 
+  test('ancestry over a long history of loose commits is walked in-process, and stays right', async () => {
+    const id = await freshRepo();
+    const tree = await repos.writeTree(id, [{ path: 'f', content: Buffer.from('x') }]);
+    const chain: string[] = [];
+    for (let i = 0; i < 150; i++) chain.push(await repos.commit(id, { tree, parent: chain[i - 1] ?? null, message: `${i}\n`, timeSeconds: i }));
+    const stray = await repos.commit(id, { tree, parent: chain[10]!, message: 'stray\n', timeSeconds: 1 });
+    const before = gitProcessesStarted();
+    assert.equal(await repos.isAncestor(id, chain[0]!, chain[149]!), true);
+    assert.equal(await repos.isAncestor(id, chain[149]!, chain[0]!), false);
+    assert.equal(await repos.isAncestor(id, stray, chain[149]!), false, 'a side branch is not in the history');
+    assert.equal(await repos.isAncestor(id, chain[10]!, stray), true);
+    assert.equal(gitProcessesStarted() - before, 0);
+    git(id, 'update-ref', 'refs/heads/main', chain[149]!);
+    assert.equal(git(id, 'merge-base', '--is-ancestor', chain[0]!, chain[149]!), '', 'git agrees');
+  });
+
   test('head of a repository that does not exist is an error, not an unborn branch', async () => {
     await assert.rejects(repos.head(nextId()));
   });
