@@ -14,6 +14,7 @@ import { OP_INSTALL_RESTORE, RENDER_RESTORE, type RenderJob } from './job-kinds.
 import { installStore } from './store.js';
 import { supersedeQueued } from './render-queue.js';
 import { toRestoredInstall } from './representation.js';
+import { Slots } from '../shared/slots.js';
 import type { InstallServiceDeps } from './service.js';
 
 /**
@@ -43,8 +44,19 @@ export function createRestoreService(deps: InstallServiceDeps) {
     return source;
   }
 
+  /**
+   * A restore costs milliseconds of this process's one thread (git objects, a transaction, the
+   * branch move): one at a time keeps a burst of them from starving every other request. Eight
+   * clients restoring at once tripled the p99 of other writers; two at a time, 2.2×; one, 1.6×
+   * (docs/benchmarks.md, the restore storm).
+   */
+  const slots = new Slots(RESTORES_AT_ONCE);
+
   return {
-    async restore(ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) {
+    restore: (ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) => slots.run(() => restore(ctx, rawInstallId, rawRenderId, ifMatch)),
+  };
+
+  async function restore(ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) {
       const found = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawInstallId));
       if (!found) throw notFound('install');
       const source = await restorable(ctx, found, rawRenderId);
@@ -116,8 +128,9 @@ export function createRestoreService(deps: InstallServiceDeps) {
         log.warn({ err, installId: render.install_id, renderId: render.id }, 'restore commit not on main yet; its job lands it');
       }
       return answer;
-    },
-  };
+  }
 }
+
+const RESTORES_AT_ONCE = 1;
 
 export type RestoreService = ReturnType<typeof createRestoreService>;

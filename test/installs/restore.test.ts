@@ -237,6 +237,30 @@ describe('POST /v1/installs/{id}:restore', () => {
     f.git(install.id, 'fsck', '--strict');
   });
 
+  test('restores run one at a time in a process, so a burst of them leaves room for every other request', async () => {
+    const a = await twoRenders();
+    const b = await twoRenders();
+    const original = GitStorage.prototype.commit;
+    let inside = 0;
+    let most = 0;
+    GitStorage.prototype.commit = async function (this: GitStorage, repoId, c) {
+      most = Math.max(most, ++inside);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return await original.call(this, repoId, c);
+      } finally {
+        inside--;
+      }
+    };
+    try {
+      const answers = await Promise.all([f.restore(a.install.id, a.first.id, a.install.etag), f.restore(b.install.id, b.first.id, b.install.etag)]);
+      assert.deepEqual(answers.map((r) => r.statusCode), [200, 200]);
+    } finally {
+      GitStorage.prototype.commit = original;
+    }
+    assert.equal(most, 1);
+  });
+
   test('a render made after a restore that is not on main yet lands the restore first, then builds on it', async () => {
     const { install, first, second } = await twoRenders();
     const lock = path.join(f.repoPath(install.id), 'refs', 'heads', 'main.lock');

@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Slots } from '../../src/shared/slots.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+test('at most `size` at once, the rest in arrival order; a failure frees its slot', async () => {
+  const slots = new Slots(2);
+  let running = 0;
+  let most = 0;
+  const order: number[] = [];
+  const work = (i: number, fail = false) =>
+    slots.run(async () => {
+      running++;
+      most = Math.max(most, running);
+      order.push(i);
+      for (let k = 0; k < 3; k++) await tick();
+      running--;
+      if (fail) throw new Error(`work ${i} failed`);
+      return i;
+    });
+  const results = await Promise.allSettled([work(0), work(1, true), work(2), work(3), work(4)]);
+  assert.equal(most, 2);
+  assert.deepEqual(order, [0, 1, 2, 3, 4]);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.equal(await work(5), 5, 'every slot came back');
+});
+
+test('one slot: the work of each waits for the one before', async () => {
+  const slots = new Slots(1);
+  const log: string[] = [];
+  await Promise.all(
+    ['a', 'b', 'c'].map((x) =>
+      slots.run(async () => {
+        log.push(`${x}+`);
+        await tick();
+        log.push(`${x}-`);
+      }),
+    ),
+  );
+  assert.deepEqual(log, ['a+', 'a-', 'b+', 'b-', 'c+', 'c-']);
+});
