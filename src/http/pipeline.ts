@@ -16,6 +16,7 @@ import type { App } from './fastify-types.js';
 import type { RequestOrigin } from '../events/record.js';
 import { cookieValue, sameSecret, SESSION_COOKIE } from './cookies.js';
 
+const ENCODED_COLON = /%3a/i;
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'DELETE', 'PUT']);
 /** Response headers worth replaying with a stored idempotent response. */
 const REPLAYED_HEADERS = ['content-type', 'etag', 'location'];
@@ -252,6 +253,13 @@ export function installNotFound(app: App): void {
       set.add(m);
       methodsByPath.set(route.url, set);
     }
+  });
+  // A custom method is named by a literal colon (`/installs/{id}:restore`). A percent-encoded one
+  // is data (RFC 3986 §2.2: a reserved character encoded is not its delimiter), and no id of this
+  // API contains a colon: such a path names nothing, whatever route its decoded form would match.
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    if (ENCODED_COLON.test(path)) return sendError(request, reply, new ApiError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}: an encoded colon (%3A) is never a custom method's ':'` }));
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';

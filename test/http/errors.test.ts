@@ -256,3 +256,27 @@ describe('requests the HTTP parser refuses, over a real socket', () => {
     assert.equal(res.status, 200);
   });
 });
+
+test('an encoded colon (%3A) never names a custom method: 404 7000, before credentials, whatever its decoded form would match', async () => {
+  const made = await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(s.apiToken), payload: { name: 'colon' } });
+  assert.equal(made.statusCode, 201);
+  for (const [method, url] of [
+    ['POST', '/v1/installs/inst_01abc%3Arestore'],
+    ['POST', '/v1/installs/inst_01abc%3arestore'],
+    ['POST', '/v1/machines/mch_01abc%3Asuspend'],
+    ['GET', `/v1/secrets/${made.json().id}%3Ax`],
+  ] as const) {
+    for (const headers of [as(s.apiToken, undefined, { 'if-match': '*', 'idempotency-key': `k-${url}` }), {}]) {
+      const res = await h.app.inject({ method, url, headers, ...(method === 'POST' ? { payload: {} } : {}) });
+      assert.equal(res.statusCode, 404, `${method} ${url}: ${res.body}`);
+      assert.equal(firstError(res.json()).code, 7000);
+      assert.match(firstError(res.json()).message, /encoded colon/);
+    }
+  }
+  // In the query it is data as ever.
+  assert.equal((await h.app.inject({ method: 'GET', url: '/v1/secrets?limit=5&x=%3A', headers: as(s.apiToken) })).statusCode, 422, 'an unknown query parameter, not a route error');
+  // The literal colon still names the method.
+  const literal = await h.app.inject({ method: 'POST', url: '/v1/installs/inst_01abc:restore', headers: as(s.apiToken, undefined, { 'if-match': '*', 'idempotency-key': 'k-literal' }), payload: { render_id: 'rnd_01abc' } });
+  assert.equal(literal.statusCode, 404);
+  assert.equal(firstError(literal.json()).code, 7002, 'the restore route ran: the install does not exist');
+});
