@@ -247,9 +247,9 @@ export class GitStorage implements RepositoryStorage {
       if (!(err instanceof RefLockedError)) throw err;
       // A lock left by a writer that died holding it (the machine or container killed in the
       // middle of a move) is never removed by git, and would fail every later render of the
-      // install. A ref lock is held for milliseconds: one older than a minute is stale. (Writers of
+      // install. A ref lock is held for under a millisecond: one older than ten seconds is stale. (Writers of
       // one repository also hold its install's row lock, so no two of them meet a stale lock at once.)
-      if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`))) return this.advanceMain(repoId, next, expected);
+      if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`), REF_LOCK_STALE_MS)) return this.advanceMain(repoId, next, expected);
       // Otherwise another writer holds it: it is moving main.
       return false;
     }
@@ -323,12 +323,17 @@ async function removeAbandonedTemps(root: string, repoId: string): Promise<void>
 
 /** A lock file untouched for this long belongs to no live writer. */
 const STALE_LOCK_MS = 60_000;
+/**
+ * The ref lock is held for well under a millisecond (src/git/refs.ts moves main without waiting
+ * on anything): one ten seconds old was left by a process killed while holding it.
+ */
+const REF_LOCK_STALE_MS = 10_000;
 
-/** Removes a lock file older than STALE_LOCK_MS; true only when it did. */
-async function removeStaleLock(lock: string): Promise<boolean> {
+/** Removes a lock file older than `staleMs`; true only when it did. */
+async function removeStaleLock(lock: string, staleMs: number): Promise<boolean> {
   try {
     const { mtimeMs } = await fs.stat(lock);
-    if (Date.now() - mtimeMs < STALE_LOCK_MS) return false;
+    if (Date.now() - mtimeMs < staleMs) return false;
     await fs.unlink(lock);
     return true;
   } catch (err) {

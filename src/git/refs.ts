@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { promisify } from 'node:util';
 import path from 'node:path';
 
 /**
@@ -11,10 +10,9 @@ import path from 'node:path';
  * - a move takes `refs/heads/main.lock` exclusively (O_EXCL, as git does), checks the current
  *   value under it, writes and fsyncs the new one into the lock, appends the reflog line and
  *   renames the lock over the ref.
- * Synchronous but for the fsync, as in src/git/objects.ts (a thread of the pool cost more than
- * each of these small calls).
+ * Synchronous, fsync included: a thread of the pool cost more than each of these small calls
+ * (src/git/objects.ts), and nothing may wait while the lock is held.
  */
-const fsync = promisify(fs.fsync);
 const MAIN = 'refs/heads/main';
 const ZERO_SHA = '0'.repeat(40);
 const SHA_RE = /^[0-9a-f]{40}$/;
@@ -58,7 +56,9 @@ export async function compareAndSwapMain(gitDir: string, next: string, expected:
   try {
     if ((await readMain(gitDir)) !== expected) return false;
     fs.writeFileSync(fd, `${next}\n`);
-    await fsync(fd);
+    // Synchronous, as all between taking the lock and renaming it: a process killed (kill -9)
+    // while it held the lock leaves it behind, so the lock is held for as short a time as can be.
+    fs.fsyncSync(fd);
     fs.closeSync(fd);
     closed = true;
     const logFile = path.join(gitDir, 'logs', MAIN);
