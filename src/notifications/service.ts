@@ -7,8 +7,11 @@ import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { pageByIdAsJson } from '../shared/cursor.js';
-import { notificationStore } from './store.js';
+import { notificationListName, notificationStore } from './store.js';
 import type { ListNotificationsQuery, Notification } from './schemas.js';
+
+/** The list_versions name of this list (src/http/list-versions.ts). */
+export { notificationListName };
 
 export type Severity = 'info' | 'warning' | 'critical';
 
@@ -65,7 +68,7 @@ export function createNotificationService({ db, clock, cursors, events }: Pick<S
       const userId = callerUserId(ctx);
       const unreadOnly = query.unread === 'true';
       const limit = query.limit;
-      return pageByIdAsJson<Notification>(cursors, `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`, { limit, cursor: query.cursor }, (after, take) =>
+      return pageByIdAsJson<Notification>(cursors, `notifications:${userId}:${unreadOnly ? 'unread' : 'all'}`, { limit, cursor: query.cursor }, notificationListName(userId), (after, take) =>
         notificationStore.page(db, userId, unreadOnly, take, after),
       );
     },

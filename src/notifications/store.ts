@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB, NotificationsTable } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
-import { jsonObject, type JsonField } from '../db/json-rows.js';
+import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
+import type { JsonPageRow } from '../shared/cursor.js';
 import type { Notification } from './schemas.js';
 
 /** Notification (the API's shape) as the database writes it. */
@@ -23,10 +24,13 @@ function listed(db: Kysely<DB>, userId: string, unreadOnly: boolean) {
   return unreadOnly ? q.where('read_at', 'is', null) : q;
 }
 
-// A statement per shape, compiled once (prepared.ts): all or unread, first page or after a cursor.
+/** The name of a user's notification list in list_versions (migration 0018's triggers write it). */
+export const notificationListName = (userId: string) => `notifications:${userId}`;
+
+// A statement per shape, compiled once (src/db/json-rows.ts): all or unread, first page or after a cursor.
 const shapes = (unreadOnly: boolean) => ({
-  first: prepared((db, userId: string, limit: number) => listed(db, userId, unreadOnly).orderBy('id', 'desc').limit(limit)),
-  after: prepared((db, userId: string, beforeId: string, limit: number) => listed(db, userId, unreadOnly).where('id', '<', beforeId).orderBy('id', 'desc').limit(limit)),
+  first: preparedJsonPage((db, userId: string, take: number) => listed(db, userId, unreadOnly).orderBy('id', 'desc').limit(take)),
+  after: preparedJsonPage((db, userId: string, beforeId: string, take: number) => listed(db, userId, unreadOnly).where('id', '<', beforeId).orderBy('id', 'desc').limit(take)),
 });
 const PAGES = { all: shapes(false), unread: shapes(true) };
 
@@ -42,10 +46,11 @@ export const notificationStore = {
     return Number(res.numInsertedOrUpdatedRows ?? 0);
   },
 
-  /** A user's notifications, newest first (ids are time-ordered), keyset after `beforeId`; each row as its JSON. */
-  page: (db: Kysely<DB>, userId: string, unreadOnly: boolean, limit: number, beforeId: string | null) => {
+  /** A user's notifications, newest first (ids are time-ordered), keyset after `beforeId`: `take` at most, as one JSON page row. */
+  page: (db: Kysely<DB>, userId: string, unreadOnly: boolean, take: number, beforeId: string | null): Promise<JsonPageRow> => {
     const shape = PAGES[unreadOnly ? 'unread' : 'all'];
-    return beforeId ? shape.after.all(db, userId, beforeId, limit) : shape.first.all(db, userId, limit);
+    const list = notificationListName(userId);
+    return beforeId ? shape.after(db, list, take, userId, beforeId) : shape.first(db, list, take, userId);
   },
 
   /** Sets read_at once, and only on the user's own notification. */

@@ -1,6 +1,6 @@
 import { hmacSha256, safeEqual } from './crypto.js';
 import { ApiError } from './errors.js';
-import { preSerialized } from './pre-serialized.js';
+import { PreSerialized } from './pre-serialized.js';
 
 const SIG_BYTES = 16;
 const SIG_CHARS = 22; // base64url of 16 bytes, unpadded
@@ -91,16 +91,34 @@ export function pageBySeq<Row, Item>(cursors: CursorCodec, list: string, page: {
   return keysetPage(cursors, list, page, fetch, seqOf, toItem);
 }
 
+/** A keyset page of JSON rows as the database answers it: one row, whatever the page's size. */
+export interface JsonPageRow {
+  /** The shown rows' JSON objects, in the list's order, joined by commas ('' for none). */
+  items: string | null;
+  /** Rows read: the page's size plus one when another page follows. */
+  rows: number | string;
+  /** The key of the last row shown, which the next cursor continues after. */
+  last_id: string | null;
+  /** The list's version (migration 0018) read in the same statement, for the answer's ETag. */
+  version: number | string | null;
+}
+
 /**
- * A page by id whose items the database wrote as JSON (`json`: one item's object, src/db/
- * json-rows.ts): the answer is joined from those strings, never parsed or built as objects.
+ * A page by id whose items the database wrote and joined as JSON, in one row (`jsonPage`, src/db/
+ * json-rows.ts): the answer is assembled from that text, never parsed or built as objects, and
+ * carries the list's version read in the same statement (src/http/list-versions.ts makes its ETag).
  */
 export async function pageByIdAsJson<Item>(
   cursors: CursorCodec,
   list: string,
   page: { limit: number; cursor: string | undefined },
-  fetch: Fetch<{ id: string; json: string }, string>,
+  versionedList: string,
+  fetch: (after: string | null, take: number) => Promise<JsonPageRow>,
 ): Promise<Page<Item>> {
-  const { shown, hasMore, next } = await keysetRows(cursors, list, page, fetch, (r) => r.id);
-  return preSerialized(`{"data":[${shown.map((r) => r.json).join(',')}],"has_more":${hasMore},"next_cursor":${JSON.stringify(next)}}`);
+  const after = page.cursor ? (cursors.decode(list, page.cursor)[0] as string) : null;
+  const row = await fetch(after, page.limit + 1);
+  const hasMore = Number(row.rows) > page.limit;
+  const next = hasMore && row.last_id !== null ? cursors.encode(list, [row.last_id]) : null;
+  const json = `{"data":[${row.items ?? ''}],"has_more":${hasMore},"next_cursor":${JSON.stringify(next)}}`;
+  return new PreSerialized(json, { list: versionedList, version: Number(row.version ?? 0) }) as unknown as Page<Item>;
 }

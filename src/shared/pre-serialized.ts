@@ -4,7 +4,11 @@
  * the response schema; tests hold each such answer to that schema and to the object it replaces.
  */
 export class PreSerialized {
-  constructor(readonly json: string) {}
+  constructor(
+    readonly json: string,
+    /** A versioned list's page: the version it was read at (src/http/list-versions.ts tags it). */
+    readonly listVersion?: { list: string; version: number },
+  ) {}
 
   /** What it stands for, where something other than the route's serializer reads it. */
   toJSON(): unknown {

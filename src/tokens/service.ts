@@ -9,9 +9,12 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import type { Quotas } from '../quotas/limits.js';
 import { pageByIdAsJson, type CursorCodec } from '../shared/cursor.js';
-import { tokenStore } from './store.js';
+import { tokenListName, tokenStore } from './store.js';
 import type { CreateTokenBody, ListedToken } from './schemas.js';
 import { parseStoredScopes, storedScopes, type TokenScope } from '../auth/scopes.js';
+
+/** The list_versions name of this list (src/http/list-versions.ts). */
+export { tokenListName };
 
 export interface TokenServiceDeps {
   db: Kysely<DB>;
@@ -102,7 +105,7 @@ export function createTokenService({ db, clock, cursors, config, events }: Token
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageByIdAsJson<ListedToken>(cursors, `api_tokens:${ctx.workspaceId}`, { limit, cursor }, (after, take) => tokenStore.page(db, ctx.workspaceId, take, after));
+      return pageByIdAsJson<ListedToken>(cursors, `api_tokens:${ctx.workspaceId}`, { limit, cursor }, tokenListName(ctx.workspaceId), (after, take) => tokenStore.page(db, ctx.workspaceId, take, after));
     },
 
     async revoke(ctx: WorkspaceContext, rawId: string) {

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ApiTokensTable, DB } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
-import { jsonObject, type JsonField } from '../db/json-rows.js';
+import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
+import type { JsonPageRow } from '../shared/cursor.js';
 import { TOKEN_SCOPES } from '../auth/scope-schemas.js';
 import type { ListedToken } from './schemas.js';
 
@@ -19,11 +20,14 @@ const LISTED_JSON: Record<keyof ListedToken, JsonField> = {
   scopes: { words: 'scopes', whenNull: TOKEN_SCOPES },
 };
 
-// A statement per shape, compiled once (prepared.ts): the first page, and a page after a cursor.
+/** The name of a workspace's token list in list_versions (migration 0018's triggers write it). */
+export const tokenListName = (workspaceId: string) => `api_tokens:${workspaceId}`;
+
+// A statement per shape, compiled once (src/db/json-rows.ts): the first page, and a page after a cursor.
 const listed = (db: Kysely<DB>, workspaceId: string) =>
   db.selectFrom('api_tokens').select(['id', jsonObject(db, LISTED_JSON).as('json')]).where('workspace_id', '=', workspaceId);
-const firstPage = prepared((db, workspaceId: string, limit: number) => listed(db, workspaceId).orderBy('id', 'desc').limit(limit));
-const pageAfter = prepared((db, workspaceId: string, beforeId: string, limit: number) => listed(db, workspaceId).where('id', '<', beforeId).orderBy('id', 'desc').limit(limit));
+const firstPage = preparedJsonPage((db, workspaceId: string, take: number) => listed(db, workspaceId).orderBy('id', 'desc').limit(take));
+const pageAfter = preparedJsonPage((db, workspaceId: string, beforeId: string, take: number) => listed(db, workspaceId).where('id', '<', beforeId).orderBy('id', 'desc').limit(take));
 
 export const tokenStore = {
   insert: (db: Kysely<DB>, row: ApiTokensTable) => db.insertInto('api_tokens').values(row).execute(),
@@ -34,9 +38,11 @@ export const tokenStore = {
   touch: (db: Kysely<DB>, id: string, now: number) =>
     db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
 
-  /** Newest first (ids are time-ordered), keyset after `beforeId`; each row as its JSON (ListedToken). */
-  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) =>
-    beforeId ? pageAfter.all(db, workspaceId, beforeId, limit) : firstPage.all(db, workspaceId, limit),
+  /** Newest first (ids are time-ordered), keyset after `beforeId`: `take` rows at most, as one JSON page row. */
+  page: (db: Kysely<DB>, workspaceId: string, take: number, beforeId: string | null): Promise<JsonPageRow> => {
+    const list = tokenListName(workspaceId);
+    return beforeId ? pageAfter(db, list, take, workspaceId, beforeId) : firstPage(db, list, take, workspaceId);
+  },
 
   /** Tokens the workspace holds that still work: revoked ones are deleted, expired ones do not count. */
   countLive: async (db: Kysely<DB>, workspaceId: string, now: number): Promise<number> => {

@@ -36,6 +36,46 @@ async function pageReads<T>(store: { page: (...args: any[]) => Promise<unknown> 
   }
 }
 
+/** The SQL of every statement the app runs while `fn` runs (outside transactions). */
+async function statements<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+  const executor = h.database.db.getExecutor() as unknown as { executeQuery: (q: { sql: string }, ...rest: unknown[]) => Promise<unknown> };
+  const original = executor.executeQuery;
+  const sql: string[] = [];
+  executor.executeQuery = function (q, ...rest) {
+    sql.push(q.sql);
+    return original.call(this, q, ...rest);
+  };
+  try {
+    return { result: await fn(), sql };
+  } finally {
+    executor.executeQuery = original;
+  }
+}
+
+test('a 200 of a versioned list reads its version in the page statement itself: one round trip, one snapshot', async () => {
+  await h.database.db
+    .insertInto('notifications')
+    .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+    .execute();
+  for (const [url, credential, list] of [
+    ['/v1/api_tokens', s.apiToken, 'api_tokens'],
+    ['/v1/notifications?unread=true', s.owner.session, 'notifications'],
+  ] as const) {
+    const { result, sql } = await statements(() => get(url, credential));
+    assert.equal(result.statusCode, 200, result.body);
+    const versionReads = sql.filter((q) => q.includes('list_versions'));
+    assert.equal(versionReads.length, 1, `${url}: ${versionReads.join('\n')}`);
+    assert.match(versionReads[0]!, new RegExp(`from "${list}"`), `${url}: the version is read by the page's own statement`);
+    // And the tag it makes is the one a conditional read compares with.
+    const conditional = await get(url, credential, { 'if-none-match': result.headers.etag as string });
+    assert.equal(conditional.statusCode, 304, url);
+  }
+  // An empty page has no row to carry the version (SQLite reads it on its own then): its tag still holds.
+  const empty = await get('/v1/notifications', s.member.session);
+  assert.equal(empty.json().data.length, 0);
+  assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': empty.headers.etag as string })).statusCode, 304);
+});
+
 test('api_tokens: a 304 reads the version, not the page; each change of the list (API, SQL, use, revoke) is a new tag', async () => {
   const first = await get('/v1/api_tokens', s.owner.session, { 'service-context': s.workspaceId });
   assert.equal(first.statusCode, 200);
