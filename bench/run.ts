@@ -4,6 +4,7 @@
  * SQL by hand), in one run on one machine, repeated and interleaved; prints one table.
  *   --engine sqlite|postgres|both   (default both)   --duration S (3)   --repeat N (3)
  *   --connections C (32)            --only TEXT      --client wrk|autocannon (wrk when installed)
+ *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
  * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
  * scale-out (PostgreSQL) and `wsp serve`'s ready time.
@@ -121,7 +122,9 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   // a few of its runs reach (it still counts the hour's renders on each PATCH, as ever).
   const projectEnv = { ...dbEnv, WSP_LOG_LEVEL: 'info', WSP_AUTH_FAILURES_PER_MINUTE: '100000000', WSP_QUOTA_RENDERS_PER_HOUR: '100000000' };
   const benchDb = openBenchDb(dbEnv);
-  const project = await startServer([...wspCommand(root), 'serve'], projectEnv, await freePort());
+  // BENCH_PROFILE_DIR: the project's server writes a V8 CPU profile there when it stops (for where the time goes).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const project = await startServer([...profile, ...wspCommand(root), 'serve'], projectEnv, await freePort());
   await schemasCompiled(project);
   const api = makeApi(project.url);
   try {

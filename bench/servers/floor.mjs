@@ -13,12 +13,29 @@ const bearer = (h) => (h ?? '').replace(/^Bearer /, '');
 const unauthorized = { success: false, errors: [{ code: 7010, message: 'A valid bearer credential is required' }], result: {} };
 
 let query;
+/** Runs `fn(query)` in one transaction on one connection. */
+let transaction;
 if (process.env.DATABASE_URL) {
   pg.types.setTypeParser(20, Number);
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  query = async (sql, params) => {
+  const on = (client) => async (sql, params) => {
     let i = 0;
-    return (await pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows;
+    return (await client.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows;
+  };
+  query = on(pool);
+  transaction = async (fn) => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const out = await fn(on(client));
+      await client.query('commit');
+      return out;
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   };
 } else {
   const db = new Database(path.join(process.env.WSP_DATA_DIR, 'wsp.sqlite'));
@@ -28,6 +45,24 @@ if (process.env.DATABASE_URL) {
     let st = cache.get(sql);
     if (!st) cache.set(sql, (st = db.prepare(sql)));
     return st.reader ? st.all(...params) : (st.run(...params), []);
+  };
+  // One connection: a transaction's statements must not interleave with another's (Kysely's
+  // SQLite driver holds its connection the same way), and it begins immediate, as the server's do.
+  let last = Promise.resolve();
+  transaction = (fn) => {
+    const run = last.then(async () => {
+      db.exec('begin immediate');
+      try {
+        const out = await fn(query);
+        db.exec('commit');
+        return out;
+      } catch (err) {
+        db.exec('rollback');
+        throw err;
+      }
+    });
+    last = run.catch(() => undefined);
+    return run;
   };
 }
 
@@ -64,22 +99,34 @@ const handlers = {
     for (const r of rows) r.context = JSON.parse(r.context);
     return { data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null };
   },
+  // The statements the server runs for this request (issue 21, target 3: "the floor doing the same
+  // statements by hand"): the token, then one transaction with the secret's counter, the version,
+  // its event and the workspace's webhook subscriptions (src/events/record.ts).
   async secret_version(req, reply) {
-    const ws = await tokenWorkspace(req);
-    if (!ws) return reply.code(401).send(unauthorized);
+    const [tok] = await query('select id, workspace_id, expires_at, last_used_at, scopes from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
+    if (!tok || (tok.expires_at !== null && tok.expires_at <= now())) return reply.code(401).send(unauthorized);
+    const ws = tok.workspace_id;
     const plaintext = Buffer.from(req.body.data, 'base64');
     const t = now();
-    const [secret] = await query(
-      'update secrets set version_seq = version_seq + 1, etag = ?, updated_at = ? where workspace_id = ? and id = ? returning id, version_seq, key_id, wrapped_key',
-      [etag(), t, ws, req.params.id],
-    );
-    const dek = open(masterKey, secret.wrapped_key, dataKeyAad(secret.id));
-    const id = newId('secv');
-    const version = { id, secret_id: secret.id, version_number: secret.version_seq, state: 'enabled', created_at: t, etag: etag() };
-    await query(
-      'insert into secret_versions (id, workspace_id, secret_id, version_number, state, comment, etag, ciphertext, created_at, destroyed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, ws, secret.id, secret.version_seq, 'enabled', null, version.etag, seal(dek, plaintext, payloadAad(id)), t, null],
-    );
+    const version = await transaction(async (q) => {
+      const [secret] = await q(
+        'update secrets set version_seq = version_seq + ?, etag = ?, updated_at = ? where workspace_id = ? and id = ? returning id, version_seq, key_id, wrapped_key',
+        [1, etag(), t, ws, req.params.id],
+      );
+      const dek = open(masterKey, secret.wrapped_key, dataKeyAad(secret.id));
+      const id = newId('secv');
+      const v = { id, secret_id: secret.id, version_number: secret.version_seq, state: 'enabled', created_at: t, etag: etag() };
+      await q(
+        'insert into secret_versions (id, workspace_id, secret_id, version_number, state, comment, etag, ciphertext, created_at, destroyed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, ws, secret.id, secret.version_seq, 'enabled', null, v.etag, seal(dek, plaintext, payloadAad(id)), t, null],
+      );
+      await q(
+        'insert into events (id, workspace_id, type, actor_kind, actor_id, credential_id, resource_type, resource_id, request_id, ip, user_agent, created_at, data) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [newId('evt'), ws, 'secret_version.created', 'api_token', tok.id, tok.id, 'secret_version', id, req.id, req.ip, req.headers['user-agent'] ?? null, t, JSON.stringify({ secret_id: secret.id, version_number: secret.version_seq })],
+      );
+      await q('select id, event_types from webhooks where workspace_id = ? and state = ?', [ws, 'active']);
+      return v;
+    });
     return reply.code(201).send(version);
   },
   async revisions(req, reply) {
