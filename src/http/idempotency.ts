@@ -50,10 +50,12 @@ const where = (s: IdempotencyScope) => (qb: any) =>
  * Claims a key in the database, so the guarantee holds across server instances: the first
  * request inserts a `running` row; later ones see it and replay, wait (409) or are refused.
  */
-export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string): Promise<ClaimOutcome> {
+export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string, tried: string[] = []): Promise<ClaimOutcome> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = nowSeconds(clock);
     const token = newClaimToken();
+    // Before the statement: one whose answer is lost may still have made the claim (see pipeline.ts).
+    tried.push(token);
     const inserted = await db
       .insertInto('idempotency_keys')
       .values({

@@ -187,7 +187,17 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     if (key === undefined || !isWrite) return;
     const scope = { workspaceId: request.ctx.workspaceId ?? '', principalId: request.ctx.actorId, key };
     const fp = fingerprint(deps.fingerprintKey, request.method, request.url, request.body, headers['if-match']);
-    const outcome = await claimKey(db, clock, scope, fp);
+    const tried: string[] = [];
+    const outcome = await claimKey(db, clock, scope, fp, tried).catch((err: unknown) => {
+      // The claim's statement may have committed with its answer lost (a connection cut, a
+      // statement timeout): a claim left `running` would hold the key for its whole lease (409
+      // 7031 to every retry). The request made no write yet, so any such claim is released.
+      if (isDatabaseUnavailable(err)) {
+        const giveUp = (e: unknown) => request.log.error({ err: e }, 'an idempotency claim could not be released');
+        for (const token of tried) settleKey(() => releaseKey(db, { scope, token }), isDatabaseUnavailable, giveUp).catch(giveUp);
+      }
+      throw err;
+    });
     switch (outcome.kind) {
       case 'claimed':
         request.idem = { claim: { scope, token: outcome.token }, replayed: false };
