@@ -27,7 +27,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let stalled = false;
   let accepted = 0;
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
-  /** Chunks held by a stall, per direction, in order. */
+  /** What each direction's queue waits on during a stall (one per direction, at most). */
   const held: (() => void)[] = [];
 
   const forward = (from: net.Socket, to: net.Socket) => {
@@ -62,6 +62,16 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     forward(client, upstream);
     forward(upstream, client);
   });
+  /** Resets every open connection, both sides. */
+  const cut = () => {
+    const n = pairs.size;
+    for (const { client, upstream } of [...pairs]) {
+      client.resetAndDestroy();
+      upstream.resetAndDestroy();
+    }
+    pairs.clear();
+    return n;
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
 
@@ -83,17 +93,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       stalled = false;
       for (const release of held.splice(0)) release();
     },
-    cut() {
-      const n = pairs.size;
-      for (const { client, upstream } of [...pairs]) {
-        client.resetAndDestroy();
-        upstream.resetAndDestroy();
-      }
-      pairs.clear();
-      return n;
-    },
+    cut,
     async close() {
-      this.cut();
+      cut();
       await new Promise((resolve) => server.close(resolve));
     },
   };
