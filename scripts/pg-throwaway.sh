@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts a throwaway PostgreSQL on 127.0.0.1 for tests and prints its URL on stdout.
 # Usage: scripts/pg-throwaway.sh start PORT DIR   -> prints postgres://... ; scripts/pg-throwaway.sh stop DIR
-# For fault tests: `pause DIR` stops the server and keeps its data, `resume DIR` starts it again on its port.
+# For fault tests: `pause DIR` stops the server and keeps its data, `resume DIR` starts it again on its port;
+# `restart MODE DIR` is `pg_ctl restart -m MODE` (fast: sessions ended, a clean shutdown; immediate:
+# every process killed, crash recovery at the start).
 # PostgreSQL refuses to run as root, so as root it runs as the `postgres` user in a directory it owns.
 set -euo pipefail
 cmd=${1:?start|stop}
@@ -47,5 +49,10 @@ case "$cmd" in
     as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" -w start >/dev/null
     ;;
-  *) echo "usage: $0 start PORT DIR | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
+  restart)
+    mode=${2:?fast|immediate}; dir=${3:?dir}; port=$(cat "$dir/port")
+    as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m "$mode" \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400" -w restart >/dev/null
+    ;;
+  *) echo "usage: $0 start PORT DIR | stop DIR | pause DIR | resume DIR | restart fast|immediate DIR" >&2; exit 2 ;;
 esac

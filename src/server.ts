@@ -19,7 +19,7 @@ export interface ServeOptions {
  * src/worker.ts, which builds no web server.
  */
 export async function serve(config: Config, opts: ServeOptions = { worker: true }): Promise<void> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.database });
   await migrate(database);
   const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, ...(opts.computeClock ? { computeClock: opts.computeClock } : {}) });
 

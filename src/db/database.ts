@@ -27,6 +27,8 @@ export interface Database {
   engine: Engine;
   /** The PostgreSQL schema in use when not the default one. */
   pgSchema?: string;
+  /** PostgreSQL: the statement timeout of this database's pool (src/db/database.ts), lifted by `migrate`. */
+  statementLimit?: StatementLimit;
   close(): Promise<void>;
 }
 
@@ -37,19 +39,70 @@ export interface DatabaseOptions {
   /** PostgreSQL schema to use (tests give each app its own). */
   pgSchema?: string;
   poolSize?: number;
-  /** PostgreSQL: give up connecting after this long (the pool's default waits forever). */
+  /**
+   * PostgreSQL: give up waiting for a connection after this long, whether the pool is full or a
+   * new connection is slow to open (the pool's default waits forever).
+   */
   connectTimeoutMs?: number;
+  /** PostgreSQL: a statement not answered in this long ends its connection (unset or 0: no limit). */
+  statementTimeoutMs?: number;
 }
 
 /** A database that does not accept a connection in this time is unavailable (503) rather than awaited for ever. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/** Why a statement failed when its answer did not come in time: the pool's connection was ended for it. */
+export class StatementTimeoutError extends Error {
+  // A network code: the database is not answering now (src/db/unavailable.ts), a 503 with Retry-After.
+  readonly code = 'ETIMEDOUT';
+  constructor(ms: number) {
+    super(`the database did not answer a statement within ${ms} ms`);
+  }
+}
+
+/** The statement timeout in force for one pool; `migrate` lifts it while it runs. */
+interface StatementLimit {
+  ms: number;
+}
+
+/**
+ * A pg client whose every statement must be answered within the pool's limit, or its connection
+ * is destroyed. pg's own `query_timeout` rejects the query but leaves it running on the
+ * connection, which goes back to the pool still busy with it: the next statement on it waits
+ * behind the one that timed out, and a transaction's ROLLBACK never runs. Destroying the socket
+ * fails every statement queued on the client with the timeout, marks it unusable (the pool drops
+ * it on release, pg-pool's `_queryable`) and closes the server's side of it, whose backend then
+ * ends (an uncommitted transaction rolls back). PostgreSQL's `statement_timeout` would not help:
+ * a stalled network never delivers its error.
+ */
+function clientWithStatementLimit(limit: StatementLimit): typeof pg.Client {
+  return class extends pg.Client {
+    override query(...args: unknown[]): any {
+      const result = (super.query as (...a: unknown[]) => unknown)(...args);
+      const ms = limit.ms;
+      if (!ms || !(result instanceof Promise)) return result;
+      const timer = setTimeout(() => {
+        const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
+        stream?.destroy(new StatementTimeoutError(ms));
+      }, ms);
+      // A timer per statement, cleared as soon as it is answered either way.
+      result.then(
+        () => clearTimeout(timer),
+        () => clearTimeout(timer),
+      );
+      return result;
+    }
+  } as typeof pg.Client;
+}
 
 // int8 columns hold Unix seconds and counters, all far inside Number's exact range.
 pg.types.setTypeParser(20, (v) => Number(v));
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
+    const statementLimit: StatementLimit = { ms: opts.statementTimeoutMs ?? 0 };
     const pool = new pg.Pool({
+      Client: clientWithStatementLimit(statementLimit),
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
@@ -63,7 +116,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     // Introspection (the Migrator's check for its own tables) reads only the current schema: see
     // current-schema-introspector.ts for the migration failure the stock one caused.
     const db = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
-    return { db, engine: 'postgres', ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
+    return { db, engine: 'postgres', statementLimit, ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
   }
   makeDirectory(opts.dataDir, 0o700);
   const file = sqliteFile(opts.dataDir);
@@ -143,6 +196,18 @@ export async function migrate(database: Database, target?: string): Promise<void
     const { rows } = await sql<{ s: string | null }>`select current_schema() as s`.execute(database.db);
     schema = rows[0]?.s ?? undefined;
   }
+  // A migration may rewrite a large table in one statement: the request bound does not apply.
+  const limit = database.statementLimit;
+  const saved = limit?.ms ?? 0;
+  if (limit) limit.ms = 0;
+  try {
+    await migrateUnlimited(database, schema, target);
+  } finally {
+    if (limit) limit.ms = saved;
+  }
+}
+
+async function migrateUnlimited(database: Database, schema: string | undefined, target: string | undefined): Promise<void> {
   const migrator = new Migrator({
     db: database.db,
     provider: migrationProvider,

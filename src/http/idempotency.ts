@@ -50,10 +50,12 @@ const where = (s: IdempotencyScope) => (qb: any) =>
  * Claims a key in the database, so the guarantee holds across server instances: the first
  * request inserts a `running` row; later ones see it and replay, wait (409) or are refused.
  */
-export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string): Promise<ClaimOutcome> {
+export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyScope, fp: string, tried: string[] = []): Promise<ClaimOutcome> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const now = nowSeconds(clock);
     const token = newClaimToken();
+    // Before the statement: one whose answer is lost may still have made the claim (see pipeline.ts).
+    tried.push(token);
     const inserted = await db
       .insertInto('idempotency_keys')
       .values({
@@ -121,4 +123,34 @@ export async function releaseKey(db: Kysely<DB>, claim: IdempotencyClaim): Promi
 export async function purgeExpiredKeys(db: Kysely<DB>, clock: Clock): Promise<number> {
   const res = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', nowSeconds(clock)).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/** Between attempts to record a claim's end while the database is not answering. */
+const SETTLE_RETRY_MS = 1000;
+
+/**
+ * Records the end of a claim (`completeKey` or `releaseKey`); while the database cannot answer,
+ * again every second in the background until it can, for as long as the claim's lease lasts.
+ * The request's write has committed or rolled back already, so its answer neither waits for nor
+ * fails with this bookkeeping: failing it answered 503 for a write that took effect and left the
+ * claim `running` until its lease ran out, after which a retry with the same key made the write
+ * a second time. Until the end is recorded a retry is answered 409 (7031). Resolves after the
+ * first attempt: true when recorded, false when left to the background (or the claim was taken
+ * over). Another error is thrown, as before. A process exiting first leaves the lease to end it.
+ */
+export async function settleKey(record: () => Promise<boolean>, isUnavailable: (err: unknown) => boolean, onGiveUp: (err: unknown) => void): Promise<boolean> {
+  try {
+    return await record();
+  } catch (err) {
+    if (!isUnavailable(err)) throw err;
+  }
+  const deadline = Date.now() + IDEMPOTENCY_LEASE_SECONDS * 1000;
+  const retry = () => {
+    record().catch((err: unknown) => {
+      if (isUnavailable(err) && Date.now() + SETTLE_RETRY_MS < deadline) setTimeout(retry, SETTLE_RETRY_MS).unref();
+      else onGiveUp(err);
+    });
+  };
+  setTimeout(retry, SETTLE_RETRY_MS).unref();
+  return false;
 }

@@ -9,7 +9,7 @@ import { requireRole, requireScope, resolveContext } from '../auth/workspace-con
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, releaseKey } from './idempotency.js';
+import { claimKey, completeKey, fingerprint, releaseKey, settleKey } from './idempotency.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
@@ -187,7 +187,17 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     if (key === undefined || !isWrite) return;
     const scope = { workspaceId: request.ctx.workspaceId ?? '', principalId: request.ctx.actorId, key };
     const fp = fingerprint(deps.fingerprintKey, request.method, request.url, request.body, headers['if-match']);
-    const outcome = await claimKey(db, clock, scope, fp);
+    const tried: string[] = [];
+    const outcome = await claimKey(db, clock, scope, fp, tried).catch((err: unknown) => {
+      // The claim's statement may have committed with its answer lost (a connection cut, a
+      // statement timeout): a claim left `running` would hold the key for its whole lease (409
+      // 7031 to every retry). The request made no write yet, so any such claim is released.
+      if (isDatabaseUnavailable(err)) {
+        const giveUp = (e: unknown) => request.log.error({ err: e }, 'an idempotency claim could not be released');
+        for (const token of tried) settleKey(() => releaseKey(db, { scope, token }), isDatabaseUnavailable, giveUp).catch(giveUp);
+      }
+      throw err;
+    });
     switch (outcome.kind) {
       case 'claimed':
         request.idem = { claim: { scope, token: outcome.token }, replayed: false };
@@ -213,8 +223,10 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     if (!idem?.claim) return payload;
     request.idem = null;
     const status = reply.statusCode;
+    const claim = idem.claim;
+    const settle = (record: () => Promise<boolean>) => settleKey(record, isDatabaseUnavailable, (err) => request.log.error({ err }, 'the end of an idempotency claim could not be recorded'));
     if (status >= 500 || status === 422) {
-      await releaseKey(db, idem.claim);
+      await settle(() => releaseKey(db, claim));
       return payload;
     }
     const stored = idem.override ?? { status, body: payload };
@@ -225,7 +237,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       if (typeof v === 'string') headers[h] = v;
     }
     if (idem.override) headers['content-type'] = 'application/json; charset=utf-8';
-    await completeKey(db, idem.claim, stored.status, body, headers);
+    await settle(() => completeKey(db, claim, stored.status, body, headers));
     return payload;
   });
 
