@@ -128,7 +128,7 @@ export interface IdempotencyKeysTable {
   principal_id: string;
   key: string;
   fingerprint: string;
-  state: 'running' | 'done';
+  state: 'running' | 'committed' | 'done' | 'lost';
   status_code: number | null;
   response_body: string | null;
   response_headers: string | null;

@@ -71,6 +71,7 @@ export class EventLog {
       data: JSON.stringify(data),
     };
     await trx.insertInto('events').values(row).execute();
+    if ('principal' in by && by.inWrite) await by.inWrite(trx);
     // A user's own events (no workspace) reach no workspace's webhooks.
     if (row.workspace_id !== null) for (const s of this.subscribers) await s(trx, row);
     return row;

@@ -26,6 +26,7 @@ export interface IdempotencyClaim {
 
 export type ClaimOutcome =
   | { kind: 'claimed'; token: string }
+  | { kind: 'answer_lost' }
   | { kind: 'replay'; status: number; body: string; headers: Record<string, string> }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' };
@@ -91,7 +92,10 @@ export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyS
         headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
       };
     }
+    if (row.state === 'lost') return { kind: 'answer_lost' };
     if (row.locked_until > now) return { kind: 'in_flight' };
+    // A write committed under this claim: it must not run again, though its answer never came.
+    if (row.state === 'committed') return { kind: 'answer_lost' };
     // The lease ran out: its request is taken to be dead (its server crashed). The claim moves
     // to this request, with a new token, so the old one can no longer complete or release it.
     const taken = await where(scope)(db.updateTable('idempotency_keys'))
@@ -104,20 +108,37 @@ export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyS
   return { kind: 'in_flight' };
 }
 
+/**
+ * Marks, inside the transaction of the request's write, that the claim's write took effect: the
+ * claim is then never released nor taken over, so a retry cannot make the write again even when
+ * the answer to the COMMIT (and so the request's own answer) is lost to a failure of the database
+ * or the network between them. The states: `running` (claimed), `committed` (its write took
+ * effect), `done` (its answer is kept for replay), `lost` (it took effect; its answer never came).
+ */
+export async function markCommitted(trx: Kysely<DB>, claim: IdempotencyClaim): Promise<void> {
+  await where(claim.scope)(trx.updateTable('idempotency_keys')).set({ state: 'committed' }).where('state', '=', 'running').where('claim_token', '=', claim.token).execute();
+}
+
 /** Stores the final response, if `claim` still holds the key (false when it was taken over). */
 export async function completeKey(db: Kysely<DB>, claim: IdempotencyClaim, status: number, body: string, headers: Record<string, string>): Promise<boolean> {
   const res = await where(claim.scope)(db.updateTable('idempotency_keys'))
     .set({ state: 'done', status_code: status, response_body: body, response_headers: JSON.stringify(headers), claim_token: null })
-    .where('state', '=', 'running')
+    .where('state', 'in', ['running', 'committed'])
     .where('claim_token', '=', claim.token)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** Forgets a claim whose request failed in a way the client may retry (5xx, 422), if `claim` still holds it. */
+/**
+ * Forgets a claim whose request failed in a way the client may retry (5xx, 422), if `claim` still
+ * holds it; a claim whose write committed is kept as `lost` instead (a retry is answered 409
+ * 7055, never carried out again). True once recorded either way.
+ */
 export async function releaseKey(db: Kysely<DB>, claim: IdempotencyClaim): Promise<boolean> {
   const res = await where(claim.scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'running').where('claim_token', '=', claim.token).executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+  if (Number(res.numDeletedRows) > 0) return true;
+  const lost = await where(claim.scope)(db.updateTable('idempotency_keys')).set({ state: 'lost', claim_token: null }).where('state', '=', 'committed').where('claim_token', '=', claim.token).executeTakeFirst();
+  return Number(lost.numUpdatedRows) > 0;
 }
 
 export async function purgeExpiredKeys(db: Kysely<DB>, clock: Clock): Promise<number> {

@@ -37,7 +37,7 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
   const authenticated = config?.auth !== 'none';
   if (authenticated) out.set(401, STATUS_TEXT[401]!);
   if (authenticated && config?.scope) out.set(403, STATUS_TEXT[403]!);
-  if (authenticated && config?.scope && writes) out.set(409, 'An earlier request with this Idempotency-Key is still in progress (7031)');
+  if (authenticated && config?.scope && writes) out.set(409, 'An earlier request with this Idempotency-Key is still in progress (7031), or took effect with its answer lost to a failure (7055)');
   if (writes) {
     out.set(413, STATUS_TEXT[413]!);
     out.set(415, STATUS_TEXT[415]!);

@@ -9,7 +9,7 @@ import { requireRole, requireScope, resolveContext } from '../auth/workspace-con
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, releaseKey, settleKey } from './idempotency.js';
+import { claimKey, completeKey, fingerprint, markCommitted, releaseKey, settleKey } from './idempotency.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
@@ -199,9 +199,14 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       throw err;
     });
     switch (outcome.kind) {
-      case 'claimed':
-        request.idem = { claim: { scope, token: outcome.token }, replayed: false };
+      case 'claimed': {
+        const claim = { scope, token: outcome.token };
+        request.idem = { claim, replayed: false };
+        request.ctx.inWrite = (trx) => markCommitted(trx, claim);
         return;
+      }
+      case 'answer_lost':
+        throw new ApiError('IDEMPOTENCY_ANSWER_LOST', { path: ['headers', 'idempotency-key'] });
       case 'mismatch':
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', { path: ['headers', 'idempotency-key'] });
       case 'in_flight':

@@ -28,6 +28,11 @@ export const ErrorCodes = {
   NOT_ACCEPTABLE: { code: 7026, status: 406, message: 'This answer is only given as the media type the route names: send an Accept header that includes it' },
   ETAG_MISMATCH: { code: 7030, status: 409, message: 'If-Match does not equal the current etag' },
   IDEMPOTENCY_IN_FLIGHT: { code: 7031, status: 409, message: 'A request with this Idempotency-Key is still in progress' },
+  IDEMPOTENCY_ANSWER_LOST: {
+    code: 7055,
+    status: 409,
+    message: 'The request with this Idempotency-Key took effect, but its answer was lost to a failure; it is not repeated: read the resource to see its state',
+  },
   IDEMPOTENCY_KEY_REUSED: {
     code: 7032,
     status: 422,

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
-import { claimKey, completeKey, fingerprint, releaseKey } from '../../src/http/idempotency.js';
+import { PostgresDriver, SqliteDriver } from 'kysely';
+import { claimKey, completeKey, fingerprint, markCommitted, releaseKey } from '../../src/http/idempotency.js';
 import { secretClient } from '../secrets/secret-client.js';
 
 /** CONTRACT §1 Idempotency-Key. */
@@ -348,4 +349,68 @@ test('GET ignores Idempotency-Key', async () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['idempotent-replayed'], undefined);
   }
+});
+
+describe('a write that committed while its answer was lost', () => {
+  /**
+   * The answer to COMMIT lost after the database committed (a connection cut, a restart between
+   * the two): the client is told 503 (7054) for a write that took effect. The key was marked in
+   * the write's own transaction, so a retry with it is never carried out again (test/faults/
+   * database-network.test.ts cuts real connections; here the cut is placed exactly).
+   */
+  async function withCommitAnswerLost<T>(fn: () => Promise<T>): Promise<T> {
+    const drivers = [PostgresDriver.prototype, SqliteDriver.prototype] as unknown as { commitTransaction: (...a: unknown[]) => Promise<void> }[];
+    const originals = drivers.map((d) => d.commitTransaction);
+    let armed = true;
+    drivers.forEach((d, i) => {
+      d.commitTransaction = async function (...args: unknown[]) {
+        await originals[i]!.apply(this, args);
+        if (!armed) return;
+        armed = false;
+        throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+      };
+    });
+    try {
+      return await fn();
+    } finally {
+      drivers.forEach((d, i) => (d.commitTransaction = originals[i]!));
+    }
+  }
+
+  test('a retry with its key is answered 409 (7055), never made again; without the mark it would have been', async () => {
+    const key = uniqueKey();
+    const name = `lost-answer-${key}`;
+    const first = await withCommitAnswerLost(() => createToken(s.owner.session, key, { name }, s.workspaceId));
+    assert.equal(first.statusCode, 503, first.body);
+    assert.equal(firstError(first.json()).code, 7054);
+    assert.equal(await tokensNamed(name), 1, 'the write took effect');
+    for (let i = 0; i < 2; i++) {
+      const retry = await createToken(s.owner.session, key, { name }, s.workspaceId);
+      assert.equal(retry.statusCode, 409, retry.body);
+      assert.equal(firstError(retry.json()).code, 7055);
+      assert.deepEqual(firstError(retry.json()).path, ['headers', 'idempotency-key']);
+    }
+    assert.equal(await tokensNamed(name), 1, 'retries made nothing');
+    // A write that failed before committing is still released: its retry is carried out.
+    const other = uniqueKey();
+    const failed = await createToken(s.owner.session, other, { name: '' }, s.workspaceId);
+    assert.equal(failed.statusCode, 422);
+    assert.equal((await createToken(s.owner.session, other, { name: `after-${other}` }, s.workspaceId)).statusCode, 201);
+  });
+
+  test('the mark lives and dies with its write: a transaction rolled back leaves the key free', async () => {
+    const claim = { scope: { workspaceId: s.workspaceId, principalId: s.owner.userId, key: uniqueKey() }, token: 'x' };
+    const outcome = await claimKey(h.database.db, h.clock, claim.scope, 'fp');
+    assert.equal(outcome.kind, 'claimed');
+    const held = { scope: claim.scope, token: (outcome as { token: string }).token };
+    await h.database.db
+      .transaction()
+      .execute(async (trx) => {
+        await markCommitted(trx, held);
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    assert.equal(await releaseKey(h.database.db, held), true);
+    assert.equal((await claimKey(h.database.db, h.clock, claim.scope, 'fp')).kind, 'claimed', 'released: the next request may run');
+  });
 });
