@@ -170,11 +170,17 @@ test(`a full disk (${ENGINE === 'sqlite' ? 'the data directory' : 'the repositor
 
   fs.rmSync(filler);
   const freed = performance.now();
-  await waitFor('a write to succeed again', async () => (await c.call(url, 'POST', `/v1/secrets/${secret.id}/versions`, { data: PAYLOAD })).status === 201, { intervalMs: 50 });
+  // Recovered: the restore the full disk refused (it writes both the database and a repository), made again.
+  const restored = await waitFor('a restore to succeed again', async () => {
+    const now = await c.ok(url, 'GET', `/v1/installs/${installs[0]!.id}`);
+    const res = await c.call(url, 'POST', `/v1/installs/${installs[0]!.id}:restore`, { render_id: firsts[0]!.id }, { 'if-match': now.etag, 'idempotency-key': randomUUID() });
+    assert.ok(res.status === 200 || res.status === 507, res.text);
+    return res.status === 200 ? res.body : null;
+  }, { intervalMs: 50 });
   const recoveryMs = performance.now() - freed;
-  // The restore the full disk refused, made again, completes.
-  const now = await c.ok(url, 'GET', `/v1/installs/${installs[0]!.id}`);
-  const restored = await c.ok(url, 'POST', `/v1/installs/${installs[0]!.id}:restore`, { render_id: firsts[0]!.id }, { 'if-match': now.etag, 'idempotency-key': randomUUID() });
+  const after = await c.call(url, 'POST', `/v1/secrets/${secret.id}/versions`, { data: PAYLOAD });
+  assert.equal(after.status, 201, after.text);
+  acked.versions.push(after.body.id);
   await waitFor('the restore to complete', async () => {
     const op = await c.ok(url, 'GET', `/v1/operations/${restored.render.operation_id}`);
     if (op.done) assert.equal(op.error, null, JSON.stringify(op));
