@@ -5,7 +5,8 @@ import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from './config.js';
+import { repoRoot, type Config } from './config.js';
+import { probeVolume } from './git/volume.js';
 import { envelope, ErrorCodes } from './shared/errors.js';
 import type { Database } from './db/database.js';
 import { systemClock, type Clock } from './shared/clock.js';
@@ -170,7 +171,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     );
   });
 
-  systemRoutes(app, db, metrics);
+  const repositories = repoRoot(config);
+  systemRoutes(app, db, metrics, { repositories: () => probeVolume(repositories) });
   app.get('/v1/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger());
 
   // The job runner is composed apart from HTTP (src/worker.ts), as `wsp worker` composes it.

@@ -128,7 +128,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   sqlite.pragma('foreign_keys = ON');
   // Destroyed secret payloads must not linger in free pages.
   sqlite.pragma('secure_delete = ON');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite) });
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 
@@ -141,6 +141,23 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
  * A transaction declared read only stays deferred.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    settings: SqliteDialectConfig,
+    private readonly sqlite: SqliteDatabase.Database,
+  ) {
+    super(settings);
+  }
+
+  /**
+   * SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM,
+   * SQLITE_BUSY in a statement): Kysely's ROLLBACK then fails with "no transaction is active",
+   * and that error replaced the one that ended the transaction (a full disk answered 500, not 507).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.sqlite.inTransaction) return;
+    await super.rollbackTransaction(connection);
+  }
+
   // Kysely passes the transaction's settings; its SqliteDriver declares no parameter for them.
   override async beginTransaction(connection: DatabaseConnection, ...rest: [settings?: TransactionSettings]): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw(rest[0]?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
@@ -148,12 +165,15 @@ class ImmediateSqliteDriver extends SqliteDriver {
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
+  constructor(
+    private readonly settings: SqliteDialectConfig,
+    private readonly sqlite: SqliteDatabase.Database,
+  ) {
     super(settings);
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings);
+    return new ImmediateSqliteDriver(this.settings, this.sqlite);
   }
 }
 

@@ -7,6 +7,7 @@ import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writ
 import { compareAndSwapMain, readMain, RefLockedError } from './refs.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
 import { makeDirectory } from '../shared/directories.js';
+import { markVolume, probeVolume, RepositoryVolumeError, VOLUME_MARKER } from './volume.js';
 
 const SHA_RE = /^[0-9a-f]{40}$/;
 /** Repository ids become directory names: only ids of this shape ever reach the filesystem. */
@@ -52,7 +53,28 @@ export class GitStorage implements RepositoryStorage {
    */
   private readonly commits = new Map<string, Commit>();
 
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    markVolume(root);
+  }
+
+  /** What is wrong with the repositories' volume now; null when it can be written. */
+  async problem(): Promise<RepositoryVolumeError | null> {
+    return probeVolume(this.root);
+  }
+
+  /**
+   * Runs a repository operation; when it fails, the volume is probed, and a volume that is
+   * missing, read-only or full is what the caller is told (an answer of the request, or an
+   * operation's error), not the errno or exit status it caused here.
+   */
+  private async onVolume<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof RepositoryVolumeError) throw err;
+      throw probeVolume(this.root) ?? err;
+    }
+  }
 
   /** The repository's directory: `<root>/<id>.git`. */
   pathOf(repoId: string): string {
@@ -60,9 +82,15 @@ export class GitStorage implements RepositoryStorage {
     return path.join(this.root, `${repoId}.git`);
   }
 
-  async create(repoId: string): Promise<void> {
+  create(repoId: string): Promise<void> {
+    return this.onVolume(() => this.createOnVolume(repoId));
+  }
+
+  private async createOnVolume(repoId: string): Promise<void> {
     const target = this.pathOf(repoId);
     if (await this.exists(repoId)) return;
+    // An empty mount point: a repository made there would be on the wrong disk.
+    if (!statSync(path.join(this.root, VOLUME_MARKER), { throwIfNoEntry: false })) throw new RepositoryVolumeError('missing');
     makeDirectory(this.root, 0o700);
     await removeAbandonedTemps(this.root, repoId);
     // Made aside and renamed into place, so no reader ever sees a half-made repository.
@@ -97,7 +125,11 @@ export class GitStorage implements RepositoryStorage {
     }
   }
 
-  async writeTree(repoId: string, files: readonly TreeFile[]): Promise<string> {
+  writeTree(repoId: string, files: readonly TreeFile[]): Promise<string> {
+    return this.onVolume(() => this.writeTreeOnVolume(repoId, files));
+  }
+
+  private async writeTreeOnVolume(repoId: string, files: readonly TreeFile[]): Promise<string> {
     const gitDir = this.pathOf(repoId);
     const blobs = await this.writeBlobs(gitDir, files);
     const root: DirEntry = { files: new Map(), dirs: new Map() };
@@ -190,11 +222,15 @@ export class GitStorage implements RepositoryStorage {
     return files;
   }
 
-  async treeOf(repoId: string, commit: string): Promise<string> {
-    return (await this.readCommit(repoId, commit)).tree;
+  treeOf(repoId: string, commit: string): Promise<string> {
+    return this.onVolume(async () => (await this.readCommit(repoId, commit)).tree);
   }
 
-  async commit(repoId: string, c: NewCommit): Promise<string> {
+  commit(repoId: string, c: NewCommit): Promise<string> {
+    return this.onVolume(() => this.commitOnVolume(repoId, c));
+  }
+
+  private async commitOnVolume(repoId: string, c: NewCommit): Promise<string> {
     const fields = { tree: assertSha(c.tree), parent: c.parent ? assertSha(c.parent) : null, identity: IDENTITY, timeSeconds: c.timeSeconds, message: c.message };
     const gitDir = this.pathOf(repoId);
     const bytes = encodeCommit(fields);
@@ -235,11 +271,15 @@ export class GitStorage implements RepositoryStorage {
 
   async head(repoId: string): Promise<string | null> {
     // Synchronous, as the reads of src/git/refs.ts: a stat is cheaper than a thread of the pool.
-    if (!statSync(path.join(this.pathOf(repoId), 'HEAD'), { throwIfNoEntry: false })?.isFile()) throw new GitError(`repository ${repoId} does not exist`, null, '');
+    if (!statSync(path.join(this.pathOf(repoId), 'HEAD'), { throwIfNoEntry: false })?.isFile()) throw probeVolume(this.root) ?? new GitError(`repository ${repoId} does not exist`, null, '');
     return readMain(this.pathOf(repoId));
   }
 
-  async advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean> {
+  advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean> {
+    return this.onVolume(() => this.advanceMainOnVolume(repoId, next, expected));
+  }
+
+  private async advanceMainOnVolume(repoId: string, next: string, expected: string | null): Promise<boolean> {
     const gitDir = this.pathOf(repoId);
     try {
       return await compareAndSwapMain(gitDir, assertSha(next), expected ? assertSha(expected) : null, { identity: IDENTITY, message: 'wsp: advance main' });
@@ -249,7 +289,7 @@ export class GitStorage implements RepositoryStorage {
       // middle of a move) is never removed by git, and would fail every later render of the
       // install. A ref lock is held for under a millisecond: one older than ten seconds is stale. (Writers of
       // one repository also hold its install's row lock, so no two of them meet a stale lock at once.)
-      if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`), REF_LOCK_STALE_MS)) return this.advanceMain(repoId, next, expected);
+      if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`), REF_LOCK_STALE_MS)) return this.advanceMainOnVolume(repoId, next, expected);
       // Otherwise another writer holds it: it is moving main.
       return false;
     }

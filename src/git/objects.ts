@@ -66,9 +66,13 @@ export async function writeObject(gitDir: string, type: ObjectType, content: Buf
   try {
     fs.writeFileSync(fd, deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])));
     await fsync(fd);
-  } finally {
+  } catch (err) {
+    // A full disk stops a write halfway: the partial file is nobody's object.
     fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw err;
   }
+  fs.closeSync(fd);
   // Same bytes under the same name: a concurrent writer's rename of its own copy is harmless.
   try {
     fs.renameSync(temp, target);

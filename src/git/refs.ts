@@ -63,13 +63,34 @@ export async function compareAndSwapMain(gitDir: string, next: string, expected:
     closed = true;
     const logFile = path.join(gitDir, 'logs', MAIN);
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
-    fs.appendFileSync(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
+    appendWhole(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
     fs.renameSync(lock, ref);
     renamed = true;
     return true;
   } finally {
     if (!closed) fs.closeSync(fd);
     if (!renamed) fs.rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Appends a line or nothing: a full disk can stop an append halfway, and the next move's line
+ * would then continue the broken one, a reflog line git cannot parse.
+ */
+function appendWhole(file: string, line: string): void {
+  const fd = fs.openSync(file, 'a', 0o644);
+  const size = fs.fstatSync(fd).size;
+  try {
+    fs.writeFileSync(fd, line);
+  } catch (err) {
+    try {
+      fs.ftruncateSync(fd, size);
+    } catch {
+      // Shrinking a file needs no space; a volume gone read-only meanwhile wrote nothing either.
+    }
+    throw err;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { RepositoryVolumeError } from './volume.js';
+
 /** One file of a tree: a normalized relative path and its bytes. */
 export interface TreeFile {
   path: string;
@@ -52,4 +54,9 @@ export interface RepositoryStorage {
    * writes its objects seconds before its commit names them, so they are never that old.
    */
   maintain(repoId: string, pruneAfterSeconds: number): Promise<void>;
+  /**
+   * What is wrong with the storage as a whole now (missing, read-only, full), null when it can
+   * be written. The writes above throw the same RepositoryVolumeError when that is why they failed.
+   */
+  problem(): Promise<RepositoryVolumeError | null>;
 }

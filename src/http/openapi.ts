@@ -29,7 +29,8 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * - on authenticated routes 401, and 429 (failed authentications per address, always on, and
  *   WSP_RATE_LIMIT_PER_MINUTE per credential); 403 where a Service-Context or role is resolved
  *   (`config.scope`); 409 (7031, an Idempotency-Key still in flight) on every such write, since
- *   the pipeline takes an Idempotency-Key on every one.
+ *   the pipeline takes an Idempotency-Key on every one;
+ * - 507 (7057) on every write that reaches the database: its disk can be full.
  */
 export function pipelineStatuses(methods: readonly string[], config: { auth?: string; scope?: string; database?: boolean } | undefined): Map<number, string> {
   const out = new Map<number, string>();
@@ -48,6 +49,8 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
   // Every route but the liveness check and the document itself reads the database (credentials
   // first): 7054 while it cannot be reached.
   if (authenticated || config?.database !== false) out.set(503, 'The database cannot be reached right now (7054); retry after Retry-After');
+  // A write the database (or the repositories' volume) has no room for: 7057, nothing changed.
+  if (writes && (authenticated || config?.database !== false)) out.set(507, STATUS_TEXT[507]!);
   return out;
 }
 

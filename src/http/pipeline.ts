@@ -3,7 +3,8 @@ import { BASIC_CHALLENGE, basicCredential } from '../auth/basic.js';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isDatabaseUnavailable, isStorageFull } from '../db/unavailable.js';
+import { RepositoryVolumeError } from '../git/volume.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
 import { requireRole, requireScope, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
@@ -60,6 +61,8 @@ function checkCookieWrite(request: FastifyRequest, csrfToken: string | null, pub
 
 /** What a client is told to wait when the database is unreachable: a restart or failover takes seconds. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** A volume is remounted or repaired by hand: minutes, but a client polling sooner loses nothing. */
+export const REPOSITORY_RETRY_AFTER_SECONDS = 30;
 
 const SERVICE_CONTEXT_RE = new RegExp(WORKSPACE_WIRE_ID_PATTERN);
 
@@ -82,6 +85,12 @@ export function toApiError(err: FastifyError | Error): ApiError {
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new ApiError('VALIDATION_FAILED', { message: err.message.slice(0, 300) });
   }
+  if (err instanceof RepositoryVolumeError) {
+    if (err.problem === 'full') return new ApiError('INSUFFICIENT_STORAGE', { message: `${err.message}: nothing was changed; retry once an operator has freed space` });
+    const wait = String(REPOSITORY_RETRY_AFTER_SECONDS);
+    return new ApiError('REPOSITORY_UNAVAILABLE', { message: `${err.message}: nothing was changed; retry after Retry-After seconds`, metadata: { problem: err.problem, retry_after: wait }, headers: { 'retry-after': wait } });
+  }
+  if (isStorageFull(err)) return new ApiError('INSUFFICIENT_STORAGE');
   if (isDatabaseUnavailable(err)) {
     const wait = String(DATABASE_RETRY_AFTER_SECONDS);
     return new ApiError('DATABASE_UNAVAILABLE', { metadata: { retry_after: wait }, headers: { 'retry-after': wait } });

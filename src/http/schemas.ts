@@ -47,6 +47,7 @@ export const STATUS_TEXT: Record<number, string> = {
   429: 'Too many requests (7007); see Retry-After',
   500: 'Internal error (7099); never a stack trace or SQL',
   503: 'Not ready',
+  507: "Insufficient storage (7057): the server's disk is full; nothing was changed",
 };
 
 export const envelopeRef = (description: string) => Type.Ref('ErrorEnvelope', { description });

@@ -7,23 +7,42 @@ import type { DB } from '../db/tables.js';
 import type { App } from './fastify-types.js';
 import { errorResponses } from './schemas.js';
 import { packageRoot } from '../shared/package-root.js';
-import { ApiError } from '../shared/errors.js';
+import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 
 /** Unauthenticated operational routes of CONTRACT §8. */
-export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry): void {
+export interface Readiness {
+  /** What is wrong with the installs' repository volume (missing, read-only, full); null when it can be written. */
+  repositories(): { problem: string; message: string } | null;
+}
+
+export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readiness: Readiness): void {
   const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
   // Like every route, these take no query parameters: an unknown one is 422 (documented).
   app.get('/healthz', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'Liveness', description: 'Answers 200 while the process serves requests, whether or not the database does: for a supervisor deciding to restart it.', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
 
   app.get(
     '/readyz',
-    { config: { auth: 'none' }, schema: { tags: ['system'], summary: 'Readiness: the database answers', description: 'Answers 200 when the database answers a query, else 503 (7054): for a load balancer deciding to send traffic here.', security: [], response: { 200: Status, ...errorResponses(422, 503) } } },
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags: ['system'],
+        summary: 'Readiness: the database answers and the repository volume can be written',
+        description:
+          "Answers 200 when the database answers a query and a small file can be written to and removed from the installs' repository volume (WSP_REPO_DIR), whose marker file must be there; else 503 with one error per failing part: 7098 with `metadata.part` `database`, or 7058 with `metadata.part` `repositories` and `metadata.problem` `missing`, `read-only`, `full` or `not-writable`. For a load balancer deciding to send traffic here, and for an operator asking what is wrong.",
+        security: [],
+        response: { 200: Status, ...errorResponses(422, 503) },
+      },
+    },
     async () => {
+      const failing: ErrorEntry[] = [];
       try {
         await sql`select 1`.execute(db);
       } catch {
-        throw new ApiError('UNAVAILABLE', { message: 'The database does not answer' });
+        failing.push({ code: ErrorCodes.UNAVAILABLE.code, message: 'The database does not answer', metadata: { part: 'database' } });
       }
+      const volume = readiness.repositories();
+      if (volume) failing.push({ code: ErrorCodes.REPOSITORY_UNAVAILABLE.code, message: volume.message, metadata: { part: 'repositories', problem: volume.problem } });
+      if (failing.length > 0) throw new ApiError('UNAVAILABLE', { entries: failing });
       return { status: 'ready' };
     },
   );

@@ -1,6 +1,7 @@
 import { ErrorCodes } from '../shared/errors.js';
 import { isDatabaseError } from '../db/database.js';
 import { GitError } from '../git/run-git.js';
+import { RepositoryVolumeError } from '../git/volume.js';
 
 /** What a failed job's operation shows (`GET /v1/operations/{id}`): a documented code and words meant for its caller. */
 export interface JobFailure {
@@ -49,13 +50,15 @@ const PUBLIC_MESSAGE: Record<FailureKind, string> = {
 
 export function failureKind(err: unknown): FailureKind {
   if (isDatabaseError(err)) return 'database';
-  if (err instanceof GitError) return 'repository';
+  if (err instanceof GitError || err instanceof RepositoryVolumeError) return 'repository';
   return 'internal';
 }
 
 /** What the operation of a job that failed with `err` shows. */
 export function publicFailure(err: unknown): JobFailure {
   if (err instanceof PermanentJobError) return { code: err.code, message: err.message };
+  // Its words name no path and tell an operator what to fix.
+  if (err instanceof RepositoryVolumeError) return { code: ErrorCodes.REPOSITORY_UNAVAILABLE.code, message: err.message };
   return { code: ErrorCodes.JOB_FAILED.code, message: PUBLIC_MESSAGE[failureKind(err)] };
 }
 

@@ -96,6 +96,8 @@ export const ErrorCodes = {
   OIDC_FAILED: { code: 7052, status: 400, message: 'Single sign-on failed; no session was made' },
   OIDC_UNAVAILABLE: { code: 7053, status: 503, message: 'The OpenID provider cannot be reached right now' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
+  INSUFFICIENT_STORAGE: { code: 7057, status: 507, message: "The server's disk is full: nothing was changed; retry once an operator has freed space" },
+  REPOSITORY_UNAVAILABLE: { code: 7058, status: 503, message: "The installs' repository volume cannot be written right now; retry after Retry-After seconds" },
 } as const;
 
 export type ErrorName = keyof typeof ErrorCodes;

@@ -11,6 +11,8 @@ export function withPipelineStatuses(method: string, own: string[], opts: { publ
   // 7054: the database cannot be reached (every route that reads it).
   if (opts.database !== false) shared.push('503');
   if (write) shared.push('413', '415');
+  // 7057: a write the database (or the repositories' disk) has no room for.
+  if (write && (!opts.public || opts.database !== false)) shared.push('507');
   if (!opts.public) shared.push('401', '403', '429');
   if (!opts.public && write) shared.push('409');
   return [...new Set([...own, ...shared])].sort();

@@ -3,6 +3,7 @@ import type { DB, RendersTable } from '../../db/tables.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';
+import { RepositoryVolumeError } from '../../git/volume.js';
 import type { Job, JobDefinition } from '../../jobs/runner.js';
 import { PermanentJobError, RetryLaterError } from '../../jobs/failure.js';
 import { nowSeconds } from '../../shared/clock.js';
@@ -18,6 +19,11 @@ import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
+
+/** How long a render waits for the repositories' volume before it fails (7058). */
+const VOLUME_WAIT_LIMIT_MS = 60 * 60_000;
+const VOLUME_RETRY_MIN_MS = 1000;
+const VOLUME_RETRY_MAX_MS = 60_000;
 
 type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log' | 'config'> & { repos: RepositoryStorage };
 
@@ -63,13 +69,45 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     try {
       return await work(job.payload.render_id);
     } catch (err) {
-      if (err instanceof PermanentJobError || job.attempt < RENDER_MAX_ATTEMPTS) throw err;
+      if (err instanceof PermanentJobError || err instanceof RetryLaterError) throw err;
+      // Whatever failed (a write's errno, git's exit status, a repository not found), a volume
+      // that is missing, read-only or full is the cause to report, and to wait out.
+      const volume = err instanceof RepositoryVolumeError ? err : await repos.problem().catch(() => null);
+      if (volume) return waitForVolume(job, volume);
+      if (job.attempt < RENDER_MAX_ATTEMPTS) throw err;
       log.error({ err, render: job.payload.render_id, job: job.id }, 'render gave up');
       const message = `Gave up after ${job.attempt} attempts: the repository or the database could not be written (see the server log)`;
       await fail(job.payload.render_id, message);
       throw new PermanentJobError(message);
     }
   };
+
+  /**
+   * A render the repositories' volume cannot take now is retried, its attempts not counted,
+   * sooner at first and then at most every minute (an operator remounts or frees a disk in
+   * minutes; five counted attempts with backoff would give up after 15 s). The render says why
+   * it waits; after VOLUME_WAIT_LIMIT_MS it fails with that reason as its operation's error.
+   */
+  async function waitForVolume(job: Job<RenderJob>, volume: RepositoryVolumeError): Promise<never> {
+    const id = job.payload.render_id;
+    const render = await renderStore.byId(db, id).catch(() => undefined);
+    const waitedMs = render ? Math.max(0, clock.nowMs() - render.created_at * 1000) : 0;
+    if (waitedMs >= VOLUME_WAIT_LIMIT_MS) {
+      const message = `${volume.message}: gave up after waiting ${Math.round(waitedMs / 60_000)} minutes for it`;
+      log.error({ render: id, job: job.id, problem: volume.problem }, 'render gave up waiting for the repository volume');
+      await fail(id, message);
+      throw new PermanentJobError(message, ErrorCodes.REPOSITORY_UNAVAILABLE.code);
+    }
+    const delayMs = Math.round(Math.min(VOLUME_RETRY_MAX_MS, Math.max(VOLUME_RETRY_MIN_MS, waitedMs / 4)) * (0.8 + Math.random() * 0.4));
+    // A restore's message is its commit's subject, which its success keeps: only the log says it waits.
+    if (render && !render.restored_from_render_id && (render.state === 'queued' || render.state === 'running')) {
+      const message = `Waiting: ${volume.message}; retried in ${Math.ceil(delayMs / 1000)} s`;
+      // On a full disk the database may have no room for this either: the job waits all the same.
+      await renderStore.transition(db, id, render.state, { message, updated_at: nowSeconds(clock) }).catch(() => false);
+    }
+    log.warn({ render: id, job: job.id, problem: volume.problem, retryInMs: delayMs }, 'render waits for the repository volume');
+    throw new RetryLaterError(volume.message, clock.nowMs() + delayMs);
+  }
 
   /**
    * The install's repository is made after its creation commits (src/installs/service.ts); if
