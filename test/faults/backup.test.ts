@@ -114,7 +114,7 @@ if (ENGINE === 'postgres') {
       }
     }
     const loadStart = Date.now();
-    await waitFor('the clients to write a while', () => Date.now() - loadStart > WARMUP_MS && versions.length > 0 && dashboards.length > 0 && patches.length > 0, { intervalMs: 50 });
+    await waitFor('the clients to write a while', () => Date.now() - loadStart > WARMUP_MS && versions.length >= 10 && dashboards.length >= 10 && patches.length >= 10, { intervalMs: 50 });
 
     const file = path.join(scratch, 'wsp.tar');
     const backupStart = Date.now();
