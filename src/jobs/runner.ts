@@ -209,6 +209,11 @@ export class JobRunner {
         if (this.halting) return;
         const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
         if (!job) return;
+        // A claim that was under way when stop() came: the job goes back at once, not run here.
+        if (this.halting) {
+          await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
+          return;
+        }
         ran++;
         await this.execute(job);
       }

@@ -183,7 +183,6 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
   processes.push(worker);
   const code = await server.exited;
   const exitMs = exitAt - signalAt;
-  t.diagnostic(`phases: worker up ${Date.now() - signalAt} ms after the signal`);
   serverGone = true;
   await Promise.all(lanes);
   const slow = await Promise.all(uploads.map((u) => u.done));
