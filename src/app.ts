@@ -179,6 +179,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const jobs = createRunner(deps, opts.jobs);
   app.decorate('jobs', jobs);
   app.addHook('onClose', async () => jobs.stop());
+  // Once closing, an answer ends its keep-alive connection (Node closes it after the response):
+  // the client sends its next request to a server that takes it, not into a closed socket.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
 
   await app.register(
     async (v1) => {

@@ -27,7 +27,7 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
     // New connections are refused while in-flight requests finish; the job runner stops in onClose.
     await app.close();
     await database.close();
-  });
+  }, () => app.jobs.release());
 
   let address: string;
   try {

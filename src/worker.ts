@@ -57,7 +57,7 @@ export async function work(config: Config): Promise<void> {
   exitOnSignal(log, config.shutdownGraceSeconds, 'the jobs under way', async () => {
     await runner.stop();
     await database.close();
-  });
+  }, () => runner.release());
 
   runner.start();
   warnAboutDataModes(config, log);

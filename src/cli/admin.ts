@@ -8,6 +8,7 @@ import { systemClock } from '../shared/clock.js';
 import { AdminError, createAdminService, type AdminService } from '../admin/service.js';
 import { JobQueue } from '../jobs/queue.js';
 import { JOB_KINDS } from '../job-kinds.js';
+import { backupSqlite, restoreSqlite } from '../admin/backup.js';
 import { parseArgs, stringFlag, UsageError, type Parsed } from './args.js';
 
 export const ADMIN_HELP = `wsp admin: operator commands, run against the configured database (WSP_DATA_DIR or DATABASE_URL),
@@ -38,6 +39,14 @@ which they create and migrate if needed. --json prints one JSON object.
                                                     queues the job POST /v1/machines/{id}:suspend queues, which a
                                                     server's worker runs; the suspension lists the reason
                                                     -> {machine_id, workspace_id, status, operation_id, reason}
+  wsp admin backup --to FILE [--json]               SQLite: the database and every install's repository, consistent
+                                                    with each other, in one tar file, while servers keep running;
+                                                    not the master key. PostgreSQL: refused, see the README
+                                                    -> {backup, bytes, installs, migration}
+  wsp admin restore --from FILE --data-dir DIR [--json]
+                                                    a backup unpacked into DIR, which must be new or empty; start
+                                                    wsp with WSP_DATA_DIR=DIR and the same master key
+                                                    -> {data_dir, installs, migration, created_at, wsp_version}
 `;
 
 type Run = (svc: AdminService, p: Parsed, env: { database: Database; config: Config; input: NodeJS.ReadableStream }) => Promise<Record<string, unknown>>;
@@ -56,7 +65,9 @@ async function readPassword(input: NodeJS.ReadableStream): Promise<string> {
 interface Command {
   flags: readonly string[];
   booleans?: readonly string[];
-  run: Run;
+  run?: Run;
+  /** A command that must not open (and so create) the configured database: it writes elsewhere. */
+  withoutDatabase?: (p: Parsed) => Promise<Record<string, unknown>>;
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -101,6 +112,8 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'rotate-master-key': { flags: [], run: async (_svc, _p, { database, config }) => ({ ...(await rotateMasterKey(database.db, config)) }) },
+  backup: { flags: ['to'], run: (_svc, p, { database, config }) => backupSqlite(database, config, stringFlag(p, 'to', true)) },
+  restore: { flags: ['from', 'data-dir'], withoutDatabase: (p) => restoreSqlite(stringFlag(p, 'from', true), stringFlag(p, 'data-dir', true)) },
   // No worker here: the job waits in the queue for a server's or `wsp worker`'s (src/job-kinds.ts gives its attempts).
   'machine suspend': {
     flags: ['machine', 'reason'],
@@ -164,6 +177,18 @@ export async function runAdmin(
     (parsed.flags.help ? out : err).write(ADMIN_HELP);
     return parsed.flags.help ? 0 : 2;
   }
+  const offline = COMMANDS[name]!.withoutDatabase;
+  if (offline) {
+    try {
+      const result = await offline(parsed);
+      out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof AdminError || e instanceof UsageError)) throw e;
+      err.write(`error: ${e.message}\n`);
+      return e instanceof UsageError ? 2 : 1;
+    }
+  }
   const config = loadConfig(env);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, connectTimeoutMs: 15_000 }).catch((e: unknown) => e as Error);
   if (database instanceof Error) {
@@ -176,7 +201,7 @@ export async function runAdmin(
     } catch (e) {
       throw new AdminError(cannotOpen(config, e));
     }
-    const result = await COMMANDS[name]!.run(createAdminService(database.db, systemClock, config.sessions), parsed, { database, config, input });
+    const result = await COMMANDS[name]!.run!(createAdminService(database.db, systemClock, config.sessions), parsed, { database, config, input });
     out.write(parsed.flags.json ? `${JSON.stringify(result)}\n` : `${humanize(result)}\n`);
     return 0;
   } catch (e) {

@@ -104,6 +104,10 @@ export class JobRunner {
   /** Set by stop(): slots finish the job in hand and claim no more. */
   private halting = false;
   private idle: Promise<void> = Promise.resolve();
+  /** The jobs this worker holds now (claimed, not yet finished). */
+  private readonly inHand = new Set<string>();
+  /** Set by release(): stop() no longer waits for the jobs in hand. */
+  private released = false;
   private wake: (() => void) | null = null;
 
   constructor(
@@ -172,7 +176,25 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     await this.idle;
-    while (this.running > 0) await new Promise((r) => setTimeout(r, 20));
+    while (this.running > 0 && !this.released) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /**
+   * A shutdown that cannot wait for the jobs in hand any longer (its grace period is running out):
+   * each goes back to the queue, due now and without counting the attempt, so another worker
+   * runs it at once instead of after its lease. Their handlers are abandoned: whatever they still
+   * do lands nowhere (finish and heartbeat need the lease), and handlers are safe to run again.
+   * Stops claiming too, and lets stop() return. Returns the jobs released.
+   */
+  async release(): Promise<string[]> {
+    this.released = true;
+    this.halting = true;
+    const released: string[] = [];
+    for (const id of [...this.inHand]) {
+      if (await jobStore.release(this.deps.db, id, this.opts.workerId, this.deps.clock.nowMs())) released.push(id);
+    }
+    if (released.length > 0) this.deps.log.warn({ jobs: released }, 'shutdown: jobs still running released to other workers');
+    return released;
   }
 
   /** Schedules due periodic work, then runs due jobs until none is left. Returns how many ran. */
@@ -187,6 +209,11 @@ export class JobRunner {
         if (this.halting) return;
         const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
         if (!job) return;
+        // A claim that was under way when stop() came: the job goes back at once, not run here.
+        if (this.halting) {
+          await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
+          return;
+        }
         ran++;
         await this.execute(job);
       }
@@ -236,6 +263,7 @@ export class JobRunner {
     const reg = this.handlers.get(row.kind)!;
     const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
     this.running++;
+    this.inHand.add(row.id);
     const beat = setInterval(() => {
       void jobStore.heartbeat(db, row.id, this.opts.workerId, clock.nowMs() + this.opts.leaseMs).catch(() => {});
     }, Math.max(1000, Math.floor(this.opts.leaseMs / 3)));
@@ -265,6 +293,7 @@ export class JobRunner {
       });
     } finally {
       clearInterval(beat);
+      this.inHand.delete(row.id);
       this.running--;
     }
   }

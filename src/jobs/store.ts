@@ -136,6 +136,18 @@ export const jobStore = {
     return Number(res.numUpdatedRows) > 0;
   },
 
+  /** Gives a job this worker holds back to the queue, due now, its attempt not counted; false when no longer held. */
+  async release(db: Kysely<DB>, id: string, workerId: string, nowMs: number): Promise<boolean> {
+    const res = await db
+      .updateTable('jobs')
+      .set({ state: 'queued', run_at: nowMs, locked_by: null, locked_until: null, updated_at: nowMs, attempts: sql<number>`attempts - 1` })
+      .where('id', '=', id)
+      .where('locked_by', '=', workerId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
   get: (db: Kysely<DB>, id: string) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst(),
 
   /** Finished jobs are kept a while for inspection, then removed. */

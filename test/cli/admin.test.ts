@@ -228,7 +228,7 @@ describe('clear errors and a non-zero exit', () => {
   test('wsp admin --help exits 0 and lists every command', async () => {
     const res = await raw('--help');
     assert.equal(res.code, 0);
-    for (const c of ['bootstrap', 'workspace create', 'user create', 'user link', 'member add', 'session create']) assert.ok(res.stdout.includes(c), c);
+    for (const c of ['bootstrap', 'workspace create', 'user create', 'user link', 'member add', 'session create', 'backup --to', 'restore --from']) assert.ok(res.stdout.includes(c), c);
   });
 });
 

@@ -77,7 +77,6 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | string>;
 }
 
-/** Starts `node bin/wsp.js serve` on a free port of 127.0.0.1 and waits until it listens. */
 /**
  * The command line of `wsp serve` whose compute area runs on a clock moved by the seconds in
  * `offsetFile` (test/helpers/serve-moved-clock.ts), for `startServer`'s `command`.
@@ -86,7 +85,13 @@ export function serveWithMovedComputeClock(offsetFile: string): string[] {
   return ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/serve-moved-clock.ts'), offsetFile];
 }
 
-export async function startServer(env: Record<string, string>, args: string[] = [], command: string[] = [WSP_BIN, 'serve']): Promise<ServerProcess> {
+/** Starts `node bin/wsp.js worker` and waits until it says it started (its `url` is empty: it serves no HTTP). */
+export function startWorker(env: Record<string, string>): Promise<ServerProcess> {
+  return startServer(env, [], [WSP_BIN, 'worker'], 'worker started');
+}
+
+/** Starts `node bin/wsp.js serve` on a free port of 127.0.0.1 and waits until it listens (or logs `ready`). */
+export async function startServer(env: Record<string, string>, args: string[] = [], command: string[] = [WSP_BIN, 'serve'], ready = 'listening'): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...command, ...args], {
     env: wspEnv({ PORT: '0', HOST: '127.0.0.1', WSP_LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -105,9 +110,9 @@ export async function startServer(env: Record<string, string>, args: string[] = 
       output.push(line);
       try {
         const entry = JSON.parse(line) as { msg?: string; address?: string };
-        if (entry.msg === 'listening' && entry.address) {
+        if (entry.msg === ready && (entry.address || ready !== 'listening')) {
           clearTimeout(timer);
-          resolve(entry.address);
+          resolve(entry.address ?? '');
         }
       } catch {
         // not a log line

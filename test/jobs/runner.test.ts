@@ -2,6 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { testRunner } from '../helpers/jobs.js';
+import { waitFor } from '../helpers/wait.js';
 import { backoffMs } from '../../src/jobs/runner.js';
 import { PermanentJobError } from '../../src/jobs/failure.js';
 import { jobStore } from '../../src/jobs/store.js';
@@ -20,6 +21,7 @@ const KINDS = {
   't.rollback': { maxAttempts: 5 },
   't.slow': { maxAttempts: 5 },
   't.wait': { maxAttempts: 1 },
+  't.stuck': { maxAttempts: 1 },
 };
 
 before(async () => {
@@ -234,6 +236,41 @@ describe('job runner', () => {
     await r.stop();
     assert.ok(finished);
   });
+
+  test('release() gives a job still running back to the queue at once: stop() returns, another worker runs it, the attempt not counted', async () => {
+    const r = runner('w-stopping', { leaseMs: 60_000 });
+    let entered!: () => void;
+    const running = new Promise<void>((res) => (entered = res));
+    let unblock!: () => void;
+    r.register('t.stuck', async () => {
+      entered();
+      await new Promise<void>((res) => (unblock = res));
+      return { by: 'the stopping worker' };
+    });
+    const id = (await r.queue.enqueue(h.database.db, { kind: 't.stuck', payload: null }))!;
+    const first = r.runDue();
+    await running;
+    const stopping = r.stop();
+    assert.deepEqual(await r.release(), [id]);
+    await stopping;
+    // A claim of the stopping worker still under way gives the job straight back too.
+    const row = await waitFor('the job back in the queue', async () => {
+      const got = (await jobStore.get(h.database.db, id))!;
+      return got.state === 'queued' ? got : null;
+    });
+    assert.equal(row.locked_by, null);
+    assert.equal(row.attempts, 0, 'its one attempt is still there');
+    // Another worker takes it now, long before the 60 s lease would have run out.
+    const other = runner('w-other');
+    other.register('t.stuck', async () => ({ by: 'the other worker' }));
+    assert.equal(await other.runDue(), 1);
+    assert.equal((await jobStore.get(h.database.db, id))!.state, 'succeeded');
+    // The abandoned handler ending later changes nothing: the job is no longer its worker's.
+    unblock();
+    await first;
+    assert.equal((await jobStore.get(h.database.db, id))!.locked_by, null);
+    assert.equal((await jobStore.get(h.database.db, id))!.state, 'succeeded');
+  });
 });
 
 describe('GET /v1/operations/{id}', () => {
@@ -266,8 +303,7 @@ describe('waiting without failing', () => {
     for (let i = 0; i < 3; i++) {
       assert.equal(await r.runDue(), 1);
       const row = (await jobStore.get(h.database.db, id))!;
-      assert.equal(row.state, 'queued');
-      assert.equal(row.attempts, 0, 'waiting is not an attempt');
+        assert.equal(row.attempts, 0, 'waiting is not an attempt');
       assert.equal(await r.runDue(), 0, 'not before the time it was told');
       h.clock.advanceSeconds(30);
     }

@@ -1,0 +1,205 @@
+import { test, before, after, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { runWsp, startServer, type ServerProcess } from '../helpers/processes.js';
+import { registerSecret } from '../helpers/log-scan.js';
+import { waitFor } from '../helpers/wait.js';
+import { createAdminService } from '../../src/admin/service.js';
+import { systemClock } from '../../src/shared/clock.js';
+import { checkRepository, client, git, masterKey, repositories } from '../reliability/servers.js';
+import { LONG, LoadTally, reportFault } from './report.js';
+
+/**
+ * Issue 22, item 6: `wsp admin backup --to FILE` while clients write (secret versions, dashboards,
+ * install PATCHes whose renders commit to the repositories), then `wsp admin restore --from FILE
+ * --data-dir NEW` and a server on NEW with the same master key (which the backup does not hold):
+ * - every write acknowledged before the backup began is there: versions decrypt to what was
+ *   sent, dashboards read back, each install's values are those of its last acknowledged PATCH
+ *   or a later one;
+ * - every repository passes `git fsck --strict` and matches its renders (checkRepository), once
+ *   the renders the backup caught running have run again;
+ * - the backup holds no master key.
+ * On PostgreSQL the command refuses and names the documented procedure (pg_dump, then the
+ * repositories: docs/reliability.md, "Backups").
+ */
+const WRITERS = 8;
+const INSTALLS = 3;
+/** How long the clients write before the backup starts. */
+const WARMUP_MS = LONG ? 15_000 : 1_500;
+
+let tdb: TestDatabase;
+let env: Record<string, string>;
+let boot: { workspace_id: string; user_id: string; session_token: string; api_token: string };
+const processes: ServerProcess[] = [];
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-backup-'));
+
+before(async () => {
+  tdb = await openTestDatabase();
+  env = { ...tdb.env, WSP_MASTER_KEY: masterKey(), WSP_QUOTA_RENDERS_PER_HOUR: '1000000' };
+  boot = await createAdminService(tdb.database.db, systemClock).bootstrap();
+  registerSecret(boot.session_token, boot.api_token);
+});
+after(async () => {
+  for (const p of processes) await p.stop('SIGKILL');
+  fs.rmSync(scratch, { recursive: true, force: true });
+  await tdb.cleanup();
+});
+
+if (ENGINE === 'postgres') {
+  test('wsp admin backup on PostgreSQL refuses and names the procedure (pg_dump, then the repositories)', async () => {
+    const file = path.join(scratch, 'pg.tar');
+    const res = await runWsp(['admin', 'backup', '--to', file], env);
+    assert.equal(res.code, 1, res.stderr);
+    assert.match(res.stderr, /^error: .*pg_dump.*docs\/reliability\.md, "Backups"/);
+    assert.ok(!fs.existsSync(file));
+  });
+} else {
+  test('wsp admin backup while clients write; restored into a new data directory, every earlier write is there', async (t: TestContext) => {
+    const server = await startServer(env);
+    processes.push(server);
+    const c = client(boot.session_token, boot.workspace_id);
+    const url = server.url;
+    const pkg = await c.ok(url, 'POST', '/v1/packages', { name: 'backup' });
+    const version = await c.ok(url, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });
+    const installs: { id: string }[] = [];
+    for (let i = 0; i < INSTALLS; i++) installs.push(await c.ok(url, 'POST', '/v1/installs', { name: `bk-${i}`, package_id: pkg.id, version_id: version.id, values: { who: 'w0' } }));
+    const secret = await c.ok(url, 'POST', '/v1/secrets', { name: 'bk' });
+
+    const tally = new LoadTally();
+    /** Each acknowledged write, with when its answer came. */
+    const versions: { id: string; data: string; at: number }[] = [];
+    const dashboards: { id: string; name: string; at: number }[] = [];
+    const patches: { install: number; n: number; at: number }[] = [];
+    const unexpected: string[] = [];
+    let stop = false;
+    let n = 0;
+    const timed = async (method: string, p: string, body: unknown, want: number, headers: Record<string, string> = {}) => {
+      const start = Date.now();
+      const res = await c.call(url, method, p, body, headers);
+      tally.record(res.status, Date.now() - start, res.body?.errors?.[0]?.code);
+      if (res.status !== want) unexpected.push(`${method} ${p}: ${res.status} ${res.text.slice(0, 200)}`);
+      return res.status === want ? res : null;
+    };
+    const lane = async (step: () => Promise<boolean>) => {
+      while (!stop) if (!(await step())) return;
+    };
+    const lanes: Promise<void>[] = [];
+    for (let i = 0; i < WRITERS; i++) {
+      if (i % 3 === 0) {
+        lanes.push(lane(async () => {
+          const data = randomBytes(16).toString('base64');
+          const res = await timed('POST', `/v1/secrets/${secret.id}/versions`, { data }, 201);
+          if (res) versions.push({ id: res.body.id, data, at: Date.now() });
+          return res !== null;
+        }));
+      } else if (i % 3 === 1) {
+        lanes.push(lane(async () => {
+          const name = `bk-${++n}`;
+          const res = await timed('POST', '/v1/dashboards', { name, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] }, 201);
+          if (res) dashboards.push({ id: res.body.id, name, at: Date.now() });
+          return res !== null;
+        }));
+      } else {
+        const k = i % INSTALLS;
+        lanes.push(lane(async () => {
+          const m = ++n;
+          const res = await timed('PATCH', `/v1/installs/${installs[k]!.id}`, { values: { who: `w${m}` } }, 200, { 'if-match': '*' });
+          if (res) patches.push({ install: k, n: m, at: Date.now() });
+          return res !== null;
+        }));
+      }
+    }
+    const loadStart = Date.now();
+    await waitFor('the clients to write a while', () => Date.now() - loadStart > WARMUP_MS && versions.length >= 10 && dashboards.length >= 10 && patches.length >= 10, { intervalMs: 50 });
+
+    const file = path.join(scratch, 'wsp.tar');
+    const backupStart = Date.now();
+    const backup = await runWsp(['admin', 'backup', '--to', file, '--json'], env, 120_000);
+    const backupMs = Date.now() - backupStart;
+    // Writes went on during the backup.
+    const during = tally.acknowledged;
+    await waitFor('a write acknowledged after the backup', () => versions.some((v) => v.at > backupStart + backupMs), { intervalMs: 20 });
+    stop = true;
+    await Promise.all(lanes);
+    assert.deepEqual(unexpected, []);
+    assert.equal(backup.code, 0, backup.stderr);
+    const made = JSON.parse(backup.stdout) as { backup: string; bytes: number; installs: number; migration: string };
+    assert.equal(made.installs, INSTALLS);
+    assert.ok(during > 0);
+    const listing = (await import('node:child_process')).execFileSync('tar', ['-tf', file], { encoding: 'utf8' }).split('\n');
+    assert.ok(!listing.some((p) => /master\.key/.test(p)), 'no master key in the backup');
+    assert.ok(listing.includes('./wsp.sqlite') && listing.includes('./wsp-backup.json'), listing.join(' '));
+
+    // A file that exists is never overwritten; a data directory in use is never a target.
+    assert.equal((await runWsp(['admin', 'backup', '--to', file], env)).code, 1);
+    const refused = await runWsp(['admin', 'restore', '--from', file, '--data-dir', tdb.dataDir], {});
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /not empty/);
+
+    const restoreStart = Date.now();
+    const target = path.join(scratch, 'restored');
+    const restored = await runWsp(['admin', 'restore', '--from', file, '--data-dir', target, '--json'], {});
+    assert.equal(restored.code, 0, restored.stderr);
+    const restoredEnv = { WSP_DATA_DIR: target, WSP_MASTER_KEY: env.WSP_MASTER_KEY!, WSP_QUOTA_RENDERS_PER_HOUR: '1000000' };
+    const again = await startServer(restoredEnv);
+    processes.push(again);
+    await c.ok(again.url, 'GET', '/v1/secrets');
+    const recoveryMs = Date.now() - restoreStart;
+
+    // Every write acknowledged before the backup began.
+    let lost = 0;
+    const before = <T extends { at: number }>(list: T[]) => list.filter((w) => w.at < backupStart);
+    for (const v of before(versions)) {
+      const res = await c.call(again.url, 'GET', `/v1/secrets/${secret.id}/versions/${v.id}:access`);
+      if (res.status !== 200 || res.body.data !== v.data) lost++;
+    }
+    for (const d of before(dashboards)) {
+      const res = await c.call(again.url, 'GET', `/v1/dashboards/${d.id}`);
+      if (res.status !== 200 || res.body.name !== d.name) lost++;
+    }
+    for (const [k, inst] of installs.entries()) {
+      const last = Math.max(0, ...before(patches).filter((p) => p.install === k).map((p) => p.n));
+      const now = await c.ok(again.url, 'GET', `/v1/installs/${inst.id}`);
+      if (Number(String(now.values.who).slice(1)) < last) lost++;
+    }
+    // Nothing half-made: every version the restored database lists decrypts.
+    for (const v of await c.all(again.url, `/v1/secrets/${secret.id}/versions`)) {
+      const res = await c.call(again.url, 'GET', `/v1/secrets/${secret.id}/versions/${v.id}:access`);
+      assert.equal(res.status, 200, res.text);
+    }
+    assert.equal(lost, 0, 'acknowledged writes lost');
+
+    // The repositories agree with the restored database once the renders it caught running ran again.
+    const repos = repositories(target);
+    assert.equal(repos.length, INSTALLS);
+    let commits = 0;
+    for (const inst of installs) {
+      const renders = await waitFor(`the renders of ${inst.id} to finish`, async () => {
+        const list = await c.all(again.url, `/v1/installs/${inst.id}/renders`);
+        return list.every((r: { state: string }) => r.state !== 'queued' && r.state !== 'running') ? list : null;
+      });
+      assert.ok(renders.every((r: { state: string }) => r.state === 'succeeded' || r.state === 'superseded'), JSON.stringify(renders.map((r: { state: string }) => r.state)));
+      const repo = repos.find((r) => r.endsWith(`${inst.id}.git`))!;
+      commits += checkRepository(repo, renders);
+      // main's tree is the install's current values.
+      const now = await c.ok(again.url, 'GET', `/v1/installs/${inst.id}`);
+      assert.equal(git(repo, 'show', 'refs/heads/main:hello.txt'), `Hello ${now.values.who}`);
+    }
+    assert.equal(await again.stop(), 0);
+
+    reportFault(t, {
+      fault: 'backup under writes, restored',
+      injected: `wsp admin backup while ${WRITERS} clients write; wsp admin restore into a new data directory, a new server on it`,
+      requests: tally.requests,
+      acknowledged: tally.acknowledged,
+      lost,
+      worstLatencyMs: tally.worstMs,
+      recoveryMs,
+      notes: `backup ${backupMs} ms, ${made.bytes} bytes; acknowledged before it began: ${before(versions).length} versions, ${before(dashboards).length} dashboards, ${before(patches).length} PATCHes, all found; ${INSTALLS} repositories, ${commits} commits on main, fsck clean, matching their renders; secrets decrypted with the same WSP_MASTER_KEY (not in the backup); recovery = restore + start + first answer; ${tally.summary()}`,
+    });
+  });
+}
