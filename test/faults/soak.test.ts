@@ -20,12 +20,12 @@ import { judge, withLeak, type Limit, type Metric, type Sample } from './soak-st
  * warm-up none may grow (soak-stats.ts: fitted slopes and quarter means under the limits
  * below), and every answer is 2xx or a 4xx the mix provokes on purpose.
  *
- * `npm test`: about 30 s, a sample every 2 s. `npm run faults` (LONG): 5 minutes, every 15 s.
+ * `npm test`: 30 s, a sample every second. `npm run faults` (LONG): 5 minutes, every 15 s.
  * `npm run soak`: WSP_SOAK_MINUTES (default 60), a sample each minute.
  */
 const MINUTES = Number(process.env.WSP_SOAK_MINUTES ?? 0);
 const SHORT = MINUTES === 0 && !LONG;
-const DURATION_MS = MINUTES > 0 ? MINUTES * 60_000 : LONG ? 5 * 60_000 : 35_000;
+const DURATION_MS = MINUTES > 0 ? MINUTES * 60_000 : LONG ? 5 * 60_000 : 30_000;
 const SAMPLE_MS = MINUTES > 0 ? 60_000 : LONG ? 15_000 : 1_000;
 /**
  * The first part of the run is not judged: route schemas compile, the JIT and V8's heap sizing
