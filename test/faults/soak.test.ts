@@ -66,6 +66,9 @@ let applicationName: string;
 before(async () => {
   stub = new ProviderStub([PROVIDER_TOKEN]);
   stub.actionPolls = 0;
+  // A day's compute calls in minutes would exhaust the provider's hourly budget (its 503 7404 is
+  // the provider's refusal, not the server's failure): the stub's budget is a day's and more.
+  stub.budget = 1_000_000;
   await stub.start();
   tdb = await openTestDatabase();
   applicationName = `wsp-soak-${randomBytes(4).toString('hex')}`;
@@ -87,6 +90,8 @@ before(async () => {
     // Suspensions end within a day and the scan runs every second: their expiry notices are the notifications the mix reads.
     WSP_SUSPENSION_RETENTION_DAYS: '1',
     WSP_SCHEDULER_INTERVAL_SECONDS: '1',
+    // A day's renders in an hour: the hourly render quota (600) is not what this run measures.
+    WSP_QUOTA_RENDERS_PER_HOUR: '1000000',
   };
   const email = 'owner@soak.example';
   const password = randomBytes(12).toString('hex');
