@@ -1,6 +1,6 @@
 /**
  * fast-check settings shared by every property and fuzz test: a fixed seed in `npm test`, so a CI
- * run is reproducible, and the soak's own seed (`WSP_FUZZ_SEED`, printed by `npm run soak`) there.
+ * run is reproducible, and the soak's own seed (`WSP_FUZZ_SEED`, printed by `npm run soak:fuzz`) there.
  */
 export const PROPERTY_SEED = Number(process.env.WSP_FUZZ_SEED ?? 20261122);
 

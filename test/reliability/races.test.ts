@@ -18,7 +18,7 @@ import { waitFor } from '../helpers/wait.js';
  *   of one install restore make one git commit on main;
  * - a token revoked while requests are in flight: no request that started after the
  *   revocation was committed succeeds (judged against a committed marker, not the DELETE's answer).
- * WSP_RACE_N sets N (default 12; npm run soak raises it).
+ * WSP_RACE_N sets N (default 12; npm run soak:fuzz raises it).
  */
 const N = Number(process.env.WSP_RACE_N ?? 12);
 

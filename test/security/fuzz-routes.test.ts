@@ -42,7 +42,7 @@ import {
  * string field a write accepted comes back byte for byte in its answer; per route, most
  * answers get past authentication and some reach the resource (2xx, 409, or a 404 of a body
  * field), so the run tests handlers, not only the first 401.
- * WSP_FUZZ_RUNS sets the generated cases per route (npm run soak uses thousands),
+ * WSP_FUZZ_RUNS sets the generated cases per route (npm run soak:fuzz uses thousands),
  * WSP_FUZZ_SEED the seed, WSP_FUZZ_ROUTE narrows the run to matching routes.
  */
 /** A stable number for a route: FNV-1a of its key. */
