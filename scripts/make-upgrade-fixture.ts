@@ -12,8 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { randomBytes } from 'node:crypto';
+import { REPO_ROOT } from './repo-root.js';
 import pg from 'pg';
-import { PREVIOUS_RELEASE, previousReleaseBin } from '../test/faults/previous-release.js';
+import { PREVIOUS_RELEASE, PREVIOUS_RELEASE_SOURCES, previousReleaseBin } from '../test/faults/previous-release.js';
 import { writeDataSet, type UpgradeManifest } from '../test/faults/upgrade-data.js';
 import { adminOf, FIXTURE_DIR, FIXTURE_SCHEMA, serveWith, withSearchPath } from '../test/faults/upgrade-fixture.js';
 import { ProviderStub } from '../test/compute/provider-stub.js';
@@ -74,8 +75,11 @@ async function make(engine: 'sqlite' | 'postgres', bin: string, masterKey: strin
   }
 }
 
-const bin = await previousReleaseBin();
 fs.mkdirSync(FIXTURE_DIR, { recursive: true });
+// The release's sources, for tests in a clone without its commit (test/faults/previous-release.ts).
+const sources = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', PREVIOUS_RELEASE.commit, 'src', 'bin', 'scripts', 'package.json', 'LICENSE'], { maxBuffer: 256 * 1024 * 1024 });
+fs.writeFileSync(PREVIOUS_RELEASE_SOURCES, zlib.gzipSync(sources, { level: 9 }));
+const bin = await previousReleaseBin();
 const masterKey = randomBytes(32).toString('base64');
 fs.writeFileSync(path.join(FIXTURE_DIR, 'master.key'), masterKey + '\n');
 const sqlite = await make('sqlite', bin, masterKey);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { DB, WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
 import { forUpdate, type Engine } from '../db/database.js';
 
@@ -26,14 +26,31 @@ export const webhookStore = {
 
   delete: (db: Kysely<DB>, id: string) => db.deleteFrom('webhooks').where('id', '=', id).execute(),
 
-  /** Inserts a delivery unless the endpoint already has one for the event (true when inserted). */
+  /**
+   * Inserts a delivery unless the endpoint already has one for the event (true when inserted), or
+   * unless the endpoint was deleted since the event's writer read it (false): on PostgreSQL a
+   * DELETE committed between the read of the enabled endpoints and this insert fails the foreign
+   * key, which would abort the write's whole transaction (a 500 for the write, found by the soak);
+   * the insert runs in a savepoint so only the delivery is given up. SQLite's writers are one at a
+   * time, and a failed statement there leaves its transaction usable.
+   */
   insertDelivery: async (db: Kysely<DB>, row: WebhookDeliveriesTable): Promise<boolean> => {
-    const res = await db
-      .insertInto('webhook_deliveries')
-      .values(row)
-      .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
-      .executeTakeFirst();
-    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    if (postgres) await sql`savepoint wsp_delivery`.execute(db);
+    try {
+      const res = await db
+        .insertInto('webhook_deliveries')
+        .values(row)
+        .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+        .executeTakeFirst();
+      if (postgres) await sql`release savepoint wsp_delivery`.execute(db);
+      return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code !== '23503' && code !== 'SQLITE_CONSTRAINT_FOREIGNKEY') throw err;
+      if (postgres) await sql`rollback to savepoint wsp_delivery`.execute(db);
+      return false;
+    }
   },
 
   delivery: (db: Kysely<DB>, workspaceId: string, webhookId: string, id: string) =>

@@ -16,6 +16,9 @@ export const PREVIOUS_RELEASE = {
   lastMigration: '0017_webhooks',
 };
 
+/** The previous release's sources, `git archive` of its commit (src bin scripts package.json LICENSE), gzipped. */
+export const PREVIOUS_RELEASE_SOURCES = path.join(REPO_ROOT, 'test/fixtures/upgrade/previous-release.tar.gz');
+
 /**
  * The previous release's `wsp` (its bin/wsp.js), built once into a cache directory outside the
  * repository (keyed by the commit) so repeated runs cost nothing. `git archive` rather than a
@@ -34,8 +37,15 @@ export async function previousReleaseBin(commit = PREVIOUS_RELEASE.commit): Prom
   // and a half-built tree must never be taken for a finished one.
   const work = fs.mkdtempSync(`${cache}.building-`);
   try {
-    const archive = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', commit], { maxBuffer: 256 * 1024 * 1024 });
-    execFileSync('tar', ['-x', '-C', work], { input: archive });
+    // The release's sources are committed with the fixture (what it needs to build and run: src,
+    // bin, scripts, package.json, LICENSE): a clone without history (CI may check out one commit)
+    // has no b23dc88 to archive. scripts/make-upgrade-fixture.ts writes the file from git.
+    if (commit === PREVIOUS_RELEASE.commit && fs.existsSync(PREVIOUS_RELEASE_SOURCES)) {
+      execFileSync('tar', ['-xzf', PREVIOUS_RELEASE_SOURCES, '-C', work]);
+    } else {
+      const archive = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', commit], { maxBuffer: 256 * 1024 * 1024 });
+      execFileSync('tar', ['-x', '-C', work], { input: archive });
+    }
     fs.symlinkSync(fs.realpathSync(path.join(REPO_ROOT, 'node_modules')), path.join(work, 'node_modules'));
     await build({
       entryPoints: [

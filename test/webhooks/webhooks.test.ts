@@ -6,6 +6,7 @@ import { deliver } from '../../src/webhooks/sender.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
 import { loadConfig } from '../../src/config.js';
+import { webhookStore } from '../../src/webhooks/store.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
 /** Webhooks (CONTRACT §11) against a real receiver on loopback that verifies with `standardwebhooks`. */
@@ -275,5 +276,23 @@ describe('deliveries', () => {
     const doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
     const items = doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema.properties.event_types.items.enum as string[];
     for (const t of EVENT_TYPE_NAMES) assert.ok(items.includes(t), t);
+  });
+});
+
+describe('an endpoint deleted while an event is being recorded', () => {
+  test("the event's write still commits; the endpoint gets no delivery (a DELETE committed between the writer's read and its insert)", async () => {
+    const hook = await ok('POST', '/v1/webhooks', { url: rx.url, event_types: ['secret.created'] });
+    // The writer read the enabled endpoints; the endpoint is then deleted and committed before it
+    // inserts the delivery: on PostgreSQL that insert fails the foreign key.
+    const eventId = `evt_${Date.now().toString(36)}deletedendpoint`;
+    let inserted: boolean | undefined;
+    await h.database.db.transaction().execute(async (trx) => {
+      await trx.insertInto('events').values({ id: eventId, workspace_id: s.workspaceId, type: 'secret.created', actor_kind: 'user', actor_id: s.owner.userId, credential_id: null, resource_type: 'secret', resource_id: 'sec_x', request_id: null, ip: null, user_agent: null, created_at: 1, data: '{}' }).execute();
+      if (h.database.engine === 'postgres') await h.database.db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+      else await trx.deleteFrom('webhooks').where('id', '=', hook.id).execute();
+      inserted = await webhookStore.insertDelivery(trx, { id: `whd_${Date.now().toString(36)}x`, webhook_id: hook.id, workspace_id: s.workspaceId, event_id: eventId, event_type: 'secret.created', body: '{}', state: 'pending', attempts: 0, next_attempt_at: 1, last_attempt_at: null, last_status: null, last_error: null, created_at: 1, updated_at: 1 });
+    });
+    assert.equal(inserted, false);
+    assert.ok(await h.database.db.selectFrom('events').select('id').where('id', '=', eventId).executeTakeFirst(), 'the write committed');
   });
 });
