@@ -46,9 +46,17 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     });
   };
 
+  /** Every socket not closed yet, whatever its pair's state: `close` destroys each. */
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    return socket;
+  };
   const server = net.createServer((client) => {
     accepted++;
-    const upstream = net.connect(targetPort, targetHost);
+    track(client);
+    const upstream = track(net.connect(targetPort, targetHost));
     const pair = { client, upstream };
     pairs.add(pair);
     // Either side gone: the other goes too, as a real network path closing would show it.
@@ -96,6 +104,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     cut,
     async close() {
       cut();
+      // A reset waits for a socket still connecting to connect; a test's end must not: a socket
+      // left open kept the test's process alive after its last test (the run then timed out).
+      for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
