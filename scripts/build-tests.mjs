@@ -59,7 +59,7 @@ export async function buildTests(name, testDir = path.join(root, 'test')) {
     target: 'node20',
     // Native, or reading files beside their own (__filename); the SDK package (tests use its build, as
     // a user would).
-    external: ['better-sqlite3', '@node-rs/argon2', 'oidc-provider', 'pg-native', '@fastify/swagger-ui', 'playwright-core', 'typescript', 'openapi-typescript', '@workspace-platform/sdk'],
+    external: ['better-sqlite3', '@node-rs/argon2', 'oidc-provider', 'pg-native', '@fastify/swagger-ui', 'playwright-core', 'typescript', 'openapi-typescript', '@workspace-platform/sdk', 'esbuild'],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
     sourcemap: 'inline',

@@ -134,10 +134,6 @@ function runJob(job, index) {
   const report = path.join(reportDir, `${index}.json`);
   const args = [
     '--enable-source-maps',
-    // The process ends once its tests have: test/faults/database-network's process, its tests
-    // passed and every handle closed, sometimes spun in Node's exit-time handle cleanup
-    // (FreeEnvironment -> CleanupHandles, seen in gdb) until the file's timeout killed it.
-    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.join(root, 'scripts/test-reporter.mjs')}`,

@@ -34,27 +34,30 @@ const SAMPLE_MS = MINUTES > 0 ? 60_000 : LONG ? 15_000 : 1_000;
  */
 const WARMUP = SHORT ? { ms: 10_000, requests: 500 } : { ms: Math.min(10 * 60_000, DURATION_MS / 5), requests: 2_000 };
 const LANES = 4;
+const UNJUDGED: Limit = { per1000Requests: Infinity, perHour: Infinity, growth: Infinity };
 const LENGTH = DURATION_MS >= 60_000 ? `${DURATION_MS / 60_000} min` : `${DURATION_MS / 1000} s`;
 
 /**
- * The limits. The short run judges per request (its window is too short for a rate per hour to
- * mean anything: one garbage collection moves RSS by more than an hour's budget), the long ones
- * per hour too. Each is checked against this very run below: the samples with a leak of 1 MB per
- * 100 requests added (1 descriptor, 1 connection per 100 requests) must fail them. The short
- * run's RSS limit, 6 MB per 1000 requests, sits between what runs on a loaded 2-core machine
- * showed without a leak (-0.1 to +3.5 MB per 1000 requests over ~1000 judged requests) and that
- * leak (+10).
+ * The limits, judged over the long runs (`npm run faults`: 5 minutes; `npm run soak`: an hour),
+ * per request and per hour. Each is checked against this very run below: the samples with a leak
+ * of 1 MB per 100 requests added (1 descriptor, 1 connection per 100 requests) must fail them.
+ * The short run of `npm test` (30 s, about 1000 requests on a loaded machine) judges only the
+ * database connections: its RSS and descriptor slopes are reported, not judged. In CI, with three
+ * other test files on the two cores, leak-free runs showed up to 7.7 MB of RSS and 4.7
+ * descriptors per 1000 requests (keep-alive sockets, render workers), as much as the leak the
+ * check must catch: that window cannot tell them apart, an hour can. The event loop's delay over
+ * 30 s measures the files sharing the cores as much as the server.
  */
 const LIMITS: Record<Metric, Limit> = {
-  rssMb: SHORT ? { per1000Requests: 6, perHour: Infinity, growth: 12 } : { per1000Requests: 0.5, perHour: 30, growth: 40 },
+  rssMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: 30, growth: 40 },
   // The heap in use climbs between major collections by more than a short run's budget (seen:
   // +9 MB over 1700 requests, then a drop): judged only over the long runs' many collections.
-  heapMb: SHORT ? { per1000Requests: Infinity, perHour: Infinity, growth: Infinity } : { per1000Requests: 0.5, perHour: 20, growth: 30 },
-  fds: { per1000Requests: 3, perHour: SHORT ? Infinity : 20, growth: 12 },
+  heapMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: 20, growth: 30 },
+  fds: SHORT ? UNJUDGED : { per1000Requests: 3, perHour: 20, growth: 12 },
   dbConnections: { per1000Requests: 2, perHour: SHORT ? Infinity : 5, growth: 4 },
-  loopP99Ms: { per1000Requests: SHORT ? 50 : 5, perHour: SHORT ? Infinity : 100, growth: 150 },
+  loopP99Ms: SHORT ? UNJUDGED : { per1000Requests: 5, perHour: 100, growth: 150 },
 };
-const LEAKS: Partial<Record<Metric, number>> = { rssMb: 0.01, ...(SHORT ? {} : { heapMb: 0.01 }), fds: 0.01, dbConnections: 0.01 };
+const LEAKS: Partial<Record<Metric, number>> = SHORT ? { dbConnections: 0.01 } : { rssMb: 0.01, heapMb: 0.01, fds: 0.01, dbConnections: 0.01 };
 
 const PROVIDER_TOKEN = 'soak-provider';
 let tdb: TestDatabase;

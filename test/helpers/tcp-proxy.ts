@@ -103,10 +103,12 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     },
     cut,
     async close() {
-      cut();
-      // A reset waits for a socket still connecting to connect; a test's end must not: a socket
-      // left open kept the test's process alive after its last test (the run then timed out).
+      // Closed, not reset: sockets reset (resetAndDestroy) here, as their peer (a killed server)
+      // reset them too, sometimes never finished closing, and Node's exit-time cleanup of
+      // handles (FreeEnvironment -> CleanupHandles, seen in gdb) then spun until the file's
+      // timeout killed the test's process, its tests all passed.
       for (const socket of sockets) socket.destroy();
+      pairs.clear();
       await new Promise((resolve) => server.close(resolve));
     },
   };
