@@ -217,9 +217,15 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     const states = async () =>
       Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
     const started = performance.now();
+    const clockAtStart = app.h.clock.nowMs();
     app.h.app.jobs.start();
     const attack = (async () => {
       for (;;) {
+        // The app's clock is a test's manual one: it moves with real time here, as a server's
+        // does. A render refused a place while the workspace's others run (WorkspaceRendersBusy)
+        // is retried a second later by that clock; a clock standing still never came to that
+        // second, and on a slow machine a render stayed "running" past the 60 s bound.
+        app.h.clock.set(clockAtStart + Math.round(performance.now() - started));
         const renders = await states();
         if (renders.every((r) => r.state === 'failed' || r.state === 'succeeded')) return renders;
         if (performance.now() - started > 60_000) throw new Error(`renders still under way after 60 s: ${JSON.stringify(renders.map((r) => r.state))}`);
