@@ -109,6 +109,8 @@ export class JobRunner {
   /** Set by release(): stop() no longer waits for the jobs in hand. */
   private released = false;
   private wake: (() => void) | null = null;
+  /** The started runner's slots under way (fillSlots). */
+  private readonly slots = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -151,10 +153,13 @@ export class JobRunner {
     if (!this.stopped) return;
     this.stopped = false;
     this.halting = false;
+    const kinds = [...this.handlers.keys()];
     const loop = async () => {
       if (this.stopped) return;
       try {
-        await this.runDue();
+        await this.schedulePeriodic();
+        await this.giveUpExhausted(kinds);
+        this.fillSlots(kinds);
       } catch (err) {
         this.deps.log.error({ err }, 'job loop failed; retrying');
       }
@@ -176,7 +181,7 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     await this.idle;
-    while (this.running > 0 && !this.released) await new Promise((r) => setTimeout(r, 20));
+    while ((this.running > 0 || this.slots.size > 0) && !this.released) await new Promise((r) => setTimeout(r, 20));
   }
 
   /**
@@ -202,25 +207,43 @@ export class JobRunner {
     await this.schedulePeriodic();
     const kinds = [...this.handlers.keys()];
     await this.giveUpExhausted(kinds);
+    const ran = await Promise.all(Array.from({ length: this.opts.concurrency }, () => this.drain(kinds)));
+    return ran.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * The started runner's slots: each claims and runs jobs until none is due, and a free slot is
+   * filled on the next pass (a poll or an enqueue), whatever the others are doing. A slot held by a
+   * long job (a delivery to a receiver that hangs, a render) holds back no other job: when the
+   * runner waited for all its slots before claiming again, one such job stopped every other job
+   * of the process, periodic work included, until it ended.
+   */
+  private fillSlots(kinds: string[]): void {
+    while (this.slots.size < this.opts.concurrency && !this.halting) {
+      const slot: Promise<void> = this.drain(kinds).then(
+        () => {},
+        (err: unknown) => this.deps.log.error({ err }, 'job slot failed; retrying on the next pass'),
+      );
+      this.slots.add(slot);
+      void slot.finally(() => this.slots.delete(slot));
+    }
+  }
+
+  /** Claims and runs due jobs one after another until none is left. Returns how many ran. */
+  private async drain(kinds: string[]): Promise<number> {
     let ran = 0;
-    const slots: Promise<void>[] = [];
-    const next = async (): Promise<void> => {
-      for (;;) {
-        if (this.halting) return;
-        const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
-        if (!job) return;
-        // A claim that was under way when stop() came: the job goes back at once, not run here.
-        if (this.halting) {
-          await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
-          return;
-        }
-        ran++;
-        await this.execute(job);
+    for (;;) {
+      if (this.halting) return ran;
+      const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
+      if (!job) return ran;
+      // A claim that was under way when stop() came: the job goes back at once, not run here.
+      if (this.halting) {
+        await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
+        return ran;
       }
-    };
-    for (let i = 0; i < this.opts.concurrency; i++) slots.push(next());
-    await Promise.all(slots);
-    return ran;
+      ran++;
+      await this.execute(job);
+    }
   }
 
   /**

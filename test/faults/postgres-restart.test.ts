@@ -10,7 +10,7 @@ import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { api, startServer, type ServerProcess } from '../helpers/processes.js';
 import { registerSecret } from '../helpers/log-scan.js';
-import { WriteLoad } from '../helpers/write-load.js';
+import { PatchLoad, WriteLoad } from '../helpers/write-load.js';
 import { waitFor } from '../helpers/wait.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
@@ -21,8 +21,9 @@ import { LONG, reportFault } from './report.js';
  * Issue 22, item 1: PostgreSQL restarted under write load, `pg_ctl restart -m fast` (sessions
  * ended, a clean shutdown) and then `-m immediate` (every process killed, crash recovery), on a
  * cluster of the test's own (scripts/pg-throwaway.sh). CLIENTS clients create API tokens and
- * secret versions with Idempotency-Keys while one restores an install over and over (a render,
- * the install's state and its event in one transaction, then a job that lands the commit).
+ * secret versions with Idempotency-Keys, PATCH_LANES PATCH a dashboard each with If-Match and a key,
+ * and one restores an install over and over (a render, the install's state and its event in one
+ * transaction, then a job that lands the commit).
  * The server runs with a 2 s connection timeout and a 3 s statement timeout. Asserted:
  * - no request takes longer than BOUND_MS, 3 × (2 s + 3 s); an unanswerable request is a 503
  *   (7054) with `Retry-After: 5`;
@@ -38,6 +39,7 @@ const CONNECT_S = 2;
 const STATEMENT_S = 3;
 const BOUND_MS = 3 * (CONNECT_S + STATEMENT_S) * 1000;
 const CLIENTS = LONG ? 32 : 16;
+const PATCH_LANES = 8;
 
 const script = path.join(REPO_ROOT, 'scripts/pg-throwaway.sh');
 const clusterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-restart-pg-'));
@@ -65,6 +67,8 @@ before(async () => {
     WSP_JOB_LEASE_SECONDS: '3',
     WSP_DB_CONNECT_TIMEOUT_SECONDS: String(CONNECT_S),
     WSP_DB_STATEMENT_TIMEOUT_SECONDS: String(STATEMENT_S),
+    // Both restarts' writers create tokens in one workspace: more than the default quota of 100.
+    WSP_QUOTA_API_TOKENS: '100000',
   });
 });
 after(async () => {
@@ -96,6 +100,12 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
       const secret = await c.ok(url, 'POST', '/v1/secrets', { name: `restart-${mode}` });
       const load = new WriteLoad(() => url, boot.session_token, boot.workspace_id, secret.id);
       load.start(CLIENTS);
+      const dashboards: string[] = [];
+      for (let i = 0; i < PATCH_LANES; i++) {
+        dashboards.push((await c.ok(url, 'POST', '/v1/dashboards', { name: `restart-${mode}-${i}`, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] })).id);
+      }
+      const patches = new PatchLoad(() => url, boot.session_token, boot.workspace_id, dashboards);
+      patches.start();
       // One lane restores the install again and again: each queues a job that lands its commit.
       let restoring = true;
       let worstRestoreMs = 0;
@@ -115,7 +125,7 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
           else assert.ok((res.status === 409 && code === 7030) || (res.status === 503 && code === 7054), `restore: ${res.status} ${res.text}`);
         }
       })();
-      await waitFor('the load to get going', () => load.acked.length >= CLIENTS, { timeoutMs: 60_000, intervalMs: 20 });
+      await waitFor('the load to get going', () => load.acked.length >= CLIENTS && patches.acked.length >= 2 * PATCH_LANES, { timeoutMs: 60_000, intervalMs: 20 });
 
       const started = performance.now();
       execFileSync('bash', [script, 'restart', mode, clusterDir]);
@@ -123,26 +133,33 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
       await waitFor('the server to answer again', async () => (await api(url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token })).status === 200, { timeoutMs: 60_000, intervalMs: 50 });
       const recoveryMs = performance.now() - restartedAt;
       const ackedBefore = load.acked.length;
-      await waitFor('writes acknowledged after the restart', () => load.acked.length >= ackedBefore + CLIENTS, { timeoutMs: 60_000, intervalMs: 20 });
+      const patchedBefore = patches.acked.length;
+      await waitFor('writes acknowledged after the restart', () => load.acked.length >= ackedBefore + CLIENTS && patches.acked.length >= patchedBefore + PATCH_LANES, { timeoutMs: 60_000, intervalMs: 20 });
       restoring = false;
-      await Promise.all([load.stop(), restoreLane]);
+      await Promise.all([load.stop(), patches.stop(), restoreLane]);
 
       assert.equal(server!.child.exitCode, null, 'the server is still running');
       assert.deepEqual(load.unexpected, [], 'answers the load did not expect');
-      assert.deepEqual(load.badUnavailable, [], '503 answers without code 7054 or Retry-After: 5');
-      const worst = Math.max(load.tally.worstMs, worstRestoreMs);
+      assert.deepEqual(patches.unexpected, [], 'PATCH answers the load did not expect');
+      assert.deepEqual([...load.badUnavailable, ...patches.badUnavailable], [], '503 answers without code 7054 or Retry-After: 5');
+      const worst = Math.max(load.tally.worstMs, patches.tally.worstMs, worstRestoreMs);
       assert.ok(worst <= BOUND_MS, `the slowest request took ${Math.round(worst)} ms, over the ${BOUND_MS} ms bound`);
       const summary = load.tally.summary();
       const unacked = load.unacked.length;
       const retries = await load.retryUnacked();
-      const { lost } = await load.check(tdb.database.db);
+      const { lost: writesLost } = await load.check(tdb.database.db);
+      const patchesUnacked = patches.unacked.length;
+      await patches.retryUnacked();
+      const { lost: patchesLost, effects } = await patches.check(tdb.database.db);
+      const lost = writesLost + patchesLost;
       assert.equal(lost, 0);
-      t.diagnostic(`restart -m ${mode}: pg_ctl took ${Math.round(restartedAt - started)} ms; ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, one effect each`);
+      const refused = patches.unacked.filter((p) => p.refused).length;
+      t.diagnostic(`restart -m ${mode}: pg_ctl took ${Math.round(restartedAt - started)} ms; ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, one effect each; PATCHes ${patches.tally.summary()}, ${patchesUnacked} unacknowledged (retried: ${refused} refused 7030 as never applied, ${patches.unacked.filter((p) => p.answerLost).length} answered 7055), ${effects} revisions, each with its event`);
       reportFault(t, {
         fault: `PostgreSQL restart -m ${mode}`,
-        injected: `pg_ctl restart -m ${mode} under ${CLIENTS} writers and a restore lane`,
-        requests: load.tally.requests,
-        acknowledged: load.tally.acknowledged,
+        injected: `pg_ctl restart -m ${mode} under ${CLIENTS} writers, ${PATCH_LANES} If-Match PATCH lanes and a restore lane`,
+        requests: load.tally.requests + patches.tally.requests,
+        acknowledged: load.tally.acknowledged + patches.tally.acknowledged,
         lost,
         worstLatencyMs: worst,
         recoveryMs,
@@ -169,7 +186,15 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
   const db = tdb.database.db;
   const restoreEvents = (await db.selectFrom('events').select('data').where('type', '=', 'install.restored').execute()).map((e) => (JSON.parse(e.data) as { render_id: string }).render_id);
   assert.deepEqual(restoreEvents.sort(), settled.filter((r) => r.restored_from_render_id !== null).map((r) => r.id).sort(), 'install.restored: one per restore render, none without its render');
-  const jobs = await db.selectFrom('jobs').select(['kind', 'state']).where('kind', 'like', 'render.%').execute();
+  // A render is marked done inside its job; the job itself is marked finished just after, in a transaction of its own.
+  const jobs = await waitFor(
+    'every render job to finish',
+    async () => {
+      const rows = await db.selectFrom('jobs').select(['kind', 'state']).where('kind', 'like', 'render.%').execute();
+      return rows.every((j) => j.state !== 'queued' && j.state !== 'running') ? rows : null;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
   assert.deepEqual(jobs.filter((j) => j.state !== 'succeeded'), [], 'every render job succeeded');
   const counts = new Map<string, number>();
   for (const s of restoreStatuses) counts.set(s, (counts.get(s) ?? 0) + 1);

@@ -1,5 +1,6 @@
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,7 +22,8 @@ import { judge, withLeak, type Limit, type Metric, type Sample } from './soak-st
  * below), and every answer is 2xx or a 4xx the mix provokes on purpose.
  *
  * `npm test`: 30 s, a sample every second. `npm run faults` (LONG): 5 minutes, every 15 s.
- * `npm run soak`: WSP_SOAK_MINUTES (default 60), a sample each minute.
+ * `npm run soak`: WSP_SOAK_MINUTES (default 60), a sample each minute. WSP_SOAK_LOG_DIR keeps the
+ * server's log and the samples there (scripts/soak-report.mjs reads them).
  */
 const MINUTES = Number(process.env.WSP_SOAK_MINUTES ?? 0);
 const SHORT = MINUTES === 0 && !LONG;
@@ -138,6 +140,13 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
     stop.now = true;
     await Promise.all(lanes);
     await sampler.close();
+  }
+  const logDir = process.env.WSP_SOAK_LOG_DIR;
+  if (logDir) {
+    // For finding what grows: the server's log (a line per request, with its route and time) and the samples.
+    fs.mkdirSync(logDir, { recursive: true });
+    fs.writeFileSync(path.join(logDir, `server-${ENGINE}.log`), server.output.join('\n') + '\n');
+    fs.writeFileSync(path.join(logDir, `samples-${ENGINE}.json`), JSON.stringify(samples));
   }
   const judged = samples.filter((s) => s.t * 1000 >= warmedAt! - started);
   assert.ok(judged.length >= 8, `${judged.length} samples after the warm-up`);

@@ -158,3 +158,154 @@ export class WriteLoad {
     return { lost: lost.length, twice: twice.length, answersLost: this.unacked.filter((w) => w.answerLost).length };
   }
 }
+
+/** One PATCH of a dashboard by a PatchLoad lane: its key, the If-Match it sent, its name (the key). */
+interface Patch {
+  dashboardId: string;
+  key: string;
+  ifMatch: string;
+  status: number | string;
+  /** The revision its answer named (200). */
+  revisionId?: string;
+  /** Answered 409 7055 on a retry: it took effect, its answer lost. */
+  answerLost?: boolean;
+  /** Answered 409 7030 on a retry: the dashboard had moved on without it, so it never took effect. */
+  refused?: boolean;
+}
+
+/**
+ * Conditional writes under a database fault: one lane per dashboard reads it and PATCHes its name
+ * with If-Match and an Idempotency-Key, again and again. Nothing else writes those dashboards, so
+ * a 409 7030 (the etag moved) can only come from a request of the lane's own that committed
+ * while its answer was lost. Afterwards each unacknowledged PATCH is retried with its key, body
+ * and If-Match, and the revisions and events are checked against what was answered.
+ */
+export class PatchLoad {
+  readonly tally = new LoadTally();
+  readonly acked: Patch[] = [];
+  readonly unacked: Patch[] = [];
+  readonly unexpected: string[] = [];
+  readonly badUnavailable: string[] = [];
+  private running = false;
+  private lanes: Promise<void>[] = [];
+
+  constructor(
+    private readonly base: () => string,
+    private readonly credential: string,
+    private readonly workspaceId: string,
+    private readonly dashboardIds: string[],
+  ) {}
+
+  private async patch(p: Patch): Promise<{ status: number | string; code?: number; body?: any }> {
+    const started = performance.now();
+    try {
+      const res = await api(this.base(), 'PATCH', `/v1/dashboards/${p.dashboardId}`, {
+        credential: this.credential,
+        workspaceId: this.workspaceId,
+        body: { name: p.key },
+        headers: { 'if-match': p.ifMatch, 'idempotency-key': p.key },
+      });
+      const code = res.body?.errors?.[0]?.code as number | undefined;
+      this.tally.record(res.status, performance.now() - started, res.status >= 400 ? code : undefined);
+      if (res.status === 503 && (code !== 7054 || res.headers.get('retry-after') !== '5')) this.badUnavailable.push(`PATCH: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
+      return { status: res.status, ...(code === undefined ? {} : { code }), body: res.body };
+    } catch (err) {
+      this.tally.record('network error', performance.now() - started);
+      return { status: `network error: ${(err as Error).message}` };
+    }
+  }
+
+  start(): void {
+    this.running = true;
+    for (const dashboardId of this.dashboardIds) {
+      this.lanes.push(
+        (async () => {
+          // The etag of the lane's last 200; read again after any other answer.
+          let etag: string | null = null;
+          while (this.running) {
+            if (etag === null) {
+              const now = await api(this.base(), 'GET', `/v1/dashboards/${dashboardId}`, { credential: this.credential, workspaceId: this.workspaceId }).catch(() => null);
+              if (now?.status !== 200) {
+                await new Promise((r) => setTimeout(r, 100));
+                continue;
+              }
+              etag = now.body.etag as string;
+            }
+            const p: Patch = { dashboardId, key: `patch-${randomUUID()}`, ifMatch: etag, status: 'unsent' };
+            const res = await this.patch(p);
+            p.status = res.status;
+            etag = null;
+            if (res.status === 200) {
+              p.revisionId = res.body.current_revision_id;
+              etag = res.body.etag;
+              this.acked.push(p);
+            } else if (res.status === 503 || typeof res.status === 'string') this.unacked.push(p);
+            // A 409 7030 here means an earlier PATCH of this lane committed though its answer was lost: it is in unacked, checked below.
+            else if (!(res.status === 409 && res.code === 7030)) this.unexpected.push(`PATCH ${p.key}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+          }
+        })(),
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.lanes);
+    this.lanes = [];
+  }
+
+  /** Retries each unacknowledged PATCH with its key, body and If-Match until it is answered for good. */
+  async retryUnacked(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (const p of this.unacked) {
+      for (;;) {
+        const res = await this.patch(p);
+        if (res.status === 200) {
+          p.revisionId = res.body.current_revision_id;
+          break;
+        }
+        if (res.status === 409 && res.code === 7055) {
+          p.answerLost = true;
+          break;
+        }
+        if (res.status === 409 && res.code === 7030) {
+          p.refused = true;
+          break;
+        }
+        assert.ok(Date.now() < deadline, `the retry of PATCH ${p.key} never got an answer: last ${res.status} ${res.code ?? ''}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  /**
+   * In the database: each PATCH that took effect (acknowledged, replayed on retry, or answered
+   * 7055) made exactly one revision named by its key, the one its answer named; a refused one
+   * made none; every revision after a dashboard's first has its one dashboard.updated event
+   * naming it, and no event names a revision that is not there; each dashboard's current revision
+   * is its newest.
+   */
+  async check(db: Kysely<DB>): Promise<{ lost: number; effects: number }> {
+    const revisions = await db.selectFrom('dashboard_revisions').select(['id', 'dashboard_id', 'name', 'seq']).where('dashboard_id', 'in', this.dashboardIds).execute();
+    const byName = new Map<string, string[]>();
+    for (const r of revisions) byName.set(r.name, [...(byName.get(r.name) ?? []), r.id]);
+    const lost = this.acked.filter((p) => !byName.get(p.key)?.includes(p.revisionId!));
+    assert.deepEqual(lost.map((p) => p.key), [], 'acknowledged PATCHes missing');
+    for (const p of [...this.acked, ...this.unacked]) {
+      const ids = byName.get(p.key) ?? [];
+      if (p.refused) assert.deepEqual(ids, [], `PATCH ${p.key}: refused on retry (7030), so it never took effect`);
+      else if (p.answerLost) assert.equal(ids.length, 1, `PATCH ${p.key}: answered 7055, so it took effect once`);
+      else assert.deepEqual(ids, [p.revisionId], `PATCH ${p.key}: its one revision is the one its answer named`);
+    }
+    const patched = revisions.filter((r) => r.seq > 1);
+    const events = await db.selectFrom('events').select(['resource_id', 'data']).where('type', '=', 'dashboard.updated').where('resource_id', 'in', this.dashboardIds).execute();
+    const named = events.map((e) => (JSON.parse(e.data) as { revision_id: string }).revision_id).sort();
+    assert.deepEqual(named, patched.map((r) => r.id).sort(), 'dashboard.updated: one per revision made by a PATCH, none without its revision');
+    const heads = await db.selectFrom('dashboards').select(['id', 'current_revision_id']).where('id', 'in', this.dashboardIds).execute();
+    for (const h of heads) {
+      const newest = revisions.filter((r) => r.dashboard_id === h.id).sort((a, b) => b.seq - a.seq)[0]!;
+      assert.equal(h.current_revision_id, newest.id, `dashboard ${h.id}: its current revision is its newest`);
+    }
+    return { lost: lost.length, effects: patched.length };
+  }
+}

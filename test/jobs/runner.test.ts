@@ -22,6 +22,8 @@ const KINDS = {
   't.slow': { maxAttempts: 5 },
   't.wait': { maxAttempts: 1 },
   't.stuck': { maxAttempts: 1 },
+  't.long': { maxAttempts: 1 },
+  't.quick': { maxAttempts: 1 },
 };
 
 before(async () => {
@@ -235,6 +237,38 @@ describe('job runner', () => {
     while (!finished && Date.now() - started < 5000) await new Promise((res) => setTimeout(res, 5));
     await r.stop();
     assert.ok(finished);
+  });
+
+  test('a started runner keeps its other slots working while one job runs long: jobs enqueued after it run before it ends', async () => {
+    const r = runner('w-long', { concurrency: 2 });
+    let entered!: () => void;
+    const running = new Promise<void>((res) => (entered = res));
+    let unblock!: () => void;
+    const blocked = new Promise<void>((res) => (unblock = res));
+    r.register('t.long', async () => {
+      entered();
+      await blocked;
+      return {};
+    });
+    const quick: number[] = [];
+    r.register('t.quick', async (job) => {
+      quick.push((job.payload as { n: number }).n);
+      return {};
+    });
+    r.start();
+    try {
+      await r.queue.enqueue(h.database.db, { kind: 't.long', payload: null });
+      await running;
+      // Enqueued one after another while the long job holds a slot: each must run in the other.
+      for (let n = 1; n <= 3; n++) {
+        await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: { n } });
+        await waitFor(`quick job ${n} run beside the long one`, async () => quick.includes(n), { timeoutMs: 5000 });
+      }
+    } finally {
+      unblock();
+      await r.stop();
+    }
+    assert.deepEqual(quick, [1, 2, 3]);
   });
 
   test('release() gives a job still running back to the queue at once: stop() returns, another worker runs it, the attempt not counted', async () => {
