@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB, Role, WorkspacesTable } from '../db/tables.js';
+import { lockWorkspace } from '../db/workspace-lock.js';
 
 const memberView = (db: Kysely<DB>) =>
   db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').select(['m.user_id as id', 'u.email', 'u.name', 'm.role', 'm.created_at as joined_at']);
@@ -35,13 +36,8 @@ export const identityStore = {
 
   member: (db: Kysely<DB>, workspaceId: string, userId: string) => memberView(db).where('m.workspace_id', '=', workspaceId).where('m.user_id', '=', userId).executeTakeFirst(),
 
-  /**
-   * Takes the workspace's write lock for the rest of the transaction (a no-op UPDATE: a row lock
-   * on PostgreSQL, the write lock on SQLite). Membership changes that count owners run under it:
-   * without it, two owners demoting each other at once would each see the other still owner.
-   */
-  lockWorkspace: async (db: Kysely<DB>, workspaceId: string): Promise<boolean> =>
-    Number((await db.updateTable('workspaces').set({ etag: sql`etag` }).where('id', '=', workspaceId).executeTakeFirst()).numUpdatedRows) > 0,
+  /** Membership changes that count owners run under it: two owners demoting each other at once would each see the other still owner. */
+  lockWorkspace,
 
   /** Changes a member's role, unless that demotes the last owner. Call with the workspace locked. */
   changeRole: async (db: Kysely<DB>, workspaceId: string, userId: string, role: Role): Promise<'changed' | 'last_owner' | 'not_member'> => {

@@ -3,6 +3,7 @@ import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
 import type { Config } from '../config.js';
 import { ApiError } from '../shared/errors.js';
+import { lockWorkspace } from '../db/workspace-lock.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { completeOperation, startOperation } from '../operations/service.js';
@@ -32,10 +33,11 @@ const HOUR = 3600;
 
 /**
  * WSP_QUOTA_RENDERS_PER_HOUR: the workspace's renders of the last hour, counted in the
- * transaction that would add one (requests at the same instant may each see the same count: the
- * quota can be passed by as many renders as are queued at once).
+ * transaction that would add one, under the workspace's lock (taken after the install's, as
+ * every caller holds it): requests at the same instant never pass the quota together.
  */
 async function checkRenderQuota(trx: Kysely<DB>, config: Config, workspaceId: string, now: number): Promise<void> {
+  await lockWorkspace(trx, workspaceId);
   const limit = config.quotas.rendersPerHour;
   const made = await renderStore.madeSince(trx, workspaceId, now - HOUR + 1);
   if (made.count < limit) return;

@@ -1,5 +1,6 @@
 import type { EventLog } from '../events/record.js';
 import { inTransaction } from '../db/database.js';
+import { lockWorkspace } from '../db/workspace-lock.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
@@ -40,6 +41,8 @@ export async function issueApiToken(
   db: Kysely<DB>,
   opts: { workspaceId: string; name: string; createdBy: string; expiresAt: number | null; now: number; scopes?: readonly TokenScope[] },
   event?: { log: EventLog; ctx: WorkspaceContext },
+  /** The workspace's quota of live tokens (WSP_QUOTA_API_TOKENS), counted under the workspace's lock in the transaction that adds. */
+  quota?: number,
 ): Promise<IssuedToken> {
   const token = newApiToken();
   const id = newId('tok');
@@ -56,6 +59,16 @@ export async function issueApiToken(
     scopes: storedScopes(opts.scopes),
   };
   await inTransaction(db, async (trx) => {
+    if (quota !== undefined) {
+      await lockWorkspace(trx, opts.workspaceId);
+      const held = await tokenStore.countLive(trx, opts.workspaceId, opts.now);
+      if (held >= quota) {
+        throw new ApiError('TOKEN_QUOTA_EXCEEDED', {
+          message: `The workspace holds ${held} API tokens; its quota is ${quota}: revoke one before creating another`,
+          metadata: { quota: 'api_tokens', limit: String(quota), used: String(held) },
+        });
+      }
+    }
     await tokenStore.insert(trx, row);
     // Never the token: its name, expiry and scopes.
     if (event) await event.log.record(trx, event.ctx, 'api_token.created', id, { name: opts.name, expires_at: opts.expiresAt, scopes: parseStoredScopes(row.scopes) });
@@ -81,27 +94,23 @@ export function createTokenService({ db, clock, cursors, config, events }: Token
   return {
     /**
      * `expires_at` is already known to be in the future (the route's `validate`, before 403).
-     * The workspace's quota (WSP_QUOTA_API_TOKENS) is counted first; two requests at the same
-     * instant may both pass it by one.
+     * The workspace's quota (WSP_QUOTA_API_TOKENS) is counted in the transaction that adds, under
+     * the workspace's lock: requests at the same instant never pass it.
      */
     async create(ctx: WorkspaceContext, body: CreateTokenBody): Promise<IssuedToken> {
-      const now = nowSeconds(clock);
-      const limit = config.quotas.apiTokens;
-      const held = await tokenStore.countLive(db, ctx.workspaceId, now);
-      if (held >= limit) {
-        throw new ApiError('TOKEN_QUOTA_EXCEEDED', {
-          message: `The workspace holds ${held} API tokens; its quota is ${limit}: revoke one before creating another`,
-          metadata: { quota: 'api_tokens', limit: String(limit), used: String(held) },
-        });
-      }
-      return issueApiToken(db, {
-        workspaceId: ctx.workspaceId,
-        name: body.name,
-        createdBy: ctx.actorId,
-        expiresAt: body.expires_at ?? null,
-        now,
-        ...(body.scopes !== undefined ? { scopes: body.scopes } : {}),
-      }, { log: events, ctx });
+      return issueApiToken(
+        db,
+        {
+          workspaceId: ctx.workspaceId,
+          name: body.name,
+          createdBy: ctx.actorId,
+          expiresAt: body.expires_at ?? null,
+          now: nowSeconds(clock),
+          ...(body.scopes !== undefined ? { scopes: body.scopes } : {}),
+        },
+        { log: events, ctx },
+        config.quotas.apiTokens,
+      );
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {

@@ -1,6 +1,7 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import { lockWorkspace } from '../db/workspace-lock.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
@@ -78,8 +79,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         updated_at: now,
       };
       await db.transaction().execute(async (trx) => {
-        // Counted in the transaction that adds: with SQLite's one writer and PostgreSQL's row
-        // count under concurrent inserts, two at once may pass the quota by one on PostgreSQL.
+        // Counted in the transaction that adds, under the workspace's lock: two at once never pass the quota.
+        await lockWorkspace(trx, ctx.workspaceId);
         const held = await webhookStore.count(trx, ctx.workspaceId);
         const limit = config.quotas.webhooks;
         if (held >= limit) {

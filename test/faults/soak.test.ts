@@ -163,7 +163,7 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
 
   const verdicts = (Object.keys(LIMITS) as Metric[]).map((m) => judge(judged, m, LIMITS[m]));
   for (const v of verdicts) {
-    t.diagnostic(`soak ${ENGINE} ${v.metric}: first ${fmt(v.first)} last ${fmt(v.last)} growth ${fmt(v.growth)} (limit ${LIMITS[v.metric].growth}); slope ${fmt(v.per1000Requests, 2)} per 1000 requests (limit ${LIMITS[v.metric].per1000Requests}), ${fmt(v.perHour)} per hour (limit ${fmt(LIMITS[v.metric].perHour, 0)})`);
+    t.diagnostic(`soak ${ENGINE} ${v.metric}: first ${fmt(v.first)} last ${fmt(v.last)} growth ${fmt(v.growth)} (limit ${LIMITS[v.metric].growth}); slope ${fmt(v.per1000Requests, 2)} per 1000 requests (limit ${LIMITS[v.metric].per1000Requests}), ${fmt(v.perHour)} per hour (limit ${fmt(LIMITS[v.metric].perHour, 0)}; least squares ${fmt(v.leastSquaresPerHour)} per hour)`);
   }
   t.diagnostic(`soak ${ENGINE}: ${tally.all.requests} requests in ${Math.round((Date.now() - started) / 1000)} s from ${LANES} lanes, ${samples.length} samples (${judged.length} after the warm-up of ${Math.round((warmedAt! - started) / 1000)} s and ${judged[0]!.requests} requests), worst latency ${Math.round(tally.all.worstMs)} ms; statuses ${tally.all.summary()}`);
   t.diagnostic(`soak ${ENGINE}: routes reached ${routes.length - missed.length} of ${routes.length}; not reached: ${missed.join(', ')}`);

@@ -134,6 +134,29 @@ describe('API tokens (WSP_QUOTA_API_TOKENS)', () => {
   });
 });
 
+describe('quotas under concurrent creates', () => {
+  test('12 API tokens created at once against a quota of 3 (one held): exactly 2 created, 10 × 409 7041, never more than the quota', async () => {
+    const { seed } = await workspace();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(seed.owner.session, seed.workspaceId), payload: { name: `race-${i}` } })),
+    );
+    const statuses = answers.map((r) => r.statusCode).sort();
+    assert.deepEqual(statuses, [201, 201, ...Array(10).fill(409)], answers.map((r) => r.body).join('\n'));
+    assert.ok(answers.filter((r) => r.statusCode === 409).every((r) => firstError(r.json()).code === 7041));
+    assert.deepEqual((await quotasOf(seed)).api_tokens, { limit: 3, used: 3 });
+  });
+
+  test('10 installs created at once against a quota of 4 renders an hour: exactly 4 created, 6 × 429 7040', async () => {
+    const { seed, f } = await workspace();
+    const pkg = await f.createPackage();
+    const v = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'a' });
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => f.call('POST', '/v1/installs', { name: f.unique(`race-${i}`), package_id: pkg.id, version_id: v.id })));
+    assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, 201, 201, 201, ...Array(6).fill(429)], answers.map((r) => r.body).join('\n'));
+    assert.ok(answers.filter((r) => r.statusCode === 429).every((r) => firstError(r.json()).code === 7040));
+    assert.deepEqual((await quotasOf(seed)).renders_per_hour, { limit: 4, used: 4 });
+  });
+});
+
 describe('render output and repository size', () => {
   test('a render whose files pass WSP_QUOTA_RENDER_OUTPUT_BYTES fails saying so; nothing is committed', async () => {
     const { f } = await workspace();

@@ -265,6 +265,22 @@ describe('deliveries', () => {
     }
   });
 
+  test('10 webhooks created at once against a quota of 3: exactly 3 created, 7 × 409 7320', async () => {
+    const small = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS }, quotas: { ...h.config.quotas, webhooks: 3 } } });
+    try {
+      const seed = await small.seed();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => small.app.inject({ method: 'POST', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId), payload: { url: rx.url, event_types: ['secret.created'] } })),
+      );
+      assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, 201, 201, ...Array(7).fill(409)], answers.map((r) => r.body).join('\n'));
+      assert.ok(answers.filter((r) => r.statusCode === 409).every((r) => firstError(r.json()).code === 7320));
+      const held = await small.database.db.selectFrom('webhooks').select('id').where('workspace_id', '=', seed.workspaceId).execute();
+      assert.equal(held.length, 3);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('the retry schedule is the contract\'s unless the operator sets another', () => {
     assert.deepEqual(loadConfig({}).webhooks.retryDelaysSeconds, [5, 300, 1800, 7200, 18_000, 36_000, 36_000]);
     assert.deepEqual(RETRY_DELAYS_SECONDS, loadConfig({}).webhooks.retryDelaysSeconds);
