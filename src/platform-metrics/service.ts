@@ -51,14 +51,14 @@ export function createPlatformMetricsService({ db, clock }: PlatformMetricsDeps)
     switch (key) {
       case 'machines_running': {
         const cluster = q.cluster && canonicalId('cl', q.cluster);
-        const alive = gauge(await store.machineLives(db, ws, until, cluster), b);
-        const suspended = gauge(await store.suspensions(db, ws, until, cluster), b);
+        const alive = gauge(await store.machineLives(db, ws, b.from, until, cluster), b);
+        const suspended = gauge(await store.suspensions(db, ws, b.from, until, cluster), b);
         return alive.map((n, i) => Math.max(0, n - suspended[i]!));
       }
       case 'machines_suspended':
-        return gauge(await store.suspensions(db, ws, until, q.cluster && canonicalId('cl', q.cluster)), b);
+        return gauge(await store.suspensions(db, ws, b.from, until, q.cluster && canonicalId('cl', q.cluster)), b);
       case 'monthly_cost_cents':
-        return gauge(await store.suspensions(db, ws, until, q.cluster && canonicalId('cl', q.cluster)), b, true);
+        return gauge(await store.suspensions(db, ws, b.from, until, q.cluster && canonicalId('cl', q.cluster)), b, true);
       case 'renders':
         return store.renders(db, ws, b, { install: q.install && canonicalId('inst', q.install), status: q.status });
       case 'secret_accesses':
@@ -68,7 +68,7 @@ export function createPlatformMetricsService({ db, clock }: PlatformMetricsDeps)
       case 'notifications_unread': {
         const user = userIdOf(ctx.principal);
         if (!user) throw new ApiError('USER_REQUIRED', { message: 'Notifications belong to users; an API token has none to count' });
-        return gauge(await store.unread(db, user, until), b);
+        return gauge(await store.unread(db, user, b.from, until), b);
       }
       default:
         throw notFound('platform metric', ['key']);

@@ -5,6 +5,7 @@ import { computeTestApp, runningMachine, suspend, type ComputeTest } from '../co
 import { installFixture } from '../installs/fixture.js';
 import { notify } from '../../src/notifications/service.js';
 import { gauge } from '../../src/platform-metrics/service.js';
+import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
 
 /** GET /v1/platform_metrics and their series (CONTRACT §10), computed from the workspace's records and events. */
@@ -142,6 +143,40 @@ describe('gauges', () => {
     assert.ok(cost > 0);
     assert.deepEqual(monthly, [0, cost, 0, 0], 'a suspension in force costs its snapshot');
     assert.deepEqual(values(await series('machines_running', `${range}&cluster=cl_00000000000000000000000000`)), [0, 0, 0, 0]);
+  });
+
+  test('a gauge reads only what overlaps its range: machines, suspensions and notices that ended before it are not read', async () => {
+    const db = t.h.database.db;
+    const ws = t.s.workspaceId;
+    // History that ends before the range: a machine made, suspended, deleted; a notice read.
+    const gone = await runningMachine(t);
+    t.h.clock.advanceSeconds(10);
+    assert.equal((await suspend(t, gone)).statusCode, 200);
+    await t.h.app.jobs.runDue();
+    t.h.clock.advanceSeconds(10);
+    const suspended = (await get(`/v1/machines/${gone.id}`, t.s.apiToken, undefined)).json();
+    await write('DELETE', `/v1/machines/${gone.id}`, undefined, { 'if-match': `"${suspended.etag}"` });
+    await t.h.app.jobs.runDue();
+    const notice = { type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_01jabcdefghjkmnpqrstvwxyz1', title: 't', body: 'b', severity: 'info', context: {} };
+    await notify(db, t.h.clock, { ...notice, userIds: [t.s.owner.userId] } as never);
+    const unread = ((await get('/v1/notifications?limit=50')).json().data as { id: string; read_at: number | null }[]).filter((n) => n.read_at === null);
+    for (const n of unread) await write('PATCH', `/v1/notifications/${n.id}/read`);
+    t.h.clock.advanceSeconds(1000);
+    const from = now();
+    // In the range: one machine running (and whatever earlier tests left running).
+    const alive = await runningMachine(t);
+    t.h.clock.advanceSeconds(100);
+    const until = from + 200;
+    const lives = await platformMetricsStore.machineLives(db, ws, from, until, undefined);
+    assert.ok(lives.every((l) => l.end === null || l.end > from), JSON.stringify(lives));
+    assert.ok(!lives.some((l) => l.start === gone.created_at), 'the deleted machine is not read');
+    assert.ok(lives.some((l) => l.start === alive.created_at && l.end === null), 'the running machine is');
+    const suspensions = await platformMetricsStore.suspensions(db, ws, from, until, undefined);
+    assert.ok(suspensions.every((l) => l.end === null || l.end > from), JSON.stringify(suspensions));
+    assert.deepEqual(await platformMetricsStore.unread(db, t.s.owner.userId, from, until), []);
+    // The series agrees: the machine deleted before the range is nowhere in it.
+    const running = values(await series('machines_running', `from=${from}&to=${until}&step=100`));
+    assert.deepEqual(running, [lives.length, lives.length]);
   });
 
   test('notifications unread are the caller\'s, from arrival until read; an API token has none (403)', async () => {
