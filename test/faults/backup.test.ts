@@ -208,6 +208,16 @@ async function backupUnderWrites(t: TestContext, procedure: Procedure): Promise<
   }
   assert.equal(await again.stop(), 0);
 
+  reportFault(t, {
+    fault: 'backup under writes, restored',
+    injected: procedure.injected,
+    requests: tally.requests,
+    acknowledged: tally.acknowledged,
+    lost,
+    worstLatencyMs: tally.worstMs,
+    recoveryMs,
+    notes: `backup ${backupMs!} ms, ${made!.bytes} bytes (${procedure.what}); acknowledged before it began: ${before(versions).length} versions, ${before(dashboards).length} dashboards, ${before(patches).length} PATCHes, all found; ${INSTALLS} repositories, ${commits} commits on main, fsck clean, matching their renders; secrets decrypted with the same WSP_MASTER_KEY (not in the backup); recovery = restore + start + first answer; ${tally.summary()}`,
+  });
 }
 
 if (ENGINE === 'postgres') {
