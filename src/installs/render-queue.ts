@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
 import type { ServiceDeps } from '../deps.js';
 import type { Config } from '../config.js';
-import { ApiError } from '../shared/errors.js';
-import { lockWorkspace } from '../db/workspace-lock.js';
+import { enforceQuota } from '../quotas/enforce.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { completeOperation, startOperation } from '../operations/service.js';
@@ -37,15 +36,15 @@ const HOUR = 3600;
  * every caller holds it): requests at the same instant never pass the quota together.
  */
 async function checkRenderQuota(trx: Kysely<DB>, config: Config, workspaceId: string, now: number): Promise<void> {
-  await lockWorkspace(trx, workspaceId);
   const limit = config.quotas.rendersPerHour;
-  const made = await renderStore.madeSince(trx, workspaceId, now - HOUR + 1);
-  if (made.count < limit) return;
-  const retryAfter = Math.max(1, (made.oldest ?? now) + HOUR - now);
-  throw new ApiError('RENDER_QUOTA_EXCEEDED', {
-    message: `The workspace has started ${made.count} renders in the last hour; its quota is ${limit} an hour (retry after ${retryAfter} seconds)`,
-    metadata: { quota: 'renders_per_hour', limit: String(limit), used: String(made.count) },
-    headers: { 'Retry-After': String(retryAfter) },
+  const retryAfter = (made: { oldest: number | null }) => Math.max(1, (made.oldest ?? now) + HOUR - now);
+  await enforceQuota(trx, workspaceId, {
+    quota: 'renders_per_hour',
+    limit,
+    error: 'RENDER_QUOTA_EXCEEDED',
+    count: () => renderStore.madeSince(trx, workspaceId, now - HOUR + 1),
+    message: (made) => `The workspace has started ${made.count} renders in the last hour; its quota is ${limit} an hour (retry after ${retryAfter(made)} seconds)`,
+    headers: (made) => ({ 'Retry-After': String(retryAfter(made)) }),
   });
 }
 

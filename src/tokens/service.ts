@@ -1,13 +1,13 @@
 import type { EventLog } from '../events/record.js';
 import { inTransaction } from '../db/database.js';
-import { lockWorkspace } from '../db/workspace-lock.js';
+import { enforceQuota } from '../quotas/enforce.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
-import { ApiError, notFound } from '../shared/errors.js';
+import { notFound } from '../shared/errors.js';
 import type { Quotas } from '../quotas/limits.js';
 import { pageByIdAsJson, type CursorCodec } from '../shared/cursor.js';
 import { tokenListName, tokenStore } from './store.js';
@@ -60,14 +60,13 @@ export async function issueApiToken(
   };
   await inTransaction(db, async (trx) => {
     if (quota !== undefined) {
-      await lockWorkspace(trx, opts.workspaceId);
-      const held = await tokenStore.countLive(trx, opts.workspaceId, opts.now);
-      if (held >= quota) {
-        throw new ApiError('TOKEN_QUOTA_EXCEEDED', {
-          message: `The workspace holds ${held} API tokens; its quota is ${quota}: revoke one before creating another`,
-          metadata: { quota: 'api_tokens', limit: String(quota), used: String(held) },
-        });
-      }
+      await enforceQuota(trx, opts.workspaceId, {
+        quota: 'api_tokens',
+        limit: quota,
+        error: 'TOKEN_QUOTA_EXCEEDED',
+        count: async () => ({ count: await tokenStore.countLive(trx, opts.workspaceId, opts.now) }),
+        message: (held) => `The workspace holds ${held.count} API tokens; its quota is ${quota}: revoke one before creating another`,
+      });
     }
     await tokenStore.insert(trx, row);
     // Never the token: its name, expiry and scopes.

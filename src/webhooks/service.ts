@@ -1,7 +1,7 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
-import { lockWorkspace } from '../db/workspace-lock.js';
+import { enforceQuota } from '../quotas/enforce.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
@@ -79,13 +79,14 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         updated_at: now,
       };
       await db.transaction().execute(async (trx) => {
-        // Counted in the transaction that adds, under the workspace's lock: two at once never pass the quota.
-        await lockWorkspace(trx, ctx.workspaceId);
-        const held = await webhookStore.count(trx, ctx.workspaceId);
         const limit = config.quotas.webhooks;
-        if (held >= limit) {
-          throw new ApiError('WEBHOOK_QUOTA_EXCEEDED', { message: `The workspace has ${held} webhooks; its quota is ${limit}: delete one first`, metadata: { quota: 'webhooks', limit: String(limit), used: String(held) } });
-        }
+        await enforceQuota(trx, ctx.workspaceId, {
+          quota: 'webhooks',
+          limit,
+          error: 'WEBHOOK_QUOTA_EXCEEDED',
+          count: async () => ({ count: await webhookStore.count(trx, ctx.workspaceId) }),
+          message: (held) => `The workspace has ${held.count} webhooks; its quota is ${limit}: delete one first`,
+        });
         await webhookStore.insert(trx, row);
         await events.record(trx, ctx, 'webhook.created', id, { url, event_types: body.event_types });
       });

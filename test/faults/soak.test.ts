@@ -23,7 +23,9 @@ import { judge, withLeak, type Limit, type Metric, type Sample } from './soak-st
  *
  * `npm test`: 30 s, a sample every second. `npm run faults` (LONG): 5 minutes, every 15 s.
  * `npm run soak`: WSP_SOAK_MINUTES (default 60), a sample each minute. WSP_SOAK_LOG_DIR keeps the
- * server's log and the samples there (scripts/soak-report.mjs reads them).
+ * server's log and the samples there (scripts/soak-report.mjs reads them); WSP_SOAK_HEAP_SNAPSHOTS=1
+ * (with it) also takes a heap snapshot of the server just before the warm-up ends and one after
+ * the load stops (scripts/heap-diff.mjs compares them: what the heap gained, by constructor).
  */
 const MINUTES = Number(process.env.WSP_SOAK_MINUTES ?? 0);
 const SHORT = MINUTES === 0 && !LONG;
@@ -37,6 +39,8 @@ const SAMPLE_MS = MINUTES > 0 ? 60_000 : LONG ? 15_000 : 1_000;
 const WARMUP = SHORT ? { ms: 10_000, requests: 500 } : { ms: Math.min(10 * 60_000, DURATION_MS / 5), requests: 2_000 };
 const LANES = 4;
 const UNJUDGED: Limit = { per1000Requests: Infinity, perHour: Infinity, growth: Infinity };
+const LOG_DIR = process.env.WSP_SOAK_LOG_DIR;
+const SNAPSHOT_DIR = LOG_DIR && process.env.WSP_SOAK_HEAP_SNAPSHOTS === '1' ? path.join(LOG_DIR, `heap-${ENGINE}`) : null;
 const LENGTH = DURATION_MS >= 60_000 ? `${DURATION_MS / 60_000} min` : `${DURATION_MS / 1000} s`;
 
 /**
@@ -104,7 +108,10 @@ before(async () => {
   const member = await adminJson(['user', 'create', '--name', 'soak member'], env);
   await runWsp(['admin', 'member', 'add', '--workspace', boot.workspace_id!, '--user', member.user_id!, '--role', 'member'], env);
   // As users run it: bin/wsp.js's own V8 flag (its shebang line) included.
-  server = await startServer({ ...env, WSP_LOG_LEVEL: 'info' }, [], ['--max-semi-space-size=4', WSP_BIN, 'serve']);
+  // A snapshot on SIGUSR2 (Node's own flag) into the log directory: taken from outside, as an operator would.
+  if (SNAPSHOT_DIR) fs.mkdirSync(SNAPSHOT_DIR, { recursive: true });
+  const snapshotFlags = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
+  server = await startServer({ ...env, WSP_LOG_LEVEL: 'info' }, [], ['--max-semi-space-size=4', ...snapshotFlags, WSP_BIN, 'serve']);
   // Route schemas compile after the server listens: that CPU is the start's, not the soak's.
   await waitFor('the route schemas compiled', async () => /^wsp_route_schemas_pending 0$/m.test(await (await fetch(`${server.url}/metrics`)).text()), { intervalMs: 250 });
   const owner = client(boot.session_token!, boot.workspace_id!);
@@ -116,6 +123,23 @@ after(async () => {
   await tdb?.cleanup();
   await stub?.stop();
 });
+
+/** Asks the server for a heap snapshot and waits until its file is written (its size stops changing). */
+async function heapSnapshot(label: string): Promise<void> {
+  if (!SNAPSHOT_DIR) return;
+  const before = new Set(fs.readdirSync(SNAPSHOT_DIR));
+  process.kill(server.child.pid!, 'SIGUSR2');
+  let size = -1;
+  await waitFor(`the ${label} heap snapshot written`, () => {
+    const file = fs.readdirSync(SNAPSHOT_DIR).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+    if (!file) return false;
+    const now = fs.statSync(path.join(SNAPSHOT_DIR, file)).size;
+    const done = now > 0 && now === size;
+    size = now;
+    if (done) fs.renameSync(path.join(SNAPSHOT_DIR, file), path.join(SNAPSHOT_DIR, `${label}.heapsnapshot`));
+    return done;
+  }, { intervalMs: 2_000, timeoutMs: 300_000 });
+}
 
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '∞');
 
@@ -134,6 +158,8 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
       await sleep(SAMPLE_MS);
       samples.push(await sampler.sample((Date.now() - started) / 1000, tally.all.requests));
       if (!SHORT) console.log(`soak ${ENGINE} sample ${JSON.stringify(samples.at(-1))}`);
+      // Two samples before the warm-up ends: the snapshot's pause falls in a sample that is not judged.
+      if (SNAPSHOT_DIR && warmedAt === null && samples.length === Math.round(WARMUP.ms / SAMPLE_MS) - 2) await heapSnapshot('warm');
       if (warmedAt === null && Date.now() - started >= WARMUP.ms && tally.all.requests >= WARMUP.requests) warmedAt = Date.now();
     }
   } finally {
@@ -141,7 +167,8 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
     await Promise.all(lanes);
     await sampler.close();
   }
-  const logDir = process.env.WSP_SOAK_LOG_DIR;
+  await heapSnapshot('end');
+  const logDir = LOG_DIR;
   if (logDir) {
     // For finding what grows: the server's log (a line per request, with its route and time) and the samples.
     fs.mkdirSync(logDir, { recursive: true });

@@ -23,15 +23,47 @@ export interface Write {
   answerLost?: boolean;
 }
 
-export class WriteLoad {
+type Answer = Awaited<ReturnType<typeof api>>;
+
+/** What both loads share: their lanes, what they saw, and how one request is timed and its 503 judged. */
+abstract class LaneLoad<T> {
   readonly tally = new LoadTally();
-  readonly acked: Write[] = [];
-  readonly unacked: Write[] = [];
+  readonly acked: T[] = [];
+  readonly unacked: T[] = [];
   readonly unexpected: string[] = [];
-  /** 503 answers without `Retry-After` or without code 7054. */
+  /** 503 answers without `Retry-After: 5` or without code 7054. */
   readonly badUnavailable: string[] = [];
-  private running = false;
+  protected running = false;
   private lanes: Promise<void>[] = [];
+
+  protected startLanes(lanes: (() => Promise<void>)[]): void {
+    this.running = true;
+    this.lanes.push(...lanes.map((lane) => lane()));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.lanes);
+    this.lanes = [];
+  }
+
+  /** One request, timed into the tally; a failed connection is its status (a string), a 503 must be the database's (7054, Retry-After: 5). */
+  protected async timed(label: string, send: () => Promise<Answer>): Promise<{ status: number | string; code?: number; res?: Answer }> {
+    const started = performance.now();
+    try {
+      const res = await send();
+      const code = res.body?.errors?.[0]?.code as number | undefined;
+      this.tally.record(res.status, performance.now() - started, res.status >= 400 ? code : undefined);
+      if (res.status === 503 && (code !== 7054 || res.headers.get('retry-after') !== '5')) this.badUnavailable.push(`${label}: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
+      return { status: res.status, ...(code === undefined ? {} : { code }), res };
+    } catch (err) {
+      this.tally.record('network error', performance.now() - started);
+      return { status: `network error: ${(err as Error).message}` };
+    }
+  }
+}
+
+export class WriteLoad extends LaneLoad<Write> {
   private counter = 0;
   /** The error code of the last answer `send` saw. */
   private lastCode: number | undefined;
@@ -41,25 +73,18 @@ export class WriteLoad {
     private readonly credential: string,
     private readonly workspaceId: string,
     private readonly secretId: string,
-  ) {}
+  ) {
+    super();
+  }
 
   /** One request of the load, classified; resolves with its status. */
   async send(w: Write): Promise<Write> {
-    const started = performance.now();
-    try {
-      const res = await api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key } });
-      const code = res.body?.errors?.[0]?.code as number | undefined;
-      this.lastCode = code;
-      this.tally.record(res.status, performance.now() - started, res.status >= 400 ? code : undefined);
-      w.status = res.status;
-      if (res.status === 201) w.id = res.body.id;
-      else if (res.status === 503) {
-        if (code !== 7054 || res.headers.get('retry-after') !== '5') this.badUnavailable.push(`${w.path}: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
-      } else if (!(res.status === 409 && (code === 7031 || code === 7055))) this.unexpected.push(`${w.kind} ${w.key}: ${res.status} ${res.text.slice(0, 300)}`);
-    } catch (err) {
-      this.tally.record('network error', performance.now() - started);
-      w.status = `network error: ${(err as Error).message}`;
-    }
+    const { status, code, res } = await this.timed(w.path, () => api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key } }));
+    w.status = status;
+    if (!res) return w;
+    this.lastCode = code;
+    if (status === 201) w.id = res.body.id;
+    else if (status !== 503 && !(status === 409 && (code === 7031 || code === 7055))) this.unexpected.push(`${w.kind} ${w.key}: ${status} ${res.text.slice(0, 300)}`);
     return w;
   }
 
@@ -71,23 +96,14 @@ export class WriteLoad {
   }
 
   start(clients: number): void {
-    this.running = true;
-    for (let i = 0; i < clients; i++) {
-      this.lanes.push(
-        (async () => {
-          for (let n = 0; this.running; n++) {
-            const w = await this.send(this.next((i + n) % 2 === 0 ? 'token' : 'version'));
-            (w.status === 201 ? this.acked : this.unacked).push(w);
-          }
-        })(),
-      );
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.lanes);
-    this.lanes = [];
+    this.startLanes(
+      Array.from({ length: clients }, (_, i) => async () => {
+        for (let n = 0; this.running; n++) {
+          const w = await this.send(this.next((i + n) % 2 === 0 ? 'token' : 'version'));
+          (w.status === 201 ? this.acked : this.unacked).push(w);
+        }
+      }),
+    );
   }
 
   /**
@@ -180,78 +196,56 @@ interface Patch {
  * while its answer was lost. Afterwards each unacknowledged PATCH is retried with its key, body
  * and If-Match, and the revisions and events are checked against what was answered.
  */
-export class PatchLoad {
-  readonly tally = new LoadTally();
-  readonly acked: Patch[] = [];
-  readonly unacked: Patch[] = [];
-  readonly unexpected: string[] = [];
-  readonly badUnavailable: string[] = [];
-  private running = false;
-  private lanes: Promise<void>[] = [];
-
+export class PatchLoad extends LaneLoad<Patch> {
   constructor(
     private readonly base: () => string,
     private readonly credential: string,
     private readonly workspaceId: string,
     private readonly dashboardIds: string[],
-  ) {}
+  ) {
+    super();
+  }
 
   private async patch(p: Patch): Promise<{ status: number | string; code?: number; body?: any }> {
-    const started = performance.now();
-    try {
-      const res = await api(this.base(), 'PATCH', `/v1/dashboards/${p.dashboardId}`, {
+    const { res, ...answer } = await this.timed('PATCH', () =>
+      api(this.base(), 'PATCH', `/v1/dashboards/${p.dashboardId}`, {
         credential: this.credential,
         workspaceId: this.workspaceId,
         body: { name: p.key },
         headers: { 'if-match': p.ifMatch, 'idempotency-key': p.key },
-      });
-      const code = res.body?.errors?.[0]?.code as number | undefined;
-      this.tally.record(res.status, performance.now() - started, res.status >= 400 ? code : undefined);
-      if (res.status === 503 && (code !== 7054 || res.headers.get('retry-after') !== '5')) this.badUnavailable.push(`PATCH: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
-      return { status: res.status, ...(code === undefined ? {} : { code }), body: res.body };
-    } catch (err) {
-      this.tally.record('network error', performance.now() - started);
-      return { status: `network error: ${(err as Error).message}` };
-    }
+      }),
+    );
+    return res ? { ...answer, body: res.body } : answer;
   }
 
   start(): void {
-    this.running = true;
-    for (const dashboardId of this.dashboardIds) {
-      this.lanes.push(
-        (async () => {
-          // The etag of the lane's last 200; read again after any other answer.
-          let etag: string | null = null;
-          while (this.running) {
-            if (etag === null) {
-              const now = await api(this.base(), 'GET', `/v1/dashboards/${dashboardId}`, { credential: this.credential, workspaceId: this.workspaceId }).catch(() => null);
-              if (now?.status !== 200) {
-                await new Promise((r) => setTimeout(r, 100));
-                continue;
-              }
-              etag = now.body.etag as string;
+    this.startLanes(
+      this.dashboardIds.map((dashboardId) => async () => {
+        // The etag of the lane's last 200; read again after any other answer.
+        let etag: string | null = null;
+        while (this.running) {
+          if (etag === null) {
+            const now = await api(this.base(), 'GET', `/v1/dashboards/${dashboardId}`, { credential: this.credential, workspaceId: this.workspaceId }).catch(() => null);
+            if (now?.status !== 200) {
+              await new Promise((r) => setTimeout(r, 100));
+              continue;
             }
-            const p: Patch = { dashboardId, key: `patch-${randomUUID()}`, ifMatch: etag, status: 'unsent' };
-            const res = await this.patch(p);
-            p.status = res.status;
-            etag = null;
-            if (res.status === 200) {
-              p.revisionId = res.body.current_revision_id;
-              etag = res.body.etag;
-              this.acked.push(p);
-            } else if (res.status === 503 || typeof res.status === 'string') this.unacked.push(p);
-            // A 409 7030 here means an earlier PATCH of this lane committed though its answer was lost: it is in unacked, checked below.
-            else if (!(res.status === 409 && res.code === 7030)) this.unexpected.push(`PATCH ${p.key}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+            etag = now.body.etag as string;
           }
-        })(),
-      );
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await Promise.all(this.lanes);
-    this.lanes = [];
+          const p: Patch = { dashboardId, key: `patch-${randomUUID()}`, ifMatch: etag, status: 'unsent' };
+          const res = await this.patch(p);
+          p.status = res.status;
+          etag = null;
+          if (res.status === 200) {
+            p.revisionId = res.body.current_revision_id;
+            etag = res.body.etag;
+            this.acked.push(p);
+          } else if (res.status === 503 || typeof res.status === 'string') this.unacked.push(p);
+          // A 409 7030 here means an earlier PATCH of this lane committed though its answer was lost: it is in unacked, checked below.
+          else if (!(res.status === 409 && res.code === 7030)) this.unexpected.push(`PATCH ${p.key}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        }
+      }),
+    );
   }
 
   /** Retries each unacknowledged PATCH with its key, body and If-Match until it is answered for good. */
