@@ -47,7 +47,8 @@ export function jsonObject(db: Kysely<DB>, fields: Readonly<Record<string, JsonF
 }
 
 const listVersion = (list: unknown) => sql<number | string | null>`(select version from list_versions where list = ${list})`;
-const versionOf = prepared((db, list: string) => db.selectFrom('list_versions').select('version').where('list', '=', list)).first;
+/** A versioned list's version (migration 0018), alone: for a conditional read, and for a page with no rows. */
+export const versionOf = prepared((db, list: string) => db.selectFrom('list_versions').select('version').where('list', '=', list)).first;
 
 /** A list's rows: `id` and its `json`, ordered by id descending, at most the `take` given as the last argument. */
 type RowsOf<Args extends unknown[]> = (db: Kysely<DB>, ...args: [...Args, take: number]) => SelectQueryBuilder<DB, any, { id: string; json: string }>;

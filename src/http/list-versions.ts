@@ -2,11 +2,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { prepared } from '../db/prepared.js';
+import { versionOf } from '../db/json-rows.js';
 import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
-
-const versionOf = prepared((db, list: string) => db.selectFrom('list_versions').select('version').where('list', '=', list)).first;
 
 const listEtag = (list: string, version: number, request: FastifyRequest) =>
   `W/"${createHash('sha256').update(`${list}\0${version}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
