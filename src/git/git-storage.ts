@@ -17,7 +17,11 @@ const BLOB_WRITERS = 4;
 const IDENTITY = 'Workspace Platform <renders@workspace-platform.invalid>';
 /** Commits looked at in-process before `git merge-base` takes over. */
 const ANCESTRY_WALK_LIMIT = 1000;
-/** Parsed commits kept in memory (a few hundred bytes each), oldest forgotten first. */
+/**
+ * Parsed commits kept in memory, oldest forgotten first: 600-900 bytes each with the key, so at
+ * most 6-9 MB. The hour-long soak's heap snapshots found this cache filling (8,100 commits in 50
+ * minutes): most of its heap growth.
+ */
 const COMMITS_REMEMBERED = 10_000;
 
 type Commit = ReturnType<typeof parseCommit>;

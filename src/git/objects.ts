@@ -138,12 +138,27 @@ export function encodeCommit(c: CommitFields): Buffer {
   return Buffer.from(`tree ${c.tree}\n${parent}author ${stamp}\ncommitter ${stamp}\n\n${c.message}`, 'utf8');
 }
 
-/** A commit's headers (up to the blank line) and its message. */
+/**
+ * A commit's headers (up to the blank line) and its message. Each field is decoded from the bytes
+ * on its own, not sliced from one decoded text: parsed commits are remembered
+ * (src/git/git-storage.ts), and a slice would keep the whole text alive with it.
+ */
 export function parseCommit(content: Buffer): { tree: string; parents: string[]; message: string } {
-  const text = content.toString('utf8');
-  const blank = text.indexOf('\n\n');
-  const headers = (blank < 0 ? text : text.slice(0, blank)).split('\n');
-  const tree = headers.find((h) => h.startsWith('tree '))?.slice(5);
+  const blank = content.indexOf('\n\n');
+  const end = blank < 0 ? content.length : blank;
+  let tree: string | undefined;
+  const parents: string[] = [];
+  for (let at = 0; at < end; ) {
+    const eol = content.indexOf(0x0a, at);
+    const lineEnd = eol < 0 || eol > end ? end : eol;
+    const space = content.indexOf(0x20, at);
+    if (space > at && space < lineEnd) {
+      const key = content.toString('latin1', at, space);
+      if (key === 'tree' && tree === undefined) tree = content.toString('latin1', space + 1, lineEnd);
+      else if (key === 'parent') parents.push(content.toString('latin1', space + 1, lineEnd));
+    }
+    at = lineEnd + 1;
+  }
   if (!tree) throw new Error('commit without a tree');
-  return { tree, parents: headers.filter((h) => h.startsWith('parent ')).map((h) => h.slice(7)), message: blank < 0 ? '' : text.slice(blank + 2) };
+  return { tree, parents, message: blank < 0 ? '' : content.toString('utf8', blank + 2) };
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { GitStorage } from '../../src/git/git-storage.js';
 import { appendCommit } from '../../src/git/append-commit.js';
+import { parseCommit } from '../../src/git/objects.js';
 import { gitProcessesStarted } from '../../src/git/run-git.js';
 import { loadConfig, repoRoot } from '../../src/config.js';
 
@@ -168,6 +169,24 @@ describe('git repository storage', () => {
     assert.equal(git(id, 'rev-parse', 'refs/heads/main'), ours);
     assert.match(git(id, 'reflog', 'show', '--format=%H %gs', 'refs/heads/main'), new RegExp(`^${ours} wsp: advance main$`));
     git(id, 'fsck', '--strict', '--no-dangling');
+  });
+
+  test('parseCommit reads a commit as git does: tree, every parent in order, the message byte for byte', async () => {
+    const id = await freshRepo();
+    const tree = await repos.writeTree(id, [{ path: 'f', content: Buffer.from('f\n') }]);
+    const env = { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Ünïcode Author', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'C', GIT_COMMITTER_EMAIL: 'c@example.com' };
+    const commitTree = (args: string[], message: string) => execFileSync('git', ['commit-tree', tree, ...args], { input: message, env, encoding: 'utf8' }).trim();
+    const a = commitTree([], 'root\n');
+    const b = commitTree(['-p', a], 'second\n');
+    // A merge, a message with blank lines, a line that looks like a header, and non-ASCII text.
+    const message = 'merge ünïcode\n\ntree 0000000000000000000000000000000000000000\nparent x\n\n\nend\n';
+    const merge = commitTree(['-p', b, '-p', a], message);
+    const raw = execFileSync('git', ['cat-file', 'commit', merge], { env });
+    const parsed = parseCommit(raw);
+    assert.deepEqual(parsed, { tree, parents: [b, a], message });
+    assert.deepEqual(parseCommit(execFileSync('git', ['cat-file', 'commit', a], { env })), { tree, parents: [], message: 'root\n' });
+    // The same through the storage (its remembered copy): the parent as git names it.
+    assert.equal(await repos.parentOf(id, merge), b);
   });
 
   test('after git gc packs objects and refs, every read still answers (through git) and main still moves', async () => {
