@@ -62,14 +62,38 @@ export function registeredSecrets(): string[] {
   return [...secrets];
 }
 
+/**
+ * Which of `values` (each at least MIN_LENGTH long) occur in `text`. Few values: a search of the
+ * text per value. Many: one pass over the text, each window of MIN_LENGTH characters looked up
+ * among the values' first MIN_LENGTH characters; the search per value is O(values × text), and an
+ * hour-long soak (25,000 values, 80 MB of log) spent eight minutes in it.
+ */
+export function valuesIn(text: string, values: Iterable<string>): string[] {
+  const all = [...values];
+  if (all.length <= 64) return all.filter((s) => text.includes(s));
+  const byPrefix = new Map<string, string[]>();
+  for (const s of all) {
+    const key = s.slice(0, MIN_LENGTH);
+    const same = byPrefix.get(key);
+    if (same) same.push(s);
+    else byPrefix.set(key, [s]);
+  }
+  const found = new Set<string>();
+  for (let i = 0; i + MIN_LENGTH <= text.length; i++) {
+    const candidates = byPrefix.get(text.slice(i, i + MIN_LENGTH));
+    if (candidates) for (const s of candidates) if (text.startsWith(s, i)) found.add(s);
+  }
+  return all.filter((s) => found.has(s));
+}
+
 /** Lines holding a registered value or a token's plaintext, each with what it holds. */
 export function scanLogs(): string[] {
   const hits: string[] = [];
   for (const { name, lines } of sources) {
     if (lines.length === 0) continue;
-    // One pass over the whole text per value; lines are only looked at when it holds one.
+    // One pass over the whole text; lines are only looked at when it holds a value.
     const text = lines.join('\n');
-    const found = [...secrets].filter((s) => text.includes(s));
+    const found = valuesIn(text, secrets);
     if (found.length === 0 && !TOKEN_PLAINTEXT.test(text)) continue;
     for (const line of lines) {
       const inLine = found.filter((s) => line.includes(s));
