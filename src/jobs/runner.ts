@@ -192,11 +192,16 @@ export class JobRunner {
    * Stops claiming too, and lets stop() return. Returns the jobs released.
    */
   async release(): Promise<string[]> {
-    this.released = true;
     this.halting = true;
     const released: string[] = [];
-    for (const id of [...this.inHand]) {
-      if (await jobStore.release(this.deps.db, id, this.opts.workerId, this.deps.clock.nowMs())) released.push(id);
+    try {
+      for (const id of [...this.inHand]) {
+        if (await jobStore.release(this.deps.db, id, this.opts.workerId, this.deps.clock.nowMs())) released.push(id);
+      }
+    } finally {
+      // Only now may stop() return: the shutdown closes the database after it, and a release
+      // still under way then fails ("driver has already been destroyed"), its job left to its lease.
+      this.released = true;
     }
     if (released.length > 0) this.deps.log.warn({ jobs: released }, 'shutdown: jobs still running released to other workers');
     return released;

@@ -271,6 +271,43 @@ describe('job runner', () => {
     assert.deepEqual(quick, [1, 2, 3]);
   });
 
+  test('stop() returns only once release() has given every job back: the shutdown closes the database right after it', async () => {
+    const r = runner('w-releasing', { leaseMs: 60_000 });
+    let entered!: () => void;
+    const running = new Promise<void>((res) => (entered = res));
+    let unblock!: () => void;
+    r.register('t.stuck', async () => {
+      entered();
+      await new Promise<void>((res) => (unblock = res));
+      return {};
+    });
+    const id = (await r.queue.enqueue(h.database.db, { kind: 't.stuck', payload: null }))!;
+    const first = r.runDue();
+    await running;
+    // A release that takes a while (PostgreSQL under load: a round trip per job).
+    const original = jobStore.release;
+    jobStore.release = async (...args: Parameters<typeof original>) => {
+      await new Promise((res) => setTimeout(res, 300));
+      return original(...args);
+    };
+    const order: string[] = [];
+    try {
+      const stopping = r.stop().then(() => order.push('stopped'));
+      const releasing = r.release().then(() => order.push('released'));
+      await Promise.all([stopping, releasing]);
+    } finally {
+      jobStore.release = original;
+      unblock();
+      await first;
+    }
+    assert.deepEqual(order, ['released', 'stopped']);
+    assert.equal((await jobStore.get(h.database.db, id))!.state, 'queued');
+    // Run to its end by another worker, so no later test's runner claims it.
+    const other = runner('w-after-release');
+    other.register('t.stuck', async () => ({}));
+    assert.equal(await other.runDue(), 1);
+  });
+
   test('release() gives a job still running back to the queue at once: stop() returns, another worker runs it, the attempt not counted', async () => {
     const r = runner('w-stopping', { leaseMs: 60_000 });
     let entered!: () => void;
