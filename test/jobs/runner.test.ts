@@ -271,19 +271,25 @@ describe('job runner', () => {
     assert.deepEqual(quick, [1, 2, 3]);
   });
 
-  test('stop() returns only once release() has given every job back: the shutdown closes the database right after it', async () => {
-    const r = runner('w-releasing', { leaseMs: 60_000 });
+  /** A runner (60 s lease) running one `t.stuck` job that ends, with `result`, only when unblocked. */
+  async function stuckJob(name: string, result: Record<string, unknown>) {
+    const r = runner(name, { leaseMs: 60_000 });
     let entered!: () => void;
     const running = new Promise<void>((res) => (entered = res));
     let unblock!: () => void;
     r.register('t.stuck', async () => {
       entered();
       await new Promise<void>((res) => (unblock = res));
-      return {};
+      return result;
     });
     const id = (await r.queue.enqueue(h.database.db, { kind: 't.stuck', payload: null }))!;
     const first = r.runDue();
     await running;
+    return { r, id, first, unblock };
+  }
+
+  test('stop() returns only once release() has given every job back: the shutdown closes the database right after it', async () => {
+    const { r, id, first, unblock } = await stuckJob('w-releasing', {});
     // A release that takes a while (PostgreSQL under load: a round trip per job).
     const original = jobStore.release;
     jobStore.release = async (...args: Parameters<typeof original>) => {
@@ -309,18 +315,7 @@ describe('job runner', () => {
   });
 
   test('release() gives a job still running back to the queue at once: stop() returns, another worker runs it, the attempt not counted', async () => {
-    const r = runner('w-stopping', { leaseMs: 60_000 });
-    let entered!: () => void;
-    const running = new Promise<void>((res) => (entered = res));
-    let unblock!: () => void;
-    r.register('t.stuck', async () => {
-      entered();
-      await new Promise<void>((res) => (unblock = res));
-      return { by: 'the stopping worker' };
-    });
-    const id = (await r.queue.enqueue(h.database.db, { kind: 't.stuck', payload: null }))!;
-    const first = r.runDue();
-    await running;
+    const { r, id, first, unblock } = await stuckJob('w-stopping', { by: 'the stopping worker' });
     const stopping = r.stop();
     assert.deepEqual(await r.release(), [id]);
     await stopping;
