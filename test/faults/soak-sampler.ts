@@ -7,7 +7,7 @@ import type { Sample } from './soak-stats.js';
  * /proc (not from the process's own report, which a leak in its reporting could hide), database
  * connections from PostgreSQL's own view (the rows of the server's application_name) or, on
  * SQLite, the descriptors open on the database file and its -wal/-shm, and the event loop's
- * delay and the heap from /metrics (prom-client's histogram is reset by each scrape, so each
+ * delay and the heap (as sampled, and as retained after the latest major collection) from /metrics (prom-client's histogram is reset by each scrape, so each
  * sample's p99 covers the time since the previous one).
  */
 export class ProcessSampler {
@@ -56,6 +56,8 @@ export class ProcessSampler {
       requests,
       rssMb: rssKb / 1024,
       heapMb: gauge('nodejs_heap_size_used_bytes') / 1024 / 1024,
+      // 0 (or absent) until the server's first major collection.
+      retainedHeapMb: gauge('wsp_heap_retained_bytes') / 1024 / 1024 || NaN,
       fds: fds.length,
       dbConnections,
       loopP99Ms: gauge('nodejs_eventloop_lag_p99_seconds') * 1000,

@@ -8,7 +8,10 @@ export interface Sample {
   /** Requests answered so far. */
   requests: number;
   rssMb: number;
+  /** The heap in use at the sample: with the garbage awaiting a collection (reported, not judged). */
   heapMb: number;
+  /** The heap in use after the latest major collection (`wsp_heap_retained_bytes`); NaN before the first. */
+  retainedHeapMb: number;
   fds: number;
   dbConnections: number;
   /** p99 and max of the event loop's delay since the previous sample (prom-client resets its histogram on each scrape). */
@@ -16,7 +19,7 @@ export interface Sample {
   loopMaxMs: number;
 }
 
-export type Metric = 'rssMb' | 'heapMb' | 'fds' | 'dbConnections' | 'loopP99Ms';
+export type Metric = 'rssMb' | 'heapMb' | 'retainedHeapMb' | 'fds' | 'dbConnections' | 'loopP99Ms';
 
 /**
  * The Theil–Sen slope of y over x: the median of the slopes between every pair of samples. A
@@ -81,7 +84,10 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.le
  * limits: a slope alone is pulled by one garbage collection at either end of a short window; the
  * growth of quarter means alone misses a slow climb inside a long one.
  */
-export function judge(samples: Sample[], metric: Metric, limit: Limit): Verdict {
+export function judge(all: Sample[], metric: Metric, limit: Limit): Verdict {
+  // A figure not known yet (the retained heap before the first major collection) is left out;
+  // a judged metric with fewer than two known samples fails: there is nothing to judge it by.
+  const samples = all.filter((s) => Number.isFinite(s[metric]));
   const ys = samples.map((s) => s[metric]);
   const per1000Requests = robustSlope(samples.map((s) => s.requests / 1000), ys);
   const perHour = robustSlope(samples.map((s) => s.t / 3600), ys);
@@ -90,7 +96,9 @@ export function judge(samples: Sample[], metric: Metric, limit: Limit): Verdict 
   const first = mean(ys.slice(0, q));
   const last = mean(ys.slice(-q));
   const growth = last - first;
-  return { metric, per1000Requests, perHour, leastSquaresPerHour, growth, first, last, ok: per1000Requests <= limit.per1000Requests && perHour <= limit.perHour && growth <= limit.growth };
+  const unjudged = limit.per1000Requests === Infinity && limit.perHour === Infinity && limit.growth === Infinity;
+  const within = samples.length >= 2 && per1000Requests <= limit.per1000Requests && perHour <= limit.perHour && growth <= limit.growth;
+  return { metric, per1000Requests, perHour, leastSquaresPerHour, growth, first, last, ok: unjudged || within };
 }
 
 /** The samples with a leak added: `perRequest` more of the metric for every request answered since the first. */

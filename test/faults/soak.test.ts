@@ -45,7 +45,7 @@ const LENGTH = DURATION_MS >= 60_000 ? `${DURATION_MS / 60_000} min` : `${DURATI
 
 /**
  * The limits, judged over the long runs (`npm run faults`: 5 minutes; `npm run soak`: an hour),
- * per request and per hour. Each is checked against this very run below: the samples with a leak
+ * per request and (over the hour) per hour. Each is checked against this very run below: the samples with a leak
  * of 1 MB per 100 requests added (1 descriptor, 1 connection per 100 requests) must fail them.
  * The short run of `npm test` (30 s, about 1000 requests on a loaded machine) judges only the
  * database connections: its RSS and descriptor slopes are reported, not judged. In CI, with three
@@ -54,16 +54,27 @@ const LENGTH = DURATION_MS >= 60_000 ? `${DURATION_MS / 60_000} min` : `${DURATI
  * check must catch: that window cannot tell them apart, an hour can. The event loop's delay over
  * 30 s measures the files sharing the cores as much as the server.
  */
+/**
+ * Slopes per hour are judged over runs of half an hour or more. Over the 4 judged minutes of
+ * `npm run faults`, a slope per hour extrapolates the end of the warm-up sixteen-fold (seen: RSS
+ * +9 MB in those minutes, 133 MB an hour; the loop's p99 +11 ms, 296 ms an hour, every slope per
+ * 1000 requests within its limit): that run judges per request and by growth.
+ */
+const hourly = (limit: number) => (DURATION_MS >= 30 * 60_000 ? limit : Infinity);
 const LIMITS: Record<Metric, Limit> = {
-  rssMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: 30, growth: 40 },
-  // The heap in use climbs between major collections by more than a short run's budget (seen:
-  // +9 MB over 1700 requests, then a drop): judged only over the long runs' many collections.
-  heapMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: 20, growth: 30 },
-  fds: SHORT ? UNJUDGED : { per1000Requests: 3, perHour: 20, growth: 12 },
-  dbConnections: { per1000Requests: 2, perHour: SHORT ? Infinity : 5, growth: 4 },
-  loopP99Ms: SHORT ? UNJUDGED : { per1000Requests: 5, perHour: 100, growth: 150 },
+  rssMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: hourly(30), growth: 40 },
+  // The heap is judged by what survives the major collections (wsp_heap_retained_bytes). The heap
+  // in use at a sample also holds the garbage awaiting the next one: an hour's samples of one
+  // server ranged from 70 to 205 MB while its retained heap stayed near 85, so its slopes measure
+  // the collector's pacing more than a leak (reported, not judged). A short run may see no major
+  // collection after its warm-up: the retained heap is judged over the long runs only.
+  heapMb: UNJUDGED,
+  retainedHeapMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: hourly(20), growth: 30 },
+  fds: SHORT ? UNJUDGED : { per1000Requests: 3, perHour: hourly(20), growth: 12 },
+  dbConnections: { per1000Requests: 2, perHour: SHORT ? Infinity : hourly(5), growth: 4 },
+  loopP99Ms: SHORT ? UNJUDGED : { per1000Requests: 5, perHour: hourly(100), growth: 150 },
 };
-const LEAKS: Partial<Record<Metric, number>> = SHORT ? { dbConnections: 0.01 } : { rssMb: 0.01, heapMb: 0.01, fds: 0.01, dbConnections: 0.01 };
+const LEAKS: Partial<Record<Metric, number>> = SHORT ? { dbConnections: 0.01 } : { rssMb: 0.01, retainedHeapMb: 0.01, fds: 0.01, dbConnections: 0.01 };
 
 const PROVIDER_TOKEN = 'soak-provider';
 let tdb: TestDatabase;
@@ -196,7 +207,7 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
   t.diagnostic(`soak ${ENGINE}: routes reached ${routes.length - missed.length} of ${routes.length}; not reached: ${missed.join(', ')}`);
   const not2xx = [...tally.byRoute].flatMap(([route, per]) => [...per].filter(([st]) => typeof st !== 'number' || st >= 300).map(([st, c]) => `${route} ${st}×${c}`));
   t.diagnostic(`soak ${ENGINE}: answers other than 2xx: ${not2xx.join(', ') || 'none'}`);
-  t.diagnostic(`soak ${ENGINE}: samples ${JSON.stringify(samples.map((s) => [Math.round(s.t), s.requests, +s.rssMb.toFixed(1), +s.heapMb.toFixed(1), s.fds, s.dbConnections, +s.loopP99Ms.toFixed(1)]))}`);
+  t.diagnostic(`soak ${ENGINE}: samples ${JSON.stringify(samples.map((s) => [Math.round(s.t), s.requests, +s.rssMb.toFixed(1), +s.heapMb.toFixed(1), +s.retainedHeapMb.toFixed(1), s.fds, s.dbConnections, +s.loopP99Ms.toFixed(1)]))}`);
 
   // A 5xx is the server's own failure: its error lines say why.
   for (const line of server.output.filter((l) => /"level":(50|60)/.test(l)).slice(0, 5)) t.diagnostic(`soak ${ENGINE} server error: ${line.slice(0, 1500)}`);

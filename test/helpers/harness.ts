@@ -108,6 +108,8 @@ export interface TestAppOptions {
    * included). Lines are captured for the end-of-file log scan either way.
    */
   logStream?: NodeJS.WritableStream;
+  /** The process's own figures in /metrics too, as `wsp serve` has them. */
+  processMetrics?: boolean;
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -128,6 +130,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     clock,
     logger,
     ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),
+    ...(opts.processMetrics ? { processMetrics: true } : {}),
   });
   watchInject(app);
   const admin = watchAdmin(createAdminService(testDb.database.db, clock, config.sessions));
