@@ -1,13 +1,13 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { App } from './fastify-types.js';
-import { retainedHeapBytes } from './retained-heap.js';
+import { retainedHeapBytes, watchRetainedHeap } from './retained-heap.js';
 
 /** Request counts and latency by route, in a registry of this app's own (tests build many apps). */
 export function installMetrics(app: App, processMetrics: boolean): Registry {
   const registry = new Registry();
   if (processMetrics) {
     collectDefaultMetrics({ register: registry });
-    retainedHeapBytes(); // starts watching the collections now, not at the first scrape
+    watchRetainedHeap();
     new Gauge({
       name: 'wsp_heap_retained_bytes',
       help: 'V8 heap in use just after the latest major collection: what the process retains, without the garbage nodejs_heap_size_used_bytes also counts (0 until the first major collection)',

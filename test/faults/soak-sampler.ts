@@ -6,9 +6,10 @@ import type { Sample } from './soak-stats.js';
  * What a server process holds, read from outside it: resident memory and open descriptors from
  * /proc (not from the process's own report, which a leak in its reporting could hide), database
  * connections from PostgreSQL's own view (the rows of the server's application_name) or, on
- * SQLite, the descriptors open on the database file and its -wal/-shm, and the event loop's
- * delay and the heap (as sampled, and as retained after the latest major collection) from /metrics (prom-client's histogram is reset by each scrape, so each
- * sample's p99 covers the time since the previous one).
+ * SQLite, the descriptors open on the database file and its -wal/-shm, and from /metrics the
+ * event loop's delay (prom-client's histogram is reset by each scrape, so each sample's p99 covers
+ * the time since the previous one) and the heap, as sampled and as retained after the latest
+ * major collection.
  */
 export class ProcessSampler {
   private pgClient: pg.Client | null = null;

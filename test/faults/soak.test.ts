@@ -71,7 +71,7 @@ const LIMITS: Record<Metric, Limit> = {
   heapMb: UNJUDGED,
   retainedHeapMb: SHORT ? UNJUDGED : { per1000Requests: 0.5, perHour: hourly(20), growth: 30 },
   fds: SHORT ? UNJUDGED : { per1000Requests: 3, perHour: hourly(20), growth: 12 },
-  dbConnections: { per1000Requests: 2, perHour: SHORT ? Infinity : hourly(5), growth: 4 },
+  dbConnections: { per1000Requests: 2, perHour: hourly(5), growth: 4 },
   loopP99Ms: SHORT ? UNJUDGED : { per1000Requests: 5, perHour: hourly(100), growth: 150 },
 };
 const LEAKS: Partial<Record<Metric, number>> = SHORT ? { dbConnections: 0.01 } : { rssMb: 0.01, retainedHeapMb: 0.01, fds: 0.01, dbConnections: 0.01 };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { retainedHeapBytes } from '../../src/http/retained-heap.js';
+import { retainedHeapBytes, watchRetainedHeap } from '../../src/http/retained-heap.js';
 import { createTestApp } from '../helpers/harness.js';
 
 // A full collection on demand, without starting the test process with --expose-gc.
@@ -27,7 +27,7 @@ async function collected(): Promise<number> {
 }
 
 test('the retained heap follows what is held across major collections, not the garbage between them', async () => {
-  retainedHeapBytes();
+  watchRetainedHeap();
   const base = await collected();
   let held: number[][] = Array.from({ length: 40 }, () => new Array<number>(100_000).fill(1.5)); // about 32 MB on the heap
   const holding = await collected();
