@@ -6,6 +6,7 @@ import { canonicalJson } from '../shared/canonical-json.js';
 import { nowSeconds } from '../shared/clock.js';
 import { auditStore } from './store.js';
 import { toWireEvent } from '../events/wire.js';
+import { minuteCountsStore } from '../events/minute-counts.js';
 import type { ListAuditEventsQuery } from './schemas.js';
 
 export type AuditServiceDeps = Pick<ServiceDeps, 'db' | 'cursors' | 'clock' | 'config'>;
@@ -33,8 +34,10 @@ export function createAuditService({ db, cursors, clock, config }: AuditServiceD
       for (;;) {
         const n = await auditStore.purgeBatch(db, before, PURGE_BATCH);
         total += n;
-        if (n < PURGE_BATCH) return total;
+        if (n < PURGE_BATCH) break;
       }
+      await minuteCountsStore.purge(db, before);
+      return total;
     },
   };
 }

@@ -560,8 +560,27 @@ export interface WebhookDeliveriesTable {
   updated_at: number;
 }
 
+/** The events of a closed minute, by type (migration 0019): what the event series read. */
+export interface EventCountsTable {
+  workspace_id: string;
+  /** Holds the events with `created_at` in (60·minute, 60·minute + 60]. */
+  minute: number;
+  type: string;
+  resource_type: string;
+  n: number;
+}
+
+/** The minutes of a workspace counted into event_counts: every one from first to last. */
+export interface EventCountSpansTable {
+  workspace_id: string;
+  first_minute: number;
+  last_minute: number;
+}
+
 export interface EventTables {
   events: EventsTable;
+  event_counts: EventCountsTable;
+  event_count_spans: EventCountSpansTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -8,7 +8,7 @@ import { PLATFORM_METRICS } from './catalog.js';
 import { platformMetricsStore as store, type Buckets, type Interval } from './store.js';
 import { DEFAULT_POINTS, DEFAULT_SPAN_SECONDS, MAX_POINTS, type SeriesQuery, type Series } from './schemas.js';
 
-export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock'>;
+export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock' | 'engine'>;
 
 /** Sign-ins and secret reads are events but not writes. */
 const NOT_WRITES = ['session.created', 'session.failed', 'secret_version.accessed'] as const;
@@ -44,7 +44,7 @@ export function bucketsOf(q: SeriesQuery, now: number): Buckets {
 }
 
 /** Platform metrics (CONTRACT §10): series computed from the workspace's own records and events. */
-export function createPlatformMetricsService({ db, clock }: PlatformMetricsDeps) {
+export function createPlatformMetricsService({ db, clock, engine }: PlatformMetricsDeps) {
   async function values(ctx: WorkspaceContext, key: string, b: Buckets, q: SeriesQuery): Promise<number[]> {
     const until = b.from + b.count * b.step;
     const ws = ctx.workspaceId;
@@ -62,9 +62,9 @@ export function createPlatformMetricsService({ db, clock }: PlatformMetricsDeps)
       case 'renders':
         return store.renders(db, ws, b, { install: q.install && canonicalId('inst', q.install), status: q.status });
       case 'secret_accesses':
-        return store.events(db, ws, b, { type: 'secret_version.accessed' });
+        return store.events(db, engine, ws, b, { type: 'secret_version.accessed' }, nowSeconds(clock));
       case 'writes':
-        return store.events(db, ws, b, { type: q.type, exclude: NOT_WRITES });
+        return store.events(db, engine, ws, b, { type: q.type, exclude: NOT_WRITES }, nowSeconds(clock));
       case 'notifications_unread': {
         const user = userIdOf(ctx.principal);
         if (!user) throw new ApiError('USER_REQUIRED', { message: 'Notifications belong to users; an API token has none to count' });

@@ -218,3 +218,124 @@ describe('gauges', () => {
     assert.deepEqual(gauge([{ start: 0, end: 25, weight: 2.5 }, { start: 15, end: null, weight: 1 }], b, true), [2.5, 3.5, 1, 1]);
   });
 });
+
+describe('event series count closed minutes once (src/events/minute-counts.ts)', () => {
+  /** A fresh workspace's owner, and its minute rows' total. */
+  async function fresh(name: string) {
+    const w = await t.h.seed(name);
+    const post = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const res = await t.h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(w.owner.session, w.workspaceId), payload: { name: `${name} ${now()} ${i}` } });
+        assert.equal(res.statusCode, 201, res.body);
+      }
+    };
+    const counted = async () => {
+      const rows = await t.h.database.db.selectFrom('event_counts').select(['minute', 'type', 'n']).where('workspace_id', '=', w.workspaceId).execute();
+      return rows.map((r) => ({ minute: Number(r.minute), type: r.type, n: Number(r.n) }));
+    };
+    const writes = async (query: string) => {
+      const res = await get(`/v1/platform_metrics/writes/series?${query}`, w.owner.session, w.workspaceId);
+      assert.equal(res.statusCode, 200, res.body);
+      return values(res.json());
+    };
+    return { w, post, counted, writes };
+  }
+  /** The clock moved to the next minute's start plus `s` seconds. */
+  const atMinute = (s = 0) => {
+    const m = Math.ceil((now() + 1) / 60) * 60;
+    t.h.clock.set((m + s) * 1000);
+    return m;
+  };
+
+  test('closed minutes are counted into event_counts once and read from there; the minutes a boundary cuts and the open ones from the events', async () => {
+    const f = await fresh('Counted');
+    const base = atMinute(10);
+    await f.post(1); // minute base/60
+    t.h.clock.advanceSeconds(60);
+    await f.post(2); // the next
+    t.h.clock.advanceSeconds(60);
+    await f.post(1); // the one after
+    t.h.clock.advanceSeconds(600);
+    assert.deepEqual(await f.counted(), [], 'nothing is counted before a series asks');
+    assert.deepEqual(await f.writes(`from=${base}&to=${base + 180}&step=60`), [1, 2, 1]);
+    const m = base / 60;
+    assert.deepEqual(
+      (await f.counted()).sort((a, b) => a.minute - b.minute),
+      [
+        { minute: m, type: 'secret.created', n: 1 },
+        { minute: m + 1, type: 'secret.created', n: 2 },
+        { minute: m + 2, type: 'secret.created', n: 1 },
+      ],
+    );
+    // Read from the counts: a changed count shows; the events are not read again for those minutes.
+    const db = t.h.database.db;
+    await db.updateTable('event_counts').set({ n: 11 }).where('workspace_id', '=', f.w.workspaceId).where('minute', '=', m).execute();
+    assert.deepEqual(await f.writes(`from=${base}&to=${base + 180}&step=60`), [11, 2, 1]);
+    // Boundaries cutting minutes: (base+30, base+90] holds the two of base+70, (base+90, base+150] the one of base+130; from the events.
+    assert.deepEqual(await f.writes(`from=${base + 30}&to=${base + 150}&step=60`), [2, 1]);
+    // A step of 90 s: the first point holds a counted minute (11) and half of the next (2, from the events).
+    assert.deepEqual(await f.writes(`from=${base}&to=${base + 180}&step=90`), [13, 1]);
+    await db.updateTable('event_counts').set({ n: 1 }).where('workspace_id', '=', f.w.workspaceId).where('minute', '=', m).execute();
+    // The minutes not yet closed are counted from the events, and not stored.
+    const open = now();
+    await f.post(3);
+    assert.deepEqual(await f.writes(`from=${open - 60}&to=${open}&step=60`), [3]);
+    assert.ok((await f.counted()).every((r) => r.minute <= m + 2), 'an open minute is never stored');
+    // Asked again across all of it, each minute counted once: 1 + 2 + 1 + 3.
+    const total = (await f.writes(`from=${base}&to=${open}&step=${open - base}`)).reduce((a, b) => a + b, 0);
+    assert.equal(total, 7);
+  });
+
+  test('series asked at once count each minute once, and a series after a gap counts the minutes between', async () => {
+    const f = await fresh('Counted at once');
+    const base = atMinute(5);
+    for (let i = 0; i < 5; i++) {
+      await f.post(i + 1);
+      t.h.clock.advanceSeconds(60);
+    }
+    t.h.clock.advanceSeconds(600);
+    const range = `from=${base}&to=${base + 300}&step=60`;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => f.writes(range)));
+    for (const a of answers) assert.deepEqual(a, [1, 2, 3, 4, 5]);
+    const rows = await f.counted();
+    assert.equal(rows.length, 5, JSON.stringify(rows));
+    assert.equal(rows.reduce((a, r) => a + r.n, 0), 15);
+    // Later minutes, with a stretch between that no series asked for: the span grows over it.
+    const later = atMinute(5) + 3600;
+    t.h.clock.set((later + 5) * 1000);
+    await f.post(2);
+    t.h.clock.advanceSeconds(900);
+    assert.deepEqual(await f.writes(`from=${later}&to=${later + 60}&step=60`), [2]);
+    assert.deepEqual(await f.writes(`from=${base}&to=${later + 60}&step=${later + 60 - base}`), [17]);
+    const span = await t.h.database.db.selectFrom('event_count_spans').selectAll().where('workspace_id', '=', f.w.workspaceId).executeTakeFirstOrThrow();
+    assert.deepEqual([Number(span.first_minute), Number(span.last_minute)], [base / 60, later / 60]);
+  });
+
+  test('the retention purge forgets the counts of the minutes it reached; the minute it cut is counted again from the events left', async () => {
+    const f = await fresh('Counted and purged');
+    const base = atMinute(0);
+    t.h.clock.set((base + 10) * 1000);
+    await f.post(1);
+    t.h.clock.set((base + 50) * 1000);
+    await f.post(2);
+    t.h.clock.set((base + 130) * 1000);
+    await f.post(1);
+    t.h.clock.advanceSeconds(600);
+    assert.deepEqual(await f.writes(`from=${base}&to=${base + 180}&step=60`), [3, 0, 1]);
+    assert.equal((await f.counted()).length, 2);
+    // A year on, the purge cuts the first minute at base + 30: the event of base + 10 goes, those of base + 50 stay.
+    t.h.clock.set((base + 30 + 365 * 86_400) * 1000);
+    await t.h.app.jobs.runDue();
+    const rows = await t.h.database.db.selectFrom('events').select('created_at').where('workspace_id', '=', f.w.workspaceId).where('type', '=', 'secret.created').execute();
+    assert.deepEqual(rows.map((r) => Number(r.created_at)).sort((a, b) => a - b), [base + 50, base + 50, base + 130]);
+    assert.deepEqual(
+      (await f.counted()).map((r) => r.minute),
+      [base / 60 + 2],
+      'the cut minute is forgotten',
+    );
+    // A year on, the owner's session has lapsed: the seed's token (no expiry) reads.
+    const res = await get(`/v1/platform_metrics/writes/series?from=${base}&to=${base + 180}&step=60`, f.w.apiToken, f.w.workspaceId);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(values(res.json()), [2, 0, 1], 'recounted from the two events left');
+  });
+});

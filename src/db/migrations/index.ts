@@ -17,6 +17,7 @@ import * as requestLimits from './0015_request_limits.js';
 import * as events from './0016_events.js';
 import * as webhooks from './0017_webhooks.js';
 import * as listVersions from './0018_list_versions.js';
+import * as eventCounts from './0019_event_counts.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016_events': events,
   '0017_webhooks': webhooks,
   '0018_list_versions': listVersions,
+  '0019_event_counts': eventCounts,
 };
 
 export const migrationProvider: MigrationProvider = {
