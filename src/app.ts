@@ -4,7 +4,6 @@ import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { repoRoot, type Config } from './config.js';
 import { probeVolume } from './git/volume.js';
 import { envelope, ErrorCodes } from './shared/errors.js';
@@ -21,7 +20,7 @@ import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
 import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
-import { REFERENCE_PAGE } from './http/reference-page.js';
+import { installReferencePage } from './http/reference-page.js';
 import { conditionalGets } from './http/conditional-get.js';
 import { listVersions } from './http/list-versions.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
@@ -140,10 +139,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   await app.register(swagger, openApiOptions(config.publicUrl));
   // The reference page and its assets are public (CONTRACT §8), like the document itself.
-  app.addHook('onRoute', (route) => {
-    if (route.url === '/docs' || route.url.startsWith('/docs/')) route.config = { ...route.config, auth: 'none' };
-  });
-  await app.register(swaggerUi, REFERENCE_PAGE);
+  installReferencePage(app, () => app.swagger());
 
   installNotFound(app);
   installPipeline(app, {

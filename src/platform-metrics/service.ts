@@ -8,7 +8,7 @@ import { PLATFORM_METRICS } from './catalog.js';
 import { platformMetricsStore as store, type Buckets, type Interval } from './store.js';
 import { DEFAULT_POINTS, DEFAULT_SPAN_SECONDS, MAX_POINTS, type SeriesQuery, type Series } from './schemas.js';
 
-export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock' | 'engine'>;
+export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock' | 'engine' | 'log'>;
 
 /** Sign-ins and secret reads are events but not writes. */
 const NOT_WRITES = ['session.created', 'session.failed', 'secret_version.accessed'] as const;
@@ -44,7 +44,8 @@ export function bucketsOf(q: SeriesQuery, now: number): Buckets {
 }
 
 /** Platform metrics (CONTRACT §10): series computed from the workspace's own records and events. */
-export function createPlatformMetricsService({ db, clock, engine }: PlatformMetricsDeps) {
+export function createPlatformMetricsService({ db, clock, engine, log }: PlatformMetricsDeps) {
+  const countingFailed = (err: unknown) => log.warn({ err }, 'counting closed minutes of events failed; the series reads the events instead');
   async function values(ctx: WorkspaceContext, key: string, b: Buckets, q: SeriesQuery): Promise<number[]> {
     const until = b.from + b.count * b.step;
     const ws = ctx.workspaceId;
@@ -62,9 +63,9 @@ export function createPlatformMetricsService({ db, clock, engine }: PlatformMetr
       case 'renders':
         return store.renders(db, ws, b, { install: q.install && canonicalId('inst', q.install), status: q.status });
       case 'secret_accesses':
-        return store.events(db, engine, ws, b, { type: 'secret_version.accessed' }, nowSeconds(clock));
+        return store.events(db, engine, ws, b, { type: 'secret_version.accessed' }, nowSeconds(clock), countingFailed);
       case 'writes':
-        return store.events(db, engine, ws, b, { type: q.type, exclude: NOT_WRITES }, nowSeconds(clock));
+        return store.events(db, engine, ws, b, { type: q.type, exclude: NOT_WRITES }, nowSeconds(clock), countingFailed);
       case 'notifications_unread': {
         const user = userIdOf(ctx.principal);
         if (!user) throw new ApiError('USER_REQUIRED', { message: 'Notifications belong to users; an API token has none to count' });

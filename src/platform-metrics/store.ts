@@ -2,14 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { idFloor } from '../shared/ids.js';
 import type { Engine } from '../db/database.js';
-import { lastClosedMinute, minuteCountsStore, planCounts, pointOfMinute, type EventFilter } from '../events/minute-counts.js';
+import { bucketed, lastClosedMinute, minuteCountsStore, planCounts, pointOfMinute, type Buckets, type EventFilter } from '../events/minute-counts.js';
 
-/** The buckets of a series: point i (0-based) is at `from + (i + 1)·step` and counts what happened in the step before it. */
-export interface Buckets {
-  from: number;
-  step: number;
-  count: number;
-}
+export type { Buckets };
 
 /** A span of time something was in a state: [start, end), end null while it still is. */
 export interface Interval {
@@ -20,11 +15,6 @@ export interface Interval {
 }
 
 const last = (b: Buckets) => b.from + b.count * b.step;
-
-/** Rows with `created_at` in (from, last point], as [bucket index, count]: one aggregate query, no rows carried out. */
-function bucketed(b: Buckets) {
-  return sql<number>`cast((created_at - ${b.from} - 1) / ${b.step} as integer)`;
-}
 
 async function counts(rows: Promise<{ b: number | string; n: number | string | bigint }[]>, b: Buckets): Promise<number[]> {
   const out = new Array<number>(b.count).fill(0);
@@ -52,11 +42,16 @@ export const platformMetricsStore = {
    * Events in the range, optionally of one type (exact) or one resource type (`<resource>.*`):
    * closed minutes from their counts (src/events/minute-counts.ts), the rest from the events.
    */
-  async events(db: Kysely<DB>, engine: Engine, workspaceId: string, b: Buckets, f: EventFilter, now: number): Promise<number[]> {
+  async events(db: Kysely<DB>, engine: Engine, workspaceId: string, b: Buckets, f: EventFilter, now: number, onCountingFailed: (err: unknown) => void = () => {}): Promise<number[]> {
     const plan = planCounts(b, lastClosedMinute(now));
     const out = new Array<number>(b.count).fill(0);
     // Counting writes: on a disk that refuses them, or with more days missing than one series counts, this one reads the events.
-    const counted = plan.minutes && (await minuteCountsStore.ensureCounted(db, engine, workspaceId, plan.minutes.first, plan.minutes.last).catch(() => false));
+    const counted =
+      plan.minutes &&
+      (await minuteCountsStore.ensureCounted(db, engine, workspaceId, plan.minutes.first, plan.minutes.last).catch((err: unknown) => {
+        onCountingFailed(err);
+        return false;
+      }));
     if (plan.minutes && !counted) {
       plan.raw = [[b.from, b.from + b.count * b.step]];
       plan.minutes = null;

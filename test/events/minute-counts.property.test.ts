@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { newId } from '../../src/shared/ids.js';
-import { lastClosedMinute, nextPiece, planCounts, pointOfMinute, type Buckets, type EventFilter } from '../../src/events/minute-counts.js';
+import { lastClosedMinute, minuteCountsStore, nextPiece, planCounts, pointOfMinute, rawCountsQuery, type Buckets, type EventFilter } from '../../src/events/minute-counts.js';
 import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { PROPERTY_SEED } from '../helpers/property.js';
@@ -70,6 +70,23 @@ before(async () => {
 });
 after(() => h.cleanup());
 
+/** An event row as the event log writes it, with only what the series read set. */
+const eventRow = (workspaceId: string, type: string, createdAt: number) => ({
+  id: newId('evt'),
+  workspace_id: workspaceId,
+  type,
+  actor_kind: 'system',
+  actor_id: null,
+  credential_id: null,
+  resource_type: type.split('.')[0]!,
+  resource_id: 'x',
+  request_id: null,
+  ip: null,
+  user_agent: null,
+  created_at: createdAt,
+  data: '{}',
+});
+
 const TYPES = ['secret.created', 'secret_version.accessed', 'dashboard.updated', 'session.created'];
 const FILTERS: EventFilter[] = [{}, { type: 'secret.created' }, { type: 'secret.*' }, { exclude: ['session.created', 'secret_version.accessed'] }];
 const matches = (type: string, f: EventFilter) =>
@@ -93,21 +110,7 @@ test('a series equals counting every event of its range, asked in any order at a
           await db
             .insertInto('events')
             .values(
-              events.map((e) => ({
-                id: newId('evt'),
-                workspace_id: ws,
-                type: e.type,
-                actor_kind: 'system',
-                actor_id: null,
-                credential_id: null,
-                resource_type: e.type.split('.')[0]!,
-                resource_id: 'x',
-                request_id: null,
-                ip: null,
-                user_agent: null,
-                created_at: epoch + e.at,
-                data: '{}',
-              })),
+              events.map((e) => eventRow(ws, e.type, epoch + e.at)),
             )
             .execute();
         }
@@ -139,21 +142,7 @@ test('a series with more days to count than one series counts reads its events, 
   await db
     .insertInto('events')
     .values(
-      Array.from({ length: days * 4 }, (_, i) => ({
-        id: newId('evt'),
-        workspace_id: ws,
-        type: 'secret.created',
-        actor_kind: 'system',
-        actor_id: null,
-        credential_id: null,
-        resource_type: 'secret',
-        resource_id: 'x',
-        request_id: null,
-        ip: null,
-        user_agent: null,
-        created_at: epoch + Math.floor(i / 4) * 86_400 + 3_600 * (i % 4) + 7,
-        data: '{}',
-      })),
+      Array.from({ length: days * 4 }, (_, i) => eventRow(ws, 'secret.created', epoch + Math.floor(i / 4) * 86_400 + 3_600 * (i % 4) + 7)),
     )
     .execute();
   const b = { from: epoch, step: 86_400, count: days };
@@ -168,4 +157,32 @@ test('a series with more days to count than one series counts reads its events, 
   assert.equal(await span(), days);
   const counted = await db.selectFrom('event_counts').select(sql<number>`sum(n)`.as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow();
   assert.equal(Number(counted.n), days * 4);
+});
+
+test('the events of a series are read through the index on created_at, whatever the filter and however many spans (SQLite: the plan; both engines: the counts)', async () => {
+  const db = h.database.db;
+  const engine = h.database.engine;
+  const ws = newId('ws');
+  const epoch = 1_700_000_000;
+  // A table whose every second holds events, most of them another workspace's.
+  const rows = Array.from({ length: 3_000 }, (_, i) => eventRow(i % 5 === 0 ? ws : 'ws_other', TYPES[i % TYPES.length]!, epoch + Math.floor(i / 3)));
+  for (let i = 0; i < rows.length; i += 500) await db.insertInto('events').values(rows.slice(i, i + 500)).execute();
+  const b = { from: epoch, step: 10, count: 100 };
+  const spans: [number, number][] = Array.from({ length: 100 }, (_, i) => [epoch + i * 10, epoch + i * 10 + 3]);
+  for (const f of FILTERS) {
+    const want = new Array<number>(b.count).fill(0);
+    rows.forEach((r) => {
+      const i = Math.ceil((r.created_at - b.from) / b.step) - 1;
+      if (r.workspace_id === ws && r.created_at - (epoch + i * 10) <= 3 && matches(r.type, f)) want[i]! += 1;
+    });
+    const got = new Array<number>(b.count).fill(0);
+    await minuteCountsStore.countRaw(db, engine, ws, b, spans, f, got);
+    assert.deepEqual(got, want, JSON.stringify(f));
+    if (engine !== 'sqlite') continue;
+    const q = rawCountsQuery(db, engine, ws, b, spans, f).compile();
+    const plan = await db.executeQuery<{ detail: string }>({ ...q, sql: `explain query plan ${q.sql}` });
+    const details = plan.rows.map((r) => r.detail);
+    assert.ok(!details.some((d) => /^SCAN events\b/.test(d)), `a scan of every event for ${JSON.stringify(f)}: ${details.join(' | ')}`);
+    assert.equal(details.filter((d) => /USING INDEX events_created/.test(d)).length, spans.length, details.join(' | '));
+  }
 });
