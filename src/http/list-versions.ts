@@ -5,43 +5,57 @@ import type { DB } from '../db/tables.js';
 import { versionOf } from '../db/json-rows.js';
 import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
+import { AnswerCache } from './answer-cache.js';
 
 const listEtag = (list: string, version: number, request: FastifyRequest) =>
   `W/"${createHash('sha256').update(`${list}\0${version}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
 
+/** The pages kept, in characters of JSON: about 200 pages of 50 API tokens. */
+export const LIST_PAGE_CACHE_CHARS = 4_000_000;
+
 /**
- * Conditional reads of the lists whose rows bump a version (migration 0018): the ETag is made
- * from the list, its version and the request's URL (its page, limit and filters), so If-None-Match
- * is answered 304 from one indexed row, before the page is read. A route opts in with
+ * Reads of the lists whose rows bump a version (migration 0018): the ETag is made from the list,
+ * its version and the request's URL (its page, limit and filters). A route opts in with
  * `config.listVersion`, which names its list for the request (after authentication and
- * Service-Context, so only a caller allowed to read the list learns that it is unchanged).
+ * Service-Context, so only a caller allowed to read the list learns anything of it).
  *
- * A request without If-None-Match reads no version here: its page statement reads the version
- * with the rows (src/db/json-rows.ts, `jsonPage`), one round trip and one snapshot, and the answer
- * is tagged from it. A conditional request reads the version first; a write landing between that
- * and its page makes the tag older than the answer, never newer, so the worst it costs is one
- * more 200. Other GETs keep the tag of their answer (src/http/conditional-get.ts).
+ * Every GET reads the version first, from one indexed row: If-None-Match naming the tag is
+ * answered 304, and a page this process already wrote at that version is sent again without
+ * being read (the tag is the cache's key: the same list, version and URL is the same answer, for
+ * any caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
+ * page statement reads the rows and the version in one snapshot (src/db/json-rows.ts), and the
+ * answer is tagged, and kept, by the version it was read at. A write landing between the two
+ * reads only makes the tag newer than the one compared: one more 200, never a stale answer.
  */
-export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>): void {
+export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_CHARS)): void {
   app.addHook('preHandler', async (request, reply) => {
     const listOf = request.routeOptions.config.listVersion;
-    const asked = request.headers['if-none-match'];
-    if (!listOf || request.method !== 'GET' || typeof asked !== 'string') return;
+    if (!listOf || request.method !== 'GET') return;
     const list = listOf(request);
     const etag = listEtag(list, (await versionOf(db, list))?.version ?? 0, request);
+    const asked = request.headers['if-none-match'];
+    if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
+      reply.header('etag', etag);
+      return reply.code(304).send();
+    }
+    const kept = pages.get(etag);
+    if (kept === undefined) return;
     reply.header('etag', etag);
-    if (noneMatchHits(asked, etag)) return reply.code(304).send();
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return reply.send(kept);
   });
 
   app.addHook('preSerialization', async (request, reply, payload) => {
     const listOf = request.routeOptions.config.listVersion;
-    if (!listOf || request.method !== 'GET' || reply.statusCode !== 200 || reply.hasHeader('etag')) return payload;
+    if (!listOf || request.method !== 'GET' || reply.statusCode !== 200) return payload;
     const tagged = payload instanceof PreSerialized ? payload.listVersion : undefined;
     const list = listOf(request);
     // Whatever tags the 200 must tag the conditional read the same way: a page read without its
     // version, or of another list, is a programming error, not an answer to send.
     if (!tagged || tagged.list !== list) throw new Error(`the page of versioned list ${list} did not carry its version`);
-    reply.header('etag', listEtag(list, tagged.version, request));
+    const etag = listEtag(list, tagged.version, request);
+    reply.header('etag', etag);
+    pages.set(etag, (payload as PreSerialized).json);
     return payload;
   });
 }

@@ -52,21 +52,26 @@ async function statements<T>(fn: () => Promise<T>): Promise<{ result: T; sql: st
   }
 }
 
-test('a 200 of a versioned list reads its version in the page statement itself: one round trip, one snapshot', async () => {
+test('a 200 of a versioned list: the version first, then the page (which reads the version it was read at) unless this version was already written', async () => {
   await h.database.db
     .insertInto('notifications')
     .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
     .execute();
   for (const [url, credential, list] of [
-    ['/v1/api_tokens', s.apiToken, 'api_tokens'],
+    ['/v1/api_tokens?limit=7', s.apiToken, 'api_tokens'],
     ['/v1/notifications?unread=true', s.owner.session, 'notifications'],
   ] as const) {
     const { result, sql } = await statements(() => get(url, credential));
     assert.equal(result.statusCode, 200, result.body);
     const versionReads = sql.filter((q) => q.includes('list_versions'));
-    assert.equal(versionReads.length, 1, `${url}: ${versionReads.join('\n')}`);
-    assert.match(versionReads[0]!, new RegExp(`from "${list}"`), `${url}: the version is read by the page's own statement`);
-    // And the tag it makes is the one a conditional read compares with.
+    assert.equal(versionReads.length, 2, `${url}: ${versionReads.join('\n')}`);
+    assert.doesNotMatch(versionReads[0]!, /json/, `${url}: the version alone first`);
+    assert.match(versionReads[1]!, new RegExp(`from "${list}"`), `${url}: then the page, with the version it was read at`);
+    // The same version again: the answer written before, not a page read.
+    const again = await statements(() => get(url, credential));
+    assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag, again.result.headers['content-type']], [200, result.body, result.headers.etag, result.headers['content-type']]);
+    assert.deepEqual(again.sql.filter((q) => q.includes(`from "${list}"`) && !q.includes('token_hash')), [], `${url}: no page read`);
+    // And the tag is the one a conditional read compares with.
     const conditional = await get(url, credential, { 'if-none-match': result.headers.etag as string });
     assert.equal(conditional.statusCode, 304, url);
   }
@@ -74,6 +79,36 @@ test('a 200 of a versioned list reads its version in the page statement itself: 
   const empty = await get('/v1/notifications', s.member.session);
   assert.equal(empty.json().data.length, 0);
   assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': empty.headers.etag as string })).statusCode, 304);
+});
+
+test('a kept answer is the list as it is: every change is read again; each page, filter and workspace is its own; the credential and the caller\'s rights are checked first, every time', async () => {
+  const other = await h.seed('Kept');
+  const names = async (url: string, credential: string) => {
+    const res = await get(url, credential);
+    assert.equal(res.statusCode, 200, res.body);
+    return (res.json().data as { name: string }[]).map((t) => t.name);
+  };
+  const made = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(other.owner.session, other.workspaceId), payload: { name: 'first' } });
+  assert.equal(made.statusCode, 201, made.body);
+  const token = made.json().token as string;
+  const before = await names('/v1/api_tokens', token);
+  assert.deepEqual(await names('/v1/api_tokens', token), before, 'kept');
+  // A change made by SQL outside the services is shown on the next read.
+  await h.database.db.updateTable('api_tokens').set({ name: 'renamed by sql' }).where('id', '=', other.apiTokenId).execute();
+  const after = await names('/v1/api_tokens', token);
+  assert.ok(after.includes('renamed by sql'), after.join());
+  assert.equal((await names('/v1/api_tokens?limit=1', token)).length, 1, 'another limit is another answer');
+  assert.equal((await names('/v1/api_tokens', token)).length, after.length);
+  // This workspace's list, read the same way, is its own.
+  const mine = await names('/v1/api_tokens', s.apiToken);
+  assert.ok(!mine.includes('renamed by sql'));
+  // A caller who may not read the other workspace's list is refused before any kept answer.
+  const outsider = await get('/v1/api_tokens', s.owner.session, { 'service-context': other.workspaceId });
+  assert.equal(outsider.statusCode, 403, outsider.body);
+  // Revoked, the token is refused on its very next request, whatever was kept for its list.
+  const revoked = await h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${made.json().id}`, headers: as(other.owner.session, other.workspaceId) });
+  assert.equal(revoked.statusCode, 204);
+  assert.equal((await get('/v1/api_tokens', token)).statusCode, 401);
 });
 
 test('api_tokens: a 304 reads the version, not the page; each change of the list (API, SQL, use, revoke) is a new tag', async () => {
