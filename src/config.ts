@@ -44,7 +44,7 @@ export interface Config {
    * PostgreSQL's bounds (WSP_DB_CONNECT_TIMEOUT_SECONDS, WSP_DB_STATEMENT_TIMEOUT_SECONDS): a
    * request meeting a database that does not answer in time is a 503 (7054) with Retry-After.
    */
-  database: { connectTimeoutMs: number; statementTimeoutMs: number };
+  database: { connectTimeoutMs: number; statementTimeoutMs: number; preparedStatements: boolean };
   bodyLimitBytes: number;
   /** How long a connection may take to send its request, how long it may sit idle, and between requests. */
   http: {
@@ -138,6 +138,7 @@ export const Environment = Type.Object({
   WSP_SESSIONS_PER_USER_MAX: count("Sessions one user may hold; a new one beyond ends the user's least recently used", 100, 1),
   WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
   WSP_DB_CONNECT_TIMEOUT_SECONDS: count('PostgreSQL: the longest a request waits for a database connection (a full pool or a new connection); then 503', 10, 1),
+  WSP_DB_PREPARED_STATEMENTS: text('PostgreSQL: true: the statements every request runs are prepared once per connection; false: parsed at every call, for a pooler that moves a session\'s statements between connections (PgBouncer in transaction mode before 1.21)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'true' }),
   WSP_DB_STATEMENT_TIMEOUT_SECONDS: count('PostgreSQL: the longest one statement may go unanswered; then its connection is closed and the request answers 503 (migrations are exempt)', 15, 1),
   WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
   WSP_PROVIDER_ID: text('The compute provider id', { ...patterned('^[a-z][a-z0-9_-]{0,31}$', 'a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -', 'hetzner'), default: 'hetzner' }),
@@ -277,7 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
     auditRetentionDays: e.WSP_AUDIT_RETENTION_DAYS!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
-    database: { connectTimeoutMs: e.WSP_DB_CONNECT_TIMEOUT_SECONDS! * 1000, statementTimeoutMs: e.WSP_DB_STATEMENT_TIMEOUT_SECONDS! * 1000 },
+    database: { connectTimeoutMs: e.WSP_DB_CONNECT_TIMEOUT_SECONDS! * 1000, statementTimeoutMs: e.WSP_DB_STATEMENT_TIMEOUT_SECONDS! * 1000, preparedStatements: e.WSP_DB_PREPARED_STATEMENTS === 'true' },
     sessions: { maxSeconds: e.WSP_SESSION_MAX_DAYS! * 86_400, perUser: e.WSP_SESSIONS_PER_USER_MAX! },
     bodyLimitBytes: 1024 * 1024,
     http: {

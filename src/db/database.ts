@@ -17,6 +17,7 @@ import {
 } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
+import { namedStatements } from './prepared.js';
 import { makeDirectory, makePrivateFile } from '../shared/directories.js';
 import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 
@@ -46,6 +47,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** PostgreSQL: a statement not answered in this long ends its connection (unset or 0: no limit). */
   statementTimeoutMs?: number;
+  /** PostgreSQL: prepare the statements of `prepared()` once per connection (default true). */
+  preparedStatements?: boolean;
 }
 
 /** A database that does not accept a connection in this time is unavailable (503) rather than awaited for ever. */
@@ -75,9 +78,12 @@ interface StatementLimit {
  * ends (an uncommitted transaction rolls back). PostgreSQL's `statement_timeout` would not help:
  * a stalled network never delivers its error.
  */
-function clientWithStatementLimit(limit: StatementLimit): typeof pg.Client {
+function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): typeof pg.Client {
   return class extends pg.Client {
     override query(...args: unknown[]): any {
+      // The hot statements by name (src/db/prepared.ts): parsed and planned once per connection.
+      const name = prepare && typeof args[0] === 'string' && args.length === 2 ? namedStatements.get(args[0]) : undefined;
+      if (name) args = [{ name, text: args[0], values: args[1] }];
       const result = (super.query as (...a: unknown[]) => unknown)(...args);
       const ms = limit.ms;
       if (!ms || !(result instanceof Promise)) return result;
@@ -102,7 +108,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   if (opts.databaseUrl) {
     const statementLimit: StatementLimit = { ms: opts.statementTimeoutMs ?? 0 };
     const pool = new pg.Pool({
-      Client: clientWithStatementLimit(statementLimit),
+      Client: clientWithStatementLimit(statementLimit, opts.preparedStatements ?? true),
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,

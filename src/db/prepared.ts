@@ -1,5 +1,14 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { createHash } from 'node:crypto';
+import { CompiledQuery, PostgresAdapter, type Compilable, type Kysely } from 'kysely';
 import type { DB } from './tables.js';
+
+/**
+ * The SQL of the prepared queries on PostgreSQL, with the name each is prepared under on a
+ * connection (src/db/database.ts): PostgreSQL then parses and plans it once per connection, not
+ * at every call. Only these: their SQL is fixed and names its columns, so no migration changes the
+ * type of their rows.
+ */
+export const namedStatements = new Map<string, string>();
 
 /** Stands for the i-th argument while a query is built once; never reaches a database. */
 class Slot {
@@ -34,6 +43,7 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
       }
       t = { compiled, from };
       templates.set(adapter, t);
+      if (adapter instanceof PostgresAdapter) namedStatements.set(compiled.sql, `wsp_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`);
     }
     return t;
   };

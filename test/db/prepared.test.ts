@@ -1,7 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { prepared } from '../../src/db/prepared.js';
 
 /**
@@ -47,5 +47,60 @@ describe('prepared queries', () => {
     await assert.rejects(unused.all(db, 'x'), /argument 0 must appear exactly once/);
     const inlined = prepared((d, name: string) => d.selectFrom('workspaces').select('id').where(sql.lit(String(name)), '=', 'x'));
     await assert.rejects(inlined.all(db, 'x'), /argument 0 must appear exactly once/);
+  });
+});
+
+describe('prepared once per connection', () => {
+  /** A database of one connection on this test's engine, with or without named statements. */
+  async function single(preparedStatements: boolean) {
+    const { openDatabase } = await import('../../src/db/database.js');
+    if (ENGINE === 'postgres') return openDatabase({ databaseUrl: process.env.WSP_TEST_PG_URL!, dataDir: tdb.dataDir, pgSchema: tdb.database.pgSchema!, poolSize: 1, preparedStatements });
+    return openDatabase({ dataDir: tdb.dataDir });
+  }
+
+  test('a prepared query is parsed once, then run by its name (PostgreSQL) or its kept statement (SQLite); other statements are not', async () => {
+    const database = await single(true);
+    try {
+      const db = database.db;
+      if (ENGINE === 'postgres') {
+        for (const name of ['P1', 'P2', 'P1']) assert.equal((await byName.first(db, name))?.name, name);
+        await db.selectFrom('workspaces').select('id').where('name', '=', 'P1').execute();
+        const kept = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
+        assert.equal(kept.rows.length, 1, 'one named statement on the connection, however many calls: the other query is not named');
+        assert.match(kept.rows[0]!.statement, /from "workspaces" where "name" = \$1/);
+      } else {
+        const Sqlite = (await import('better-sqlite3')).default;
+        const prepare = Sqlite.prototype.prepare;
+        let parsed = 0;
+        Sqlite.prototype.prepare = function (this: InstanceType<typeof Sqlite>, source: string) {
+          parsed++;
+          return prepare.call(this, source);
+        } as typeof prepare;
+        try {
+          for (const name of ['P1', 'P2', 'P1']) assert.equal((await byName.first(db, name))?.name, name);
+        } finally {
+          Sqlite.prototype.prepare = prepare;
+        }
+        assert.equal(parsed, 1, 'three calls, one statement');
+      }
+    } finally {
+      await database.close();
+    }
+  });
+
+  test('PostgreSQL with WSP_DB_PREPARED_STATEMENTS=false (a pooler in transaction mode): nothing is kept on the connection, and the answers are the same', async () => {
+    const database = await single(false);
+    try {
+      const db = database.db;
+      for (const name of ['P1', 'P2']) assert.equal((await byName.first(db, name))?.name, name);
+      if (ENGINE === 'postgres') {
+        const kept = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(db);
+        assert.equal(kept.rows[0]!.n, 0);
+      } else {
+        assert.deepEqual(await newestBelow.all(db, 1002, 5), [{ id: 'ws_p1' }, { id: 'ws_p0' }]);
+      }
+    } finally {
+      await database.close();
+    }
   });
 });
