@@ -5,6 +5,7 @@ import { quoteEtag } from '../http/etag.js';
 import { Dashboard, DashboardParams, ListRevisionsQuery, RevisionActionBody, RevisionParams } from './schemas/dashboard.js';
 import { DashboardRevision, RevisionList } from './schemas/revision.js';
 import type { RevisionService } from './revision-service.js';
+import { revisionListVersions } from './revision-list-versions.js';
 
 const tags = ['dashboards'];
 
@@ -12,7 +13,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.get(
     '/dashboards/:id/revisions',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id) },
       schema: {
         tags,
         summary: "A dashboard's immutable revisions, newest first",

@@ -38,9 +38,16 @@ declare module 'fastify' {
     validate?: (request: FastifyRequest, now: number) => void;
     /**
      * A GET of a list whose rows bump a version (src/http/list-versions.ts): the list's key for
-     * this request (`<table>:<owner>`), so a conditional read is answered from that version.
+     * this request (`<table>:<owner>`), so a conditional read is answered from that version. Its
+     * page carries the version it was read at (src/db/json-rows.ts), which tags the answer.
      */
     listVersion?: (request: FastifyRequest) => string;
+    /**
+     * A GET whose answer is made only from lists with versions (migrations 0018, 0020): their keys
+     * for this request (undefined: none applies, the route answers as any other). The answer is
+     * read after these versions and tagged by them.
+     */
+    versionedBy?: (request: FastifyRequest) => readonly string[] | undefined;
   }
   interface FastifyInstance {
     /** This process's job runner: started by `wsp serve` / `wsp worker`, driven by hand in tests. */
@@ -53,6 +60,8 @@ declare module 'fastify' {
     ctx: RequestContext | null;
     /** The Idempotency-Key claim this request holds (null when it replays a stored response). */
     idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
+    /** The ETag of a versioned answer being made (src/http/list-versions.ts): kept under it once sent. */
+    versionTag: string | null;
   }
 }
 

@@ -3,43 +3,66 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { versionOf } from '../db/json-rows.js';
+import { prepared } from '../db/prepared.js';
 import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
 import { AnswerCache } from './answer-cache.js';
 
-const listEtag = (list: string, version: number, request: FastifyRequest) =>
-  `W/"${createHash('sha256').update(`${list}\0${version}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
+/** The tag of an answer made from these lists at these versions, for this URL (its page, limit and filters). */
+const versionEtag = (versions: readonly (readonly [string, number])[], request: FastifyRequest) =>
+  `W/"${createHash('sha256').update(`${versions.map(([list, version]) => `${list}\0${version}`).join('\0')}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
 
 /** The pages kept, in characters of JSON: about 200 pages of 50 API tokens. */
 export const LIST_PAGE_CACHE_CHARS = 4_000_000;
 
+// A statement per number of lists, compiled once.
+const versionsByCount = new Map<number, ReturnType<typeof versionsOfLists>>();
+const versionsOfLists = (count: number) =>
+  prepared((db, ...lists: string[]) => db.selectFrom('list_versions').select(['list', 'version']).where('list', 'in', lists.slice(0, count)));
+
+async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[string, number][]> {
+  if (lists.length === 1) return [[lists[0]!, Number((await versionOf(db, lists[0]!))?.version ?? 0)]];
+  let query = versionsByCount.get(lists.length);
+  if (!query) versionsByCount.set(lists.length, (query = versionsOfLists(lists.length)));
+  const found = new Map((await query.all(db, ...lists)).map((r) => [r.list, Number(r.version)]));
+  return lists.map((list) => [list, found.get(list) ?? 0]);
+}
+
 /**
- * Reads of the lists whose rows bump a version (migration 0018): the ETag is made from the list,
- * its version and the request's URL (its page, limit and filters). A route opts in with
- * `config.listVersion`, which names its list for the request (after authentication and
- * Service-Context, so only a caller allowed to read the list learns anything of it).
+ * Reads of what rows bump a version of (migrations 0018 and 0020): the ETag is made from the
+ * lists, their versions and the request's URL. A route opts in with `config.listVersion` (one
+ * list, whose page carries its version) or `config.versionedBy` (the lists its answer is made
+ * from), which name the lists for the request after authentication and Service-Context, so only
+ * a caller allowed to read them learns anything of them.
  *
- * Every GET reads the version first, from one indexed row: If-None-Match naming the tag is
- * answered 304, and a page this process already wrote at that version is sent again without
- * being read (the tag is the cache's key: the same list, version and URL is the same answer, for
- * any caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
- * page statement reads the rows and the version in one snapshot (src/db/json-rows.ts), and the
- * answer is tagged, and kept, by the version it was read at. A write landing between the two
- * reads only makes the tag newer than the one compared: one more 200, never a stale answer.
+ * Every GET reads the versions first, from indexed rows: If-None-Match naming the tag is answered
+ * 304, and an answer this process already sent at those versions is sent again without being
+ * made (the tag is the cache's key: the same lists, versions and URL are the same answer, for any
+ * caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
+ * answer is made, read after the versions: a page carrying its own version is tagged by it (its
+ * snapshot), any other by the versions read before it. Either way a write landing in between makes
+ * the answer newer than its tag, never older: the next read sees another version, and the worst
+ * it costs is one more 200.
  */
 export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_CHARS)): void {
+  app.decorateRequest('versionTag', null);
+
   app.addHook('preHandler', async (request, reply) => {
-    const listOf = request.routeOptions.config.listVersion;
-    if (!listOf || request.method !== 'GET') return;
-    const list = listOf(request);
-    const etag = listEtag(list, (await versionOf(db, list))?.version ?? 0, request);
+    const { listVersion, versionedBy } = request.routeOptions.config;
+    if ((!listVersion && !versionedBy) || request.method !== 'GET') return;
+    const lists = listVersion ? [listVersion(request)] : versionedBy!(request);
+    if (!lists) return;
+    const etag = versionEtag(await versionsOf(db, lists), request);
     const asked = request.headers['if-none-match'];
     if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
       reply.header('etag', etag);
       return reply.code(304).send();
     }
     const kept = pages.get(etag);
-    if (kept === undefined) return;
+    if (kept === undefined) {
+      if (!listVersion) request.versionTag = etag;
+      return;
+    }
     reply.header('etag', etag);
     reply.header('content-type', 'application/json; charset=utf-8');
     return reply.send(kept);
@@ -47,15 +70,24 @@ export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: 
 
   app.addHook('preSerialization', async (request, reply, payload) => {
     const listOf = request.routeOptions.config.listVersion;
-    if (!listOf || request.method !== 'GET' || reply.statusCode !== 200) return payload;
+    if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
+    if (!listOf) {
+      if (request.versionTag) reply.header('etag', request.versionTag);
+      return payload;
+    }
     const tagged = payload instanceof PreSerialized ? payload.listVersion : undefined;
     const list = listOf(request);
     // Whatever tags the 200 must tag the conditional read the same way: a page read without its
     // version, or of another list, is a programming error, not an answer to send.
     if (!tagged || tagged.list !== list) throw new Error(`the page of versioned list ${list} did not carry its version`);
-    const etag = listEtag(list, tagged.version, request);
-    reply.header('etag', etag);
-    pages.set(etag, (payload as PreSerialized).json);
+    request.versionTag = versionEtag([[list, tagged.version]], request);
+    reply.header('etag', request.versionTag);
+    return payload;
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const tag = request.versionTag;
+    if (tag && reply.statusCode === 200 && typeof payload === 'string' && reply.getHeader('etag') === tag) pages.set(tag, payload);
     return payload;
   });
 }

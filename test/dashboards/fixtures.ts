@@ -20,7 +20,7 @@ export function dashboardsClient(h: TestApp, s: Seed, credential: string = s.own
     get: (id: string) => call('GET', `/v1/dashboards/${id}`),
     patch: (id: string, etag: string, body: object) => call('PATCH', `/v1/dashboards/${id}`, body, ifMatch(etag)),
     remove: (id: string, etag: string) => call('DELETE', `/v1/dashboards/${id}`, undefined, ifMatch(etag)),
-    revisions: (id: string, query = '') => call('GET', `/v1/dashboards/${id}/revisions${query}`),
+    revisions: (id: string, query = '', extra: Record<string, string> = {}) => call('GET', `/v1/dashboards/${id}/revisions${query}`, undefined, extra),
     revision: (id: string, revisionId: string) => call('GET', `/v1/dashboards/${id}/revisions/${revisionId}`),
     restore: (id: string, revisionId: string, etag: string, body?: object) => call('POST', `/v1/dashboards/${id}/revisions/${revisionId}:restore`, body, ifMatch(etag)),
     reset: (id: string, etag: string, body?: object) => call('POST', `/v1/dashboards/${id}:reset`, body, ifMatch(etag)),

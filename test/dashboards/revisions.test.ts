@@ -254,3 +254,55 @@ describe('revisions are immutable, in the database too', () => {
     assert.equal((await history(d.id)).data.length, 2);
   });
 });
+
+describe('a page of revisions kept by its versions (migration 0020, src/http/list-versions.ts)', () => {
+  /** The SQL of every statement the app runs while `fn` runs (outside transactions). */
+  async function statements<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+    const executor = h.database.db.getExecutor() as unknown as { executeQuery: (q: { sql: string }, ...rest: unknown[]) => Promise<unknown> };
+    const original = executor.executeQuery;
+    const seen: string[] = [];
+    executor.executeQuery = function (q, ...rest) {
+      seen.push(q.sql);
+      return original.call(this, q, ...rest);
+    };
+    try {
+      return { result: await fn(), sql: seen };
+    } finally {
+      executor.executeQuery = original;
+    }
+  }
+
+  test('read again at the same versions: the same bytes and ETag, no revision or snippet read; If-None-Match is 304', async () => {
+    const snp = ok(await c.createSnippet(), 201);
+    const d = ok(await c.create(dashboardBody({ widgets: [snippetWidget(snp, { widget_id: 'w' })] })), 201);
+    const first = await c.revisions(d.id);
+    assert.equal(first.statusCode, 200);
+    const again = await statements(() => c.revisions(d.id));
+    assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag], [200, first.body, first.headers.etag]);
+    assert.deepEqual(again.sql.filter((q) => /from "(dashboard_revisions|snippets|dashboards)"/.test(q)), [], again.sql.join('\n'));
+    assert.equal((await c.revisions(d.id, '', { 'if-none-match': first.headers.etag as string })).statusCode, 304);
+  });
+
+  test('every change of what a page shows is read again, through the API or by SQL (revisions are immutable): a new revision, a snippet, the dashboard deleted', async () => {
+    const snp = ok(await c.createSnippet(), 201);
+    let d = ok(await c.create(dashboardBody({ name: 'one', widgets: [snippetWidget(snp, { widget_id: 'w' })] })), 201);
+    const names = async () => (await history(d.id)).data.map((r) => r.name);
+    assert.deepEqual(await names(), ['one']);
+    d = ok(await c.patch(d.id, d.etag, { name: 'two' }));
+    assert.deepEqual(await names(), ['two', 'one'], 'a new revision');
+    await h.database.db.updateTable('snippets').set({ etag: 'changed-by-sql' }).where('id', '=', snp.id).execute();
+    assert.equal((await history(d.id)).data[0].snippet_etag_drift[0]?.current_etag, 'changed-by-sql', 'a snippet changed by SQL');
+    await h.database.db.deleteFrom('dashboards').where('id', '=', d.id).execute();
+    const gone = await c.revisions(d.id);
+    assert.equal(gone.statusCode, 404, 'the dashboard deleted by SQL');
+  });
+
+  test("another workspace asking for this dashboard's revisions gets 404, whatever this workspace's reads kept", async () => {
+    const d = ok(await c.create(dashboardBody({ name: 'mine' })), 201);
+    assert.equal((await c.revisions(d.id)).statusCode, 200);
+    assert.equal((await c.revisions(d.id)).statusCode, 200);
+    const stranger = await h.seed('Revisions elsewhere');
+    const theirs = await dashboardsClient(h, stranger).revisions(d.id);
+    assert.equal(theirs.statusCode, 404, theirs.body);
+  });
+});

@@ -18,6 +18,7 @@ import * as events from './0016_events.js';
 import * as webhooks from './0017_webhooks.js';
 import * as listVersions from './0018_list_versions.js';
 import * as eventCounts from './0019_event_counts.js';
+import * as revisionListVersions from './0020_revision_list_versions.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0017_webhooks': webhooks,
   '0018_list_versions': listVersions,
   '0019_event_counts': eventCounts,
+  '0020_revision_list_versions': revisionListVersions,
 };
 
 export const migrationProvider: MigrationProvider = {
