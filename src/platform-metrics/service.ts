@@ -46,7 +46,8 @@ export function bucketsOf(q: SeriesQuery, now: number): Buckets {
 /** Platform metrics (CONTRACT §10): series computed from the workspace's own records and events. */
 export function createPlatformMetricsService({ db, clock, engine, log }: PlatformMetricsDeps) {
   const countingFailed = (err: unknown) => log.warn({ err }, 'counting closed minutes of events failed; the series reads the events instead');
-  async function values(ctx: WorkspaceContext, key: string, b: Buckets, q: SeriesQuery): Promise<number[]> {
+  /** `now`: the time the series' buckets were cut at, read once (a second ticking between two reads would split them). */
+  async function values(ctx: WorkspaceContext, key: string, b: Buckets, q: SeriesQuery, now: number): Promise<number[]> {
     const until = b.from + b.count * b.step;
     const ws = ctx.workspaceId;
     switch (key) {
@@ -63,9 +64,9 @@ export function createPlatformMetricsService({ db, clock, engine, log }: Platfor
       case 'renders':
         return store.renders(db, ws, b, { install: q.install && canonicalId('inst', q.install), status: q.status });
       case 'secret_accesses':
-        return store.events(db, engine, ws, b, { type: 'secret_version.accessed' }, nowSeconds(clock), countingFailed);
+        return store.events(db, { engine, workspaceId: ws, buckets: b, filter: { type: 'secret_version.accessed' }, now, onCountingFailed: countingFailed });
       case 'writes':
-        return store.events(db, engine, ws, b, { type: q.type, exclude: NOT_WRITES }, nowSeconds(clock), countingFailed);
+        return store.events(db, { engine, workspaceId: ws, buckets: b, filter: { type: q.type, exclude: NOT_WRITES }, now, onCountingFailed: countingFailed });
       case 'notifications_unread': {
         const user = userIdOf(ctx.principal);
         if (!user) throw new ApiError('USER_REQUIRED', { message: 'Notifications belong to users; an API token has none to count' });
@@ -91,8 +92,9 @@ export function createPlatformMetricsService({ db, clock, engine, log }: Platfor
       }
       const unknown = (['cluster', 'install', 'status', 'type'] as const).find((f) => q[f] !== undefined && !metric.filter_keys.includes(f));
       if (unknown) throw new ApiError('VALIDATION_FAILED', { message: `${key} cannot be narrowed by ${unknown}; its filters: ${metric.filter_keys.join(', ') || 'none'}`, path: [unknown] });
-      const b = bucketsOf(q, nowSeconds(clock));
-      const v = await values(ctx, key, b, q);
+      const now = nowSeconds(clock);
+      const b = bucketsOf(q, now);
+      const v = await values(ctx, key, b, q, now);
       return {
         key,
         version: metric.version,

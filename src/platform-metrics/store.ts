@@ -25,6 +25,18 @@ async function counts(rows: Promise<{ b: number | string; n: number | string | b
   return out;
 }
 
+/** A series of events: whose, over which buckets, which events, and the time it is asked at. */
+export interface EventSeriesQuery {
+  engine: Engine;
+  workspaceId: string;
+  buckets: Buckets;
+  filter: EventFilter;
+  /** What makes a minute closed (counted once) or still open (read from the events). */
+  now: number;
+  /** Counting closed minutes failed: the series reads the events instead, and says so here. */
+  onCountingFailed?: (err: unknown) => void;
+}
+
 export const platformMetricsStore = {
   renders(db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }) {
     let q = db
@@ -42,7 +54,7 @@ export const platformMetricsStore = {
    * Events in the range, optionally of one type (exact) or one resource type (`<resource>.*`):
    * closed minutes from their counts (src/events/minute-counts.ts), the rest from the events.
    */
-  async events(db: Kysely<DB>, engine: Engine, workspaceId: string, b: Buckets, f: EventFilter, now: number, onCountingFailed: (err: unknown) => void = () => {}): Promise<number[]> {
+  async events(db: Kysely<DB>, { engine, workspaceId, buckets: b, filter: f, now, onCountingFailed = () => {} }: EventSeriesQuery): Promise<number[]> {
     const plan = planCounts(b, lastClosedMinute(now));
     const out = new Array<number>(b.count).fill(0);
     // Counting writes: on a disk that refuses them, or with more days missing than one series counts, this one reads the events.

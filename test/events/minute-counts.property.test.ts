@@ -124,7 +124,7 @@ test('a series equals counting every event of its range, asked in any order at a
             const i = Math.ceil((epoch + e.at - b.from) / b.step) - 1;
             if (i >= 0 && i < b.count && matches(e.type, f)) want[i]! += 1;
           }
-          const got = await platformMetricsStore.events(db, engine, ws, b, f, now);
+          const got = await platformMetricsStore.events(db, { engine, workspaceId: ws, buckets: b, filter: f, now });
           assert.deepEqual(got, want, JSON.stringify({ b, f, now: now - epoch, lastClosed: lastClosedMinute(now) * 60 - epoch }));
         }
       },
@@ -151,9 +151,9 @@ test('a series with more days to count than one series counts reads its events, 
     const row = await db.selectFrom('event_count_spans').selectAll().where('workspace_id', '=', ws).executeTakeFirst();
     return row && (Number(row.last_minute) - Number(row.first_minute) + 1) / 1440;
   };
-  assert.deepEqual(await platformMetricsStore.events(db, engine, ws, b, {}, now), new Array(days).fill(4));
+  assert.deepEqual(await platformMetricsStore.events(db, { engine, workspaceId: ws, buckets: b, filter: {}, now }), new Array(days).fill(4));
   assert.equal(await span(), 8, 'eight days counted, the series answered from the events');
-  assert.deepEqual(await platformMetricsStore.events(db, engine, ws, b, {}, now), new Array(days).fill(4));
+  assert.deepEqual(await platformMetricsStore.events(db, { engine, workspaceId: ws, buckets: b, filter: {}, now }), new Array(days).fill(4));
   assert.equal(await span(), days);
   const counted = await db.selectFrom('event_counts').select(sql<number>`sum(n)`.as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow();
   assert.equal(Number(counted.n), days * 4);

@@ -118,11 +118,12 @@ before(async () => {
   const boot = adminJsonOf(['bootstrap'], await runWsp(['admin', 'bootstrap', '--email', email, '--password-stdin', '--json'], env, 60_000, password + '\n'));
   const member = await adminJson(['user', 'create', '--name', 'soak member'], env);
   await runWsp(['admin', 'member', 'add', '--workspace', boot.workspace_id!, '--user', member.user_id!, '--role', 'member'], env);
-  // As users run it: bin/wsp.js's own V8 flag (its shebang line) included.
+  // As users run it: bin/wsp.js's own V8 flags (its shebang line) included.
+  const shebangFlags = fs.readFileSync(WSP_BIN, 'utf8').split('\n', 1)[0]!.replace(/^#!.*?\bnode\b/, '').trim().split(/\s+/).filter(Boolean);
   // A snapshot on SIGUSR2 (Node's own flag) into the log directory: taken from outside, as an operator would.
   if (SNAPSHOT_DIR) fs.mkdirSync(SNAPSHOT_DIR, { recursive: true });
   const snapshotFlags = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
-  server = await startServer({ ...env, WSP_LOG_LEVEL: 'info' }, [], ['--max-semi-space-size=4', ...snapshotFlags, WSP_BIN, 'serve']);
+  server = await startServer({ ...env, WSP_LOG_LEVEL: 'info' }, [], [...shebangFlags, ...snapshotFlags, WSP_BIN, 'serve']);
   // Route schemas compile after the server listens: that CPU is the start's, not the soak's.
   await waitFor('the route schemas compiled', async () => /^wsp_route_schemas_pending 0$/m.test(await (await fetch(`${server.url}/metrics`)).text()), { intervalMs: 250 });
   const owner = client(boot.session_token!, boot.workspace_id!);

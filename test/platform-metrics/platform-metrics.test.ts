@@ -339,3 +339,18 @@ describe('event series count closed minutes once (src/events/minute-counts.ts)',
     assert.deepEqual(values(res.json()), [2, 0, 1], 'recounted from the two events left');
   });
 });
+
+test('a series reads the clock once: its buckets and what counts as a closed minute are cut at the same second', async () => {
+  const { createPlatformMetricsService } = await import('../../src/platform-metrics/service.js');
+  let reads = 0;
+  // A clock that moves a second at every read: two reads in one series would disagree.
+  const ticking = { nowMs: () => t.h.clock.nowMs() + 1000 * reads++ };
+  const service = createPlatformMetricsService({ db: t.h.database.db, clock: ticking, engine: t.h.database.engine, log: { warn: () => {} } as never });
+  const ctx = { principal: { kind: 'api_token', tokenId: 'tok_x', workspaceId: t.s.workspaceId, scopes: null }, workspaceId: t.s.workspaceId, role: null, actorId: 'tok_x' } as never;
+  for (const key of ['writes', 'secret_accesses']) {
+    reads = 0;
+    const s = await service.series(ctx, key, {});
+    assert.equal(reads, 1, key);
+    assert.equal(s.points.length > 0, true);
+  }
+});
