@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { statementsWhile } from '../helpers/statements.js';
 import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { assertConforms, dashboardBody, dashboardsClient, metricWidget, snippetWidget } from './fixtures.js';
 import { Dashboard } from '../../src/dashboards/schemas/dashboard.js';
@@ -256,21 +257,7 @@ describe('revisions are immutable, in the database too', () => {
 });
 
 describe('a page of revisions kept by its versions (migration 0020, src/http/list-versions.ts)', () => {
-  /** The SQL of every statement the app runs while `fn` runs (outside transactions). */
-  async function statements<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
-    const executor = h.database.db.getExecutor() as unknown as { executeQuery: (q: { sql: string }, ...rest: unknown[]) => Promise<unknown> };
-    const original = executor.executeQuery;
-    const seen: string[] = [];
-    executor.executeQuery = function (q, ...rest) {
-      seen.push(q.sql);
-      return original.call(this, q, ...rest);
-    };
-    try {
-      return { result: await fn(), sql: seen };
-    } finally {
-      executor.executeQuery = original;
-    }
-  }
+  const statements = <T>(fn: () => Promise<T>) => statementsWhile(h.database.db, fn);
 
   test('read again at the same versions: the same bytes and ETag, no revision or snippet read; If-None-Match is 304', async () => {
     const snp = ok(await c.createSnippet(), 201);

@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { statementsWhile } from '../helpers/statements.js';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 import { tokenStore } from '../../src/tokens/store.js';
 import { notificationStore } from '../../src/notifications/store.js';
@@ -36,21 +37,7 @@ async function pageReads<T>(store: { page: (...args: any[]) => Promise<unknown> 
   }
 }
 
-/** The SQL of every statement the app runs while `fn` runs (outside transactions). */
-async function statements<T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
-  const executor = h.database.db.getExecutor() as unknown as { executeQuery: (q: { sql: string }, ...rest: unknown[]) => Promise<unknown> };
-  const original = executor.executeQuery;
-  const sql: string[] = [];
-  executor.executeQuery = function (q, ...rest) {
-    sql.push(q.sql);
-    return original.call(this, q, ...rest);
-  };
-  try {
-    return { result: await fn(), sql };
-  } finally {
-    executor.executeQuery = original;
-  }
-}
+const statements = <T>(fn: () => Promise<T>) => statementsWhile(h.database.db, fn);
 
 test('a 200 of a versioned list: the version first, then the page (which reads the version it was read at) unless this version was already written', async () => {
   await h.database.db
