@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { versionOf } from '../db/json-rows.js';
 import { prepared } from '../db/prepared.js';
 import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
@@ -11,6 +10,16 @@ import { AnswerCache } from './answer-cache.js';
 /** The tag of an answer made from these lists at these versions, for this URL (its page, limit and filters). */
 const versionEtag = (versions: readonly (readonly [string, number])[], request: FastifyRequest) =>
   `W/"${createHash('sha256').update(`${versions.map(([list, version]) => `${list}\0${version}`).join('\0')}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
+
+type ListOf = (request: FastifyRequest) => string;
+type ListsOf = (request: FastifyRequest) => readonly string[] | undefined;
+
+/** Appends a hook to one route's own hooks of that kind (they run after the application's). */
+function addRouteHook(route: object, name: 'preHandler' | 'preSerialization' | 'onSend', hook: unknown): void {
+  const hooks = route as Record<string, unknown>;
+  const before = hooks[name];
+  hooks[name] = [...(before === undefined ? [] : Array.isArray(before) ? before : [before]), hook];
+}
 
 /** The pages kept, in characters of JSON: about 200 pages of 50 API tokens. */
 export const LIST_PAGE_CACHE_CHARS = 4_000_000;
@@ -21,7 +30,6 @@ const versionsOfLists = (count: number) =>
   prepared((db, ...lists: string[]) => db.selectFrom('list_versions').select(['list', 'version']).where('list', 'in', lists.slice(0, count)));
 
 async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[string, number][]> {
-  if (lists.length === 1) return [[lists[0]!, Number((await versionOf(db, lists[0]!))?.version ?? 0)]];
   let query = versionsByCount.get(lists.length);
   if (!query) versionsByCount.set(lists.length, (query = versionsOfLists(lists.length)));
   const found = new Map((await query.all(db, ...lists)).map((r) => [r.list, Number(r.version)]));
@@ -47,47 +55,52 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
 export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_CHARS)): void {
   app.decorateRequest('versionTag', null);
 
-  app.addHook('preHandler', async (request, reply) => {
-    const { listVersion, versionedBy } = request.routeOptions.config;
-    if ((!listVersion && !versionedBy) || request.method !== 'GET') return;
-    const lists = listVersion ? [listVersion(request)] : versionedBy!(request);
-    if (!lists) return;
-    const etag = versionEtag(await versionsOf(db, lists), request);
-    const asked = request.headers['if-none-match'];
-    if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
+  // Hooks of the routes that opt in only: every other request goes by without three more hooks.
+  app.addHook('onRoute', (route) => {
+    const { listVersion, versionedBy } = (route.config ?? {}) as { listVersion?: ListOf; versionedBy?: ListsOf };
+    if (!listVersion && !versionedBy) return;
+    const listsOf: ListsOf = listVersion ? (request) => [listVersion(request)] : versionedBy!;
+
+    addRouteHook(route, 'preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (request.method !== 'GET') return;
+      const lists = listsOf(request);
+      if (!lists) return;
+      const etag = versionEtag(await versionsOf(db, lists), request);
+      const asked = request.headers['if-none-match'];
+      if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
+        reply.header('etag', etag);
+        return reply.code(304).send();
+      }
+      const kept = pages.get(etag);
+      if (kept === undefined) {
+        if (!listVersion) request.versionTag = etag;
+        return;
+      }
       reply.header('etag', etag);
-      return reply.code(304).send();
-    }
-    const kept = pages.get(etag);
-    if (kept === undefined) {
-      if (!listVersion) request.versionTag = etag;
-      return;
-    }
-    reply.header('etag', etag);
-    reply.header('content-type', 'application/json; charset=utf-8');
-    return reply.send(kept);
-  });
+      reply.header('content-type', 'application/json; charset=utf-8');
+      return reply.send(kept);
+    });
 
-  app.addHook('preSerialization', async (request, reply, payload) => {
-    const listOf = request.routeOptions.config.listVersion;
-    if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
-    if (!listOf) {
-      if (request.versionTag) reply.header('etag', request.versionTag);
+    addRouteHook(route, 'preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
+      if (!listVersion) {
+        if (request.versionTag) reply.header('etag', request.versionTag);
+        return payload;
+      }
+      const tagged = payload instanceof PreSerialized ? payload.listVersion : undefined;
+      const list = listVersion(request);
+      // Whatever tags the 200 must tag the conditional read the same way: a page read without its
+      // version, or of another list, is a programming error, not an answer to send.
+      if (!tagged || tagged.list !== list) throw new Error(`the page of versioned list ${list} did not carry its version`);
+      request.versionTag = versionEtag([[list, tagged.version]], request);
+      reply.header('etag', request.versionTag);
       return payload;
-    }
-    const tagged = payload instanceof PreSerialized ? payload.listVersion : undefined;
-    const list = listOf(request);
-    // Whatever tags the 200 must tag the conditional read the same way: a page read without its
-    // version, or of another list, is a programming error, not an answer to send.
-    if (!tagged || tagged.list !== list) throw new Error(`the page of versioned list ${list} did not carry its version`);
-    request.versionTag = versionEtag([[list, tagged.version]], request);
-    reply.header('etag', request.versionTag);
-    return payload;
-  });
+    });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const tag = request.versionTag;
-    if (tag && reply.statusCode === 200 && typeof payload === 'string' && reply.getHeader('etag') === tag) pages.set(tag, payload);
-    return payload;
+    addRouteHook(route, 'onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const tag = request.versionTag;
+      if (tag && reply.statusCode === 200 && typeof payload === 'string' && reply.getHeader('etag') === tag) pages.set(tag, payload);
+      return payload;
+    });
   });
 }
