@@ -54,3 +54,21 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
   };
   return { all, first: async (db: Kysely<DB>, ...args: Args): Promise<Row | undefined> => (await all(db, ...args))[0] };
 }
+
+/**
+ * An INSERT of one whole row of `table`, compiled once (as `prepared`): every column listed, in
+ * this order, each its own parameter. For the rows every write inserts (its event, a secret's
+ * version): on PostgreSQL the statement is then also parsed and planned once per connection.
+ */
+export function preparedInsert<T extends keyof DB & string, const C extends readonly (keyof DB[T] & string)[]>(
+  table: T,
+  // Every column, so that a column added to the table later cannot be left out silently.
+  columns: C & ([Exclude<keyof DB[T], C[number]>] extends [never] ? unknown : { missing: Exclude<keyof DB[T], C[number]> }),
+) {
+  const insert = prepared((db, ...values: unknown[]) =>
+    db.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as never),
+  );
+  return async (db: Kysely<DB>, row: DB[T]): Promise<void> => {
+    await insert.all(db, ...columns.map((c) => row[c]));
+  };
+}

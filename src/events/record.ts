@@ -4,6 +4,7 @@ import type { Principal, RequestContext } from '../auth/principal.js';
 import type { Clock } from '../shared/clock.js';
 import { nowSeconds } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
+import { preparedInsert } from '../db/prepared.js';
 import { resourceTypeOf, type EventType } from './event-type-schemas.js';
 
 /** Where a request came from: recorded with its events. */
@@ -40,6 +41,8 @@ export function sourceOf(ctx: RequestContext): EventSource {
  * change of one statement, `db` itself is not enough: run both in one `db.transaction()`), so an
  * event exists exactly when its change committed.
  */
+const insertEvent = preparedInsert('events', ['id', 'workspace_id', 'type', 'actor_kind', 'actor_id', 'credential_id', 'resource_type', 'resource_id', 'request_id', 'ip', 'user_agent', 'created_at', 'data']);
+
 /** What else an event sets off in its transaction (webhook deliveries): given by the composition root. */
 export type EventSubscriber = (trx: Kysely<DB>, event: EventsTable) => Promise<void>;
 
@@ -70,7 +73,7 @@ export class EventLog {
       created_at: nowSeconds(this.clock),
       data: JSON.stringify(data),
     };
-    await trx.insertInto('events').values(row).execute();
+    await insertEvent(trx, row);
     if ('principal' in by && by.inWrite) await by.inWrite(trx);
     // A user's own events (no workspace) reach no workspace's webhooks.
     if (row.workspace_id !== null) for (const s of this.subscribers) await s(trx, row);

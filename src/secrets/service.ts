@@ -118,7 +118,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = nowSeconds(clock);
       try {
         const row = await db.transaction().execute(async (trx) => {
-          const secret = await secretStore.claimVersionNumber(trx, ctx.workspaceId, secretId, newEtag(), now);
+          const secret = await secretStore.claimVersionNumber(trx, newEtag(), now, ctx.workspaceId, secretId);
           if (!secret) throw notFound('secret', ['path', 'id']);
           const id = newId('secv');
           const version: SecretVersionsTable = {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB, SecretsTable, SecretVersionsTable } from '../db/tables.js';
 import { forUpdate, ifEtag, type Engine } from '../db/database.js';
+import { prepared, preparedInsert } from '../db/prepared.js';
 
 const SECRET_FIELDS = ['id', 'workspace_id', 'name', 'etag', 'created_at', 'updated_at'] as const;
 /** Everything of a version but its payload: listing and reading never load ciphertext. */
@@ -46,16 +47,16 @@ export const secretStore = {
    * Gives out the next version number: the UPDATE takes the secret's row lock, so concurrent
    * adds are numbered one after another. Also a new etag for the secret (its versions changed).
    */
-  claimVersionNumber: (db: Kysely<DB>, workspaceId: string, id: string, etag: string, now: number) =>
+  claimVersionNumber: prepared((db, etag: string, now: number, workspaceId: string, id: string) =>
     db
       .updateTable('secrets')
       .set((eb) => ({ version_seq: eb('version_seq', '+', 1), etag, updated_at: now }))
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
-      .returning(['id', 'version_seq', 'key_id', 'wrapped_key'])
-      .executeTakeFirst(),
+      .returning(['id', 'version_seq', 'key_id', 'wrapped_key']),
+  ).first,
 
-  insertVersion: (db: Kysely<DB>, row: SecretVersionsTable) => db.insertInto('secret_versions').values(row).execute(),
+  insertVersion: preparedInsert('secret_versions', ['id', 'workspace_id', 'secret_id', 'version_number', 'state', 'comment', 'etag', 'ciphertext', 'created_at', 'destroyed_at']),
 
   getVersion: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) =>
     db

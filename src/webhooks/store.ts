@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { prepared } from '../db/prepared.js';
 import type { DB, WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
 import { forUpdate, type Engine } from '../db/database.js';
 
@@ -20,7 +21,8 @@ export const webhookStore = {
     Number((await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number | string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n),
 
   /** The enabled endpoints of a workspace and what they subscribe to: read for every event. */
-  enabledOf: (db: Kysely<DB>, workspaceId: string) => db.selectFrom('webhooks').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('state', '=', 'enabled').execute(),
+  /** Every event of a workspace reads this in its transaction: compiled once (prepared.ts). */
+  enabledOf: prepared((db, workspaceId: string) => db.selectFrom('webhooks').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('state', '=', 'enabled')).all,
 
   update: (db: Kysely<DB>, id: string, patch: Partial<WebhooksTable>) => db.updateTable('webhooks').set(patch).where('id', '=', id).execute(),
 

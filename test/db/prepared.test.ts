@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.js';
-import { prepared } from '../../src/db/prepared.js';
+import { prepared, preparedInsert } from '../../src/db/prepared.js';
+import type { EventsTable } from '../../src/db/tables.js';
 
 /**
  * Queries compiled once and run with each call's values (src/db/prepared.ts), on this engine:
@@ -50,6 +51,49 @@ describe('prepared queries', () => {
   });
 });
 
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'actor_kind', 'actor_id', 'credential_id', 'resource_type', 'resource_id', 'request_id', 'ip', 'user_agent', 'created_at', 'data'] as const;
+const insertEvent = preparedInsert('events', EVENT_COLUMNS);
+const event = (i: number, over: Partial<EventsTable> = {}): EventsTable => ({
+  id: `evt_p${i}`,
+  workspace_id: 'ws_p0',
+  type: 'secret.created',
+  actor_kind: 'api_token',
+  actor_id: `tok_${i}`,
+  credential_id: `tok_${i}`,
+  resource_type: 'secret',
+  resource_id: `sec_${i}`,
+  request_id: `req-${i}`,
+  ip: '127.0.0.1',
+  user_agent: `ua ${i}`,
+  created_at: 2000 + i,
+  data: JSON.stringify({ i }),
+  ...over,
+});
+
+describe('prepared inserts', () => {
+  test('each call inserts its own whole row, nulls included; in a transaction that rolls back, nothing', async () => {
+    const db = tdb.database.db;
+    await insertEvent(db, event(1));
+    await insertEvent(db, event(2, { workspace_id: null, actor_id: null, credential_id: null, request_id: null, ip: null, user_agent: null }));
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await insertEvent(trx, event(3));
+        assert.equal((await trx.selectFrom('events').select('id').where('id', '=', 'evt_p3').execute()).length, 1, 'on the transaction’s connection');
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    const rows = await db.selectFrom('events').selectAll().where('id', 'like', 'evt_p%').orderBy('id').execute();
+    assert.deepEqual(rows, [event(1), event(2, { workspace_id: null, actor_id: null, credential_id: null, request_id: null, ip: null, user_agent: null })]);
+  });
+
+  test('every column of the table must be listed (a type error otherwise)', () => {
+    // @ts-expect-error `data` is left out: a column added to a table cannot be forgotten silently
+    const partial = preparedInsert('events', EVENT_COLUMNS.filter((c) => c !== 'data') as unknown as readonly ['id', 'workspace_id', 'type', 'actor_kind', 'actor_id', 'credential_id', 'resource_type', 'resource_id', 'request_id', 'ip', 'user_agent', 'created_at']);
+    assert.equal(typeof partial, 'function');
+  });
+});
+
 describe('prepared once per connection', () => {
   /** A database of one connection on this test's engine, with or without named statements. */
   async function single(preparedStatements: boolean) {
@@ -68,6 +112,10 @@ describe('prepared once per connection', () => {
         const kept = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db);
         assert.equal(kept.rows.length, 1, 'one named statement on the connection, however many calls: the other query is not named');
         assert.match(kept.rows[0]!.statement, /from "workspaces" where "name" = \$1/);
+        // The rows every write inserts (its event): named too, once however many rows.
+        for (const i of [11, 12]) await insertEvent(db, event(i));
+        const inserts = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like 'insert into "events"%'`.execute(db);
+        assert.equal(inserts.rows.length, 1, 'one named insert for two rows');
       } else {
         const Sqlite = (await import('better-sqlite3')).default;
         const prepare = Sqlite.prototype.prepare;
