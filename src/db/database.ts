@@ -3,23 +3,19 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import {
-  CompiledQuery,
   Kysely,
   Migrator,
   SqliteDialect,
-  SqliteDriver,
   sql,
-  type DatabaseConnection,
   type Driver,
   type SelectQueryBuilder,
-  type SqliteDialectConfig,
-  type TransactionSettings,
 } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 import { namedStatements } from './prepared.js';
 import { makeDirectory, makePrivateFile } from '../shared/directories.js';
 import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
+import { GroupCommitSqliteDriver } from './sqlite-driver.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -134,52 +130,25 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   sqlite.pragma('foreign_keys = ON');
   // Destroyed secret payloads must not linger in free pages.
   sqlite.pragma('secure_delete = ON');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, sqlite) });
+  // The connection that reads outside transactions (src/db/sqlite-driver.ts): committed data only.
+  const reader = new SqliteDatabase(file);
+  reader.pragma('busy_timeout = 5000');
+  reader.pragma('query_only = ON');
+  const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(withStatementCache(sqlite), withStatementCache(reader)) });
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 
-/**
- * SQLite transactions begin with BEGIN IMMEDIATE: the write lock is taken at the start (waiting
- * up to busy_timeout for it), not at the first write. A deferred transaction that reads and then
- * writes fails with SQLITE_BUSY_SNAPSHOT, which no busy timeout covers, when another process
- * (`wsp admin`, a rotation, a second server) committed after its first read. Within this process
- * Kysely runs one transaction at a time on the one connection, so nothing waits longer than before.
- * A transaction declared read only stays deferred.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
+/** Kysely's SQLite dialect with this project's driver (src/db/sqlite-driver.ts). */
+class GroupCommitSqliteDialect extends SqliteDialect {
   constructor(
-    settings: SqliteDialectConfig,
-    private readonly sqlite: SqliteDatabase.Database,
+    private readonly writer: SqliteDatabase.Database,
+    private readonly reader: SqliteDatabase.Database,
   ) {
-    super(settings);
-  }
-
-  /**
-   * SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM,
-   * SQLITE_BUSY in a statement): Kysely's ROLLBACK then fails with "no transaction is active",
-   * and that error replaced the one that ended the transaction (a full disk answered 500, not 507).
-   */
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (!this.sqlite.inTransaction) return;
-    await super.rollbackTransaction(connection);
-  }
-
-  // Kysely passes the transaction's settings; its SqliteDriver declares no parameter for them.
-  override async beginTransaction(connection: DatabaseConnection, ...rest: [settings?: TransactionSettings]): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw(rest[0]?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(
-    private readonly settings: SqliteDialectConfig,
-    private readonly sqlite: SqliteDatabase.Database,
-  ) {
-    super(settings);
+    super({ database: writer });
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings, this.sqlite);
+    return new GroupCommitSqliteDriver(this.writer, this.reader);
   }
 }
 

@@ -2,7 +2,8 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
-import { PostgresDriver, SqliteDriver } from 'kysely';
+import { PostgresDriver } from 'kysely';
+import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
 import { claimKey, completeKey, fingerprint, markCommitted, releaseKey } from '../../src/http/idempotency.js';
 import { secretClient } from '../secrets/secret-client.js';
 
@@ -359,7 +360,7 @@ describe('a write that committed while its answer was lost', () => {
    * database-network.test.ts cuts real connections; here the cut is placed exactly).
    */
   async function withCommitAnswerLost<T>(fn: () => Promise<T>): Promise<T> {
-    const drivers = [PostgresDriver.prototype, SqliteDriver.prototype] as unknown as { commitTransaction: (...a: unknown[]) => Promise<void> }[];
+    const drivers = [PostgresDriver.prototype, GroupCommitSqliteDriver.prototype] as unknown as { commitTransaction: (...a: unknown[]) => Promise<void> }[];
     const originals = drivers.map((d) => d.commitTransaction);
     let armed = true;
     drivers.forEach((d, i) => {

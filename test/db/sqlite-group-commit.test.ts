@@ -1,0 +1,172 @@
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { sql, type Kysely } from 'kysely';
+import { openDatabase, sqliteFile, type Database } from '../../src/db/database.js';
+import type { DB } from '../../src/db/tables.js';
+
+/**
+ * The SQLite driver (src/db/sqlite-driver.ts): the write transactions of one turn of the event
+ * loop share one COMMIT, nobody hears of success before it, a COMMIT that fails fails them all,
+ * and reads outside a transaction see committed data only. SQLite's own, whatever engine the
+ * rest of the suite runs on.
+ */
+let dir: string;
+let database: Database;
+let db: Kysely<DB>;
+/** Another process's view of the file: what is committed. */
+let outside: Sqlite.Database;
+
+const Statement = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1')) as { run: (...a: unknown[]) => unknown; source: string };
+let commits = 0;
+const run = Statement.run;
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-'));
+  database = await openDatabase({ dataDir: dir });
+  db = database.db;
+  await sql`create table parents (id text primary key)`.execute(db);
+  await sql`create table items (id text primary key, parent text references parents (id))`.execute(db);
+  outside = new Sqlite(sqliteFile(dir), { readonly: true });
+  Statement.run = function (this: { source: string }, ...args: unknown[]) {
+    if (/^commit$/i.test(this.source)) commits++;
+    return run.apply(this, args);
+  };
+});
+after(async () => {
+  Statement.run = run;
+  outside.close();
+  await database.close().catch(() => undefined);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  await sql`delete from items`.execute(db);
+  commits = 0;
+});
+
+const insert = (k: Kysely<DB>, id: string, parent: string | null = null) => sql`insert into items (id, parent) values (${id}, ${parent})`.execute(k);
+const seen = () => (outside.prepare('select id from items order by id').all() as { id: string }[]).map((r) => r.id);
+const readPlain = async () => (await sql<{ id: string }>`select id from items order by id`.execute(db)).rows.map((r) => r.id);
+
+test('the write transactions of one turn share one COMMIT; none is answered before it; their reads see the group, reads outside see committed data only', async () => {
+  const settled: string[] = [];
+  const during: Record<string, unknown> = {};
+  const writes = ['a', 'b', 'c', 'd', 'e'].map((id) =>
+    db
+      .transaction()
+      .execute(async (trx) => {
+        await insert(trx, id);
+        if (id === 'c') {
+          during.settled = [...settled];
+          during.outside = seen();
+          during.plain = await readPlain();
+          during.own = (await sql<{ id: string }>`select id from items order by id`.execute(trx)).rows.map((r) => r.id);
+        }
+        return id;
+      })
+      .then((v) => void settled.push(v)),
+  );
+  await Promise.all(writes);
+  assert.deepEqual(during.settled, [], 'a and b were done, and not answered: their COMMIT had not happened');
+  assert.deepEqual(during.outside, [], 'nothing committed while the group was open');
+  assert.deepEqual(during.plain, [], 'a read outside the transaction sees committed data only (and does not wait for the writer)');
+  assert.deepEqual(during.own, ['a', 'b', 'c'], 'a transaction of the group sees the work of those before it');
+  assert.equal(commits, 1, 'one COMMIT for five transactions');
+  assert.deepEqual(seen(), ['a', 'b', 'c', 'd', 'e']);
+  assert.deepEqual(await readPlain(), ['a', 'b', 'c', 'd', 'e'], 'committed: the reader sees them at once');
+});
+
+test('a transaction that fails undoes its own work only; the others of its group commit', async () => {
+  const results = await Promise.allSettled(
+    ['a', 'b', 'c'].map((id) =>
+      db.transaction().execute(async (trx) => {
+        await insert(trx, id);
+        if (id === 'b') throw new Error('b fails');
+      }),
+    ),
+  );
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /b fails/);
+  assert.deepEqual(seen(), ['a', 'c']);
+  assert.equal(commits, 1);
+});
+
+test('a COMMIT that fails fails every transaction of its group, nothing of it is kept, and the next group is unaffected', async () => {
+  const results = await Promise.allSettled([
+    db.transaction().execute(async (trx) => {
+      await sql`pragma defer_foreign_keys = on`.execute(trx);
+      await insert(trx, 'orphan', 'no-such-parent'); // checked at COMMIT
+    }),
+    db.transaction().execute((trx) => insert(trx, 'innocent')),
+  ]);
+  for (const r of results) {
+    assert.equal(r.status, 'rejected');
+    assert.match(String((r as PromiseRejectedResult).reason), /FOREIGN KEY/);
+  }
+  assert.deepEqual(seen(), []);
+  await db.transaction().execute((trx) => insert(trx, 'after'));
+  assert.deepEqual(seen(), ['after']);
+});
+
+test('a transaction SQLite rolled back whole fails the transactions of the group before it; the next one starts a group of its own', async () => {
+  const results = await Promise.allSettled([
+    db.transaction().execute((trx) => insert(trx, 'a')),
+    db.transaction().execute(async (trx) => {
+      await insert(trx, 'b');
+      // As SQLite does by itself on SQLITE_FULL or SQLITE_IOERR: the whole transaction is gone.
+      await sql`rollback`.execute(trx);
+      throw new Error('b ended');
+    }),
+    db.transaction().execute((trx) => insert(trx, 'c')),
+  ]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected', 'fulfilled'],
+  );
+  assert.match(String((results[0] as PromiseRejectedResult).reason), /rolled back/, 'a was never committed: it is not answered as if it were');
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /b ended/);
+  assert.deepEqual(seen(), ['c']);
+  assert.equal(commits, 1, "c's group");
+});
+
+test('a write outside a transaction runs after the open group commits, and is committed when answered', async () => {
+  let groupDone = false;
+  const group = db
+    .transaction()
+    .execute((trx) => insert(trx, 'a'))
+    .then(() => (groupDone = true));
+  await insert(db, 'z');
+  assert.equal(groupDone, true, 'the group committed before the lone write ran');
+  assert.deepEqual(seen(), ['a', 'z']);
+  await group;
+});
+
+test('a read-only transaction commits the open group first and reads it', async () => {
+  const group = db.transaction().execute((trx) => insert(trx, 'a'));
+  const rows = await db
+    .transaction()
+    .setAccessMode('read only')
+    .execute(async (trx) => (await sql<{ id: string }>`select id from items`.execute(trx)).rows);
+  assert.deepEqual(rows, [{ id: 'a' }]);
+  await group;
+});
+
+test('closing the database commits the open group first', async () => {
+  const other = await openDatabase({ dataDir: dir });
+  let bodyDone!: () => void;
+  const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
+  const group = other.db.transaction().execute(async (trx) => {
+    await insert(trx, 'closing');
+    bodyDone();
+  });
+  await inGroup;
+  await other.close();
+  await group;
+  assert.deepEqual(seen(), ['closing']);
+});
