@@ -82,6 +82,8 @@ export class GroupCommitSqliteDriver implements Driver {
       lease.state = 'alone';
       return;
     }
+    // A group whose transaction SQLite ended without a member seeing it fails before it is joined.
+    if (this.group && !this.writer.inTransaction) this.failGroup(this.lastError);
     if (!this.group) {
       this.exec('begin immediate');
       this.lastError = undefined;
@@ -111,6 +113,9 @@ export class GroupCommitSqliteDriver implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const lease = connection as Lease;
+    // Kysely rolls back a transaction whose commit failed: one that had handed the writer on was
+    // settled with its group, and the writer may be another group's by now.
+    if (!lease.unlock) return;
     const state = lease.state;
     lease.state = 'none';
     if (this.writer.inTransaction) {

@@ -70,6 +70,8 @@ test('sign in with a password, see the dashboards, switch workspace, reload, sig
   const first = await page.goto(`${publicAddr!.url}/console/`);
   assert.match(first!.headers()['content-security-policy'] ?? '', /default-src 'none'; script-src 'self'/);
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  // The sign-in form is drawn as soon as /v1/me says 401; the address follows in an effect after it.
+  await page.waitForURL((u) => u.pathname === '/console/sign-in');
   assert.equal(new URL(page.url()).pathname, '/console/sign-in');
 
   await page.getByLabel('Email').fill(EMAIL);

@@ -4,9 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { openDatabase, sqliteFile, type Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/tables.js';
+import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
 
 /**
  * The SQLite driver (src/db/sqlite-driver.ts): the write transactions of one turn of the event
@@ -169,4 +170,29 @@ test('closing the database commits the open group first', async () => {
   await other.close();
   await group;
   assert.deepEqual(seen(), ['closing']);
+});
+
+test('the rollback Kysely sends after a failed COMMIT touches nothing: by then the writer may hold the next group', async () => {
+  const file = sqliteFile(dir);
+  const driver = new GroupCommitSqliteDriver(new Sqlite(file), new Sqlite(file));
+  const raw = (q: string) => CompiledQuery.raw(q);
+  try {
+    const a = await driver.acquireConnection();
+    await driver.beginTransaction(a, {});
+    await a.executeQuery(raw('pragma defer_foreign_keys = on'));
+    await a.executeQuery(raw("insert into items (id, parent) values ('orphan', 'no-such-parent')"));
+    const committing = driver.commitTransaction(a);
+    await assert.rejects(committing, /FOREIGN KEY/, 'its group’s COMMIT failed at the end of the turn');
+    // The next group opens before Kysely's rollback of the failed one arrives.
+    const b = await driver.acquireConnection();
+    await driver.beginTransaction(b, {});
+    await b.executeQuery(raw("insert into items (id) values ('next')"));
+    await driver.rollbackTransaction(a);
+    await driver.releaseConnection(a);
+    await driver.commitTransaction(b);
+    await driver.releaseConnection(b);
+    assert.deepEqual(seen(), ['next']);
+  } finally {
+    await driver.destroy();
+  }
 });
