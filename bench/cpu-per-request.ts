@@ -6,7 +6,8 @@
  *
  *   npx tsx bench/cpu-per-request.ts "GET /v1/api_tokens (sk_svc_"   (npm run build first)
  *   BENCH_PG_URL=postgres://... an empty database for PostgreSQL; SECONDS (3), ROUNDS (3);
- *   BENCH_PROFILE_DIR=DIR: the project writes a V8 CPU profile there when it stops.
+ *   BENCH_PROFILE_DIR=DIR: the project writes a V8 CPU profile there when it stops;
+ *   BENCH_KEYED=1: the secret-version POST with an Idempotency-Key per request (bench/scenarios.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';

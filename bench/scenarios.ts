@@ -129,7 +129,9 @@ export const scenarios: Scenario[] = [
     floor: 'secret_version',
     async seed(api, c) {
       const secret = await must(api('POST', '/v1/secrets', { ...bearer(c.api_token), ...json }, { name: 'bench' }), 201);
-      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body: secretVersionBody, expectStatus: 201 };
+      // BENCH_KEYED=1: each request with an Idempotency-Key of its own, as the SDK sends its POSTs
+      // (the project's claim and completion statements besides; the floor ignores the header).
+      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body: secretVersionBody, expectStatus: 201, ...(process.env.BENCH_KEYED ? { uniqueHeaders: ['idempotency-key'] } : {}) };
     },
   },
   {

@@ -1,5 +1,5 @@
 import type SqliteDatabase from 'better-sqlite3';
-import { SelectQueryNode, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import { DeleteQueryNode, InsertQueryNode, SelectQueryNode, UpdateQueryNode, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 
 /**
  * Kysely's driver for the embedded SQLite file: one connection that writes and one that reads,
@@ -12,7 +12,9 @@ import { SelectQueryNode, type CompiledQuery, type DatabaseConnection, type Driv
  * waits, and the group commits once nothing more joins it (at the end of the turn, or before a
  * statement that must run alone). Nobody hears of a write's success before its COMMIT: a
  * transaction's promise settles after the group's, and a COMMIT that fails fails every
- * transaction of the group. One that fails rolls back to its savepoint, undoing its work only.
+ * transaction of the group. One that fails rolls back to its savepoint, undoing its work only,
+ * and is answered after the group's COMMIT too. A write of rows outside a transaction is a
+ * member by itself.
  *
  * Queries outside a transaction read from the second connection, which sees committed data
  * only: never a group's work before its COMMIT, and never waiting for the writer.
@@ -38,8 +40,25 @@ export class GroupCommitSqliteDriver implements Driver {
   async runAlone<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const stmt = this.reader.prepare(query.sql);
     if (stmt.reader && stmt.readonly) return run<R>(stmt, query);
-    // A write, a checkpoint or a schema change: on the writer, after the open group commits.
     const unlock = await this.mutex.lock();
+    const node = query.query;
+    if (InsertQueryNode.is(node) || UpdateQueryNode.is(node) || DeleteQueryNode.is(node)) {
+      // One write of rows (an Idempotency-Key's claim, a credential's last use): a transaction of
+      // its own statement in the group.
+      const group = this.joinGroup();
+      let result: QueryResult<R>;
+      try {
+        result = this.onWriter<R>(query);
+      } catch (err) {
+        await this.endFailedMember(group, unlock);
+        throw err;
+      }
+      this.exec(`release ${MEMBER}`);
+      await this.awaitCommit(group, unlock);
+      return result;
+    }
+    // A checkpoint, a schema change, SQL written by hand: alone on the writer, after the open
+    // group commits.
     try {
       this.commitGroup();
       return this.onWriter<R>(query);
@@ -82,6 +101,12 @@ export class GroupCommitSqliteDriver implements Driver {
       lease.state = 'alone';
       return;
     }
+    this.joinGroup();
+    lease.state = 'member';
+  }
+
+  /** Opens the caller's savepoint in the open group, or in a new one (the caller holds the writer). */
+  private joinGroup(): Group {
     // A group whose transaction SQLite ended without a member seeing it fails before it is joined.
     if (this.group && !this.writer.inTransaction) this.failGroup(this.lastError);
     if (!this.group) {
@@ -92,7 +117,40 @@ export class GroupCommitSqliteDriver implements Driver {
       setImmediate(() => void this.flush(group));
     }
     this.exec(`savepoint ${MEMBER}`);
-    lease.state = 'member';
+    return this.group;
+  }
+
+  /** Hands the writer on and waits for the group's COMMIT: its failure is this member's. */
+  private awaitCommit(group: Group, unlock: () => void): Promise<void> {
+    const committed = new Promise<void>((resolve, reject) => group.members.push({ resolve, reject }));
+    unlock();
+    return committed;
+  }
+
+  /**
+   * A member that failed: its savepoint rolled back, it waits for the group to settle before its
+   * error goes on. A failure may come from a row of an earlier member (a unique name taken); the
+   * caller reading that row outside a transaction must find it committed.
+   */
+  private async endFailedMember(group: Group | null, unlock: () => void): Promise<void> {
+    if (!group) {
+      // Only SQL written by hand inside the transaction (a ROLLBACK, then a BEGIN) gets here.
+      if (this.writer.inTransaction) this.exec('rollback');
+      unlock();
+      return;
+    }
+    if (!this.writer.inTransaction) {
+      // SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR,
+      // SQLITE_NOMEM, SQLITE_BUSY in a statement): the members before this one lost their work.
+      this.failGroup(this.lastError);
+      unlock();
+      return;
+    }
+    this.exec(`rollback to ${MEMBER}`);
+    this.exec(`release ${MEMBER}`);
+    const settled = new Promise<void>((resolve) => group.members.push({ resolve, reject: () => resolve() }));
+    unlock();
+    await settled;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -104,11 +162,8 @@ export class GroupCommitSqliteDriver implements Driver {
     }
     this.exec(`release ${MEMBER}`);
     lease.state = 'none';
-    const group = this.group!;
-    const committed = new Promise<void>((resolve, reject) => group.members.push({ resolve, reject }));
     // The writer goes to the next transaction now; this one's caller waits for the COMMIT.
-    lease.release();
-    await committed;
+    await this.awaitCommit(this.group!, lease.take());
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -118,20 +173,10 @@ export class GroupCommitSqliteDriver implements Driver {
     if (!lease.unlock) return;
     const state = lease.state;
     lease.state = 'none';
-    if (this.writer.inTransaction) {
-      if (state === 'member') {
-        this.exec(`rollback to ${MEMBER}`);
-        this.exec(`release ${MEMBER}`);
-      } else {
-        this.exec('rollback');
-      }
-      return;
-    }
-    // SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR,
-    // SQLITE_NOMEM, SQLITE_BUSY in a statement): a ROLLBACK would fail with "no transaction is
-    // active" and replace the error that ended it. In a group, the members before this one lost
-    // their work with it.
-    if (state === 'member') this.failGroup(this.lastError);
+    if (state === 'member') return this.endFailedMember(this.group, lease.take());
+    // A ROLLBACK after SQLite ended the transaction itself would fail with "no transaction is
+    // active" and replace the error that ended it.
+    if (this.writer.inTransaction) this.exec('rollback');
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -233,8 +278,13 @@ class Lease implements DatabaseConnection {
   }
 
   release(): void {
+    this.take()();
+  }
+
+  /** The function that hands the writer on, now the caller's to call (a no-op if not held). */
+  take(): () => void {
     const unlock = this.unlock;
     this.unlock = null;
-    unlock?.();
+    return unlock ?? (() => {});
   }
 }

@@ -136,7 +136,40 @@ test('a transaction SQLite rolled back whole fails the transactions of the group
   assert.equal(commits, 1, "c's group");
 });
 
-test('a write outside a transaction runs after the open group commits, and is committed when answered', async () => {
+test('a write of rows outside a transaction joins the open group and is answered after its COMMIT; one that fails waits for it too', async () => {
+  const rows = db as unknown as Kysely<{ items: { id: string; parent: string | null } }>;
+  const settled: string[] = [];
+  const during: Record<string, unknown> = {};
+  await Promise.all([
+    rows
+      .insertInto('items')
+      .values({ id: 'b', parent: null })
+      .execute()
+      .then(() => void settled.push('b')),
+    db.transaction().execute(async (trx) => {
+      await insert(trx, 'c');
+      during.outside = seen();
+      during.settled = [...settled];
+    }),
+    rows
+      .insertInto('items')
+      .values({ id: 'c', parent: null })
+      .execute()
+      .catch((err: Error) => {
+        // Failed on c's row, not yet committed when it ran: when its error arrives, c's row is
+        // committed, so a caller looking for the row that stood in its way finds it.
+        during.error = err.message;
+        during.outsideAtError = seen();
+      }),
+  ]);
+  assert.deepEqual(during.outside, [], 'b was done before c began, and not committed: it is in the group');
+  assert.deepEqual(during.settled, [], 'nor answered');
+  assert.match(String(during.error), /UNIQUE/);
+  assert.deepEqual(during.outsideAtError, ['b', 'c'], 'the group had committed when the failed write was answered');
+  assert.equal(commits, 1, 'one COMMIT for the lone writes and the transaction');
+});
+
+test('SQL written by hand outside a transaction runs alone, after the open group commits, and is committed when answered', async () => {
   let groupDone = false;
   const group = db
     .transaction()
