@@ -45,15 +45,21 @@ export class GroupCommitSqliteDriver implements Driver {
     if (InsertQueryNode.is(node) || UpdateQueryNode.is(node) || DeleteQueryNode.is(node)) {
       // One write of rows (an Idempotency-Key's claim, a credential's last use): a transaction of
       // its own statement in the group.
-      const group = this.joinGroup();
+      let group: Group;
+      try {
+        group = this.joinGroup();
+      } catch (err) {
+        unlock();
+        throw err;
+      }
       let result: QueryResult<R>;
       try {
         result = this.onWriter<R>(query);
+        this.exec(`release ${MEMBER}`);
       } catch (err) {
         await this.endFailedMember(group, unlock);
         throw err;
       }
-      this.exec(`release ${MEMBER}`);
       await this.awaitCommit(group, unlock);
       return result;
     }
@@ -133,23 +139,24 @@ export class GroupCommitSqliteDriver implements Driver {
    * caller reading that row outside a transaction must find it committed.
    */
   private async endFailedMember(group: Group | null, unlock: () => void): Promise<void> {
-    if (!group) {
-      // Only SQL written by hand inside the transaction (a ROLLBACK, then a BEGIN) gets here.
-      if (this.writer.inTransaction) this.exec('rollback');
+    let settled: Promise<void> | undefined;
+    try {
+      if (!group) {
+        // Only SQL written by hand inside the transaction (a ROLLBACK, then a BEGIN) gets here.
+        if (this.writer.inTransaction) this.exec('rollback');
+      } else if (!this.writer.inTransaction) {
+        // SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR,
+        // SQLITE_NOMEM, SQLITE_BUSY in a statement): the members before this one lost their work.
+        this.failGroup(this.lastError);
+      } else {
+        this.exec(`rollback to ${MEMBER}`);
+        this.exec(`release ${MEMBER}`);
+        settled = new Promise<void>((resolve) => group.members.push({ resolve, reject: () => resolve() }));
+      }
+    } finally {
+      // Whatever happens here, the writer is handed on: a lost unlock would stop every write.
       unlock();
-      return;
     }
-    if (!this.writer.inTransaction) {
-      // SQLite itself rolls a transaction back on some errors (SQLITE_FULL, SQLITE_IOERR,
-      // SQLITE_NOMEM, SQLITE_BUSY in a statement): the members before this one lost their work.
-      this.failGroup(this.lastError);
-      unlock();
-      return;
-    }
-    this.exec(`rollback to ${MEMBER}`);
-    this.exec(`release ${MEMBER}`);
-    const settled = new Promise<void>((resolve) => group.members.push({ resolve, reject: () => resolve() }));
-    unlock();
     await settled;
   }
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { CompiledQuery, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql } from 'kysely';
 import { openDatabase, sqliteFile, type Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/tables.js';
 import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
@@ -227,5 +227,30 @@ test('the rollback Kysely sends after a failed COMMIT touches nothing: by then t
     assert.deepEqual(seen(), ['next']);
   } finally {
     await driver.destroy();
+  }
+});
+
+test('a write refused its lock (another process holds it) fails, and the writer goes on to the next', { timeout: 10_000 }, async () => {
+  const file = sqliteFile(dir);
+  // No busy timeout: the refusal is immediate.
+  const driver = new GroupCommitSqliteDriver(new Sqlite(file, { timeout: 0 }), new Sqlite(file, { timeout: 0 }));
+  const k = new Kysely<{ items: { id: string; parent: string | null } }>({
+    dialect: { createDriver: () => driver, createAdapter: () => new SqliteAdapter(), createIntrospector: (d) => new SqliteIntrospector(d), createQueryCompiler: () => new SqliteQueryCompiler() },
+  });
+  const blocker = new Sqlite(file);
+  try {
+    blocker.exec('begin immediate');
+    await assert.rejects(k.insertInto('items').values({ id: 'lone', parent: null }).execute(), /locked|busy/i);
+    await assert.rejects(
+      k.transaction().execute((trx) => trx.insertInto('items').values({ id: 'tx', parent: null }).execute()),
+      /locked|busy/i,
+    );
+    blocker.exec('rollback');
+    await k.insertInto('items').values({ id: 'after', parent: null }).execute();
+    await k.transaction().execute((trx) => trx.insertInto('items').values({ id: 'after-tx', parent: null }).execute());
+    assert.deepEqual(seen(), ['after', 'after-tx']);
+  } finally {
+    blocker.close();
+    await k.destroy();
   }
 });
