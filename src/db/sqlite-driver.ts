@@ -38,11 +38,14 @@ export class GroupCommitSqliteDriver implements Driver {
 
   /** A statement outside any transaction. */
   async runAlone<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const stmt = this.reader.prepare(query.sql);
-    if (stmt.reader && stmt.readonly) return run<R>(stmt, query);
-    const unlock = await this.mutex.lock();
     const node = query.query;
-    if (InsertQueryNode.is(node) || UpdateQueryNode.is(node) || DeleteQueryNode.is(node)) {
+    const writesRows = InsertQueryNode.is(node) || UpdateQueryNode.is(node) || DeleteQueryNode.is(node);
+    if (!writesRows) {
+      const stmt = this.reader.prepare(query.sql);
+      if (stmt.reader && stmt.readonly) return run<R>(stmt, query);
+    }
+    const unlock = await this.mutex.lock();
+    if (writesRows) {
       // One write of rows (an Idempotency-Key's claim, a credential's last use): a transaction of
       // its own statement in the group.
       let group: Group;
