@@ -77,7 +77,8 @@ test('create a secret, add versions, reveal one, disable and enable, destroy wit
     assert.ok(await confirm.isDisabled());
     await dialog.getByLabel('Type DATABASE_URL to confirm').fill('DATABASE_URL');
     await confirm.click();
-    await page.locator('.rows li').filter({ hasText: 'Version 1' }).getByText('destroyed').waitFor();
+    // The state's badge, exactly: the open dialog, drawn in the same row, says "destroyed" too.
+    await page.locator('.rows li').filter({ hasText: 'Version 1' }).getByText('destroyed', { exact: true }).waitFor();
     assert.equal((await site.api('GET', `/v1/secrets/${secretId}/versions`)).data[1].state, 'destroyed');
 
     // Cancel leaves everything as it was.
