@@ -138,10 +138,11 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       const ceiling = sc.projectOnly ? null : await startServer([path.join(root, 'bench/servers/ceiling.mjs')], common, await freePort());
       const floor = sc.floor && !sc.projectOnly ? await startServer([path.join(root, 'bench/servers/floor.mjs')], { ...common, ...dbEnv }, await freePort()) : null;
       const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
-      const baseline: LoadResult[] = [];
+      // The baseline request, on the project and on the floor (each against its own 200).
+      const baseline: Record<'project' | 'floor', LoadResult[]> = { project: [], floor: [] };
       const lags: number[] = [];
       for (const server of [project, ceiling, floor]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
-      if (req.baseline) await runVariant(project, req.baseline.request, WARM_UP_SECONDS);
+      if (req.baseline) for (const server of [project, floor]) if (server) await runVariant(server, req.baseline.request, WARM_UP_SECONDS);
       await req.settle?.();
       // The event loop idle, for the row's note: one second between two scrapes.
       let idleLag = NaN;
@@ -155,9 +156,10 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
         results.project.push(await runVariant(project, req));
         if (sc.eventLoop) lags.push(await eventLoopP99(project));
         await req.settle?.();
-        if (req.baseline) baseline.push(await runVariant(project, req.baseline.request));
+        if (req.baseline) baseline.project.push(await runVariant(project, req.baseline.request));
         if (ceiling) results.ceiling.push(await runVariant(ceiling, req));
         if (floor) results.floor.push(await runVariant(floor, req));
+        if (floor && req.baseline) baseline.floor.push(await runVariant(floor, req.baseline.request));
       }
       const servers: Record<Row['variant'], Server | null> = { project, ceiling, floor };
       for (const variant of ['project', 'ceiling', 'floor'] as const) {
@@ -165,9 +167,10 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
         if (rs.length === 0) continue;
         const rps = median(rs.map((r) => r.rps));
         let note: string | undefined;
-        if (variant === 'project' && req.baseline) {
-          const base = median(baseline.map((r) => r.rps));
-          note = `${(rps / base).toFixed(2)}× the req/s of ${req.baseline.name} (${base.toFixed(0)} req/s, p99 ${median(baseline.map((r) => r.p99)).toFixed(1)} ms, measured alternately; ${req.baseline.target}; its errors ${baseline.reduce((a, r) => a + r.errors + r.non2xx, 0)})`;
+        if (variant !== 'ceiling' && req.baseline) {
+          const of = baseline[variant];
+          const base = median(of.map((r) => r.rps));
+          note = `${(rps / base).toFixed(2)}× the req/s of its own ${req.baseline.name} (${base.toFixed(0)} req/s, p99 ${median(of.map((r) => r.p99)).toFixed(1)} ms, measured alternately; ${req.baseline.target}; its errors ${of.reduce((a, r) => a + r.errors + r.non2xx, 0)})`;
         }
         rows.push({
           scenario: sc.name,
@@ -207,7 +210,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     await benchDb.close();
   }
   const readyMs = await timeToReady([...wspCommand(root), 'serve'], projectEnv);
-  rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0 });
+  rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0, note: 'median of 5 start-ups, each asked every 5 ms' });
   return rows;
 }
 

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
 import {
   Kysely,
   Migrator,
@@ -12,9 +11,7 @@ import {
 } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
-import { namedStatements } from './prepared.js';
 import { makeDirectory, makePrivateFile } from '../shared/directories.js';
-import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
 import { GroupCommitSqliteDriver } from './sqlite-driver.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -47,79 +44,15 @@ export interface DatabaseOptions {
   preparedStatements?: boolean;
 }
 
-/** A database that does not accept a connection in this time is unavailable (503) rather than awaited for ever. */
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-
-/** Why a statement failed when its answer did not come in time: the pool's connection was ended for it. */
-export class StatementTimeoutError extends Error {
-  // A network code: the database is not answering now (src/db/unavailable.ts), a 503 with Retry-After.
-  readonly code = 'ETIMEDOUT';
-  constructor(ms: number) {
-    super(`the database did not answer a statement within ${ms} ms`);
-  }
-}
-
 /** The statement timeout in force for one pool; `migrate` lifts it while it runs. */
-interface StatementLimit {
+export interface StatementLimit {
   ms: number;
 }
 
-/**
- * A pg client whose every statement must be answered within the pool's limit, or its connection
- * is destroyed. pg's own `query_timeout` rejects the query but leaves it running on the
- * connection, which goes back to the pool still busy with it: the next statement on it waits
- * behind the one that timed out, and a transaction's ROLLBACK never runs. Destroying the socket
- * fails every statement queued on the client with the timeout, marks it unusable (the pool drops
- * it on release, pg-pool's `_queryable`) and closes the server's side of it, whose backend then
- * ends (an uncommitted transaction rolls back). PostgreSQL's `statement_timeout` would not help:
- * a stalled network never delivers its error.
- */
-function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): typeof pg.Client {
-  return class extends pg.Client {
-    override query(...args: unknown[]): any {
-      // The hot statements by name (src/db/prepared.ts): parsed and planned once per connection.
-      const name = prepare && typeof args[0] === 'string' && args.length === 2 ? namedStatements.get(args[0]) : undefined;
-      if (name) args = [{ name, text: args[0], values: args[1] }];
-      const result = (super.query as (...a: unknown[]) => unknown)(...args);
-      const ms = limit.ms;
-      if (!ms || !(result instanceof Promise)) return result;
-      const timer = setTimeout(() => {
-        const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
-        stream?.destroy(new StatementTimeoutError(ms));
-      }, ms);
-      // A timer per statement, cleared as soon as it is answered either way.
-      result.then(
-        () => clearTimeout(timer),
-        () => clearTimeout(timer),
-      );
-      return result;
-    }
-  } as typeof pg.Client;
-}
-
-// int8 columns hold Unix seconds and counters, all far inside Number's exact range.
-pg.types.setTypeParser(20, (v) => Number(v));
-
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  if (opts.databaseUrl) {
-    const statementLimit: StatementLimit = { ms: opts.statementTimeoutMs ?? 0 };
-    const pool = new pg.Pool({
-      Client: clientWithStatementLimit(statementLimit, opts.preparedStatements ?? true),
-      connectionString: opts.databaseUrl,
-      max: opts.poolSize ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
-    });
-    // A client losing its connection (a restart, a failover) emits 'error': the pool listens only
-    // while the client is idle, so one in use would crash the process with an uncaught error. The
-    // query under way is rejected anyway (503, src/db/unavailable.ts) and the pool drops the client.
-    pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
-    // Introspection (the Migrator's check for its own tables) reads only the current schema: see
-    // current-schema-introspector.ts for the migration failure the stock one caused.
-    const db = new Kysely<DB>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
-    return { db, engine: 'postgres', statementLimit, ...(opts.pgSchema ? { pgSchema: opts.pgSchema } : {}), close: () => db.destroy() };
-  }
+  // pg only when PostgreSQL is used: loading it costs the embedded default about 30 ms of its
+  // start (it reads \`navigator\`, which makes Node 20 load its fetch implementation).
+  if (opts.databaseUrl) return (await import('./postgres.js')).openPostgres({ ...opts, databaseUrl: opts.databaseUrl });
   makeDirectory(opts.dataDir, 0o700);
   const file = sqliteFile(opts.dataDir);
   makePrivateFile(file);
@@ -191,6 +124,7 @@ export async function migrate(database: Database, target?: string): Promise<void
     const { rows } = await sql<{ s: string | null }>`select current_schema() as s`.execute(database.db);
     schema = rows[0]?.s ?? undefined;
   }
+  if (!target && (await upToDate(database, schema))) return;
   // A migration may rewrite a large table in one statement: the request bound does not apply.
   const limit = database.statementLimit;
   const saved = limit?.ms ?? 0;
@@ -199,6 +133,24 @@ export async function migrate(database: Database, target?: string): Promise<void
     await migrateUnlimited(database, schema, target);
   } finally {
     if (limit) limit.ms = saved;
+  }
+}
+
+/**
+ * Whether every migration this build knows has run, and no other: one statement, where Kysely's
+ * Migrator introspects the schema and takes its lock first (about 40 ms of a PostgreSQL
+ * server's start). Anything else (no table yet, one pending, a newer database's migrations)
+ * goes to the Migrator, which migrates or says what is wrong.
+ */
+async function upToDate(database: Database, schema: string | undefined): Promise<boolean> {
+  const known = Object.keys(await migrationProvider.getMigrations());
+  const table = schema ? `${schema}.kysely_migration` : 'kysely_migration';
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(database.db);
+    const ran = new Set(rows.map((r) => r.name));
+    return ran.size === known.length && known.every((name) => ran.has(name));
+  } catch {
+    return false;
   }
 }
 
