@@ -51,11 +51,38 @@ export interface StatementLimit {
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   // pg only when PostgreSQL is used: loading it costs the embedded default about 30 ms of its
-  // start (it reads \`navigator\`, which makes Node 20 load its fetch implementation).
+  // start (it reads `navigator`, which makes Node 20 load its fetch implementation).
   if (opts.databaseUrl) return (await import('./postgres.js')).openPostgres({ ...opts, databaseUrl: opts.databaseUrl });
   makeDirectory(opts.dataDir, 0o700);
   const file = sqliteFile(opts.dataDir);
   makePrivateFile(file);
+  const key = fs.realpathSync(file);
+  let shared = openFiles.get(key);
+  if (!shared) {
+    shared = { driver: openSqliteDriver(file), handles: 0 };
+    openFiles.set(key, shared);
+  }
+  shared.handles++;
+  const handle = shared;
+  const db = new Kysely<DB>({
+    dialect: new GroupCommitSqliteDialect(handle.driver, async () => {
+      if (--handle.handles > 0) return;
+      openFiles.delete(key);
+      await handle.driver.destroy();
+    }),
+  });
+  return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * The SQLite files this process has open, by real path, and how many handles use each. Every
+ * `openDatabase` of one file in a process shares its writer, and so its groups: with a writer
+ * each, one holding the write lock to the end of its turn made the other's busy wait block that
+ * very turn (5 s, then SQLITE_BUSY), as an admin command run in-process next to a serving app did.
+ */
+const openFiles = new Map<string, { driver: GroupCommitSqliteDriver; handles: number }>();
+
+function openSqliteDriver(file: string): GroupCommitSqliteDriver {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -67,21 +94,33 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const reader = new SqliteDatabase(file);
   reader.pragma('busy_timeout = 5000');
   reader.pragma('query_only = ON');
-  const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(withStatementCache(sqlite), withStatementCache(reader)) });
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  return new GroupCommitSqliteDriver(withStatementCache(sqlite), withStatementCache(reader));
 }
 
-/** Kysely's SQLite dialect with this project's driver (src/db/sqlite-driver.ts). */
+/**
+ * Kysely's SQLite dialect with this project's driver (src/db/sqlite-driver.ts), shared by every
+ * handle of the file in this process: destroying a handle releases it, the last one closes it.
+ */
 class GroupCommitSqliteDialect extends SqliteDialect {
   constructor(
-    private readonly writer: SqliteDatabase.Database,
-    private readonly reader: SqliteDatabase.Database,
+    private readonly driver: GroupCommitSqliteDriver,
+    private readonly release: () => Promise<void>,
   ) {
-    super({ database: writer });
+    // The database option is read only by Kysely's own SQLite driver, which this dialect replaces.
+    super({ database: {} as never });
   }
 
   override createDriver(): Driver {
-    return new GroupCommitSqliteDriver(this.writer, this.reader);
+    const { driver, release } = this;
+    return {
+      init: async () => {},
+      acquireConnection: () => driver.acquireConnection(),
+      beginTransaction: (connection, settings) => driver.beginTransaction(connection, settings),
+      commitTransaction: (connection) => driver.commitTransaction(connection),
+      rollbackTransaction: (connection) => driver.rollbackTransaction(connection),
+      releaseConnection: (connection) => driver.releaseConnection(connection),
+      destroy: release,
+    };
   }
 }
 

@@ -192,17 +192,65 @@ test('a read-only transaction commits the open group first and reads it', async 
 });
 
 test('closing the database commits the open group first', async () => {
-  const other = await openDatabase({ dataDir: dir });
-  let bodyDone!: () => void;
-  const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
-  const group = other.db.transaction().execute(async (trx) => {
-    await insert(trx, 'closing');
-    bodyDone();
-  });
-  await inGroup;
-  await other.close();
-  await group;
-  assert.deepEqual(seen(), ['closing']);
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-close-'));
+  try {
+    const other = await openDatabase({ dataDir: own });
+    await sql`create table items (id text primary key, parent text)`.execute(other.db);
+    let bodyDone!: () => void;
+    const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
+    const group = other.db.transaction().execute(async (trx) => {
+      await insert(trx, 'closing');
+      bodyDone();
+    });
+    await inGroup;
+    await other.close();
+    await group;
+    const file = new Sqlite(sqliteFile(own), { readonly: true });
+    assert.deepEqual(file.prepare('select id from items').all(), [{ id: 'closing' }]);
+    file.close();
+  } finally {
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('every handle of one file in a process shares its writer: their writes of one turn share a COMMIT, none waits for the other', { timeout: 20_000 }, async () => {
+  const second = await openDatabase({ dataDir: dir });
+  const started = Date.now();
+  try {
+    // With a writer each, the second handle's BEGIN waited for the first's group to end its turn,
+    // blocking that very turn: 5 s of busy timeout, then SQLITE_BUSY.
+    await Promise.all(['a', 'b', 'c', 'd'].map((id, i) => ((i % 2 ? second.db : db).transaction().execute((trx) => insert(trx, id)))));
+    assert.ok(Date.now() - started < 2000, `the writes took ${Date.now() - started} ms`);
+    assert.equal(commits, 1);
+    assert.deepEqual(seen(), ['a', 'b', 'c', 'd']);
+  } finally {
+    await second.close();
+  }
+  // The first handle still writes and reads through the shared connections.
+  await insert(db, 'e');
+  assert.deepEqual(await readPlain(), ['a', 'b', 'c', 'd', 'e']);
+});
+
+test('the file is closed when its last handle closes, not before', async () => {
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-handles-'));
+  // SQLite removes the WAL when the file's last connection closes.
+  const wal = `${sqliteFile(own)}-wal`;
+  try {
+    const first = await openDatabase({ dataDir: own });
+    const second = await openDatabase({ dataDir: own });
+    await sql`create table items (id text primary key, parent text)`.execute(first.db);
+    await first.close();
+    assert.ok(fs.existsSync(wal), 'still open for the second handle');
+    await insert(second.db, 'after-first-closed');
+    assert.deepEqual((await sql<{ id: string }>`select id from items`.execute(second.db)).rows, [{ id: 'after-first-closed' }]);
+    await second.close();
+    assert.ok(!fs.existsSync(wal), 'closed with its last handle');
+    const again = await openDatabase({ dataDir: own });
+    assert.deepEqual((await sql<{ id: string }>`select id from items`.execute(again.db)).rows, [{ id: 'after-first-closed' }]);
+    await again.close();
+  } finally {
+    fs.rmSync(own, { recursive: true, force: true });
+  }
 });
 
 test('the rollback Kysely sends after a failed COMMIT touches nothing: by then the writer may hold the next group', async () => {
