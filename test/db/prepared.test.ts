@@ -13,9 +13,10 @@ import type { EventsTable } from '../../src/db/tables.js';
 let tdb: TestDatabase;
 before(async () => {
   tdb = await openTestDatabase();
-  const db = tdb.database.db;
-  await db.insertInto('workspaces').values([0, 1, 2].map((i) => ({ id: `ws_p${i}`, name: `P${i}`, created_at: 1000 + i, updated_at: 1000 + i, etag: `e${i}` }))).execute();
+  await seedWorkspaces(tdb.database.db);
 });
+const seedWorkspaces = (db: TestDatabase['database']['db']) =>
+  db.insertInto('workspaces').values([0, 1, 2].map((i) => ({ id: `ws_p${i}`, name: `P${i}`, created_at: 1000 + i, updated_at: 1000 + i, etag: `e${i}` }))).execute();
 after(() => tdb.cleanup());
 
 const byName = prepared((db, name: string) => db.selectFrom('workspaces').select(['id', 'name']).where('name', '=', name));
@@ -95,11 +96,17 @@ describe('prepared inserts', () => {
 });
 
 describe('prepared once per connection', () => {
-  /** A database of one connection on this test's engine, with or without named statements. */
+  /**
+   * A database of one connection on this test's engine, with or without named statements. On
+   * SQLite a file of its own: a second handle of this file would share its connections (one
+   * writer per file in a process), whose kept statements the earlier tests already prepared.
+   */
   async function single(preparedStatements: boolean) {
     const { openDatabase } = await import('../../src/db/database.js');
     if (ENGINE === 'postgres') return openDatabase({ databaseUrl: process.env.WSP_TEST_PG_URL!, dataDir: tdb.dataDir, pgSchema: tdb.database.pgSchema!, poolSize: 1, preparedStatements });
-    return openDatabase({ dataDir: tdb.dataDir });
+    const own = await openTestDatabase();
+    await seedWorkspaces(own.database.db);
+    return { ...own.database, close: () => own.cleanup() };
   }
 
   test('a prepared query is parsed once, then run by its name (PostgreSQL) or its kept statement (SQLite); other statements are not', async () => {
