@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandom } from '../shared/random-pool.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { hmacSha256 } from '../shared/crypto.js';
@@ -42,7 +42,7 @@ export function fingerprint(key: Buffer, method: string, url: string, body: unkn
   return hmacSha256(key, canonicalJson([method, url, body ?? null, ifMatch === undefined ? null : parseIfMatch(ifMatch)])).toString('hex');
 }
 
-const newClaimToken = () => randomBytes(16).toString('base64url');
+const newClaimToken = () => pooledRandom(16, (bytes, start) => bytes.toString('base64url', start, start + 16));
 
 const where = (s: IdempotencyScope) => (qb: any) =>
   qb.where('workspace_id', '=', s.workspaceId).where('principal_id', '=', s.principalId).where('key', '=', s.key);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandom } from './random-pool.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -7,7 +7,7 @@ import { ApiError } from './errors.js';
  * HTTP's (src/http/etag.ts).
  */
 export function newEtag(): string {
-  return randomBytes(12).toString('base64url');
+  return pooledRandom(12, (bytes, start) => bytes.toString('base64url', start, start + 12));
 }
 
 /** If-Match as sent: quoted or bare, an optional weak marker, or `*`. */

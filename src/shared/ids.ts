@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { pooledRandom } from './random-pool.js';
 
 /** Prefixes of CONTRACT §1; a wire id is `<prefix>_<lower-case ULID>`. */
 export const ID_PREFIXES = {
@@ -46,20 +46,13 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-// Random bytes drawn a page at a time: one call into the CSPRNG per 256 ids, not one per id
-// (an id per request, the request id, made it a visible cost under load).
-const pool = Buffer.alloc(4096);
-let poolAt = pool.length;
-
 function freshRandom(): number[] {
-  if (poolAt + 16 > pool.length) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  const digits = new Array<number>(16);
-  // 32 divides 256: each digit is uniform.
-  for (let i = 0; i < 16; i++) digits[i] = pool[poolAt++]! & 31;
-  return digits;
+  return pooledRandom(16, (bytes, start) => {
+    const digits = new Array<number>(16);
+    // 32 divides 256: each digit is uniform.
+    for (let i = 0; i < 16; i++) digits[i] = bytes[start + i]! & 31;
+    return digits;
+  });
 }
 
 /** Monotonic within this process: ids made in the same millisecond still sort in creation order. */
