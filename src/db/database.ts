@@ -58,8 +58,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   makePrivateFile(file);
   const key = fs.realpathSync(file);
   let shared = openFiles.get(key);
+  // A file whose last handle is closing gets a new writer once the old one has committed and
+  // closed, never beside it.
+  while (shared?.closing) {
+    await shared.closing;
+    shared = openFiles.get(key);
+  }
   if (!shared) {
-    shared = { driver: openSqliteDriver(file), handles: 0 };
+    shared = { driver: openSqliteDriver(file), handles: 0, closing: null };
     openFiles.set(key, shared);
   }
   shared.handles++;
@@ -67,8 +73,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const db = new Kysely<DB>({
     dialect: new GroupCommitSqliteDialect(handle.driver, async () => {
       if (--handle.handles > 0) return;
-      openFiles.delete(key);
-      await handle.driver.destroy();
+      handle.closing = handle.driver.destroy().finally(() => openFiles.delete(key));
+      await handle.closing;
     }),
   });
   return { db, engine: 'sqlite', close: () => db.destroy() };
@@ -80,7 +86,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
  * each, one holding the write lock to the end of its turn made the other's busy wait block that
  * very turn (5 s, then SQLITE_BUSY), as an admin command run in-process next to a serving app did.
  */
-const openFiles = new Map<string, { driver: GroupCommitSqliteDriver; handles: number }>();
+const openFiles = new Map<string, { driver: GroupCommitSqliteDriver; handles: number; closing: Promise<void> | null }>();
 
 function openSqliteDriver(file: string): GroupCommitSqliteDriver {
   const sqlite = new SqliteDatabase(file);

@@ -253,6 +253,37 @@ test('the file is closed when its last handle closes, not before', async () => {
   }
 });
 
+test('a handle opened while the last one is closing waits for its group to commit and its writer to close, rather than writing beside it', { timeout: 20_000 }, async () => {
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-reopen-'));
+  try {
+    const first = await openDatabase({ dataDir: own });
+    await sql`create table items (id text primary key, parent text)`.execute(first.db);
+    let bodyDone!: () => void;
+    const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
+    const write = first.db.transaction().execute(async (trx) => {
+      await insert(trx, 'before-close');
+      bodyDone();
+      // Still in its transaction, holding the writer and the write lock, for a while.
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    await inGroup;
+    // The close waits for that transaction, then commits its group; it is not awaited here.
+    const closing = first.close();
+    // Time for the close to release the handle; its writer still waits for that transaction.
+    await new Promise((r) => setTimeout(r, 10));
+    const started = Date.now();
+    const second = await openDatabase({ dataDir: own });
+    // With a writer of its own beside the closing one, this BEGIN waited out the busy timeout (5 s, then SQLITE_BUSY).
+    await insert(second.db, 'after-reopen');
+    assert.ok(Date.now() - started < 2000, `the reopened handle waited ${Date.now() - started} ms`);
+    await Promise.all([write, closing]);
+    assert.deepEqual((await sql<{ id: string }>`select id from items order by id`.execute(second.db)).rows, [{ id: 'after-reopen' }, { id: 'before-close' }]);
+    await second.close();
+  } finally {
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
 test('the rollback Kysely sends after a failed COMMIT touches nothing: by then the writer may hold the next group', async () => {
   const file = sqliteFile(dir);
   const driver = new GroupCommitSqliteDriver(new Sqlite(file), new Sqlite(file));
