@@ -191,27 +191,45 @@ test('a read-only transaction commits the open group first and reads it', async 
   await group;
 });
 
-test('closing the database commits the open group first', async () => {
-  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-close-'));
+/** A SQLite file of its own with the items table, open through one handle; removed after `fn`. */
+async function withOwnFile(fn: (own: string, first: Database) => Promise<void>): Promise<void> {
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-own-'));
   try {
-    const other = await openDatabase({ dataDir: own });
-    await sql`create table items (id text primary key, parent text)`.execute(other.db);
-    let bodyDone!: () => void;
-    const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
-    const group = other.db.transaction().execute(async (trx) => {
-      await insert(trx, 'closing');
-      bodyDone();
-    });
-    await inGroup;
-    await other.close();
-    await group;
-    const file = new Sqlite(sqliteFile(own), { readonly: true });
-    assert.deepEqual(file.prepare('select id from items').all(), [{ id: 'closing' }]);
-    file.close();
+    const first = await openDatabase({ dataDir: own });
+    await sql`create table items (id text primary key, parent text)`.execute(first.db);
+    await fn(own, first);
   } finally {
     fs.rmSync(own, { recursive: true, force: true });
   }
-});
+}
+
+/**
+ * Starts a write transaction inserting `id` and resolves once the insert is done, so its group is
+ * open; `holdMs`: how long the transaction then keeps the writer. `done` settles with it.
+ */
+async function openGroup(k: Kysely<DB>, id: string, holdMs = 0): Promise<{ done: Promise<void> }> {
+  let inserted!: () => void;
+  const inGroup = new Promise<void>((resolve) => (inserted = resolve));
+  const done = k.transaction().execute(async (trx) => {
+    await insert(trx, id);
+    inserted();
+    if (holdMs) await new Promise((r) => setTimeout(r, holdMs));
+  });
+  await inGroup;
+  return { done };
+}
+
+const ids = async (k: Kysely<DB>) => (await sql<{ id: string }>`select id from items order by id`.execute(k)).rows.map((r) => r.id);
+
+test('closing the database commits the open group first', () =>
+  withOwnFile(async (own, other) => {
+    const { done } = await openGroup(other.db, 'closing');
+    await other.close();
+    await done;
+    const file = new Sqlite(sqliteFile(own), { readonly: true });
+    assert.deepEqual(file.prepare('select id from items').all(), [{ id: 'closing' }]);
+    file.close();
+  }));
 
 test('every handle of one file in a process shares its writer: their writes of one turn share a COMMIT, none waits for the other', { timeout: 20_000 }, async () => {
   const second = await openDatabase({ dataDir: dir });
@@ -231,42 +249,26 @@ test('every handle of one file in a process shares its writer: their writes of o
   assert.deepEqual(await readPlain(), ['a', 'b', 'c', 'd', 'e']);
 });
 
-test('the file is closed when its last handle closes, not before', async () => {
-  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-handles-'));
-  // SQLite removes the WAL when the file's last connection closes.
-  const wal = `${sqliteFile(own)}-wal`;
-  try {
-    const first = await openDatabase({ dataDir: own });
+test('the file is closed when its last handle closes, not before', () =>
+  withOwnFile(async (own, first) => {
+    // SQLite removes the WAL when the file's last connection closes.
+    const wal = `${sqliteFile(own)}-wal`;
     const second = await openDatabase({ dataDir: own });
-    await sql`create table items (id text primary key, parent text)`.execute(first.db);
     await first.close();
     assert.ok(fs.existsSync(wal), 'still open for the second handle');
     await insert(second.db, 'after-first-closed');
-    assert.deepEqual((await sql<{ id: string }>`select id from items`.execute(second.db)).rows, [{ id: 'after-first-closed' }]);
+    assert.deepEqual(await ids(second.db), ['after-first-closed']);
     await second.close();
     assert.ok(!fs.existsSync(wal), 'closed with its last handle');
     const again = await openDatabase({ dataDir: own });
-    assert.deepEqual((await sql<{ id: string }>`select id from items`.execute(again.db)).rows, [{ id: 'after-first-closed' }]);
+    assert.deepEqual(await ids(again.db), ['after-first-closed']);
     await again.close();
-  } finally {
-    fs.rmSync(own, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a handle opened while the last one is closing waits for its group to commit and its writer to close, rather than writing beside it', { timeout: 20_000 }, async () => {
-  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-group-reopen-'));
-  try {
-    const first = await openDatabase({ dataDir: own });
-    await sql`create table items (id text primary key, parent text)`.execute(first.db);
-    let bodyDone!: () => void;
-    const inGroup = new Promise<void>((resolve) => (bodyDone = resolve));
-    const write = first.db.transaction().execute(async (trx) => {
-      await insert(trx, 'before-close');
-      bodyDone();
-      // Still in its transaction, holding the writer and the write lock, for a while.
-      await new Promise((r) => setTimeout(r, 50));
-    });
-    await inGroup;
+test('a handle opened while the last one is closing waits for its group to commit and its writer to close, rather than writing beside it', { timeout: 20_000 }, () =>
+  withOwnFile(async (own, first) => {
+    // A transaction in its group, holding the writer and the write lock for 50 ms.
+    const { done } = await openGroup(first.db, 'before-close', 50);
     // The close waits for that transaction, then commits its group; it is not awaited here.
     const closing = first.close();
     // Time for the close to release the handle; its writer still waits for that transaction.
@@ -276,13 +278,10 @@ test('a handle opened while the last one is closing waits for its group to commi
     // With a writer of its own beside the closing one, this BEGIN waited out the busy timeout (5 s, then SQLITE_BUSY).
     await insert(second.db, 'after-reopen');
     assert.ok(Date.now() - started < 2000, `the reopened handle waited ${Date.now() - started} ms`);
-    await Promise.all([write, closing]);
-    assert.deepEqual((await sql<{ id: string }>`select id from items order by id`.execute(second.db)).rows, [{ id: 'after-reopen' }, { id: 'before-close' }]);
+    await Promise.all([done, closing]);
+    assert.deepEqual(await ids(second.db), ['after-reopen', 'before-close']);
     await second.close();
-  } finally {
-    fs.rmSync(own, { recursive: true, force: true });
-  }
-});
+  }));
 
 test('the rollback Kysely sends after a failed COMMIT touches nothing: by then the writer may hold the next group', async () => {
   const file = sqliteFile(dir);
