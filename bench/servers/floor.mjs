@@ -80,35 +80,29 @@ const tokenWorkspace = async (req) => {
   return t && (t.expires_at === null || t.expires_at > now()) ? t.workspace_id : null;
 };
 const pages = new Map();
+const apiTokensPage = async (ws) => {
+  const rows = await query('select id, name, prefix, expires_at, created_at, created_by, last_used_at from api_tokens where workspace_id = ? order by id desc limit 51', [ws]);
+  return { data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null };
+};
 const handlers = {
   async api_tokens(req, reply) {
-    const [tok] = await query('select id, workspace_id, expires_at from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
-    if (!tok || (tok.expires_at !== null && tok.expires_at <= now())) return reply.code(401).send(unauthorized);
-    const rows = await query(
-      'select id, name, prefix, expires_at, created_at, created_by, last_used_at from api_tokens where workspace_id = ? order by id desc limit 51',
-      [tok.workspace_id],
-    );
-    return { data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null };
+    const ws = await tokenWorkspace(req);
+    if (!ws) return reply.code(401).send(unauthorized);
+    return apiTokensPage(ws);
   },
   // The conditional read as the project makes it (src/http/list-versions.ts): the credential, the
   // list's version, its tag; a 304 when If-None-Match names it, else the page this process kept
   // at that tag (the project's answer cache), else the page read and kept.
   async api_tokens_conditional(req, reply) {
-    const [tok] = await query('select id, workspace_id, expires_at from api_tokens where token_hash = ?', [sha(bearer(req.headers.authorization))]);
-    if (!tok || (tok.expires_at !== null && tok.expires_at <= now())) return reply.code(401).send(unauthorized);
-    const list = `api_tokens:${tok.workspace_id}`;
+    const ws = await tokenWorkspace(req);
+    if (!ws) return reply.code(401).send(unauthorized);
+    const list = `api_tokens:${ws}`;
     const [row] = await query('select list, version from list_versions where list in (?)', [list]);
     const tag = `W/"${createHash('sha256').update(`${list}\0${row ? Number(row.version) : 0}\0${req.url}`).digest('base64url').slice(0, 27)}"`;
     reply.header('etag', tag);
     if (req.headers['if-none-match'] === tag) return reply.code(304).send();
     let page = pages.get(tag);
-    if (page === undefined) {
-      const rows = await query(
-        'select id, name, prefix, expires_at, created_at, created_by, last_used_at from api_tokens where workspace_id = ? order by id desc limit 51',
-        [tok.workspace_id],
-      );
-      pages.set(tag, (page = JSON.stringify({ data: rows.slice(0, 50), has_more: rows.length > 50, next_cursor: null })));
-    }
+    if (page === undefined) pages.set(tag, (page = JSON.stringify(await apiTokensPage(ws))));
     return reply.header('content-type', 'application/json; charset=utf-8').send(page);
   },
   async notifications(req, reply) {
