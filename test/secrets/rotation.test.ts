@@ -185,8 +185,8 @@ test('key file: the command writes a new key, keeps the old one in master.key.pr
   err.on('data', (c: Buffer) => (printed += c.toString()));
 
   const env = { ...h.dbEnv, WSP_MASTER_KEY: '', WSP_MASTER_KEY_PREVIOUS: '' };
-  // Its own process, as an operator runs it: in this one, its SQLite connection and the server's
-  // would wait for each other's write lock with the event loop blocked in between.
+  // Its own process, as an operator runs it, with a SQLite writer of its own beside the server's
+  // (in one process the two would share one: src/db/database.ts).
   const { result } = await readThroughout(h, h.app, s, stored, runWsp(['admin', 'rotate-master-key', '--json'], env));
   const run = result as Awaited<ReturnType<typeof runWsp>>;
   assert.equal(run.code, 0, run.stdout + run.stderr);
