@@ -11,18 +11,49 @@ import type { TokenScope } from './scopes.js';
  * root (src/deps.ts): the sessions, tokens and identity areas answer these from their stores.
  */
 export interface CredentialLookups {
-  /** The live session with this token hash (its use recorded), or null. */
-  session(tokenHash: string, now: number): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number } | null>;
-  /** The live workspace API token with this hash (its use recorded), or null. */
-  apiToken(tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null } | null>;
+  /**
+   * The live session with this token hash (its use recorded), or null. With `listPrefix`, the
+   * same statement reads the version of the list named `listPrefix` + the session's user id.
+   */
+  session(tokenHash: string, now: number, listPrefix?: string): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead?: ListRead } | null>;
+  /**
+   * The live workspace API token with this hash (its use recorded), or null. With `listPrefix`,
+   * the same statement reads the version of the list named `listPrefix` + the token's workspace id.
+   */
+  apiToken(tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null; listRead?: ListRead } | null>;
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
   userForSubject(subject: string): Promise<string | null>;
   /** The user's role in the workspace, or null when not a member. */
   roleOf(workspaceId: string, userId: string): Promise<Role | null>;
 }
 
+/**
+ * A list whose version the credential's own statement reads too, so that a conditional read of
+ * the caller's own list (src/http/list-versions.ts) makes one round trip, not two: the list named
+ * `prefix` + the id of the credential's workspace (an API token's) or user (a session's).
+ */
+export interface ListAlongside {
+  of: 'workspace' | 'user';
+  prefix: string;
+}
+
+/**
+ * A list's version as the credential's statement read it: not given when the credential's use was
+ * written after the read (the write may bump the list it names, as a token's last use does).
+ */
+export interface ListRead {
+  list: string;
+  version: number;
+}
+
+export interface Authenticated {
+  principal: Principal;
+  /** The version `alongside` asked for, when the credential's kind has that owner. */
+  listRead: ListRead | null;
+}
+
 /** The Authorization header, else the `wsp_session` cookie's value (CONTRACT §9: only where no header is sent). */
-export type Authenticator = (authorization: string | undefined, sessionCookie?: string) => Promise<Principal>;
+export type Authenticator = (authorization: string | undefined, sessionCookie?: string, alongside?: ListAlongside) => Promise<Authenticated>;
 
 const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message ? { message } : {});
 
@@ -33,12 +64,13 @@ const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message 
  */
 export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier; lookups: CredentialLookups }): Authenticator {
   const { clock, verifyJwt, lookups } = deps;
-  return async (authorization, sessionCookie) => {
+  return async (authorization, sessionCookie, alongside) => {
+    const userList = alongside?.of === 'user' ? alongside.prefix : undefined;
     if (authorization === undefined && sessionCookie !== undefined) {
       const shape = classifyCredential(sessionCookie);
-      const s = shape.kind === 'session' ? await lookups.session(shape.hash, nowSeconds(clock)) : null;
+      const s = shape.kind === 'session' ? await lookups.session(shape.hash, nowSeconds(clock), userList) : null;
       if (!s) throw unauthorized('The wsp_session cookie is not a live session: sign in again');
-      return { kind: 'session', userId: s.userId, sessionId: s.sessionId, cookie: { csrfToken: s.csrfToken, expiresAt: s.expiresAt } };
+      return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId, cookie: { csrfToken: s.csrfToken, expiresAt: s.expiresAt } }, listRead: s.listRead ?? null };
     }
     const token = bearerToken(authorization);
     if (!token) throw unauthorized(authorization ? 'The Authorization header must be "Bearer <credential>"' : 'The Authorization header is missing');
@@ -46,14 +78,14 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
     const now = nowSeconds(clock);
     switch (shape.kind) {
       case 'session': {
-        const s = await lookups.session(shape.hash, now);
+        const s = await lookups.session(shape.hash, now, userList);
         if (!s) throw unauthorized();
-        return { kind: 'session', userId: s.userId, sessionId: s.sessionId };
+        return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId }, listRead: s.listRead ?? null };
       }
       case 'api_token': {
-        const t = await lookups.apiToken(shape.hash, now);
+        const t = await lookups.apiToken(shape.hash, now, alongside?.of === 'workspace' ? alongside.prefix : undefined);
         if (!t) throw unauthorized();
-        return { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes };
+        return { principal: { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes }, listRead: t.listRead ?? null };
       }
       case 'jwt': {
         const claims = await verifyJwt(shape.token);
@@ -62,7 +94,7 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
         if (typeof sub !== 'string' || sub === '' || sub.length > MAX_SUBJECT_LENGTH) throw unauthorized();
         const userId = await lookups.userForSubject(sub);
         if (!userId) throw unauthorized();
-        return { kind: 'jwt', userId, subject: sub, expiresAt: claims!.exp! };
+        return { principal: { kind: 'jwt', userId, subject: sub, expiresAt: claims!.exp! }, listRead: null };
       }
       default:
         throw unauthorized();

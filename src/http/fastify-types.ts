@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Role } from '../db/tables.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
+import type { ListAlongside, ListRead } from '../auth/authenticator.js';
 import type { Scope } from '../auth/workspace-context.js';
 import type { TokenScope } from '../auth/scopes.js';
 import type { IdempotencyClaim } from './idempotency.js';
@@ -43,6 +44,12 @@ declare module 'fastify' {
      */
     listVersion?: (request: FastifyRequest) => string;
     /**
+     * The same list as the credential's owner names it (its workspace's for an API token, its
+     * user's for a session): the credential's statement reads its version too, and a request
+     * whose `listVersion` is that list makes no statement of its own for it.
+     */
+    listWithCredential?: ListAlongside;
+    /**
      * A GET whose answer is made only from lists with versions (migrations 0018, 0020): their keys
      * for this request (undefined: none applies, the route answers as any other). The answer is
      * read after these versions and tagged by them.
@@ -62,6 +69,8 @@ declare module 'fastify' {
     idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
     /** The ETag of a versioned answer being made (src/http/list-versions.ts): kept under it once sent. */
     versionTag: string | null;
+    /** The version of the list `listWithCredential` names, as the credential's statement read it. */
+    listRead: ListRead | null;
   }
 }
 

@@ -43,7 +43,8 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
  * from), which name the lists for the request after authentication and Service-Context, so only
  * a caller allowed to read them learns anything of them.
  *
- * Every GET reads the versions first, from indexed rows: If-None-Match naming the tag is answered
+ * Every GET reads the versions first, from indexed rows (or takes the one its credential's statement
+ * read, `config.listWithCredential`, when that is the list): If-None-Match naming the tag is answered
  * 304, and an answer this process already sent at those versions is sent again without being
  * made (the tag is the cache's key: the same lists, versions and URL are the same answer, for any
  * caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
@@ -65,7 +66,9 @@ export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: 
       if (request.method !== 'GET') return;
       const lists = listsOf(request);
       if (!lists) return;
-      const etag = versionEtag(await versionsOf(db, lists), request);
+      const read = request.listRead;
+      const versions = read && lists.length === 1 && lists[0] === read.list ? [[read.list, read.version] as const] : await versionsOf(db, lists);
+      const etag = versionEtag(versions, request);
       const asked = request.headers['if-none-match'];
       if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
         reply.header('etag', etag);

@@ -144,6 +144,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('ctx', null);
   app.decorateRequest('idem', null);
+  app.decorateRequest('listRead', null);
 
   // 1. Credential (401) before anything is parsed or validated. Failed authentications are
   // counted per client address: past the limit they answer 429 until the window ends, while
@@ -154,9 +155,12 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const authorization = credentialHeader(request);
     const cookie = authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
     if (auth === 'optional' && authorization === undefined && cookie === undefined) return;
+    const alongside = request.method === 'GET' ? request.routeOptions.config?.listWithCredential : undefined;
     let principal;
     try {
-      principal = await authenticate(authorization, cookie);
+      const found = await authenticate(authorization, cookie, alongside);
+      principal = found.principal;
+      request.listRead = found.listRead;
     } catch (err) {
       const wait = err instanceof ApiError && err.status === 401 && authFailures ? authFailures.hit(request.ip) : 0;
       if (wait > 0) throw rateLimited(wait, 'Too many failed authentications from this address; retry after the time in Retry-After');

@@ -2,7 +2,7 @@ import type { App } from '../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ListNotificationsQuery, NotificationList, NotificationParams, StreamHeaders } from './schemas.js';
-import { callerUserId, notificationListName, type NotificationService } from './service.js';
+import { callerUserId, NOTIFICATION_LIST_PREFIX, notificationListName, type NotificationService } from './service.js';
 import type { NotificationStreams } from './stream.js';
 import { canonicalId } from '../shared/ids.js';
 import { Type } from '@sinclair/typebox';
@@ -40,7 +40,7 @@ export function notificationRoutes(app: App, notifications: NotificationService,
   app.get(
     '/notifications',
     {
-      config: { ...USER_ROUTE, listVersion: (request) => notificationListName(callerUserId(requestCtx(request))) },
+      config: { ...USER_ROUTE, listVersion: (request) => notificationListName(callerUserId(requestCtx(request))), listWithCredential: { of: 'user', prefix: NOTIFICATION_LIST_PREFIX } },
       schema: {
         tags: ['notifications'],
         summary: "The caller's most recent notifications: at most 50, newest first",

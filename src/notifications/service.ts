@@ -7,11 +7,11 @@ import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';
 import { pageByIdAsJson } from '../shared/cursor.js';
-import { notificationListName, notificationStore } from './store.js';
+import { NOTIFICATION_LIST_PREFIX, notificationListName, notificationStore } from './store.js';
 import type { ListNotificationsQuery, Notification } from './schemas.js';
 
 /** The list_versions name of this list (src/http/list-versions.ts). */
-export { notificationListName };
+export { NOTIFICATION_LIST_PREFIX, notificationListName };
 
 export type Severity = 'info' | 'warning' | 'critical';
 

@@ -25,7 +25,8 @@ function listed(db: Kysely<DB>, userId: string, unreadOnly: boolean) {
 }
 
 /** The name of a user's notification list in list_versions (migration 0018's triggers write it). */
-export const notificationListName = (userId: string) => `notifications:${userId}`;
+export const NOTIFICATION_LIST_PREFIX = 'notifications:';
+export const notificationListName = (userId: string) => NOTIFICATION_LIST_PREFIX + userId;
 
 // A statement per shape, compiled once (src/db/json-rows.ts): all or unread, first page or after a cursor.
 const shapes = (unreadOnly: boolean) => ({

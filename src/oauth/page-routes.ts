@@ -62,7 +62,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
     const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
     if (cookie === undefined) return null;
     try {
-      const p = await deps.authenticate(undefined, cookie);
+      const p = (await deps.authenticate(undefined, cookie)).principal;
       return p.kind === 'session' ? p : null;
     } catch (err) {
       if (isDatabaseUnavailable(err) || isStorageFull(err)) throw err;

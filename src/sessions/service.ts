@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB, SessionIssuer } from '../db/tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
+import type { ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
@@ -79,12 +80,20 @@ const USER_AGENT_MAX = 256;
  * token): null when there is none or it ended. Use extends the idle expiry, written at most once
  * a minute; the absolute lifetime and a hard end are never extended.
  */
-export async function sessionForToken(db: Kysely<DB>, tokenHash: string, now: number, policy: SessionPolicy): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number } | null> {
-  const s = await sessionStore.byHash(db, tokenHash);
+export async function sessionForToken(
+  db: Kysely<DB>,
+  tokenHash: string,
+  now: number,
+  policy: SessionPolicy,
+  listPrefix?: string,
+): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead?: ListRead } | null> {
+  const s = listPrefix === undefined ? await sessionStore.byHash(db, tokenHash) : await sessionStore.byHashWithList(db, tokenHash, listPrefix);
   if (!s || sessionEnd(s, policy) <= now) return null;
   const touched = now - s.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
-  return { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt: sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy) };
+  const found = { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt: sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy) };
+  // As for an API token: a version read before this request's own write to the session is not given.
+  return !touched && listPrefix !== undefined && 'list_version' in s ? { ...found, listRead: { list: listPrefix + s.user_id, version: Number(s.list_version ?? 0) } } : found;
 }
 
 /** Ends a session at once: its token is refused from the next request on. */

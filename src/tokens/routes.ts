@@ -4,7 +4,7 @@ import { storeForReplayInstead, workspaceCtx } from '../http/context.js';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, envelope, validationError } from '../shared/errors.js';
 import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenList } from './schemas.js';
-import { tokenListName, type TokenService } from './service.js';
+import { TOKEN_LIST_PREFIX, tokenListName, type TokenService } from './service.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
 
@@ -41,7 +41,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.get(
     '/api_tokens',
     {
-      config: { scope: 'workspace', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId) },
+      config: { scope: 'workspace', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
       schema: {
         tags: ['tokens'],
         summary: "List the workspace's API tokens, newest first",

@@ -5,17 +5,18 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
+import type { ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import type { Quotas } from '../quotas/limits.js';
 import { pageByIdAsJson, type CursorCodec } from '../shared/cursor.js';
-import { tokenListName, tokenStore } from './store.js';
+import { TOKEN_LIST_PREFIX, tokenListName, tokenStore } from './store.js';
 import type { CreateTokenBody, ListedToken } from './schemas.js';
 import { parseStoredScopes, storedScopes, type TokenScope } from '../auth/scopes.js';
 
 /** The list_versions name of this list (src/http/list-versions.ts). */
-export { tokenListName };
+export { TOKEN_LIST_PREFIX, tokenListName };
 
 export interface TokenServiceDeps {
   db: Kysely<DB>;
@@ -79,11 +80,14 @@ export async function issueApiToken(
  * The live workspace API token a token's hash names, for the authenticator (every request with
  * an API token): null when there is none or it expired. Its last use is written at most once a minute.
  */
-export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null } | null> {
-  const t = await tokenStore.byHash(db, tokenHash);
+export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null; listRead?: ListRead } | null> {
+  const t = listPrefix === undefined ? await tokenStore.byHash(db, tokenHash) : await tokenStore.byHashWithList(db, tokenHash, listPrefix);
   if (!t || (t.expires_at !== null && t.expires_at <= now)) return null;
-  if (t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS) await tokenStore.touch(db, t.id, now);
-  return { tokenId: t.id, workspaceId: t.workspace_id, scopes: parseStoredScopes(t.scopes) };
+  const touched = t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS;
+  if (touched) await tokenStore.touch(db, t.id, now);
+  const found = { tokenId: t.id, workspaceId: t.workspace_id, scopes: parseStoredScopes(t.scopes) };
+  // The token's list shows its last use: a version read before that write is the list's past, not given.
+  return !touched && listPrefix !== undefined && 'list_version' in t ? { ...found, listRead: { list: listPrefix + t.workspace_id, version: Number(t.list_version ?? 0) } } : found;
 }
 
 /** API tokens the workspace holds that still work, for its quota figures. */

@@ -39,20 +39,24 @@ async function pageReads<T>(store: { page: (...args: any[]) => Promise<unknown> 
 
 const statements = <T>(fn: () => Promise<T>) => statementsWhile(h.database.db, fn);
 
-test('a 200 of a versioned list: the version first, then the page (which reads the version it was read at) unless this version was already written', async () => {
+test('a 200 of a versioned list: the version first (in the credential\'s own statement), then the page (which reads the version it was read at) unless this version was already written', async () => {
   await h.database.db
     .insertInto('notifications')
     .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
     .execute();
-  for (const [url, credential, list] of [
-    ['/v1/api_tokens?limit=7', s.apiToken, 'api_tokens'],
-    ['/v1/notifications?unread=true', s.owner.session, 'notifications'],
+  for (const [url, credential, list, credentialTable] of [
+    ['/v1/api_tokens?limit=7', s.apiToken, 'api_tokens', 'api_tokens'],
+    ['/v1/notifications?unread=true', s.owner.session, 'notifications', 'sessions'],
   ] as const) {
+    // A credential whose use this minute is already written (its first use writes it, below).
+    assert.equal((await get('/v1/me', credential)).statusCode, 200);
     const { result, sql } = await statements(() => get(url, credential));
     assert.equal(result.statusCode, 200, result.body);
     const versionReads = sql.filter((q) => q.includes('list_versions'));
     assert.equal(versionReads.length, 2, `${url}: ${versionReads.join('\n')}`);
-    assert.doesNotMatch(versionReads[0]!, /json/, `${url}: the version alone first`);
+    assert.match(versionReads[0]!, new RegExp(`from "${credentialTable}" where "token_hash"`), `${url}: the version first, read with the credential`);
+    assert.doesNotMatch(versionReads[0]!, /json/, `${url}: the credential's statement reads no page`);
+    assert.equal(sql.filter((q) => q.includes('token_hash')).length, 1, `${url}: one credential statement`);
     assert.match(versionReads[1]!, new RegExp(`from "${list}"`), `${url}: then the page, with the version it was read at`);
     // The same version again: the answer written before, not a page read.
     const again = await statements(() => get(url, credential));
@@ -66,6 +70,60 @@ test('a 200 of a versioned list: the version first, then the page (which reads t
   const empty = await get('/v1/notifications', s.member.session);
   assert.equal(empty.json().data.length, 0);
   assert.equal((await get('/v1/notifications', s.member.session, { 'if-none-match': empty.headers.etag as string })).statusCode, 304);
+});
+
+test("the credential's statement reads the version of its own list only: a use written by this request, another workspace's list, a route of no list of its own each read it on their own", async () => {
+  const ws = await h.seed('Alongside');
+  const versionAlone = (sql: string[]) => sql.filter((q) => q.includes('list_versions') && !q.includes('token_hash') && !q.includes('json')).length;
+  const credentialWithVersion = (sql: string[]) => sql.filter((q) => q.includes('token_hash') && q.includes('list_versions')).length;
+
+  // A token made now, its list read (and kept) before its first use.
+  const made = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(ws.owner.session, ws.workspaceId), payload: { name: 'fresh' } });
+  assert.equal(made.statusCode, 201, made.body);
+  const token = made.json().token as string;
+  const listed = await get('/v1/api_tokens', ws.owner.session, { 'service-context': ws.workspaceId });
+  const unused = (listed.json().data as { id: string; last_used_at: number | null }[]).find((t) => t.id === made.json().id)!;
+  assert.equal(unused.last_used_at, null);
+  // Its first use writes last_used_at, which bumps the list after the credential's statement read
+  // its version: that version is the list's past, so the version is read again after the write,
+  // and the answer shows the use (the page kept at the older version would not).
+  const first = await statements(() => get('/v1/api_tokens', token));
+  assert.equal(first.result.statusCode, 200, first.result.body);
+  const shown = (first.result.json().data as { id: string; last_used_at: number | null }[]).find((t) => t.id === made.json().id)!;
+  assert.equal(shown.last_used_at, Math.floor(h.clock.nowMs() / 1000));
+  assert.notEqual(first.result.headers.etag, listed.headers.etag);
+  assert.equal(versionAlone(first.sql), 1, first.sql.join('\n'));
+  // Within the minute, the credential's statement is the only version read; a minute on, a use
+  // is written again and the version is read after it.
+  const warm = await statements(() => get('/v1/api_tokens', token, { 'if-none-match': first.result.headers.etag as string }));
+  assert.deepEqual([warm.result.statusCode, credentialWithVersion(warm.sql), versionAlone(warm.sql)], [304, 1, 0], warm.sql.join('\n'));
+  h.clock.advanceSeconds(61);
+  const later = await statements(() => get('/v1/api_tokens', token, { 'if-none-match': first.result.headers.etag as string }));
+  assert.deepEqual([later.result.statusCode, versionAlone(later.sql)], [200, 1], later.sql.join('\n'));
+
+  // A session reads a workspace's list by Service-Context: its statement knows its user, not that
+  // workspace, so the version is read on its own.
+  assert.equal((await get('/v1/me', ws.owner.session)).statusCode, 200);
+  const bySession = await statements(() => get('/v1/api_tokens', ws.owner.session, { 'service-context': ws.workspaceId }));
+  assert.deepEqual([bySession.result.statusCode, credentialWithVersion(bySession.sql), versionAlone(bySession.sql)], [200, 0, 1], bySession.sql.join('\n'));
+  // A session's own list (notifications) is read with the session (a page with a row: an empty
+  // one has no row to carry the page's own version on SQLite, which reads it apart then).
+  await h.database.db
+    .insertInto('notifications')
+    .values({ id: newId('ntf'), user_id: ws.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+    .execute();
+  const own = await statements(() => get('/v1/notifications', ws.owner.session));
+  assert.deepEqual([own.result.statusCode, credentialWithVersion(own.sql), versionAlone(own.sql)], [200, 1, 0], own.sql.join('\n'));
+  // Its use written a minute on (which could change what a user's list shows), the version is read after it.
+  h.clock.advanceSeconds(61);
+  const ownLater = await statements(() => get('/v1/notifications', ws.owner.session));
+  assert.deepEqual([ownLater.result.statusCode, versionAlone(ownLater.sql)], [200, 1], ownLater.sql.join('\n'));
+  // A GET of no list of the credential's own reads none with it.
+  for (const [url, credential] of [['/v1/secrets', token], ['/v1/me', ws.owner.session]] as const) {
+    const other = await statements(() => get(url, credential));
+    assert.equal(other.result.statusCode, 200, other.result.body);
+    assert.equal(credentialWithVersion(other.sql), 0, `${url}: ${other.sql.join('\n')}`);
+  }
 });
 
 test('a kept answer is the list as it is: every change is read again; each page, filter and workspace is its own; the credential and the caller\'s rights are checked first, every time', async () => {
