@@ -29,10 +29,39 @@ export interface UpgradeManifest {
 /**
  * Fields that change with time or by the worker, not by the upgrade: a token's last use, a
  * machine's state as the scheduler and the provider move it (a fixture's suspension expires a
- * day after it was made), a webhook's delivery attempts against its unreachable address, a
- * notification's read mark set by the test's own reads.
+ * day after it was made, which clears its machine's suspension_id), a webhook's delivery attempts
+ * against its unreachable address (a day of them disables it, with a reason), a notification's
+ * read mark set by the test's own reads.
  */
-export const VOLATILE = new Set(['last_used_at', 'status', 'state', 'etag', 'updated_at', 'attempts', 'next_attempt_at', 'last_attempt_at', 'last_status', 'last_error', 'failures', 'consecutive_failures', 'disabled_at', 'ended_at', 'notices_sent', 'read_at', 'response_status', 'delivered_at', 'error']);
+export const VOLATILE = new Set([
+  'last_used_at', 'status', 'state', 'etag', 'updated_at', 'attempts', 'next_attempt_at', 'last_attempt_at', 'last_status', 'last_error', 'failures',
+  'consecutive_failures', 'disabled_at', 'disabled_reason', 'ended_at', 'notices_sent', 'read_at', 'response_status', 'delivered_at', 'error', 'suspension_id',
+]);
+
+/**
+ * Lists whose members end with time, not by the upgrade: the fixture's suspension a day after it
+ * was made (it was made with a retention of one day), its invitation seven days after (CONTRACT
+ * §9). The fixture is committed once and read for months: without this, the test would fail a
+ * day after the fixture was made, for what the clock did.
+ */
+const ENDS_WITH_TIME: readonly { list: RegExp; afterSeconds: number }[] = [
+  { list: /^\/v1\/compute\/suspensions$/, afterSeconds: 24 * 3600 },
+  { list: /^\/v1\/workspaces\/[^/]+\/invitations$/, afterSeconds: 7 * 24 * 3600 },
+];
+/** Around the end, either answer is right: the end is a job's or a read's, not to the second. */
+const END_MARGIN_SECONDS = 3600;
+
+/**
+ * Whether the members of `url` that the fixture listed must still be listed, must be gone (their
+ * end passed: the current release ends them as the previous one did), or may be either (near it).
+ */
+export function listingAt(url: string, madeAt: string, nowMs: number): 'listed' | 'ended' | 'either' {
+  const end = ENDS_WITH_TIME.find((e) => e.list.test(url));
+  if (!end) return 'listed';
+  const age = (nowMs - Date.parse(madeAt)) / 1000;
+  if (age < end.afterSeconds - END_MARGIN_SECONDS) return 'listed';
+  return age > end.afterSeconds + END_MARGIN_SECONDS ? 'ended' : 'either';
+}
 
 /** Paths whose answers the worker or the clock move: only their non-volatile fields are compared. */
 const MOVING = [/^\/v1\/machines/, /^\/v1\/compute\/suspensions/, /^\/v1\/webhooks/, /^\/v1\/notifications/, /^\/v1\/api_tokens/];

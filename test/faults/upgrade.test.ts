@@ -10,7 +10,7 @@ import { ProviderStub } from '../compute/provider-stub.js';
 import { checkRepository, client, git } from '../reliability/servers.js';
 import { LONG, LoadTally, reportFault } from './report.js';
 import { PREVIOUS_RELEASE, previousReleaseBin } from './previous-release.js';
-import { caller, differences } from './upgrade-data.js';
+import { caller, differences, listingAt } from './upgrade-data.js';
 import { adminOf, fixtureMasterKey, loadFixture, readManifest, type LoadedFixture } from './upgrade-fixture.js';
 
 /**
@@ -211,7 +211,11 @@ test(`upgrade (${ENGINE}): everything the previous release wrote reads back the 
   for (const [url, ids] of Object.entries(M.lists)) {
     const now = url === '/v1/compute/suspensions' ? (await owner.ok(base, 'GET', url)) : await all(url);
     const have = new Set((now as any[]).map((x) => x.id ?? x.user_id));
-    for (const id of ids) if (!have.has(id)) diffs.push(`${url}: ${id} is no longer listed`);
+    const expected = listingAt(url, M.madeAt, Date.now());
+    for (const id of ids) {
+      if (expected === 'listed' && !have.has(id)) diffs.push(`${url}: ${id} is no longer listed`);
+      if (expected === 'ended' && have.has(id)) diffs.push(`${url}: ${id} is still listed after its end`);
+    }
   }
   assert.deepEqual(diffs, [], 'the upgraded data differs from what the previous release wrote');
 
