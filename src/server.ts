@@ -5,6 +5,7 @@ import { migrate, openDatabase } from './db/database.js';
 import { exitOnSignal } from './shutdown.js';
 import { warnAboutDataModes } from './data-modes.js';
 import { issueSetupCode } from './accounts/setup-code.js';
+import { compileCache } from './shared/compile-cache.js';
 
 export interface ServeOptions {
   /** Run the job worker in this process (false: `wsp serve --no-worker`). */
@@ -42,11 +43,16 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
   warnAboutDataModes(config, app.log);
   const setupCode = await issueSetupCode(database.db);
   if (setupCode) app.log.warn({ setup_code: setupCode }, `First run: no user yet. Open ${config.publicUrl}/console/ or POST /v1/setup with this setup code to make the first owner`);
-  app.log.info({ address, engine: database.engine, worker: opts.worker }, 'listening');
+  const cached = compileCache();
+  app.log.info({ address, engine: database.engine, worker: opts.worker, ...(cached ? { compile_cache: cached.cache } : {}) }, 'listening');
   // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
   const warming = performance.now();
   app.schemaCompilation.warm().then(
-    () => app.log.info({ ms: Math.round(performance.now() - warming) }, 'route schemas compiled'),
+    () => {
+      app.log.info({ ms: Math.round(performance.now() - warming) }, 'route schemas compiled');
+      // Warm, the process has compiled what a start and a request need: what the next start takes from the cache.
+      if (cached?.save()) app.log.info('compile cache written');
+    },
     (err: unknown) => app.log.error({ err }, 'a route schema does not compile'),
   );
 }

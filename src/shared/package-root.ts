@@ -3,7 +3,7 @@ import path from 'node:path';
 
 /**
  * The package's root folder, found by walking up from this module to the first package.json:
- * the same answer when bundled (dist/wsp.mjs) and when run from the sources by tsx.
+ * the same answer when bundled (dist/wsp.cjs) and when run from the sources by tsx.
  */
 export function packageRoot(): string {
   let dir = path.dirname(new URL(import.meta.url).pathname);
