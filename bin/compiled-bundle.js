@@ -28,11 +28,10 @@ export function cacheFileOf(source, cacheDir, flags = process.execArgv) {
 /**
  * Runs `bundlePath` as a CommonJS module with the cached bytecode in `cacheDir` when there is
  * some for it. Answers what became of the cache ('accepted', 'rejected' by V8, 'absent', or 'off'
- * under --enable-source-maps) and
- * `save()`, which writes the bytecode compiled so far when none was accepted: atomically (a file
- * renamed into place, so two servers starting at once never leave half of one), removing the
- * caches of other bundles, and silently not at all where the directory cannot be written (a
- * read-only installation starts as it did without a cache).
+ * under --enable-source-maps) and `save()`, which writes the bytecode compiled so far when none
+ * was accepted: atomically (a file renamed into place, so two servers starting at once never
+ * leave half of one), removing the caches of other bundles, and silently not at all where the
+ * directory cannot be written (a read-only installation starts as it did without a cache).
  */
 export function runCompiledBundle(bundlePath, cacheDir) {
   if (process.sourceMapsEnabled) {
