@@ -46,6 +46,16 @@ export interface ListRead {
   version: number;
 }
 
+/**
+ * What a credential's statement read of its owner's list (`list_version` beside its row), to hand
+ * on: nothing when no list was asked for, or when the request wrote the credential's use after
+ * that read.
+ */
+export function listReadOf(listPrefix: string | undefined, ownerId: string, row: Readonly<Record<string, unknown>>, useWritten: boolean): ListRead | undefined {
+  if (listPrefix === undefined || useWritten || !('list_version' in row)) return undefined;
+  return { list: listPrefix + ownerId, version: Number(row.list_version ?? 0) };
+}
+
 export interface Authenticated {
   principal: Principal;
   /** The version `alongside` asked for, when the credential's kind has that owner. */

@@ -47,11 +47,6 @@ export function jsonObject(db: Kysely<DB>, fields: Readonly<Record<string, JsonF
 }
 
 const listVersion = (list: unknown) => sql<number | string | null>`(select version from list_versions where list = ${list})`;
-/**
- * The version of the list named `prefix` + a column of the row being read (a credential's owner),
- * in that row's own statement: a credential and its owner's list in one round trip.
- */
-export const versionOfOwnList = (prefix: unknown, owner: string) => sql<number | string | null>`(select version from list_versions where list = ${prefix} || ${sql.ref(owner)})`;
 /** A versioned list's version (migration 0018), alone: for a conditional read, and for a page with no rows. */
 export const versionOf = prepared((db, list: string) => db.selectFrom('list_versions').select('version').where('list', '=', list)).first;
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB, SessionIssuer } from '../db/tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
-import type { ListRead } from '../auth/authenticator.js';
+import { listReadOf, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
@@ -92,8 +92,8 @@ export async function sessionForToken(
   const touched = now - s.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
   const found = { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt: sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy) };
-  // As for an API token: a version read before this request's own write to the session is not given.
-  return !touched && listPrefix !== undefined && 'list_version' in s ? { ...found, listRead: { list: listPrefix + s.user_id, version: Number(s.list_version ?? 0) } } : found;
+  const listRead = listReadOf(listPrefix, s.user_id, s, touched);
+  return listRead ? { ...found, listRead } : found;
 }
 
 /** Ends a session at once: its token is refused from the next request on. */

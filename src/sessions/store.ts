@@ -1,27 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { DB, SessionsTable } from '../db/tables.js';
-import { prepared } from '../db/prepared.js';
-import { versionOfOwnList } from '../db/json-rows.js';
+import { credentialByHash } from '../db/credential-rows.js';
 
 export type SessionRow = SessionsTable;
 
 const LISTED = ['id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'issued_by', 'user_agent', 'ip'] as const;
 
-const CREDENTIAL = ['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'csrf_token'] as const;
-
 export const sessionStore = {
   insert: (db: Kysely<DB>, row: SessionsTable) => db.insertInto('sessions').values(row).execute(),
 
-  /** Every request with a session token runs this: compiled once (prepared.ts). */
-  byHash: prepared((db, tokenHash: string) => db.selectFrom('sessions').select(CREDENTIAL).where('token_hash', '=', tokenHash)).first,
-
-  /** The same, and the version of the list named `listPrefix` + the session's user id. */
-  byHashWithList: prepared((db, tokenHash: string, listPrefix: string) =>
-    db
-      .selectFrom('sessions')
-      .select([...CREDENTIAL, versionOfOwnList(listPrefix, 'sessions.user_id').as('list_version')])
-      .where('token_hash', '=', tokenHash),
-  ).first,
+  /** Every request with a session token runs one of these, alone or with its user's list's version. */
+  ...credentialByHash((db) => db.selectFrom('sessions').select(['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'csrf_token']), 'sessions.user_id'),
 
   touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) =>
     db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).execute(),

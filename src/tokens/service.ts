@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
-import type { ListRead } from '../auth/authenticator.js';
+import { listReadOf, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
@@ -86,8 +86,9 @@ export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: nu
   const touched = t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await tokenStore.touch(db, t.id, now);
   const found = { tokenId: t.id, workspaceId: t.workspace_id, scopes: parseStoredScopes(t.scopes) };
-  // The token's list shows its last use: a version read before that write is the list's past, not given.
-  return !touched && listPrefix !== undefined && 'list_version' in t ? { ...found, listRead: { list: listPrefix + t.workspace_id, version: Number(t.list_version ?? 0) } } : found;
+  // The token's list shows its last use: a version read before that write is the list's past.
+  const listRead = listReadOf(listPrefix, t.workspace_id, t, touched);
+  return listRead ? { ...found, listRead } : found;
 }
 
 /** API tokens the workspace holds that still work, for its quota figures. */

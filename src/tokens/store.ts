@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiTokensTable, DB } from '../db/tables.js';
-import { prepared } from '../db/prepared.js';
-import { jsonObject, preparedJsonPage, versionOfOwnList, type JsonField } from '../db/json-rows.js';
+import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
+import { credentialByHash } from '../db/credential-rows.js';
 import type { JsonPageRow } from '../shared/cursor.js';
 import { TOKEN_SCOPES } from '../auth/scope-schemas.js';
 import type { ListedToken } from './schemas.js';
@@ -30,21 +30,11 @@ const listed = (db: Kysely<DB>, workspaceId: string) =>
 const firstPage = preparedJsonPage((db, workspaceId: string, take: number) => listed(db, workspaceId).orderBy('id', 'desc').limit(take));
 const pageAfter = preparedJsonPage((db, workspaceId: string, beforeId: string, take: number) => listed(db, workspaceId).where('id', '<', beforeId).orderBy('id', 'desc').limit(take));
 
-const CREDENTIAL = ['id', 'workspace_id', 'expires_at', 'last_used_at', 'scopes'] as const;
-
 export const tokenStore = {
   insert: (db: Kysely<DB>, row: ApiTokensTable) => db.insertInto('api_tokens').values(row).execute(),
 
-  /** Every request with an API token runs this: compiled once (prepared.ts). */
-  byHash: prepared((db, tokenHash: string) => db.selectFrom('api_tokens').select(CREDENTIAL).where('token_hash', '=', tokenHash)).first,
-
-  /** The same, and the version of the list named `listPrefix` + the token's workspace id. */
-  byHashWithList: prepared((db, tokenHash: string, listPrefix: string) =>
-    db
-      .selectFrom('api_tokens')
-      .select([...CREDENTIAL, versionOfOwnList(listPrefix, 'api_tokens.workspace_id').as('list_version')])
-      .where('token_hash', '=', tokenHash),
-  ).first,
+  /** Every request with an API token runs one of these, alone or with its workspace's list's version. */
+  ...credentialByHash((db) => db.selectFrom('api_tokens').select(['id', 'workspace_id', 'expires_at', 'last_used_at', 'scopes']), 'api_tokens.workspace_id'),
 
   touch: (db: Kysely<DB>, id: string, now: number) =>
     db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
