@@ -41,7 +41,7 @@ export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRu
  */
 export async function work(config: Config): Promise<void> {
   const log = pino(loggerOptions(config.logLevel));
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...config.database });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, backgroundCheckpoints: true, ...config.database });
   let runner: JobRunner;
   try {
     await migrate(database);

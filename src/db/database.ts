@@ -13,6 +13,7 @@ import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 import { makeDirectory, makePrivateFile } from '../shared/directories.js';
 import { GroupCommitSqliteDriver } from './sqlite-driver.js';
+import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -23,6 +24,8 @@ export interface Database {
   pgSchema?: string;
   /** PostgreSQL: the statement timeout of this database's pool (src/db/database.ts), lifted by `migrate`. */
   statementLimit?: StatementLimit;
+  /** SQLite: who checkpoints the WAL, the writer on its commits or a thread of its own (src/db/wal-checkpointer.ts). */
+  checkpoints?: 'writer' | 'thread';
   close(): Promise<void>;
 }
 
@@ -42,6 +45,8 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number;
   /** PostgreSQL: prepare the statements of `prepared()` once per connection (default true). */
   preparedStatements?: boolean;
+  /** SQLite: checkpoint the WAL on a thread of its own, off the event loop (a server's; src/db/wal-checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 /** The statement timeout in force for one pool; `migrate` lifts it while it runs. */
@@ -65,19 +70,24 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     shared = openFiles.get(key);
   }
   if (!shared) {
-    shared = { driver: openSqliteDriver(file), handles: 0, closing: null };
+    shared = { ...openSqliteDriver(file), checkpointer: null, handles: 0, closing: null };
     openFiles.set(key, shared);
   }
+  if (opts.backgroundCheckpoints) shared.checkpointer ??= startWalCheckpointer(file, shared.writer);
   shared.handles++;
   const handle = shared;
   const db = new Kysely<DB>({
     dialect: new GroupCommitSqliteDialect(handle.driver, async () => {
       if (--handle.handles > 0) return;
-      handle.closing = handle.driver.destroy().finally(() => openFiles.delete(key));
+      // The thread's connection closes first: the writer's close, the last, checkpoints what is left.
+      handle.closing = (async () => {
+        await handle.checkpointer?.stop();
+        await handle.driver.destroy();
+      })().finally(() => openFiles.delete(key));
       await handle.closing;
     }),
   });
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  return { db, engine: 'sqlite', checkpoints: handle.checkpointer ? 'thread' : 'writer', close: () => db.destroy() };
 }
 
 /**
@@ -86,9 +96,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
  * each, one holding the write lock to the end of its turn made the other's busy wait block that
  * very turn (5 s, then SQLITE_BUSY), as an admin command run in-process next to a serving app did.
  */
-const openFiles = new Map<string, { driver: GroupCommitSqliteDriver; handles: number; closing: Promise<void> | null }>();
+const openFiles = new Map<string, { driver: GroupCommitSqliteDriver; writer: SqliteDatabase.Database; checkpointer: WalCheckpointer | null; handles: number; closing: Promise<void> | null }>();
 
-function openSqliteDriver(file: string): GroupCommitSqliteDriver {
+function openSqliteDriver(file: string): { driver: GroupCommitSqliteDriver; writer: SqliteDatabase.Database } {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -100,7 +110,7 @@ function openSqliteDriver(file: string): GroupCommitSqliteDriver {
   const reader = new SqliteDatabase(file);
   reader.pragma('busy_timeout = 5000');
   reader.pragma('query_only = ON');
-  return new GroupCommitSqliteDriver(withStatementCache(sqlite), withStatementCache(reader));
+  return { driver: new GroupCommitSqliteDriver(withStatementCache(sqlite), withStatementCache(reader)), writer: sqlite };
 }
 
 /**

@@ -3,6 +3,10 @@ import type { DB, SecretsTable, SecretVersionsTable } from '../db/tables.js';
 import { forUpdate, ifEtag, type Engine } from '../db/database.js';
 import { prepared, preparedInsert } from '../db/prepared.js';
 
+/** A destroyed payload's pages leave the WAL within about a second of checkpoints busy elsewhere. */
+const FLUSH_ATTEMPTS = 50;
+const FLUSH_RETRY_MS = 20;
+
 const SECRET_FIELDS = ['id', 'workspace_id', 'name', 'etag', 'created_at', 'updated_at'] as const;
 /** Everything of a version but its payload: listing and reading never load ciphertext. */
 const VERSION_FIELDS = ['id', 'secret_id', 'version_number', 'state', 'comment', 'etag', 'created_at', 'destroyed_at'] as const;
@@ -119,6 +123,16 @@ export const secretStore = {
    * (secure_delete has zeroed the freed space) and truncating it removes it from both files.
    */
   flushDeletedPages: async (db: Kysely<DB>, engine: Engine): Promise<void> => {
-    if (engine === 'sqlite') await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+    if (engine !== 'sqlite') return;
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      const { rows } = await sql<{ busy: number }>`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+      if (rows[0]?.busy === 0) return;
+      // Busy at once: another connection is checkpointing (a server's checkpoint thread, another
+      // process), which takes milliseconds, so it is asked again. Busy after the busy timeout: a
+      // reader still uses the log, which asking again would not outwait.
+      if (attempt === FLUSH_ATTEMPTS || performance.now() - started > FLUSH_RETRY_MS) throw new Error(`the WAL checkpoint was busy (attempt ${attempt})`);
+      await new Promise((resolve) => setTimeout(resolve, FLUSH_RETRY_MS));
+    }
   },
 };

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { startServer } from '../helpers/processes.js';
-import { createTestApp } from '../helpers/harness.js';
+import { createTestApp, ENGINE } from '../helpers/harness.js';
 import { cacheFileOf } from '../../bin/compiled-bundle.js';
 
 /**
@@ -142,8 +142,10 @@ test('wsp serve: the first start writes the cache once warm, the next says it to
     for (let i = 0; i < 2; i++) {
       const server = await startServer({ ...h.dbEnv, WSP_MASTER_KEY: h.config.masterKey! }, [], [path.join(install, 'bin/wsp.js'), 'serve']);
       try {
-        const listening = server.output.map((l) => JSON.parse(l) as { msg?: string; compile_cache?: string }).find((e) => e.msg === 'listening');
+        const listening = server.output.map((l) => JSON.parse(l) as { msg?: string; compile_cache?: string; sqlite_checkpoints?: string }).find((e) => e.msg === 'listening');
         starts.push(listening?.compile_cache);
+        // A server checkpoints SQLite's log on a thread of its own (src/db/wal-checkpointer.ts).
+        assert.equal(listening?.sqlite_checkpoints, ENGINE === 'sqlite' ? 'thread' : undefined);
         assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
         if (i === 0) {
           for (let waited = 0; !server.output.some((l) => l.includes('"compile cache written"')); waited += 50) {
