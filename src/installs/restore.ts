@@ -48,9 +48,12 @@ export function createRestoreService(deps: InstallServiceDeps) {
    * A restore costs milliseconds of this process's one thread (git objects, a transaction, the
    * branch move): one at a time keeps a burst of them from starving every other request. Eight
    * clients restoring at once tripled the p99 of other writers; two at a time, 2.2×; one, 1.6×
-   * (docs/benchmarks.md, the restore storm).
+   * (docs/benchmarks.md, the restore storm). And between two restores of a queue, a rest of half
+   * the first one's time: a storm's restores took the thread back to back, from one to the next,
+   * and other writers' p99 rose 1.4-2.1× (1.1-1.4× with the rest; round nine). A restore that
+   * finds no other waiting starts at once.
    */
-  const slots = new Slots(RESTORES_AT_ONCE);
+  const slots = new Slots(RESTORES_AT_ONCE, REST_BETWEEN_RESTORES);
 
   return {
     restore: (ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) => slots.run(() => restore(ctx, rawInstallId, rawRenderId, ifMatch)),
@@ -132,5 +135,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
 }
 
 const RESTORES_AT_ONCE = 1;
+/** Of the time the restore before took. */
+const REST_BETWEEN_RESTORES = 0.5;
 
 export type RestoreService = ReturnType<typeof createRestoreService>;

@@ -1,20 +1,30 @@
-/** At most `size` of some work at once in this process; the rest wait their turn, first come first served. */
+/**
+ * At most `size` of some work at once in this process; the rest wait their turn, first come first
+ * served. With `restAfter`, a slot handed straight to work waiting in line is first held idle for
+ * that share of the time the work before took: work that comes in bursts leaves gaps for the rest
+ * of the process. Work that finds a slot free starts at once.
+ */
 export class Slots {
   private busy = 0;
   private readonly queue: (() => void)[] = [];
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly restAfter = 0,
+  ) {}
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     if (this.busy >= this.size) await new Promise<void>((resolve) => this.queue.push(resolve));
     else this.busy++;
+    const started = performance.now();
     try {
       return await work();
     } finally {
-      // The slot passes to the next in line, or is freed.
+      // The slot passes to the next in line (after its rest), or is freed.
       const next = this.queue.shift();
-      if (next) next();
-      else this.busy--;
+      if (!next) this.busy--;
+      else if (this.restAfter > 0) setTimeout(next, (performance.now() - started) * this.restAfter);
+      else next();
     }
   }
 }

@@ -40,3 +40,22 @@ test('one slot: the work of each waits for the one before', async () => {
   );
   assert.deepEqual(log, ['a+', 'a-', 'b+', 'b-', 'c+', 'c-']);
 });
+
+test('restAfter: a slot handed to work in line rests first for that share of the time the work before took; a free slot starts at once', async () => {
+  const slots = new Slots(1, 0.5);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const work = (ms: number) =>
+    slots.run(async () => {
+      starts.push(performance.now());
+      await new Promise((r) => setTimeout(r, ms));
+      ends.push(performance.now());
+    });
+  await Promise.all([work(100), work(10)]);
+  const rest = starts[1]! - ends[0]!;
+  assert.ok(rest >= 45, `rested ${rest.toFixed(1)} ms after 100 ms of work`);
+  // Nobody in line: the slot is freed, and the next work starts without a rest.
+  const before = performance.now();
+  await work(1);
+  assert.ok(starts[2]! - before < 40, `started ${(starts[2]! - before).toFixed(1)} ms after it was asked`);
+});
