@@ -23,6 +23,15 @@ const PAGE = 4096;
 const PAGES = 1500;
 const fillLog = `insert into t (v) select randomblob(${PAGE - 200}) from (with recursive c(x) as (select 1 union all select x + 1 from c where x < ${PAGES}) select x from c)`;
 
+/** A database of SQLite's default checkpoints with a log of PAGES pages. */
+async function withFullLog(name: string) {
+  const dataDir = path.join(work, name);
+  const database = await openDatabase({ dataDir });
+  await sql.raw('create table t (id integer primary key, v blob)').execute(database.db);
+  await sql.raw(fillLog).execute(database.db);
+  return { database, file: sqliteFile(dataDir) };
+}
+
 async function until(what: string, done: () => boolean): Promise<void> {
   for (let waited = 0; !done(); waited += 20) {
     assert.ok(waited < 10_000, `not within 10 s: ${what}`);
@@ -73,11 +82,7 @@ test('a server\'s database (backgroundCheckpoints): its thread checkpoints, and 
 });
 
 test('a destroyed secret\'s pages: the flush asks again while another connection is checkpointing, and the log ends empty', async () => {
-  const dataDir = path.join(work, 'flush');
-  const database = await openDatabase({ dataDir });
-  const file = sqliteFile(dataDir);
-  await sql.raw('create table t (id integer primary key, v blob)').execute(database.db);
-  await sql.raw(fillLog).execute(database.db);
+  const { database, file } = await withFullLog('flush');
   // Another process's checkpoint in progress: it holds the checkpoint lock while it waits for a
   // writer (a transaction held here) to finish; a checkpoint asked meanwhile is busy at once.
   const holder = new Sqlite(file);
@@ -97,7 +102,7 @@ test('a destroyed secret\'s pages: the flush asks again while another connection
   other.on('message', (m) => results.push(m));
   const exited = new Promise((r) => other.once('exit', r));
   await until('the other checkpoint started', () => results.length === 1);
-  await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 250));
   // Busy at once, as asked right now.
   const [busy] = (await sql<{ busy: number }>`pragma wal_checkpoint(PASSIVE)`.execute(database.db)).rows;
   assert.equal(busy?.busy, 1);
@@ -111,11 +116,7 @@ test('a destroyed secret\'s pages: the flush asks again while another connection
 });
 
 test('a destroyed secret\'s pages: a reader still on the log is not outwaited; the flush gives up after one wait', async () => {
-  const dataDir = path.join(work, 'reader');
-  const database = await openDatabase({ dataDir });
-  const file = sqliteFile(dataDir);
-  await sql.raw('create table t (id integer primary key, v blob)').execute(database.db);
-  await sql.raw(fillLog).execute(database.db);
+  const { database, file } = await withFullLog('reader');
   // A reader in a transaction holds a snapshot older than the log's last frames.
   const reader = new Sqlite(file);
   reader.prepare('begin').run();
@@ -129,6 +130,6 @@ test('a destroyed secret\'s pages: a reader still on the log is not outwaited; t
   reader.prepare('commit').run();
   reader.close();
   await secretStore.flushDeletedPages(database.db, 'sqlite');
-  assert.equal(fs.statSync(`${sqliteFile(dataDir)}-wal`).size, 0);
+  assert.equal(fs.statSync(`${file}-wal`).size, 0);
   await database.close();
 });
