@@ -9,7 +9,8 @@ import type SqliteDatabase from 'better-sqlite3';
  * that takes the log past 1,000 pages: on that request's thread, the event loop, with the two
  * fsyncs it makes. That took 8-10 ms of a busy server's loop every fraction of a second, and
  * tens of milliseconds when the disk was slow: with the checkpoints off the loop, the p99 of
- * writers fell by a fifth, alone and during a restore storm (docs/benchmarks.md, round nine).
+ * writers fell by a tenth to a fifth, alone and during a restore storm (docs/benchmarks.md,
+ * round nine).
  *
  * A thread with its own connection runs a PASSIVE checkpoint every `intervalMs`, which copies
  * what no reader still needs and never blocks the writer or the readers; one with nothing to
