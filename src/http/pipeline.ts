@@ -242,7 +242,9 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     request.idem = null;
     const status = reply.statusCode;
     const claim = idem.claim;
-    const settle = (record: () => Promise<boolean>) => settleKey(record, isDatabaseUnavailable, (err) => request.log.error({ err }, 'the end of an idempotency claim could not be recorded'));
+    // A full disk too: the write has committed (or failed) already, and a completion or release
+    // refused for want of space fits once an operator has freed some.
+    const settle = (record: () => Promise<boolean>) => settleKey(record, (err) => isDatabaseUnavailable(err) || isStorageFull(err), (err) => request.log.error({ err }, 'the end of an idempotency claim could not be recorded'));
     if (status >= 500 || status === 422) {
       await settle(() => releaseKey(db, claim));
       return payload;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { KyselyPlugin } from 'kysely';
 import { buildApp, loggerOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { migrate, openDatabase, type Database } from '../../src/db/database.js';
@@ -110,6 +111,8 @@ export interface TestAppOptions {
   logStream?: NodeJS.WritableStream;
   /** The process's own figures in /metrics too, as `wsp serve` has them. */
   processMetrics?: boolean;
+  /** Kysely plugins on the app's database handle (faults injected into some statements). */
+  plugins?: KyselyPlugin[];
 }
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
@@ -126,7 +129,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   registerSecret(config.masterKey, ...(config.masterKeyPrevious ?? []));
   const app = await buildApp({
     config,
-    database: testDb.database,
+    database: opts.plugins ? { ...testDb.database, db: opts.plugins.reduce((db, p) => db.withPlugin(p), testDb.database.db) } : testDb.database,
     clock,
     logger,
     ...(opts.verifyJwt ? { verifyJwt: opts.verifyJwt } : {}),

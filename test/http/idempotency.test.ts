@@ -2,7 +2,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { dumpAllRows } from '../helpers/db.js';
-import { PostgresDriver } from 'kysely';
+import { DeleteQueryNode, InsertQueryNode, PostgresDriver, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
 import { claimKey, completeKey, fingerprint, markCommitted, releaseKey } from '../../src/http/idempotency.js';
 import { secretClient } from '../secrets/secret-client.js';
@@ -413,5 +413,61 @@ describe('a write that committed while its answer was lost', () => {
       .catch(() => undefined);
     assert.equal(await releaseKey(h.database.db, held), true);
     assert.equal((await claimKey(h.database.db, h.clock, claim.scope, 'fp')).kind, 'claimed', 'released: the next request may run');
+  });
+});
+
+describe('a full disk at the end of a claim', () => {
+  /** The disk, full for the statements `full` names: they fail as SQLite's SQLITE_FULL does. */
+  const disk = { full: (_node: RootOperationNode) => false };
+  const plugin: KyselyPlugin = {
+    transformQuery: ({ node }) => {
+      if (disk.full(node)) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+  const names = (node: RootOperationNode) => JSON.stringify(node);
+  let f: TestApp;
+  let fs: Seed;
+  before(async () => {
+    f = await createTestApp({ plugins: [plugin] });
+    fs = await f.seed();
+  });
+  after(() => f.close());
+  const createSecret = (key: string, name: string) =>
+    f.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(fs.owner.session, fs.workspaceId, { 'idempotency-key': key }), payload: { name } });
+  const untilAnswered = async (key: string, name: string, status: number) => {
+    for (let waited = 0; ; waited += 100) {
+      const res = await createSecret(key, name);
+      if (res.statusCode === status) return res;
+      assert.ok(waited < 10_000, `still ${res.statusCode} ${res.body}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  test('a write that committed is answered as it was (201), never 500; its answer is kept once the disk has room, and replayed', async () => {
+    const key = uniqueKey();
+    disk.full = (node) => UpdateQueryNode.is(node) && names(node).includes('"response_body"');
+    const first = await createSecret(key, 'full-at-completion');
+    assert.equal(first.statusCode, 201, first.body);
+    // Until the answer is kept, the key is taken: a retry is not carried out again.
+    const retry = await createSecret(key, 'full-at-completion');
+    assert.equal(retry.statusCode, 409, retry.body);
+    disk.full = () => false;
+    const replayed = await untilAnswered(key, 'full-at-completion', 201);
+    assert.equal(replayed.headers['idempotent-replayed'], 'true');
+    assert.equal(replayed.json().id, first.json().id);
+    assert.equal((await f.database.db.selectFrom('secrets').select('id').where('name', '=', 'full-at-completion').execute()).length, 1);
+  });
+
+  test('a write refused for the full disk is 507 (7057), never 500, though its claim cannot be released yet; once there is room a retry runs', async () => {
+    const key = uniqueKey();
+    disk.full = (node) => (InsertQueryNode.is(node) && names(node).includes('"secrets"')) || (DeleteQueryNode.is(node) && names(node).includes('"idempotency_keys"'));
+    const first = await createSecret(key, 'full-at-write');
+    assert.equal(first.statusCode, 507, first.body);
+    assert.equal(firstError(first.json()).code, 7057);
+    disk.full = () => false;
+    const created = await untilAnswered(key, 'full-at-write', 201);
+    assert.equal(created.headers['idempotent-replayed'], undefined);
   });
 });
