@@ -35,11 +35,16 @@ const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.binding);
 const db = new Database(workerData.file);
 const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)');
+// Told once, not ten times a second (a full disk fails every checkpoint until space is freed).
+let failing = '';
 const timer = setInterval(() => {
   try {
     checkpoint();
+    failing = '';
   } catch (err) {
-    parentPort.postMessage({ error: String(err && err.message || err) });
+    const error = String(err && err.message || err);
+    if (error !== failing) parentPort.postMessage({ error });
+    failing = error;
   }
 }, workerData.intervalMs);
 parentPort.on('message', () => {
@@ -52,7 +57,8 @@ export function startWalCheckpointer(file: string, writer: SqliteDatabase.Databa
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
   const binding = createRequire(import.meta.url).resolve('better-sqlite3');
   const thread = new Worker(THREAD, { eval: true, workerData: { file, binding, intervalMs } });
-  // Rare (an I/O error): the writer's own checkpoints take over, and the operator hears of it.
+  // Rare (a full disk, an I/O error): the writer's own checkpoints take over past the backstop,
+  // and the operator hears of it once per new error.
   const warn = (message: string) => process.emitWarning(`SQLite's checkpoint thread: ${message}`, { code: 'WSP_WAL_CHECKPOINT' });
   thread.on('message', (m: { error?: string }) => m.error && warn(m.error));
   thread.on('error', (err) => warn(err.message));
