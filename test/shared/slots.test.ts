@@ -59,3 +59,18 @@ test('restAfter: a slot handed to work in line rests first for that share of the
   await work(1);
   assert.ok(starts[2]! - before < 40, `started ${(starts[2]! - before).toFixed(1)} ms after it was asked`);
 });
+
+test('restAfter: the rest is at most maxRestMs, however long the work before took', async () => {
+  const slots = new Slots(1, 0.5, 20);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const work = (ms: number) =>
+    slots.run(async () => {
+      starts.push(performance.now());
+      await new Promise((r) => setTimeout(r, ms));
+      ends.push(performance.now());
+    });
+  await Promise.all([work(600), work(1)]);
+  const rest = starts[1]! - ends[0]!;
+  assert.ok(rest >= 15 && rest < 200, `rested ${rest.toFixed(1)} ms after 600 ms of work (at most 20 asked; 300 without the bound)`);
+});
