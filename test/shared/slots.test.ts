@@ -41,8 +41,8 @@ test('one slot: the work of each waits for the one before', async () => {
   assert.deepEqual(log, ['a+', 'a-', 'b+', 'b-', 'c+', 'c-']);
 });
 
-test('restAfter: a slot handed to work in line rests first for that share of the time the work before took; a free slot starts at once', async () => {
-  const slots = new Slots(1, 0.5);
+/** Work of `ms` on `slots`, recording when each began and ended. */
+function timedWork(slots: Slots) {
   const starts: number[] = [];
   const ends: number[] = [];
   const work = (ms: number) =>
@@ -51,6 +51,11 @@ test('restAfter: a slot handed to work in line rests first for that share of the
       await new Promise((r) => setTimeout(r, ms));
       ends.push(performance.now());
     });
+  return { starts, ends, work };
+}
+
+test('restAfter: a slot handed to work in line rests first for that share of the time the work before took; a free slot starts at once', async () => {
+  const { starts, ends, work } = timedWork(new Slots(1, 0.5));
   await Promise.all([work(100), work(10)]);
   const rest = starts[1]! - ends[0]!;
   assert.ok(rest >= 45, `rested ${rest.toFixed(1)} ms after 100 ms of work`);
@@ -61,15 +66,7 @@ test('restAfter: a slot handed to work in line rests first for that share of the
 });
 
 test('restAfter: the rest is at most maxRestMs, however long the work before took', async () => {
-  const slots = new Slots(1, 0.5, 20);
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const work = (ms: number) =>
-    slots.run(async () => {
-      starts.push(performance.now());
-      await new Promise((r) => setTimeout(r, ms));
-      ends.push(performance.now());
-    });
+  const { starts, ends, work } = timedWork(new Slots(1, 0.5, 20));
   await Promise.all([work(600), work(1)]);
   const rest = starts[1]! - ends[0]!;
   assert.ok(rest >= 15 && rest < 200, `rested ${rest.toFixed(1)} ms after 600 ms of work (at most 20 asked; 300 without the bound)`);
