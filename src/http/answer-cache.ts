@@ -1,15 +1,20 @@
 /**
  * Answers already written, by a key that names exactly one answer (a versioned list's ETag),
- * the least recently used dropped first once their text passes `maxChars`: a bound on the memory
+ * the least recently used dropped first once their bytes pass `maxBytes`: a bound on the memory
  * they hold, whatever the number of lists.
+ *
+ * Kept as bytes, not text: Node writes a string answer by joining it to the response's head
+ * (a new string of both on every request, copied again into the socket's buffer), where bytes
+ * go to the socket as they are. That string was a third of what a kept page's request allocated
+ * (docs/benchmarks.md, round ten).
  */
 export class AnswerCache {
-  private readonly answers = new Map<string, string>();
-  private chars = 0;
+  private readonly answers = new Map<string, Buffer>();
+  private bytes = 0;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(private readonly maxBytes: number) {}
 
-  get(key: string): string | undefined {
+  get(key: string): Buffer | undefined {
     const answer = this.answers.get(key);
     if (answer === undefined) return undefined;
     // Map keeps insertion order: moved to the end, it is the last to go.
@@ -18,19 +23,19 @@ export class AnswerCache {
     return answer;
   }
 
-  set(key: string, answer: string): void {
-    if (answer.length > this.maxChars) return;
+  set(key: string, answer: Buffer): void {
+    if (answer.length > this.maxBytes) return;
     const before = this.answers.get(key);
     if (before !== undefined) {
       this.answers.delete(key);
-      this.chars -= before.length;
+      this.bytes -= before.length;
     }
     this.answers.set(key, answer);
-    this.chars += answer.length;
-    for (const [oldest, text] of this.answers) {
-      if (this.chars <= this.maxChars) break;
+    this.bytes += answer.length;
+    for (const [oldest, kept] of this.answers) {
+      if (this.bytes <= this.maxBytes) break;
       this.answers.delete(oldest);
-      this.chars -= text.length;
+      this.bytes -= kept.length;
     }
   }
 
@@ -38,7 +43,7 @@ export class AnswerCache {
     return this.answers.size;
   }
 
-  get heldChars(): number {
-    return this.chars;
+  get heldBytes(): number {
+    return this.bytes;
   }
 }

@@ -21,8 +21,8 @@ function addRouteHook(route: object, name: 'preHandler' | 'preSerialization' | '
   hooks[name] = [...(before === undefined ? [] : Array.isArray(before) ? before : [before]), hook];
 }
 
-/** The pages kept, in characters of JSON: about 200 pages of 50 API tokens. */
-export const LIST_PAGE_CACHE_CHARS = 4_000_000;
+/** The pages kept, in bytes of JSON: about 200 pages of 50 API tokens. */
+export const LIST_PAGE_CACHE_BYTES = 4_000_000;
 
 // A statement per number of lists, compiled once.
 const versionsByCount = new Map<number, ReturnType<typeof versionsOfLists>>();
@@ -53,7 +53,7 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
  * the answer newer than its tag, never older: the next read sees another version, and the worst
  * it costs is one more 200.
  */
-export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_CHARS)): void {
+export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_BYTES)): void {
   app.decorateRequest('versionTag', null);
 
   // Hooks of the routes that opt in only: every other request goes by without three more hooks.
@@ -102,8 +102,11 @@ export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: 
 
     addRouteHook(route, 'onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
       const tag = request.versionTag;
-      if (tag && reply.statusCode === 200 && typeof payload === 'string' && reply.getHeader('etag') === tag) pages.set(tag, payload);
-      return payload;
+      if (!tag || reply.statusCode !== 200 || typeof payload !== 'string' || reply.getHeader('etag') !== tag) return payload;
+      // Sent as the bytes kept, as every later answer from the cache is.
+      const bytes = Buffer.from(payload);
+      pages.set(tag, bytes);
+      return bytes;
     });
   });
 }

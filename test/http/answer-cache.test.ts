@@ -3,21 +3,26 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AnswerCache } from '../../src/http/answer-cache.js';
 
-test('the least recently used answers go first once the text kept passes the bound', () => {
+const b = (text: string) => Buffer.from(text);
+const text = (kept: Buffer | undefined) => kept?.toString();
+
+test('the least recently used answers go first once the bytes kept pass the bound', () => {
   const cache = new AnswerCache(10);
-  cache.set('a', 'aaaa');
-  cache.set('b', 'bbbb');
-  assert.equal(cache.get('a'), 'aaaa'); // a is now the most recent
-  cache.set('c', 'cccc'); // 12 characters: b goes
-  assert.deepEqual([cache.get('a'), cache.get('b'), cache.get('c')], ['aaaa', undefined, 'cccc']);
-  assert.equal(cache.heldChars, 8);
-  cache.set('a', 'xx'); // replaced: its old text no longer counts
-  assert.deepEqual([cache.get('a'), cache.heldChars, cache.size], ['xx', 6, 2]);
-  cache.set('huge', 'h'.repeat(11)); // larger than the bound: not kept, nothing dropped for it
+  cache.set('a', b('aaaa'));
+  cache.set('b', b('bbbb'));
+  assert.equal(text(cache.get('a')), 'aaaa'); // a is now the most recent
+  cache.set('c', b('cccc')); // 12 bytes: b goes
+  assert.deepEqual([text(cache.get('a')), text(cache.get('b')), text(cache.get('c'))], ['aaaa', undefined, 'cccc']);
+  assert.equal(cache.heldBytes, 8);
+  cache.set('a', b('xx')); // replaced: its old bytes no longer count
+  assert.deepEqual([text(cache.get('a')), cache.heldBytes, cache.size], ['xx', 6, 2]);
+  cache.set('huge', b('h'.repeat(11))); // larger than the bound: not kept, nothing dropped for it
   assert.deepEqual([cache.get('huge'), cache.size], [undefined, 2]);
+  cache.set('é', b('éééé')); // counted in bytes, not characters: 8 bytes, so c goes (4 characters would have fitted)
+  assert.deepEqual([cache.get('c'), text(cache.get('a')), cache.heldBytes], [undefined, 'xx', 10]);
 });
 
-test('property: never more text than the bound; what it answers is the last text set under that key', () => {
+test('property: never more bytes than the bound; what it answers is the last answer set under that key', () => {
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.constantFrom('k1', 'k2', 'k3', 'k4', 'k5'), fc.string({ maxLength: 12 }), fc.boolean()), { maxLength: 60 }), (ops) => {
       const cache = new AnswerCache(20);
@@ -25,15 +30,15 @@ test('property: never more text than the bound; what it answers is the last text
       for (const [key, text, read] of ops) {
         if (read) {
           const got = cache.get(key);
-          if (got !== undefined) assert.equal(got, last.get(key));
+          if (got !== undefined) assert.equal(got.toString(), last.get(key));
         } else {
-          cache.set(key, text);
+          cache.set(key, b(text));
           last.set(key, text);
         }
-        assert.ok(cache.heldChars <= 20);
+        assert.ok(cache.heldBytes <= 20);
       }
       const recent = ops.filter(([, , read]) => !read).at(-1);
-      if (recent) assert.equal(cache.get(recent[0]), recent[1], 'the newest answer is always kept');
+      if (recent && Buffer.byteLength(recent[1]) <= 20) assert.equal(text(cache.get(recent[0])), recent[1], 'the newest answer is always kept');
     }),
   );
 });

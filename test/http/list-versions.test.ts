@@ -44,6 +44,9 @@ test('a 200 of a versioned list: the version first (in the credential\'s own sta
     .insertInto('notifications')
     .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
     .execute();
+  // Text of more bytes than characters: a kept answer is sent as its bytes, and says their number.
+  const named = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.admin.session, s.workspaceId), payload: { name: 'naïve ☕ token' } });
+  assert.equal(named.statusCode, 201, named.body);
   for (const [url, credential, list, credentialTable] of [
     ['/v1/api_tokens?limit=7', s.apiToken, 'api_tokens', 'api_tokens'],
     ['/v1/notifications?unread=true', s.owner.session, 'notifications', 'sessions'],
@@ -52,6 +55,7 @@ test('a 200 of a versioned list: the version first (in the credential\'s own sta
     assert.equal((await get('/v1/me', credential)).statusCode, 200);
     const { result, sql } = await statements(() => get(url, credential));
     assert.equal(result.statusCode, 200, result.body);
+    assert.equal(result.headers['content-length'], String(Buffer.byteLength(result.body)), url);
     const versionReads = sql.filter((q) => q.includes('list_versions'));
     assert.equal(versionReads.length, 2, `${url}: ${versionReads.join('\n')}`);
     assert.match(versionReads[0]!, new RegExp(`from "${credentialTable}" where "token_hash"`), `${url}: the version first, read with the credential`);
@@ -60,7 +64,10 @@ test('a 200 of a versioned list: the version first (in the credential\'s own sta
     assert.match(versionReads[1]!, new RegExp(`from "${list}"`), `${url}: then the page, with the version it was read at`);
     // The same version again: the answer written before, not a page read.
     const again = await statements(() => get(url, credential));
-    assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag, again.result.headers['content-type']], [200, result.body, result.headers.etag, result.headers['content-type']]);
+    assert.deepEqual(
+      [again.result.statusCode, again.result.body, again.result.headers.etag, again.result.headers['content-type'], again.result.headers['content-length']],
+      [200, result.body, result.headers.etag, result.headers['content-type'], String(Buffer.byteLength(result.body))],
+    );
     assert.deepEqual(again.sql.filter((q) => q.includes(`from "${list}"`) && !q.includes('token_hash')), [], `${url}: no page read`);
     // And the tag is the one a conditional read compares with.
     const conditional = await get(url, credential, { 'if-none-match': result.headers.etag as string });
