@@ -32,7 +32,7 @@ import { createDeps } from './deps.js';
 import { ROOT_AREAS, V1_AREAS } from './areas.js';
 import type { RunnerOptions } from './jobs/runner.js';
 import { createRunner } from './worker.js';
-import { loggerOptions } from './log.js';
+import { loggerOptions, requestLineLogger } from './log.js';
 
 export { loggerOptions };
 
@@ -160,12 +160,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   conditionalGets(app);
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    );
-  });
+  const requestLines = requestLineLogger(opts.logger);
+  if (requestLines) {
+    app.addHook('onResponse', async (request, reply) => {
+      requestLines.info(
+        { reqId: request.id, method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request',
+      );
+    });
+  }
 
   const repositories = repoRoot(config);
   systemRoutes(app, db, metrics, { repositories: () => probeVolume(repositories) });

@@ -60,7 +60,11 @@ test('no credential appears in any log line, and every request line has its requ
   for (const r of requests) {
     assert.equal(typeof r.method, 'string');
     assert.equal(typeof r.status, 'number');
+    assert.equal(typeof r.ms, 'number');
+    assert.equal(r.level, 30, 'info');
+    assert.equal(typeof r.pid, 'number', 'the same base fields as every other line');
   }
+  assert.ok(requests.some((r) => r.route === '/v1/api_tokens' && r.method === 'POST'), 'the route is its pattern');
   assert.ok(requests.some((r) => r.reqId === 'log-test-request' && r.status === 201), 'the client-given request id is used');
   assert.equal(new Set(requests.map((r) => r.reqId)).size, requests.length, 'one id per request');
 });
@@ -103,4 +107,26 @@ test('the logger redacts Authorization, cookies, bodies, tokens and secret data 
   assert.ok(line, 'the probe was logged');
   for (const secret of [s.apiToken, 'secret-cookie', 'c2VjcmV0LXBheWxvYWQ=', 'hunter2']) assert.ok(!line.includes(secret), `${secret} in ${line}`);
   assert.ok(line.includes('[redacted]'));
+});
+
+test("the request lines follow the server's level: at warn, a request writes none, and a warning still is written", async () => {
+  const quiet: string[] = [];
+  const quietStream = new Writable({
+    write(chunk, _enc, done) {
+      quiet.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const warnApp = await createTestApp({ logStream: quietStream, config: { logLevel: 'warn' } });
+  try {
+    const ws = await warnApp.seed();
+    assert.equal((await warnApp.app.inject({ method: 'GET', url: '/v1/me', headers: as(ws.owner.session) })).statusCode, 200);
+    warnApp.app.log.warn('a warning');
+    await new Promise((r) => setImmediate(r));
+    const entries = quiet.map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(entries.filter((e) => e.msg === 'request'), []);
+    assert.ok(entries.some((e) => e.msg === 'a warning'), 'the stream is written at warn');
+  } finally {
+    await warnApp.close();
+  }
 });
