@@ -6,6 +6,12 @@ import { prepared, preparedInsert } from '../db/prepared.js';
 /** A destroyed payload's pages leave the WAL within about a second of checkpoints busy elsewhere. */
 const FLUSH_ATTEMPTS = 50;
 const FLUSH_RETRY_MS = 20;
+/**
+ * A checkpoint answering busy within this time was refused at once (another connection held the
+ * checkpoint lock): worth asking again. One answering later has waited, on a reader (up to the
+ * busy timeout, 5 s) or for its turn on the connection, and is not asked again.
+ */
+const BUSY_AT_ONCE_MS = 20;
 
 const SECRET_FIELDS = ['id', 'workspace_id', 'name', 'etag', 'created_at', 'updated_at'] as const;
 /** Everything of a version but its payload: listing and reading never load ciphertext. */
@@ -131,7 +137,7 @@ export const secretStore = {
       // Busy at once: another connection is checkpointing (a server's checkpoint thread, another
       // process), which takes milliseconds, so it is asked again. Busy after the busy timeout: a
       // reader still uses the log, which asking again would not outwait.
-      if (attempt === FLUSH_ATTEMPTS || performance.now() - started > FLUSH_RETRY_MS) throw new Error(`the WAL checkpoint was busy (attempt ${attempt})`);
+      if (attempt === FLUSH_ATTEMPTS || performance.now() - started > BUSY_AT_ONCE_MS) throw new Error(`the WAL checkpoint was busy (attempt ${attempt})`);
       await new Promise((resolve) => setTimeout(resolve, FLUSH_RETRY_MS));
     }
   },
