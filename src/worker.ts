@@ -1,4 +1,3 @@
-import pino from 'pino';
 import type { Config } from './config.js';
 import { migrate, openDatabase } from './db/database.js';
 import { warnAboutDataModes } from './data-modes.js';
@@ -14,7 +13,7 @@ import { accountsJobs } from './accounts/worker.js';
 import { auditJobs } from './audit/worker.js';
 import { webhookJobs } from './webhooks/delivery-job.js';
 import { createDeps, type ServiceDeps } from './deps.js';
-import { loggerOptions } from './log.js';
+import { loggerOf, loggerOptions } from './log.js';
 import { exitOnSignal } from './shutdown.js';
 
 /**
@@ -40,7 +39,7 @@ export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRu
  * under way finish. No HTTP: Fastify is neither built nor loaded.
  */
 export async function work(config: Config): Promise<void> {
-  const log = pino(loggerOptions(config.logLevel));
+  const log = loggerOf(loggerOptions(config.logLevel));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, backgroundCheckpoints: true, ...config.database });
   let runner: JobRunner;
   try {

@@ -125,7 +125,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const config = { ...loadConfig({}), dataDir: testDb.dataDir, publicUrl: 'http://localhost:8080', authFailuresPerMinute: 1_000_000, masterKey, ...opts.config };
   // Always the server's own logger settings (level, redaction), into the log scan's capture;
   // WSP_TEST_LOG also prints the lines.
-  const logger = { ...(loggerOptions(config.logLevel) as object), stream: captureStream(`app ${++appCount}`, opts.logStream) };
+  const logger = loggerOptions(config.logLevel, captureStream(`app ${++appCount}`, opts.logStream));
   registerSecret(config.masterKey, ...(config.masterKeyPrevious ?? []));
   const app = await buildApp({
     config,
