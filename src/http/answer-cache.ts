@@ -14,12 +14,16 @@ export class AnswerCache {
 
   constructor(private readonly maxBytes: number) {}
 
+  /** The key last set or answered: already the last to go. */
+  private newest: string | undefined;
+
   get(key: string): Buffer | undefined {
     const answer = this.answers.get(key);
-    if (answer === undefined) return undefined;
+    if (answer === undefined || key === this.newest) return answer;
     // Map keeps insertion order: moved to the end, it is the last to go.
     this.answers.delete(key);
     this.answers.set(key, answer);
+    this.newest = key;
     return answer;
   }
 
@@ -31,6 +35,7 @@ export class AnswerCache {
       this.bytes -= before.length;
     }
     this.answers.set(key, answer);
+    this.newest = key;
     this.bytes += answer.length;
     for (const [oldest, kept] of this.answers) {
       if (this.bytes <= this.maxBytes) break;

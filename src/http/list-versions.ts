@@ -7,9 +7,22 @@ import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
 import { AnswerCache } from './answer-cache.js';
 
+/** Tags already made, by what they are made of: a hash is 5-10 µs of a 180 µs read under load. */
+const tagsMade = new Map<string, string>();
+const TAGS_KEPT = 10_000;
+
 /** The tag of an answer made from these lists at these versions, for this URL (its page, limit and filters). */
-const versionEtag = (versions: readonly (readonly [string, number])[], request: FastifyRequest) =>
-  `W/"${createHash('sha256').update(`${versions.map(([list, version]) => `${list}\0${version}`).join('\0')}\0${request.url}`).digest('base64url').slice(0, 27)}"`;
+function versionEtag(versions: readonly (readonly [string, number])[], request: FastifyRequest): string {
+  const source = `${versions.map(([list, version]) => `${list}\0${version}`).join('\0')}\0${request.url}`;
+  let tag = tagsMade.get(source);
+  if (tag === undefined) {
+    tag = `W/"${createHash('sha256').update(source).digest('base64url').slice(0, 27)}"`;
+    // Whole, not one by one: a bound on memory, and the tags in use are made again at once.
+    if (tagsMade.size >= TAGS_KEPT) tagsMade.clear();
+    tagsMade.set(source, tag);
+  }
+  return tag;
+}
 
 type ListOf = (request: FastifyRequest) => string;
 type ListsOf = (request: FastifyRequest) => readonly string[] | undefined;

@@ -42,3 +42,25 @@ test('property: never more bytes than the bound; what it answers is the last ans
     }),
   );
 });
+
+test('property: the same answers are kept as by a list in order of use (the most recent moved to the end, the first dropped)', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.constantFrom('k1', 'k2', 'k3', 'k4'), fc.integer({ min: 1, max: 9 }), fc.boolean()), { maxLength: 80 }), (ops) => {
+      const cache = new AnswerCache(20);
+      let model: [string, number][] = [];
+      for (const [key, bytes, read] of ops) {
+        const at = model.findIndex(([k]) => k === key);
+        if (read) {
+          assert.equal(cache.get(key)?.length, at >= 0 ? model[at]![1] : undefined);
+          if (at >= 0) model.push(...model.splice(at, 1));
+        } else {
+          cache.set(key, Buffer.alloc(bytes));
+          if (at >= 0) model.splice(at, 1);
+          model.push([key, bytes]);
+          while (model.reduce((n, [, b]) => n + b, 0) > 20) model = model.slice(1);
+        }
+        assert.deepEqual([cache.size, cache.heldBytes], [model.length, model.reduce((n, [, b]) => n + b, 0)]);
+      }
+    }),
+  );
+});
