@@ -3,14 +3,19 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 
+/** A stream that keeps the lines written to it in `lines`. */
+function lineCollector(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+}
+
 /** CONTRACT §8 logs: JSON lines (pino) with a request id; credentials never written. */
 const lines: string[] = [];
-const stream = new Writable({
-  write(chunk, _enc, done) {
-    lines.push(...String(chunk).split('\n').filter(Boolean));
-    done();
-  },
-});
+const stream = lineCollector(lines);
 
 let h: TestApp;
 let s: Seed;
@@ -71,12 +76,7 @@ test('no credential appears in any log line, and every request line has its requ
 
 test('an internal error is logged with its request id, without the credential', async () => {
   const errLines: string[] = [];
-  const errStream = new Writable({
-    write(chunk, _enc, done) {
-      errLines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const errStream = lineCollector(errLines);
   const broken = await createTestApp({ logStream: errStream });
   const bs = await broken.seed();
   await broken.database.db.destroy();
@@ -111,12 +111,7 @@ test('the logger redacts Authorization, cookies, bodies, tokens and secret data 
 
 test("the request lines follow the server's level: at warn, a request writes none, and a warning still is written", async () => {
   const quiet: string[] = [];
-  const quietStream = new Writable({
-    write(chunk, _enc, done) {
-      quiet.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const quietStream = lineCollector(quiet);
   const warnApp = await createTestApp({ logStream: quietStream, config: { logLevel: 'warn' } });
   try {
     const ws = await warnApp.seed();
