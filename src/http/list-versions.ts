@@ -9,7 +9,9 @@ import { AnswerCache } from './answer-cache.js';
 
 /** Tags already made, by what they are made of: a hash is 5-10 µs of a 180 µs read under load. */
 const tagsMade = new Map<string, string>();
-const TAGS_KEPT = 10_000;
+/** Bounded by the characters of what they are made of, which holds the caller's URL (up to the 16 KiB of a request's head). */
+const TAG_SOURCES_KEPT_CHARS = 1_000_000;
+let tagSourceChars = 0;
 
 /** The tag of an answer made from these lists at these versions, for this URL (its page, limit and filters). */
 function versionEtag(versions: readonly (readonly [string, number])[], request: FastifyRequest): string {
@@ -18,11 +20,18 @@ function versionEtag(versions: readonly (readonly [string, number])[], request: 
   if (tag === undefined) {
     tag = `W/"${createHash('sha256').update(source).digest('base64url').slice(0, 27)}"`;
     // Whole, not one by one: a bound on memory, and the tags in use are made again at once.
-    if (tagsMade.size >= TAGS_KEPT) tagsMade.clear();
+    if (tagSourceChars + source.length > TAG_SOURCES_KEPT_CHARS) {
+      tagsMade.clear();
+      tagSourceChars = 0;
+    }
     tagsMade.set(source, tag);
+    tagSourceChars += source.length;
   }
   return tag;
 }
+
+/** The characters the kept tags are made of (tests hold it to its bound). */
+export const heldTagSourceChars = (): number => tagSourceChars;
 
 type ListOf = (request: FastifyRequest) => string;
 type ListsOf = (request: FastifyRequest) => readonly string[] | undefined;

@@ -5,6 +5,7 @@ import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.j
 import { tokenStore } from '../../src/tokens/store.js';
 import { notificationStore } from '../../src/notifications/store.js';
 import { newId } from '../../src/shared/ids.js';
+import { heldTagSourceChars } from '../../src/http/list-versions.js';
 
 /**
  * Versioned lists (issue 21, target 2): the API tokens of a workspace and the notifications of a
@@ -233,4 +234,18 @@ test('notifications: a 304 reads no page; a new one, one marked read and one del
 
   const owner = await get('/v1/notifications', s.owner.session, { 'if-none-match': tag });
   assert.equal(owner.statusCode, 200, "another user's list");
+});
+
+test('the tags kept are bounded by what they are made of, whatever the URLs callers send, and a tag made again is the same', async () => {
+  const url = (zeros: number) => `/v1/api_tokens?limit=${'0'.repeat(zeros)}5`;
+  const first = await get(url(1), s.apiToken);
+  assert.equal(first.statusCode, 200, first.body);
+  // Long URLs of the same page (a limit of 5 written with thousands of zeros), past the bound.
+  for (let i = 0; i < 150; i++) {
+    const res = await get(url(9_000 + i), s.apiToken);
+    assert.equal(res.statusCode, 200);
+    assert.ok(heldTagSourceChars() <= 1_000_000, `held ${heldTagSourceChars()}`);
+  }
+  const again = await get(url(1), s.apiToken);
+  assert.deepEqual([again.statusCode, again.headers.etag], [200, first.headers.etag]);
 });
