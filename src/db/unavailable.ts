@@ -30,3 +30,8 @@ export function isStorageFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (/^SQLITE_FULL/.test(code) || code === '53100' || code === 'ENOSPC' || code === 'EDQUOT');
 }
+
+/** Either of the above: the database cannot take this now and can later (retry, or answer "try again"). */
+export function isTemporarilyRefused(err: unknown): boolean {
+  return isDatabaseUnavailable(err) || isStorageFull(err);
+}

@@ -3,7 +3,7 @@ import { BASIC_CHALLENGE, basicCredential } from '../auth/basic.js';
 import FindMyWay, { type HTTPVersion } from 'find-my-way';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { isDatabaseUnavailable, isStorageFull } from '../db/unavailable.js';
+import { isDatabaseUnavailable, isStorageFull, isTemporarilyRefused } from '../db/unavailable.js';
 import { RepositoryVolumeError } from '../git/volume.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
 import { requireRole, requireScope, resolveContext } from '../auth/workspace-context.js';
@@ -244,7 +244,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const claim = idem.claim;
     // A full disk too: the write has committed (or failed) already, and a completion or release
     // refused for want of space fits once an operator has freed some.
-    const settle = (record: () => Promise<boolean>) => settleKey(record, (err) => isDatabaseUnavailable(err) || isStorageFull(err), (err) => request.log.error({ err }, 'the end of an idempotency claim could not be recorded'));
+    const settle = (record: () => Promise<boolean>) => settleKey(record, isTemporarilyRefused, (err) => request.log.error({ err }, 'the end of an idempotency claim could not be recorded'));
     if (status >= 500 || status === 422) {
       await settle(() => releaseKey(db, claim));
       return payload;

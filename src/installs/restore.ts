@@ -49,9 +49,9 @@ export function createRestoreService(deps: InstallServiceDeps) {
    * branch move): one at a time keeps a burst of them from starving every other request. Eight
    * clients restoring at once tripled the p99 of other writers; two at a time, 2.2×; one, 1.6×
    * (docs/benchmarks.md, the restore storm). And between two restores of a queue, a rest of half
-   * the first one's time (at most 100 ms): a storm's restores took the thread back to back, from one to the next,
-   * and other writers' p99 rose 1.4-2.1× (1.1-1.4× with the rest; round nine). A restore that
-   * finds no other waiting starts at once.
+   * the first one's time (at most 100 ms): a storm's restores took the thread back to back, from
+   * one to the next, and other writers' p99 rose 1.4-2.1× (1.1-1.4× with the rest; round nine). A
+   * restore that finds no other waiting starts at once.
    */
   const slots = new Slots(RESTORES_AT_ONCE, REST_BETWEEN_RESTORES);
 

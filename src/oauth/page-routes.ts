@@ -8,7 +8,7 @@ import type { FixedWindowLimiter } from '../http/rate-limit.js';
 import { cookieValue, sameSecret, SESSION_COOKIE, sessionCookie } from '../http/cookies.js';
 import { approvePage, decidedPage, PAGE_HEADERS, signInPage } from './device-page.js';
 import type { DeviceService } from './service.js';
-import { isDatabaseUnavailable, isStorageFull } from '../db/unavailable.js';
+import { isTemporarilyRefused } from '../db/unavailable.js';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../http/pipeline.js';
 
 const PageQuery = Type.Object({ user_code: Type.Optional(Type.String({ maxLength: 64 })) });
@@ -50,7 +50,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
   const { devices } = deps;
   const pageErrors = async (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (err.statusCode && err.statusCode < 500) return html(reply, 400, signInPage({ error: 'The form could not be read; please submit it again.', oidcStartUrl: deps.oidcStartUrl }));
-    if (isDatabaseUnavailable(err) || isStorageFull(err)) {
+    if (isTemporarilyRefused(err)) {
       return html(reply.header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS)), 503, signInPage({ error: 'The service cannot reach its database right now; please try again in a few seconds.' }));
     }
     request.log.error({ err }, 'device page failed');
@@ -65,7 +65,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
       const p = (await deps.authenticate(undefined, cookie)).principal;
       return p.kind === 'session' ? p : null;
     } catch (err) {
-      if (isDatabaseUnavailable(err) || isStorageFull(err)) throw err;
+      if (isTemporarilyRefused(err)) throw err;
       return null;
     }
   };
