@@ -227,7 +227,12 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
     const renders = await settled(inst.id);
     assert.deepEqual(renders.filter((r) => r.state === 'failed'), [], `install ${i}: no render failed`);
     assert.equal(renders[0]!.state, 'succeeded', 'the newest render succeeded');
-    assert.equal((await c.ok(url, 'GET', `/v1/operations/${renders[0]!.operation_id}`)).done, true);
+    // The render's state commits with its work, its operation's completion just after (the job
+    // runner records it): a reader can be between the two.
+    await waitFor(`the operation of render ${renders[0]!.id} to be done`, async () => (await c.ok(url, 'GET', `/v1/operations/${renders[0]!.operation_id}`)).done === true || null, {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     const now = await c.ok(url, 'GET', `/v1/installs/${inst.id}`);
     assert.deepEqual(now.current_version, { id: version.id, semver: '1.0.0' });
     commits += checkRepository(repoOf(inst.id), renders);
