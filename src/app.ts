@@ -33,6 +33,7 @@ import { ROOT_AREAS, V1_AREAS } from './areas.js';
 import type { RunnerOptions } from './jobs/runner.js';
 import { createRunner } from './worker.js';
 import { loggerOptions, requestLineLogger } from './log.js';
+import { lazyRequestLogger } from './http/request-logger.js';
 
 export { loggerOptions };
 
@@ -71,6 +72,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const compilation = new LazyCompilation();
   const app = Fastify({
     logger: opts.logger ?? false,
+    // Without a logger Fastify hands every request the app's own (silent) logger, and a factory
+    // would only add work.
+    ...(opts.logger ? { childLoggerFactory: lazyRequestLogger } : {}),
     schemaController: { compilersFactory: compilation.compilersFactory(validatorCompiler) },
     bodyLimit: config.bodyLimitBytes,
     // Node's own defaults (no request deadline under Fastify, a 16 KiB header limit a command-line

@@ -1,7 +1,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { lazyRequestLogger } from '../../src/http/request-logger.js';
 
 /** A stream that keeps the lines written to it in `lines`. */
 function lineCollector(lines: string[]): Writable {
@@ -124,4 +127,39 @@ test("the request lines follow the server's level: at warn, a request writes non
   } finally {
     await warnApp.close();
   }
+});
+
+test("a request's logger is made on its first line, once, with the request id bound and the route's level", () => {
+  const written: string[] = [];
+  const base = pino({ level: 'info' }, lineCollector(written));
+  const children: unknown[] = [];
+  // The real logger, but for a child() that also counts.
+  const parent: FastifyBaseLogger = Object.assign(Object.create(base) as FastifyBaseLogger, {
+    child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions) {
+      children.push(bindings);
+      return base.child(bindings, options);
+    },
+  });
+
+  const quiet = lazyRequestLogger(parent, { reqId: 'never-written' }, {});
+  assert.equal(quiet.level, 'info', "the parent's level, read without making the child");
+  assert.deepEqual(children, [], 'no child for a request that writes nothing');
+
+  const log = lazyRequestLogger(parent, { reqId: 'req-1' }, { level: 'warn' });
+  assert.equal(log.level, 'warn');
+  log.info('below the level');
+  log.warn('first');
+  log.error('second');
+  assert.deepEqual(children, [{ reqId: 'req-1' }], 'one child, made on the first call');
+  const entries = written.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    entries.map((e) => [e.reqId, e.msg]),
+    [
+      ['req-1', 'first'],
+      ['req-1', 'second'],
+    ],
+  );
+  log.level = 'info';
+  log.info('now written');
+  assert.equal(JSON.parse(written.at(-1)!).msg, 'now written', 'a level set on the request logger applies to it');
 });
