@@ -36,7 +36,9 @@ function readHwmMb(pid: number): number {
 export async function startServer(args: string[], env: Record<string, string>, port: number, readyPath = '/healthz', pollMs = 50): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    // BENCH_STDOUT_DIR=dir keeps each server's output in dir/<port>.out: what `--trace-gc-nvp`
+    // prints there (docs/benchmarks.md, round eleven).
+    stdio: ['ignore', process.env.BENCH_STDOUT_DIR ? fs.openSync(`${process.env.BENCH_STDOUT_DIR}/${port}.out`, 'w') : 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr += String(d)));
