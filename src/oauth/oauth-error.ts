@@ -61,7 +61,7 @@ export function oauthErrorHandler(opts: { checksGrantType: boolean }) {
   return async (err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     const oauth = err instanceof OAuthError ? err : fromFastify(err as FastifyError, request, opts.checksGrantType);
     // RFC 6749 has no 507: a full disk is a temporary unavailability to an OAuth client.
-    if (!oauth && (isTemporarilyRefused(err))) {
+    if (!oauth && isTemporarilyRefused(err)) {
       reply.code(503).header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
       return noStore(reply).send({ error: 'temporarily_unavailable', error_description: 'The database cannot be reached right now; retry after Retry-After seconds' });
     }
