@@ -15,12 +15,12 @@ export interface CredentialLookups {
    * The live session with this token hash (its use recorded), or null. With `listPrefix`, the
    * same statement reads the version of the list named `listPrefix` + the session's user id.
    */
-  session(tokenHash: string, now: number, listPrefix?: string): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead?: ListRead } | null>;
+  session(tokenHash: string, now: number, listPrefix?: string): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: ListRead | null } | null>;
   /**
    * The live workspace API token with this hash (its use recorded), or null. With `listPrefix`,
    * the same statement reads the version of the list named `listPrefix` + the token's workspace id.
    */
-  apiToken(tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null; listRead?: ListRead } | null>;
+  apiToken(tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null; listRead: ListRead | null } | null>;
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
   userForSubject(subject: string): Promise<string | null>;
   /** The user's role in the workspace, or null when not a member. */
@@ -51,8 +51,8 @@ export interface ListRead {
  * on: nothing when no list was asked for, or when the request wrote the credential's use after
  * that read.
  */
-export function listReadOf(listPrefix: string | undefined, ownerId: string, row: Readonly<Record<string, unknown>>, useWritten: boolean): ListRead | undefined {
-  if (listPrefix === undefined || useWritten || !('list_version' in row)) return undefined;
+export function listReadOf(listPrefix: string | undefined, ownerId: string, row: Readonly<Record<string, unknown>>, useWritten: boolean): ListRead | null {
+  if (listPrefix === undefined || useWritten || !('list_version' in row)) return null;
   return { list: listPrefix + ownerId, version: Number(row.list_version ?? 0) };
 }
 
@@ -80,7 +80,7 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
       const shape = classifyCredential(sessionCookie);
       const s = shape.kind === 'session' ? await lookups.session(shape.hash, nowSeconds(clock), userList) : null;
       if (!s) throw unauthorized('The wsp_session cookie is not a live session: sign in again');
-      return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId, cookie: { csrfToken: s.csrfToken, expiresAt: s.expiresAt } }, listRead: s.listRead ?? null };
+      return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId, cookie: { csrfToken: s.csrfToken, expiresAt: s.expiresAt } }, listRead: s.listRead };
     }
     const token = bearerToken(authorization);
     if (!token) throw unauthorized(authorization ? 'The Authorization header must be "Bearer <credential>"' : 'The Authorization header is missing');
@@ -90,12 +90,12 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
       case 'session': {
         const s = await lookups.session(shape.hash, now, userList);
         if (!s) throw unauthorized();
-        return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId }, listRead: s.listRead ?? null };
+        return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId }, listRead: s.listRead };
       }
       case 'api_token': {
         const t = await lookups.apiToken(shape.hash, now, alongside?.of === 'workspace' ? alongside.prefix : undefined);
         if (!t) throw unauthorized();
-        return { principal: { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes }, listRead: t.listRead ?? null };
+        return { principal: { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes }, listRead: t.listRead };
       }
       case 'jwt': {
         const claims = await verifyJwt(shape.token);

@@ -39,7 +39,7 @@ export class JobQueue {
   async enqueue(db: Kysely<DB>, job: NewJob): Promise<string | null> {
     const kind = this.kinds[job.kind];
     if (!kind) throw new Error(`job kind ${job.kind} is not in the table of job kinds`);
-    const id = await jobStore.insert(db, this.clock.nowMs(), { ...job, maxAttempts: kind.maxAttempts });
+    const id = await jobStore.insert(db, this.clock.nowMs(), job, kind.maxAttempts);
     // A local worker picks it up now rather than at its next poll (after the commit). Only a job
     // actually added wakes it: the runner enqueues its periodic work (deduplicated) on every pass,
     // and waking it for those would spin it without pause.

@@ -5,14 +5,12 @@ import { newId } from '../shared/ids.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { NewJob } from './queue.js';
 
-/** A row to insert: the queue's job with the attempts its kind gets (src/jobs/queue.ts). */
-export interface JobRow extends NewJob {
-  maxAttempts: number;
-}
-
 export const jobStore = {
-  /** Inserts a job (in the caller's transaction when given one); null when the dedupe key exists. */
-  async insert(db: Kysely<DB>, nowMs: number, job: JobRow): Promise<string | null> {
+  /**
+   * Inserts a job with the attempts its kind gets (src/jobs/queue.ts), in the caller's
+   * transaction when given one; null when the dedupe key exists.
+   */
+  async insert(db: Kysely<DB>, nowMs: number, job: NewJob, maxAttempts: number): Promise<string | null> {
     const id = newId('job');
     try {
       const res = await db
@@ -23,7 +21,7 @@ export const jobStore = {
           payload: JSON.stringify(job.payload ?? null),
           state: 'queued',
           attempts: 0,
-          max_attempts: job.maxAttempts,
+          max_attempts: maxAttempts,
           run_at: job.runAt ?? nowMs,
           locked_by: null,
           locked_until: null,

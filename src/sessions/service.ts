@@ -86,14 +86,14 @@ export async function sessionForToken(
   now: number,
   policy: SessionPolicy,
   listPrefix?: string,
-): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead?: ListRead } | null> {
+): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: ListRead | null } | null> {
   const s = listPrefix === undefined ? await sessionStore.byHash(db, tokenHash) : await sessionStore.byHashWithList(db, tokenHash, listPrefix);
   if (!s || sessionEnd(s, policy) <= now) return null;
   const touched = now - s.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
-  const found = { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt: sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy) };
+  const expiresAt = sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy);
   const listRead = listReadOf(listPrefix, s.user_id, s, touched);
-  return listRead ? { ...found, listRead } : found;
+  return { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt, listRead };
 }
 
 /** Ends a session at once: its token is refused from the next request on. */

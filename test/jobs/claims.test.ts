@@ -26,7 +26,7 @@ describe('a job whose worker dies on every attempt', () => {
   test('is run max_attempts times, then failed at the next claim with its operation, never run again', async () => {
     const kind = 't.killer';
     const op = await startOperation(h.database.db, h.clock, s.workspaceId, kind);
-    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { n: 1 }, operationId: op, maxAttempts: 3 }))!;
+    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { n: 1 }, operationId: op }, 3))!;
     // Three workers each claim it and die holding it (kill -9, out of memory): leases run out.
     for (let i = 1; i <= 3; i++) {
       const claimed = await jobStore.claim(h.database.db, h.database.engine, `dead-${i}`, h.clock.nowMs(), 1000, [kind]);
@@ -62,7 +62,7 @@ describe('a job whose worker dies on every attempt', () => {
 
   test('a job that died on an attempt before its last is taken over and run again', async () => {
     const kind = 't.survivor';
-    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: null, maxAttempts: 2 }))!;
+    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: null }, 2))!;
     await jobStore.claim(h.database.db, h.database.engine, 'dead', h.clock.nowMs(), 1000, [kind]);
     h.clock.advanceSeconds(2);
     const r = runner('alive-2');
@@ -106,8 +106,8 @@ describe('claims skip jobs another worker holds (FOR UPDATE SKIP LOCKED)', () =>
       return;
     }
     const kind = `t.skip-${Date.now()}`;
-    const first = (await jobStore.insert(h.database.db, h.clock.nowMs() - 2000, { kind, payload: { n: 1 }, runAt: h.clock.nowMs() - 2000, maxAttempts: 5 }))!;
-    const second = (await jobStore.insert(h.database.db, h.clock.nowMs() - 1000, { kind, payload: { n: 2 }, runAt: h.clock.nowMs() - 1000, maxAttempts: 5 }))!;
+    const first = (await jobStore.insert(h.database.db, h.clock.nowMs() - 2000, { kind, payload: { n: 1 }, runAt: h.clock.nowMs() - 2000 }, 5))!;
+    const second = (await jobStore.insert(h.database.db, h.clock.nowMs() - 1000, { kind, payload: { n: 2 }, runAt: h.clock.nowMs() - 1000 }, 5))!;
     // Another worker's transaction holds the row lock on the job every claim would take first.
     const holder = new pg.Client({ connectionString: h.dbEnv.DATABASE_URL });
     await holder.connect();

@@ -150,7 +150,7 @@ describe('job runner', () => {
 
   test('a job whose worker died is taken over after its lease; the dead worker cannot finish it', async () => {
     const kinds = ['t.lease'];
-    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind: 't.lease', payload: null, maxAttempts: 5 }))!;
+    const id = (await jobStore.insert(h.database.db, h.clock.nowMs(), { kind: 't.lease', payload: null }, 5))!;
     const claimed = await jobStore.claim(h.database.db, h.database.engine, 'dead', h.clock.nowMs(), 1000, kinds);
     assert.equal(claimed?.id, id);
     assert.equal(await jobStore.claim(h.database.db, h.database.engine, 'other', h.clock.nowMs(), 1000, kinds), null, 'held while the lease lasts');
