@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, PostgresAdapter, type Compilable, type Kysely } from 'kysely';
+import { createQueryId, PostgresAdapter, RawNode, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import type { DB } from './tables.js';
 
 /**
@@ -16,9 +16,13 @@ class Slot {
 }
 
 interface Template {
-  compiled: CompiledQuery;
+  sql: string;
+  /** What the driver is told the query is: SQL given as text, as `CompiledQuery.raw` says. */
+  query: RawNode;
   /** For each parameter of the SQL, the argument it takes, or -1 for a constant of the query. */
   from: number[];
+  /** The query's constants, at their parameters' places. */
+  constants: readonly unknown[];
 }
 
 /**
@@ -41,16 +45,24 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
       for (let i = 0; i < arity; i++) {
         if (from.filter((f) => f === i).length !== 1) throw new Error(`prepared query: argument ${i} must appear exactly once as a value (${compiled.sql})`);
       }
-      t = { compiled, from };
+      t = { sql: compiled.sql, query: RawNode.createWithSql(compiled.sql), from, constants: compiled.parameters };
       templates.set(adapter, t);
       if (adapter instanceof PostgresAdapter) namedStatements.set(compiled.sql, `wsp_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`);
     }
     return t;
   };
+  // The query handed to Kysely is one literal of one shape, its node made once: per call,
+  // CompiledQuery.raw froze a new node and two arrays, and the call site saw arrays of several
+  // element kinds (docs/benchmarks.md, round twelve).
   const all = async (db: Kysely<DB>, ...args: Args): Promise<Row[]> => {
-    const { compiled, from } = template(db, args.length);
-    const parameters = from.map((f, i) => (f >= 0 ? args[f] : compiled.parameters[i]));
-    return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows;
+    const t = template(db, args.length);
+    const parameters: unknown[] = [];
+    for (let i = 0; i < t.from.length; i++) {
+      const f = t.from[i]!;
+      parameters.push(f >= 0 ? args[f] : t.constants[i]);
+    }
+    const query: CompiledQuery<Row> = { sql: t.sql, query: t.query, parameters, queryId: createQueryId() };
+    return (await db.executeQuery(query)).rows;
   };
   return { all, first: async (db: Kysely<DB>, ...args: Args): Promise<Row | undefined> => (await all(db, ...args))[0] };
 }
