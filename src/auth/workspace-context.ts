@@ -4,6 +4,7 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { canonicalId } from '../shared/ids.js';
 import type { CredentialLookups } from './authenticator.js';
 import { actorIdOf, type Principal, type RequestContext, type WorkspaceContext } from './principal.js';
+import type { RequestOrigin } from '../events/record.js';
 
 /** How a route relates to workspaces: acts in one, acts for the user, or either. */
 export type Scope = 'workspace' | 'user' | 'any';
@@ -12,28 +13,30 @@ export type Scope = 'workspace' | 'user' | 'any';
  * The spec's rules for choosing the workspace:
  * a workspace API token acts on its own workspace (a matching Service-Context is accepted,
  * any other is 403); a broad credential (session, JWT) names one with Service-Context and
- * must be a member of it (403 otherwise, and 403 without the header).
+ * must be a member of it (403 otherwise, and 403 without the header). The context is made whole,
+ * with the request's `origin`: a property added afterwards gave every request's context a second
+ * hidden class and an out-of-object property store (docs/benchmarks.md, round twelve).
  */
-export async function resolveContext(roleOf: CredentialLookups['roleOf'], principal: Principal, serviceContext: string | undefined, scope: Scope): Promise<RequestContext> {
+export async function resolveContext(roleOf: CredentialLookups['roleOf'], principal: Principal, serviceContext: string | undefined, scope: Scope, origin: RequestOrigin): Promise<RequestContext> {
   const actorId = actorIdOf(principal);
   const named = serviceContext?.toLowerCase();
   if (scope === 'user') {
     if (principal.kind === 'api_token') throw new ApiError('USER_REQUIRED');
-    return { principal, workspaceId: null, role: null, actorId };
+    return { principal, workspaceId: null, role: null, actorId, origin };
   }
   if (principal.kind === 'api_token') {
     if (named !== undefined && named !== principal.workspaceId) {
       throw new ApiError('WORKSPACE_FORBIDDEN', { message: 'Service-Context names a workspace other than the one this token belongs to' });
     }
-    return { principal, workspaceId: principal.workspaceId, role: null, actorId };
+    return { principal, workspaceId: principal.workspaceId, role: null, actorId, origin };
   }
   if (named === undefined) {
-    if (scope === 'any') return { principal, workspaceId: null, role: null, actorId };
+    if (scope === 'any') return { principal, workspaceId: null, role: null, actorId, origin };
     throw new ApiError('SERVICE_CONTEXT_REQUIRED');
   }
   const role = await roleOf(named, principal.userId);
   if (!role) throw new ApiError('WORKSPACE_FORBIDDEN', { message: 'The caller is not a member of the workspace named by Service-Context' });
-  return { principal, workspaceId: named, role, actorId };
+  return { principal, workspaceId: named, role, actorId, origin };
 }
 
 /** For routes API tokens may call with a scope (the pipeline checks it) while users need a role: the audit log, webhooks. */

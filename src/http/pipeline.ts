@@ -191,8 +191,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     if (isWrite && key !== undefined && (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH)) {
       throw new ApiError('VALIDATION_FAILED', { message: `idempotency-key must be 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, path: ['headers', 'idempotency-key'] });
     }
-    request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope);
-    request.ctx.origin = originOf(request);
+    request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope, originOf(request));
     if (requests && request.ctx.workspaceId) await countRequest(reply, `w:${request.ctx.workspaceId}`, 'all the credentials of this workspace together');
     if (config.roles) requireRole(request.ctx, config.roles);
     if (config.tokenScope) requireScope(request.principal, config.tokenScope);
