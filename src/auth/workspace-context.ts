@@ -14,8 +14,9 @@ export type Scope = 'workspace' | 'user' | 'any';
  * a workspace API token acts on its own workspace (a matching Service-Context is accepted,
  * any other is 403); a broad credential (session, JWT) names one with Service-Context and
  * must be a member of it (403 otherwise, and 403 without the header). The context is made whole,
- * with the request's `origin`: a property added afterwards gave every request's context a second
- * hidden class and an out-of-object property store (docs/benchmarks.md, round twelve).
+ * with the request's `origin`: a property added afterwards moved every request's context to a second
+ * hidden class with a property store of its own, and sent objects to the old generation
+ * (docs/benchmarks.md, round twelve).
  */
 export async function resolveContext(roleOf: CredentialLookups['roleOf'], principal: Principal, serviceContext: string | undefined, scope: Scope, origin: RequestOrigin): Promise<RequestContext> {
   const actorId = actorIdOf(principal);

@@ -52,8 +52,8 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
     return t;
   };
   // The query handed to Kysely is one literal of one shape, its node made once: per call,
-  // CompiledQuery.raw froze a new node and two arrays, and the call site saw arrays of several
-  // element kinds (docs/benchmarks.md, round twelve).
+  // CompiledQuery.raw froze a new node, two arrays and the parameters, made by a new closure,
+  // and some of it reached the old generation (docs/benchmarks.md, round twelve).
   const all = async (db: Kysely<DB>, ...args: Args): Promise<Row[]> => {
     const t = template(db, args.length);
     const parameters: unknown[] = [];
