@@ -15,6 +15,7 @@ import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
 import { CursorCodec } from './shared/cursor.js';
 import { closeUndeclaredParts, validatorCompiler } from './http/validation.js';
 import { LazyCompilation } from './http/lazy-compilation.js';
+import { holdHeaderFirstKeys } from './http/header-first-keys.js';
 import { installJsonParser } from './http/json-body.js';
 import { installNotFound, installPipeline } from './http/pipeline.js';
 import { installMetrics } from './http/metrics.js';
@@ -69,6 +70,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const { db } = database;
   const clock = opts.clock ?? systemClock;
 
+  // Before any schema compiles (src/http/header-first-keys.ts).
+  holdHeaderFirstKeys();
   const compilation = new LazyCompilation();
   const app = Fastify({
     logger: opts.logger ?? false,
