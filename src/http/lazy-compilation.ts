@@ -7,6 +7,12 @@ export type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?:
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 type FastifyValidationResult = ReturnType<FastifySchemaCompiler<any>>;
 type Serializer = (data: unknown) => string;
+export interface ValidatedPart {
+  method: string;
+  url: string;
+  httpPart: string;
+  schema: unknown;
+}
 type SerializerCompiler = (route: { schema?: unknown; method: string; url: string; httpStatus: string }) => Serializer;
 
 /**
@@ -17,6 +23,7 @@ type SerializerCompiler = (route: { schema?: unknown; method: string; url: strin
  */
 export class LazyCompilation {
   private readonly pending = new Set<() => unknown>();
+  private readonly routes: ValidatedPart[] = [];
 
   /** Fastify's `schemaController.compilersFactory`: `validator` for requests, fast-json-stringify for responses, both lazy. */
   compilersFactory(validator: FastifySchemaCompiler<any>): CompilersFactory {
@@ -29,6 +36,7 @@ export class LazyCompilation {
 
   private validators(compiler: FastifySchemaCompiler<any>): FastifySchemaCompiler<any> {
     return (route) => {
+      this.routes.push({ method: route.method, url: route.url, httpPart: route.httpPart ?? 'body', schema: route.schema });
       const validate = compiledWhenFirstUsed(() => compiler(route) as unknown as Validator, () => this.pending.delete(compile));
       const compile = () => validate.compile();
       this.pending.add(compile);
@@ -49,6 +57,11 @@ export class LazyCompilation {
       this.pending.add(compile);
       return (data) => (data instanceof PreSerialized ? data.json : compile()(data));
     };
+  }
+
+  /** Every request part a validator was made for, with its schema: what test/http/route-schemas.test.ts checks against the meta-schema the server does not compile. */
+  get validatedParts(): readonly ValidatedPart[] {
+    return this.routes;
   }
 
   /** How many schemas no request has needed and `warm()` has not reached yet. */
