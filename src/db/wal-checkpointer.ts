@@ -27,6 +27,13 @@ export interface WalCheckpointer {
 /** 16 MB of log; the thread keeps it at a few hundred kilobytes under load. */
 export const BACKSTOP_PAGES = 4000;
 export const CHECKPOINT_INTERVAL_MS = 100;
+/**
+ * The thread starts this long after the writer opens, once a server is serving. Starting a thread
+ * (a Node environment of its own, its built-in modules compiled without Node's code cache under
+ * the heap flags of bin/wsp.js) took 90 ms of CPU beside the server's own start, on two cores.
+ * Until then the writer's backstop checkpoints, as it does whenever the thread falls behind.
+ */
+export const THREAD_START_MS = 1000;
 
 // A script rather than a module file: the bundle (scripts/bundle.mjs) carries it as it is, and
 // the thread needs nothing but the SQLite binding, whose path the main thread resolves.
@@ -53,25 +60,34 @@ parentPort.on('message', () => {
 });
 `;
 
-export function startWalCheckpointer(file: string, writer: SqliteDatabase.Database, intervalMs = CHECKPOINT_INTERVAL_MS): WalCheckpointer {
+export function startWalCheckpointer(file: string, writer: SqliteDatabase.Database, intervalMs = CHECKPOINT_INTERVAL_MS, startInMs = THREAD_START_MS): WalCheckpointer {
   writer.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-  const binding = createRequire(import.meta.url).resolve('better-sqlite3');
-  const thread = new Worker(THREAD, { eval: true, workerData: { file, binding, intervalMs } });
-  // Rare (a full disk, an I/O error): the writer's own checkpoints take over past the backstop,
-  // and the operator hears of it once per new error.
-  const warn = (message: string) => process.emitWarning(`SQLite's checkpoint thread: ${message}`, { code: 'WSP_WAL_CHECKPOINT' });
-  thread.on('message', (m: { error?: string }) => m.error && warn(m.error));
-  thread.on('error', (err) => warn(err.message));
-  // The thread's timer must not keep a process alive that has nothing else to do.
-  thread.unref();
-  const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+  let thread: Worker | null = null;
+  let exited = Promise.resolve();
+  const start = () => {
+    const binding = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(THREAD, { eval: true, workerData: { file, binding, intervalMs } });
+    // Rare (a full disk, an I/O error): the writer's own checkpoints take over past the backstop,
+    // and the operator hears of it once per new error.
+    const warn = (message: string) => process.emitWarning(`SQLite's checkpoint thread: ${message}`, { code: 'WSP_WAL_CHECKPOINT' });
+    worker.on('message', (m: { error?: string }) => m.error && warn(m.error));
+    worker.on('error', (err) => warn(err.message));
+    // The thread's timer must not keep a process alive that has nothing else to do.
+    worker.unref();
+    exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    thread = worker;
+  };
+  const starting = startInMs > 0 ? setTimeout(start, startInMs).unref() : (start(), null);
   let stopping: Promise<void> | null = null;
   return {
     stop() {
       if (!stopping) {
-        // Waited for: the process stays up until the thread has closed its connection.
-        thread.ref();
-        thread.postMessage('stop');
+        if (starting) clearTimeout(starting);
+        if (thread) {
+          // Waited for: the process stays up until the thread has closed its connection.
+          thread.ref();
+          thread.postMessage('stop');
+        }
         stopping = exited;
       }
       return stopping;

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openDatabase, sqliteFile } from '../../src/db/database.js';
-import { BACKSTOP_PAGES, startWalCheckpointer } from '../../src/db/wal-checkpointer.js';
+import { BACKSTOP_PAGES, CHECKPOINT_INTERVAL_MS, startWalCheckpointer } from '../../src/db/wal-checkpointer.js';
 import { secretStore } from '../../src/secrets/store.js';
 
 /**
@@ -44,7 +44,7 @@ test('the thread copies the log back into the database; the writer checkpoints i
   const writer = new Sqlite(file);
   writer.pragma('journal_mode = WAL');
   writer.exec('create table t (id integer primary key, v blob)');
-  const checkpointer = startWalCheckpointer(file, writer);
+  const checkpointer = startWalCheckpointer(file, writer, CHECKPOINT_INTERVAL_MS, 0);
   try {
     assert.equal(writer.pragma('wal_autocheckpoint', { simple: true }), BACKSTOP_PAGES);
     const before = fs.statSync(file).size;
@@ -62,6 +62,31 @@ test('the thread copies the log back into the database; the writer checkpoints i
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(fs.statSync(file).size, size);
   await checkpointer.stop();
+  writer.close();
+});
+
+test('the thread starts only after its delay (the writer has its backstop meanwhile); stopped before that, it never starts', async () => {
+  const file = path.join(work, 'delayed.db');
+  const writer = new Sqlite(file);
+  writer.pragma('journal_mode = WAL');
+  writer.exec('create table t (id integer primary key, v blob)');
+  const delayed = startWalCheckpointer(file, writer, CHECKPOINT_INTERVAL_MS, 2000);
+  assert.equal(writer.pragma('wal_autocheckpoint', { simple: true }), BACKSTOP_PAGES, 'the backstop is set at once');
+  const before = fs.statSync(file).size;
+  writer.exec(fillLog);
+  // A thread started at once copies the log within a few hundred milliseconds (the test above).
+  await new Promise((r) => setTimeout(r, 400));
+  assert.ok(fs.statSync(file).size < before + PAGES * PAGE, 'nothing copied before the delay');
+  await until('the database file holds the log', () => fs.statSync(file).size >= PAGES * (PAGE - 200));
+  await delayed.stop();
+
+  // Stopped before its delay: stop() does not wait, and no thread ever copies anything.
+  const never = startWalCheckpointer(file, writer, CHECKPOINT_INTERVAL_MS, 300);
+  await never.stop();
+  writer.exec(fillLog);
+  const size = fs.statSync(file).size;
+  await new Promise((r) => setTimeout(r, 900));
+  assert.equal(fs.statSync(file).size, size, 'no thread started after stop()');
   writer.close();
 });
 
