@@ -7,6 +7,8 @@
 // it reaches a share of that: 1 GB (what a 4 GB machine gets, 25 times the server's live heap
 // under the soak) makes it collect before the garbage passes 200 MB of resident memory
 // (docs/benchmarks.md, round five). `node --max-old-space-size=N bin/wsp.js` runs it with another.
+// They cost the start 50-90 ms: under a V8 flag off its default, Node compiles its built-in
+// modules without the code cache it ships with (docs/decisions.md, "The heap flags ... kept").
 import { fileURLToPath } from 'node:url';
 import { runCompiledBundle } from './compiled-bundle.js';
 
