@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 
 /**
@@ -27,4 +28,28 @@ export async function hiddenClassChanges(make: () => Promise<object> | object, w
     previous = next;
   }
   return changes;
+}
+
+/** A maker of headers-like objects whose first property is `first`, as Node and Fastify build theirs. */
+export const headersStartingWith = (first: string) => () => {
+  const headers: Record<string, string> = {};
+  headers[first] = 'a';
+  headers['content-type'] = 'application/json';
+  headers['x-request-id'] = 'req_1';
+  return headers;
+};
+
+/**
+ * Gives the empty object's map transitions for 2,000 new first keys, past V8's 1,536, as compiling
+ * route schemas can (src/http/header-first-keys.ts). Answers the objects: a transition lasts as
+ * long as its map.
+ */
+export function fillEmptyObjectTransitions(count = 2_000): object[] {
+  const filler: object[] = [];
+  for (let i = 0; i < count; i++) {
+    const o: Record<string, number> = {};
+    o[`filler_${i}_${randomBytes(4).toString('hex')}`] = i;
+    filler.push(o);
+  }
+  return filler;
 }
