@@ -32,6 +32,15 @@ async function withFullLog(name: string) {
   return { database, file: sqliteFile(dataDir) };
 }
 
+/** A writer in WAL mode on a new file, with the table the log is filled through. */
+function walWriter(name: string) {
+  const file = path.join(work, name);
+  const writer = new Sqlite(file);
+  writer.pragma('journal_mode = WAL');
+  writer.exec('create table t (id integer primary key, v blob)');
+  return { file, writer };
+}
+
 async function until(what: string, done: () => boolean): Promise<void> {
   for (let waited = 0; !done(); waited += 20) {
     assert.ok(waited < 10_000, `not within 10 s: ${what}`);
@@ -40,10 +49,7 @@ async function until(what: string, done: () => boolean): Promise<void> {
 }
 
 test('the thread copies the log back into the database; the writer checkpoints itself only past the backstop', async () => {
-  const file = path.join(work, 'thread.db');
-  const writer = new Sqlite(file);
-  writer.pragma('journal_mode = WAL');
-  writer.exec('create table t (id integer primary key, v blob)');
+  const { file, writer } = walWriter('thread.db');
   const checkpointer = startWalCheckpointer(file, writer, CHECKPOINT_INTERVAL_MS, 0);
   try {
     assert.equal(writer.pragma('wal_autocheckpoint', { simple: true }), BACKSTOP_PAGES);
@@ -66,10 +72,7 @@ test('the thread copies the log back into the database; the writer checkpoints i
 });
 
 test('the thread starts only after its delay (the writer has its backstop meanwhile); stopped before that, it never starts', async () => {
-  const file = path.join(work, 'delayed.db');
-  const writer = new Sqlite(file);
-  writer.pragma('journal_mode = WAL');
-  writer.exec('create table t (id integer primary key, v blob)');
+  const { file, writer } = walWriter('delayed.db');
   const delayed = startWalCheckpointer(file, writer, CHECKPOINT_INTERVAL_MS, 2000);
   assert.equal(writer.pragma('wal_autocheckpoint', { simple: true }), BACKSTOP_PAGES, 'the backstop is set at once');
   const before = fs.statSync(file).size;
