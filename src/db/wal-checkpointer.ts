@@ -30,7 +30,7 @@ export const CHECKPOINT_INTERVAL_MS = 100;
 /**
  * The thread starts this long after the writer opens, once a server is serving. Starting a thread
  * (a Node environment of its own, its built-in modules compiled without Node's code cache under
- * the heap flags of bin/wsp.js) took 90 ms of CPU beside the server's own start, on two cores.
+ * the heap flags of bin/wsp.js) took 90 ms beside the server's own start, on two cores.
  * Until then the writer's backstop checkpoints, as it does whenever the thread falls behind.
  */
 export const THREAD_START_MS = 1000;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Ajv } from 'ajv';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { validatorCompiler } from '../../src/http/validation.js';
+import { DashboardImportFile } from '../../src/dashboards/import.js';
 
 /**
  * The server's ajv does not check schemas against JSON Schema's meta-schema (src/http/validation.ts:
@@ -26,6 +27,10 @@ describe('route schemas against the meta-schema', () => {
       .filter((p) => !metaCheck.validateSchema(p.schema as object))
       .map((p) => `${p.method} ${p.url} ${p.httpPart}: ${metaCheck.errorsText(metaCheck.errors)}`);
     assert.deepEqual(invalid, []);
+  });
+
+  test('so is the schema the server validates outside a route part (a dashboard import file)', () => {
+    assert.ok(metaCheck.validateSchema(DashboardImportFile), metaCheck.errorsText(metaCheck.errors));
   });
 
   test('the check refuses a malformed schema, which the server compiles without checking', () => {
