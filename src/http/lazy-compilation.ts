@@ -23,7 +23,7 @@ type SerializerCompiler = (route: { schema?: unknown; method: string; url: strin
  */
 export class LazyCompilation {
   private readonly pending = new Set<() => unknown>();
-  private readonly routes: ValidatedPart[] = [];
+  private readonly parts: ValidatedPart[] = [];
 
   /** Fastify's `schemaController.compilersFactory`: `validator` for requests, fast-json-stringify for responses, both lazy. */
   compilersFactory(validator: FastifySchemaCompiler<any>): CompilersFactory {
@@ -36,7 +36,7 @@ export class LazyCompilation {
 
   private validators(compiler: FastifySchemaCompiler<any>): FastifySchemaCompiler<any> {
     return (route) => {
-      this.routes.push({ method: route.method, url: route.url, httpPart: route.httpPart ?? 'body', schema: route.schema });
+      this.parts.push({ method: route.method, url: route.url, httpPart: route.httpPart ?? 'body', schema: route.schema });
       const validate = compiledWhenFirstUsed(() => compiler(route) as unknown as Validator, () => this.pending.delete(compile));
       const compile = () => validate.compile();
       this.pending.add(compile);
@@ -61,7 +61,7 @@ export class LazyCompilation {
 
   /** Every request part a validator was made for, with its schema: what test/http/route-schemas.test.ts checks against the meta-schema the server does not compile. */
   get validatedParts(): readonly ValidatedPart[] {
-    return this.routes;
+    return this.parts;
   }
 
   /** How many schemas no request has needed and `warm()` has not reached yet. */
