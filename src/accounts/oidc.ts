@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { hashToken } from '../auth/credentials.js';
+import { classifyCredential, hashToken } from '../auth/credentials.js';
+import { sameSecret } from '../http/cookies.js';
+import { countAttempt } from '../db/window-counter.js';
 import { isUniqueViolation } from '../db/database.js';
 import { newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
@@ -9,9 +12,10 @@ import { ApiError, ErrorCodes } from '../shared/errors.js';
 import type { EventLog } from '../events/record.js';
 import { originOfClient, type Client } from './service.js';
 import { emailKey, identity } from '../identity/service.js';
-import { createSession, type SessionPolicy } from '../sessions/service.js';
+import { createSession, sessionForToken, type SessionPolicy } from '../sessions/service.js';
 import { invitationStore } from './store.js';
 import { oidcLoginStore } from './oidc-store.js';
+import { MAX_RETURN_TO } from './schemas.js';
 
 /** WSP_OIDC_* (src/config.ts). */
 export interface OidcSettings {
@@ -26,7 +30,11 @@ export interface OidcSettings {
 type Claims = { sub: string; email?: unknown; email_verified?: unknown; name?: unknown };
 
 /** A login under way lasts this long between start and callback. */
-const LOGIN_SECONDS = 600;
+export const LOGIN_SECONDS = 600;
+/** Single sign-ons started per client address in a window: each keeps a row until its callback or its expiry. */
+export const MAX_OIDC_STARTS_PER_IP = 60;
+export const OIDC_START_WINDOW_SECONDS = 900;
+
 const FALLBACK_RETURN = '/console/';
 
 /**
@@ -34,7 +42,7 @@ const FALLBACK_RETURN = '/console/';
  * never another origin (`//evil.example`, `https://...`, a backslash browsers read as `/`).
  */
 export function safeReturnTo(raw: string | undefined): string {
-  if (!raw || raw.length > 2048 || !raw.startsWith('/') || raw.startsWith('//') || /[\\\u0000-\u001f]/.test(raw)) return FALLBACK_RETURN;
+  if (!raw || raw.length > MAX_RETURN_TO || !raw.startsWith('/') || raw.startsWith('//') || /[\\\u0000-\u001f]/.test(raw)) return FALLBACK_RETURN;
   return raw;
 }
 
@@ -68,17 +76,28 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
   }
 
   return {
-    /** The provider's authorization URL for a new login; what the callback needs is kept by the state's hash. */
-    async start(returnTo: string | undefined): Promise<string> {
+    /**
+     * The provider's authorization URL for a new login, and the binding the browser keeps as a
+     * cookie until the callback (RFC 9700 §4.7.1: a login CSRF sends a victim's browser the
+     * attacker's callback; without the cookie of the browser that started it, the callback is
+     * refused). What the callback needs is kept by the state's hash. Starts are limited per client
+     * address: each keeps a row until it ends or expires.
+     */
+    async start(returnTo: string | undefined, clientIp: string): Promise<{ url: string; binding: string }> {
+      const now = nowSeconds(clock);
+      const { failures, window_start } = await countAttempt(db, 'sign_in_limits', `oidc_start:${clientIp}`, now, OIDC_START_WINDOW_SECONDS);
+      if (failures > MAX_OIDC_STARTS_PER_IP) {
+        const wait = String(Math.max(1, window_start + OIDC_START_WINDOW_SECONDS - now));
+        throw new ApiError('OIDC_STARTS_LIMITED', { headers: { 'retry-after': wait }, metadata: { limit: String(MAX_OIDC_STARTS_PER_IP), retry_after: wait } });
+      }
       const config = await provider().catch((err: unknown) => {
         throw new ApiError('OIDC_UNAVAILABLE', { message: `The OpenID provider cannot be reached: ${(err as Error).message.slice(0, 200)}` });
       });
       const state = client.randomState();
       const nonce = client.randomNonce();
       const verifier = client.randomPKCECodeVerifier();
-      // Logins abandoned at the provider are dropped as new ones start: the table stays small.
-      await oidcLoginStore.purgeExpired(db, nowSeconds(clock));
-      await oidcLoginStore.insert(db, { state_hash: hashToken(state), code_verifier: verifier, nonce, return_to: safeReturnTo(returnTo), expires_at: nowSeconds(clock) + LOGIN_SECONDS });
+      const binding = randomBytes(32).toString('base64url');
+      await oidcLoginStore.insert(db, { state_hash: hashToken(state), code_verifier: verifier, nonce, return_to: safeReturnTo(returnTo), expires_at: now + LOGIN_SECONDS, browser_hash: hashToken(binding) });
       const url = client.buildAuthorizationUrl(config, {
         redirect_uri: redirectUri,
         scope: 'openid email profile',
@@ -87,17 +106,18 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
         code_challenge: await client.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
       });
-      return url.href;
+      return { url: url.href, binding };
     },
 
     /**
      * The provider sends the browser back here. The state names a login this server started (used
-     * once); the code is exchanged with its PKCE verifier and the ID token checked. Answers the new
-     * session and where to send the browser.
+     * once) in this very browser (its binding cookie); the code is exchanged with its PKCE verifier
+     * and the ID token checked. `browser.session`: the browser's own `wsp_session`, if any (how a
+     * signed-in account proves its address). Answers the new session and where to send the browser.
      */
-    async callback(query: Record<string, string | undefined>, client_: Client) {
+    async callback(query: Record<string, string | undefined>, browser: { binding: string | undefined; session: string | undefined }, client_: Client) {
       try {
-        return await finish(query, client_);
+        return await finish(query, browser, client_);
       } catch (err) {
         // A single sign-on that failed is a failed sign-in (CONTRACT §11), whoever it was.
         if (err instanceof ApiError && err.entries[0]?.code === ErrorCodes.OIDC_FAILED.code) {
@@ -109,12 +129,15 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
     },
   };
 
-  async function finish(query: Record<string, string | undefined>, client_: Client) {
+  async function finish(query: Record<string, string | undefined>, browser: { binding: string | undefined; session: string | undefined }, client_: Client) {
     {
       const state = query.state;
       if (!state) throw failed('the provider sent no state');
       const login = await oidcLoginStore.take(db, hashToken(state));
       if (!login || login.expires_at <= nowSeconds(clock)) throw failed('this sign-in was not started here, was already used, or took longer than 10 minutes');
+      if (browser.binding === undefined || login.browser_hash === null || !sameSecret(hashToken(browser.binding), login.browser_hash)) {
+        throw failed('this sign-in was started in another browser (or this browser refused its cookie); start again here');
+      }
       if (query.error) throw failed(`the provider answered ${query.error.slice(0, 100)}${query.error_description ? ` (${query.error_description.slice(0, 200)})` : ''}`);
       const config = await provider().catch((err: unknown) => {
         throw new ApiError('OIDC_UNAVAILABLE', { message: `The OpenID provider cannot be reached: ${(err as Error).message.slice(0, 200)}` });
@@ -133,32 +156,59 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
       } catch (err) {
         throw failed(`the code or the ID token was refused (${(err as Error).message.slice(0, 200)})`);
       }
-      const userId = await userFor(config.serverMetadata().issuer, claims);
+      const userId = await userFor(config.serverMetadata().issuer, claims, await signedInUser(browser.session), client_);
       const session = await createSession(db, clock, userId, deps.sessions, { issuedBy: 'oidc', ip: client_.ip, userAgent: client_.userAgent, event: { log: deps.events, origin: originOfClient(client_) } });
       return { session, returnTo: login.return_to };
     }
   }
 
-  /** The user the provider's account is: linked before, or with this verified email, or new when allowed. */
-  async function userFor(issuer: string, claims: Claims): Promise<string> {
+  /** The user of the browser's live session, if it has one. */
+  async function signedInUser(cookie: string | undefined): Promise<string | null> {
+    const shape = cookie === undefined ? null : classifyCredential(cookie);
+    if (shape?.kind !== 'session') return null;
+    return (await sessionForToken(db, shape.hash, nowSeconds(clock), deps.sessions))?.userId ?? null;
+  }
+
+  /**
+   * The user the provider's account is (docs/spec-gaps.md, "Whose address is it"): linked before;
+   * else the account holding the verified email, if that account's address is proven; else the
+   * browser's own signed-in account holding that unproven address, which proves it now; else a new
+   * user, when invited or WSP_OIDC_AUTO_CREATE allows, who takes the address from an account that
+   * never proved it. Single sign-on never links to an unproven address.
+   */
+  async function userFor(issuer: string, claims: Claims, browserUser: string | null, client_: Client): Promise<string> {
     const linked = await identity.userIdForOidc(db, issuer, claims.sub);
     if (linked) return linked;
     const email = typeof claims.email === 'string' && claims.email_verified === true ? claims.email : undefined;
     const now = nowSeconds(clock);
-    if (email) {
-      const known = await identity.userByEmail(db, email);
-      if (known) {
-        await identity.linkOidc(db, { issuer, subject: claims.sub, user_id: known.id, created_at: now });
-        return known.id;
-      }
+    const holder = email === undefined ? undefined : await identity.userByEmail(db, email);
+    if (holder && holder.email_verified === 1) {
+      await identity.linkOidc(db, { issuer, subject: claims.sub, user_id: holder.id, created_at: now });
+      return holder.id;
+    }
+    const origin = originOfClient(client_);
+    if (holder && holder.id === browserUser) {
+      await db.transaction().execute(async (trx) => {
+        await identity.linkOidc(trx, { issuer, subject: claims.sub, user_id: holder.id, created_at: now });
+        await identity.verifyEmail(trx, holder.id);
+        await deps.events.record(trx, { workspaceId: null, actor: { kind: 'user', id: holder.id }, credentialId: null, origin }, 'user.email_verified', holder.id, { email: holder.email, method: 'oidc' });
+      });
+      return holder.id;
     }
     const invited = email !== undefined && (await invitationStore.pendingFor(db, emailKey(email), now));
-    if (!invited && !settings.autoCreate) throw new ApiError('SIGN_IN_REFUSED');
+    if (!invited && !settings.autoCreate) {
+      throw new ApiError('SIGN_IN_REFUSED', holder ? { message: UNPROVEN_HOLDER } : {});
+    }
     const userId = newId('usr');
     const name = typeof claims.name === 'string' ? claims.name.slice(0, 100) : (email ?? null);
     try {
       await db.transaction().execute(async (trx) => {
-        await identity.createUser(trx, { id: userId, name, email: email ?? null, created_at: now });
+        // The provider vouches for the address: an account that never proved it gives it up.
+        if (holder && (await identity.releaseUnverifiedEmail(trx, holder.id))) {
+          const system = { workspaceId: null, actor: { kind: 'system' as const, id: null }, credentialId: null, origin };
+          await deps.events.record(trx, system, 'user.email_released', holder.id, { email: holder.email, to_user_id: userId, method: 'oidc' });
+        }
+        await identity.createUser(trx, { id: userId, name, email: email ?? null, emailVerified: email !== undefined, created_at: now });
         await identity.linkOidc(trx, { issuer, subject: claims.sub, user_id: userId, created_at: now });
       });
     } catch (err) {
@@ -170,5 +220,9 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
     return userId;
   }
 }
+
+/** Why a provider-vouched person with no invitation is refused when an unproven account holds their address. */
+const UNPROVEN_HOLDER =
+  'Single sign-on found no user for this account and nobody invited its email. An account that never proved it controls this address holds it: if that account is yours, sign in to it with its password, then sign in with single sign-on from the same browser to prove the address; otherwise ask for an invitation.';
 
 export type Oidc = ReturnType<typeof createOidc>;

@@ -2,13 +2,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/fastify-types.js';
 import { errorResponses, ListEnvelope, NoContent, PageQuery, requestHeaders } from '../http/schemas.js';
 import { workspaceCtx } from '../http/context.js';
-import { sessionCookie } from '../http/cookies.js';
+import { cookieHeader, cookieValue, SESSION_COOKIE, sessionCookie } from '../http/cookies.js';
 import { WorkspaceParams } from '../workspaces/schemas.js';
 import type { AccountService, Client } from './service.js';
-import type { Oidc } from './oidc.js';
+import { LOGIN_SECONDS, MAX_OIDC_STARTS_PER_IP, OIDC_START_WINDOW_SECONDS, type Oidc } from './oidc.js';
 import { ApiError } from '../shared/errors.js';
 
 const OIDC_START = '/v1/auth/oidc/start';
+/** Binds a single sign-on to the browser that started it; sent only to the callback's path. */
+const OIDC_BINDING_COOKIE = 'wsp_oidc';
+const OIDC_COOKIE_PATH = '/v1/auth/oidc';
 import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
@@ -76,13 +79,17 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       schema: {
         tags: ['sessions'],
         summary: 'Single sign-on: send the browser to the OpenID provider',
-        description: 'A redirect (302) to the provider\'s authorization endpoint (the code flow with PKCE, a state and a nonce). `return_to` is a path of this server the browser comes back to (else `/console/`). 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.',
+        description: `A redirect (302) to the provider's authorization endpoint (the code flow with PKCE, a state and a nonce), with the cookie \`${OIDC_BINDING_COOKIE}\` (HttpOnly, SameSite=Lax, Path=${OIDC_COOKIE_PATH}, ${LOGIN_SECONDS / 60} minutes) that binds the login to this browser: the callback refuses a browser without it (login CSRF, RFC 9700 §4.7). \`return_to\` is a path of this server the browser comes back to (else \`/console/\`). More than ${MAX_OIDC_STARTS_PER_IP} starts from one client address in ${OIDC_START_WINDOW_SECONDS / 60} minutes: 429 (7060) with Retry-After. 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.`,
         security: [],
         querystring: OidcStartQuery,
-        response: { 302: Redirect, ...errorResponses(404, 422, 503) },
+        response: { 302: Redirect, ...errorResponses(404, 422, 429, 503) },
       },
     },
-    async (request, reply) => reply.redirect(await oidcOf().start(request.query.return_to), 302),
+    async (request, reply) => {
+      const { url, binding } = await oidcOf().start(request.query.return_to, request.ip);
+      reply.header('set-cookie', cookieHeader(OIDC_BINDING_COOKIE, binding, { path: OIDC_COOKIE_PATH, maxAgeSeconds: LOGIN_SECONDS, secure: opts.secureCookie }));
+      return reply.redirect(url, 302);
+    },
   );
 
   app.get(
@@ -93,14 +100,18 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         tags: ['sessions'],
         summary: 'Single sign-on: where the OpenID provider sends the browser back',
         description:
-          'Checks the state (a login this server started, used once, within 10 minutes), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user (by the provider\'s subject, then by a verified email), sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).',
+          `Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its \`${OIDC_BINDING_COOKIE}\` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the \`wsp_session\` cookie and redirects (302) to the \`return_to\` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).`,
         security: [],
         querystring: OidcCallbackQuery,
         response: { 302: Redirect, ...errorResponses(400, 403, 404, 422, 503) },
       },
     },
     async (request, reply) => {
-      const { session, returnTo } = await oidcOf().callback(request.query as Record<string, string | undefined>, clientOf(request));
+      const cookies = request.headers.cookie;
+      // The binding is spent whatever the outcome: a second callback in this browser starts again.
+      reply.header('set-cookie', cookieHeader(OIDC_BINDING_COOKIE, '', { path: OIDC_COOKIE_PATH, maxAgeSeconds: 0, secure: opts.secureCookie }));
+      const browser = { binding: cookieValue(cookies, OIDC_BINDING_COOKIE), session: cookieValue(cookies, SESSION_COOKIE) };
+      const { session, returnTo } = await oidcOf().callback(request.query as Record<string, string | undefined>, browser, clientOf(request));
       setCookie(reply, session);
       return reply.redirect(returnTo, 302);
     },

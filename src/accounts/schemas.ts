@@ -99,8 +99,11 @@ export const SetupDone = Type.Object(
   { title: 'SetupDone', additionalProperties: false },
 );
 
+/** The longest `return_to` a single sign-on keeps: a console deep link is far shorter. */
+export const MAX_RETURN_TO = 1024;
+
 export const OidcStartQuery = Type.Object(
-  { return_to: Type.Optional(Type.String({ maxLength: 2048, description: 'A path of this server to come back to, e.g. /console/ or /device?user_code=...' })) },
+  { return_to: Type.Optional(Type.String({ maxLength: MAX_RETURN_TO, description: 'A path of this server to come back to, e.g. /console/ or /device?user_code=...' })) },
   { additionalProperties: false },
 );
 

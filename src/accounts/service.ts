@@ -130,7 +130,9 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
         .transaction()
         .execute(async (trx) => {
           if (!(await invitationStore.use(trx, inv.id, userId, now))) throw new ApiError('INVITATION_GONE');
-          if (!caller) await identity.createUser(trx, { id: userId, name: body.name!, email: inv.email, created_at: now, password_hash: passwordHash });
+          // The platform sends no email: holding the link proves nothing about its address, so the
+          // account holds it unproven (docs/spec-gaps.md, "Whose address is it").
+          if (!caller) await identity.createUser(trx, { id: userId, name: body.name!, email: inv.email, emailVerified: false, created_at: now, password_hash: passwordHash });
           const existing = await identity.roleOf(trx, inv.workspace_id, userId);
           const role = existing ?? inv.role;
           if (!existing) await identity.setRole(trx, { workspace_id: inv.workspace_id, user_id: userId, role, created_at: now });
@@ -138,9 +140,16 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
           await events.record(trx, source, 'invitation.accepted', inv.id, { user_id: userId, role, new_user: !caller, already_member: existing !== undefined && existing !== null });
           return role;
         })
-        .catch((err: unknown) => {
-          if (isUniqueViolation(err)) throw new ApiError('EMAIL_TAKEN', { message: `A user already has the email ${inv.email}: sign in as them, then accept`, path: ['body', 'token'] });
-          throw err;
+        .catch(async (err: unknown) => {
+          if (!isUniqueViolation(err)) throw err;
+          const holder = await identity.userByEmail(db, inv.email);
+          if (holder && holder.email_verified === 0) {
+            const how = config.oidc
+              ? 'sign in with single sign-on to prove the address is yours (it then moves to you), then accept'
+              : 'ask the operator of this server to free it (wsp admin user release-email), then accept';
+            throw new ApiError('EMAIL_HELD_UNVERIFIED', { message: `An account that never proved it controls ${inv.email} holds it: ${how}`, path: ['body', 'token'], metadata: { oidc: config.oidc ? 'on' : 'off' } });
+          }
+          throw new ApiError('EMAIL_TAKEN', { message: `A user already has the email ${inv.email}: sign in as them, then accept`, path: ['body', 'token'] });
         });
       const made = caller ? null : await session(db, userId, 'password', client, false);
       return { accepted: { workspace_id: inv.workspace_id, user_id: userId, role, session_id: made?.id ?? null }, session: made };
@@ -160,7 +169,8 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
       await db.transaction().execute(async (trx) => {
         // The setup is done once: of two at the same time, the second finds the first's user.
         if (!(await identity.claimSetup(trx, now))) throw new ApiError('SETUP_DONE');
-        await identity.createUser(trx, { id: userId, name: body.name, email: body.email, created_at: now, password_hash: passwordHash });
+        // The holder of the setup code is the server's operator, whose word an address needs (as `wsp admin user create`).
+        await identity.createUser(trx, { id: userId, name: body.name, email: body.email, emailVerified: true, created_at: now, password_hash: passwordHash });
         await identity.createWorkspace(trx, ws);
         await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
         const source = { workspaceId: ws.id, actor: { kind: 'user' as const, id: userId }, credentialId: null, origin: originOfClient(client) };

@@ -10,6 +10,7 @@ import { createSession, endSessionById, endSessionsOf, type SessionPolicy } from
 import { loadConfig } from '../config.js';
 import { issueApiToken } from '../tokens/service.js';
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from '../accounts/passwords.js';
+import { EventLog, type EventSource } from '../events/record.js';
 
 /** The API's email shape (src/accounts/schemas.ts). */
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -19,9 +20,14 @@ export { AdminError };
 
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
+/** What the operator's own changes to a user record as their actor: the platform's operator, not a user. */
+const OPERATOR: EventSource = { workspaceId: null, actor: { kind: 'system', id: null }, credentialId: null };
+
 /** The operator commands of CONTRACT §2, usable from the CLI and from tests alike. */
 export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: SessionPolicy = loadConfig({}).sessions) {
   const now = () => nowSeconds(clock);
+  // A user's own events belong to no workspace: nothing subscribes to them.
+  const events = new EventLog(clock);
 
   async function requireUser(userId: string) {
     const user = await identity.user(db, userId);
@@ -44,8 +50,37 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
       const id = newId('usr');
       if (opts.email !== undefined && !EMAIL.test(opts.email)) throw new AdminError(`--email must be an email address, got "${opts.email.slice(0, 100)}"`);
       if (opts.email !== undefined && (await identity.userByEmail(db, opts.email))) throw new AdminError(`a user already has the email ${opts.email}`);
-      await identity.createUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, created_at: now() });
+      // An operator vouches for the address they give (docs/spec-gaps.md, "Whose address is it").
+      await identity.createUser(db, { id, name: opts.name ?? null, email: opts.email ?? null, emailVerified: true, created_at: now() });
       return { user_id: id };
+    },
+
+    /** The operator has checked that the user controls their address: single sign-on may now find them by it. */
+    async verifyEmail(userId: string): Promise<{ user_id: string; email: string; email_verified: true }> {
+      const user = await requireUser(userId);
+      if (user.email === null) throw new AdminError(`${userId} has no email to verify`);
+      if (user.email_verified === 0) {
+        await db.transaction().execute(async (trx) => {
+          await identity.verifyEmail(trx, userId);
+          await events.record(trx, OPERATOR, 'user.email_verified', userId, { email: user.email, method: 'operator' });
+        });
+      }
+      return { user_id: userId, email: user.email, email_verified: true };
+    },
+
+    /**
+     * Takes an address nobody proved from the account holding it, so that its owner can accept an
+     * invitation with it. A proven address is never taken here.
+     */
+    async releaseEmail(userId: string): Promise<{ user_id: string; released: string }> {
+      const user = await requireUser(userId);
+      if (user.email === null) throw new AdminError(`${userId} has no email`);
+      if (user.email_verified === 1) throw new AdminError(`the address of ${userId} is proven (by single sign-on or an operator); it is not taken from them`);
+      await db.transaction().execute(async (trx) => {
+        if (!(await identity.releaseUnverifiedEmail(trx, userId))) throw new AdminError(`the address of ${userId} changed meanwhile; run the command again`);
+        await events.record(trx, OPERATOR, 'user.email_released', userId, { email: user.email, method: 'operator' });
+      });
+      return { user_id: userId, released: user.email };
     },
 
     /** Sets (or replaces) a user's password: CONTRACT §9's 12-256 characters, hashed with argon2id. */

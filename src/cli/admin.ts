@@ -22,6 +22,8 @@ which they create and migrate if needed. --json prints one JSON object.
   wsp admin user create [--name N] [--email E] [--json]  -> {user_id}
   wsp admin user link --user USR --subject SUB      link an external JWT subject to a user
   wsp admin user set-password --user USR            the password (12-256 characters) read from stdin
+  wsp admin user verify-email --user USR            vouch for the user's address (single sign-on may then find them by it)
+  wsp admin user release-email --user USR           free an address its account never proved (so its owner can accept an invitation)
   wsp admin member add --workspace WS --user USR --role owner|admin|member
   wsp admin member remove --workspace WS --user USR  end a membership (not the last owner's)
   wsp admin session create --user USR [--json]      -> {session_token}
@@ -85,6 +87,8 @@ const COMMANDS: Record<string, Command> = {
   'user create': { flags: ['name', 'email'], run: (svc, p) => svc.createUser({ name: stringFlag(p, 'name'), email: stringFlag(p, 'email') }) },
   'user set-password': { flags: ['user'], run: async (svc, p, { input }) => svc.setPassword(stringFlag(p, 'user', true), await readPassword(input)) },
   'user link': { flags: ['user', 'subject'], run: (svc, p) => svc.linkSubject(stringFlag(p, 'user', true), stringFlag(p, 'subject', true)) },
+  'user verify-email': { flags: ['user'], run: (svc, p) => svc.verifyEmail(stringFlag(p, 'user', true)) },
+  'user release-email': { flags: ['user'], run: (svc, p) => svc.releaseEmail(stringFlag(p, 'user', true)) },
   'member add': {
     flags: ['workspace', 'user', 'role'],
     run: (svc, p) => svc.addMember(stringFlag(p, 'workspace', true), stringFlag(p, 'user', true), stringFlag(p, 'role', true)),

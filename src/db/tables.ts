@@ -15,6 +15,8 @@ export interface UsersTable {
   email_key: string | null;
   /** argon2id (PHC string); null: the user cannot sign in with a password. */
   password_hash: string | null;
+  /** 1 when someone proved the user controls `email` (a provider vouched, or an operator); 0 otherwise (docs/spec-gaps.md). */
+  email_verified: number;
   created_at: number;
 }
 
@@ -56,6 +58,8 @@ export interface OidcLoginsTable {
   nonce: string;
   return_to: string;
   expires_at: number;
+  /** SHA-256 of the binding cookie the starting browser holds; null only for logins started before migration 0021. */
+  browser_hash: string | null;
 }
 
 export interface AccountTables {

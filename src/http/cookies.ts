@@ -17,9 +17,14 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
+/** A Set-Cookie value the platform sends: always HttpOnly and SameSite=Lax, Secure when the server's public URL is https. */
+export function cookieHeader(name: string, value: string, opts: { path: string; maxAgeSeconds: number; secure: boolean }): string {
+  return `${name}=${value}; Path=${opts.path}; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(opts.maxAgeSeconds))}${opts.secure ? '; Secure' : ''}`;
+}
+
 /** The session cookie: HttpOnly, SameSite=Lax, Path=/, Secure when the server's public URL is https. */
 export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}${secure ? '; Secure' : ''}`;
+  return cookieHeader(SESSION_COOKIE, token, { path: '/', maxAgeSeconds, secure });
 }
 
 /** Tells the browser to forget the session cookie. */
@@ -30,4 +35,17 @@ export function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Whether a browser says this request comes from another site: `Sec-Fetch-Site` other than
+ * `same-origin` or `none` (typed or bookmarked), or an `Origin` other than the server's own (the
+ * origin of WSP_PUBLIC_URL; `null` included). Browsers send one or both with every form POST; a
+ * client that sends neither is not a browser a page elsewhere could drive.
+ */
+export function fromAnotherSite(headers: Readonly<Record<string, string | string[] | undefined>>, publicOrigin: string): boolean {
+  const site = headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return true;
+  const origin = headers.origin;
+  return typeof origin === 'string' && origin !== publicOrigin;
 }

@@ -17,7 +17,18 @@ const Me = Type.Object(
       { additionalProperties: false },
     ),
     user: Type.Union([
-      Type.Object({ id: Type.String(), name: Type.Union([Type.String(), Type.Null()]), email: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          id: Type.String(),
+          name: Type.Union([Type.String(), Type.Null()]),
+          email: Type.Union([Type.String(), Type.Null()]),
+          email_verified: Type.Boolean({
+            description:
+              'Whether anyone proved the user controls `email`: a provider vouched for it at single sign-on, or an operator did. An account made by accepting an invitation without signing in starts unproven: single sign-on never signs in to it by its address, and the proven owner of the address takes it (sign in with single sign-on while signed in to this account to prove it is yours).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
       Type.Null(),
     ]),
     workspace: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()]),
@@ -47,7 +58,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
       const ws = ctx.workspaceId ? await identity.workspace(db, ctx.workspaceId) : undefined;
       return {
         credential: { kind: p.kind, id: p.kind === 'session' ? p.sessionId : p.kind === 'api_token' ? p.tokenId : p.subject },
-        user: user ? { id: user.id, name: user.name, email: user.email } : null,
+        user: user ? { id: user.id, name: user.name, email: user.email, email_verified: user.email_verified === 1 } : null,
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
         ...(p.kind === 'session' && p.cookie?.csrfToken ? { csrf_token: p.cookie.csrfToken } : {}),

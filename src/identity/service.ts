@@ -17,9 +17,31 @@ export const identity = {
 
   workspace: (db: Kysely<DB>, id: string) => identityStore.getWorkspace(db, id),
 
-  /** A new user; `email` becomes its sign-in key (lower-cased), unique: a taken one is a unique violation. */
-  createUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; created_at: number; password_hash?: string | null }) =>
-    identityStore.insertUser(db, { ...row, email_key: row.email === null ? null : emailKey(row.email), password_hash: row.password_hash ?? null }),
+  /**
+   * A new user; `email` becomes its sign-in key (lower-cased), unique: a taken one is a unique
+   * violation. `emailVerified`: whether anyone proved the user controls it (a provider vouched, or
+   * an operator); every caller decides, since single sign-on links only to a proven address.
+   */
+  createUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; emailVerified: boolean; created_at: number; password_hash?: string | null }) =>
+    identityStore.insertUser(db, {
+      id: row.id,
+      name: row.name,
+      email: row.email,
+      email_key: row.email === null ? null : emailKey(row.email),
+      email_verified: row.email !== null && row.emailVerified ? 1 : 0,
+      password_hash: row.password_hash ?? null,
+      created_at: row.created_at,
+    }),
+
+  /** The user's address is proven from now on (single sign-on vouched for it, or an operator). */
+  verifyEmail: (db: Kysely<DB>, userId: string) => identityStore.verifyEmail(db, userId),
+
+  /**
+   * Frees an address nobody proved from the account holding it, so that its proven owner can have
+   * it: the account keeps its memberships and sessions, but no longer signs in by that address.
+   * A proven address is never taken. False when there was nothing to free.
+   */
+  releaseUnverifiedEmail: (db: Kysely<DB>, userId: string) => identityStore.releaseUnverifiedEmail(db, userId),
 
   /** Whether any user exists: the first-run setup is open until one does. */
   anyUser: (db: Kysely<DB>) => identityStore.anyUser(db),
@@ -30,7 +52,7 @@ export const identity = {
 
   setPasswordHash: (db: Kysely<DB>, userId: string, hash: string) => identityStore.setPasswordHash(db, userId, hash),
 
-  setEmail: (db: Kysely<DB>, userId: string, email: string) => identityStore.setEmail(db, userId, email, emailKey(email)),
+  setEmail: (db: Kysely<DB>, userId: string, email: string, verified: boolean) => identityStore.setEmail(db, userId, email, emailKey(email), verified),
 
   userIdForOidc: (db: Kysely<DB>, issuer: string, subject: string) => identityStore.userIdForOidc(db, issuer, subject),
 

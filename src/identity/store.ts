@@ -7,15 +7,26 @@ const memberView = (db: Kysely<DB>) =>
 
 /** Users, workspaces, memberships and linked subjects: Kysely queries only. */
 export const identityStore = {
-  insertUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; email_key: string | null; password_hash: string | null; created_at: number }) =>
+  insertUser: (db: Kysely<DB>, row: { id: string; name: string | null; email: string | null; email_key: string | null; password_hash: string | null; email_verified: number; created_at: number }) =>
     db.insertInto('users').values(row).execute(),
+
+  /** Marks the user's address proven; false when the user does not exist. */
+  verifyEmail: async (db: Kysely<DB>, userId: string): Promise<boolean> =>
+    Number((await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).where('email', 'is not', null).executeTakeFirst()).numUpdatedRows) > 0,
+
+  /** Takes an unproven address from its account (a proven one is never taken): false when there was none to take. */
+  releaseUnverifiedEmail: async (db: Kysely<DB>, userId: string): Promise<boolean> =>
+    Number(
+      (await db.updateTable('users').set({ email: null, email_key: null }).where('id', '=', userId).where('email_verified', '=', 0).where('email', 'is not', null).executeTakeFirst()).numUpdatedRows,
+    ) > 0,
 
   userByEmailKey: (db: Kysely<DB>, emailKey: string) => db.selectFrom('users').selectAll().where('email_key', '=', emailKey).executeTakeFirst(),
 
   setPasswordHash: async (db: Kysely<DB>, userId: string, hash: string): Promise<boolean> =>
     Number((await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).executeTakeFirst()).numUpdatedRows) > 0,
 
-  setEmail: (db: Kysely<DB>, userId: string, email: string, emailKey: string) => db.updateTable('users').set({ email, email_key: emailKey }).where('id', '=', userId).execute(),
+  setEmail: (db: Kysely<DB>, userId: string, email: string, emailKey: string, verified: boolean) =>
+    db.updateTable('users').set({ email, email_key: emailKey, email_verified: verified ? 1 : 0 }).where('id', '=', userId).execute(),
 
   userIdForOidc: async (db: Kysely<DB>, issuer: string, subject: string): Promise<string | null> =>
     (await db.selectFrom('oidc_identities').select('user_id').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst())?.user_id ?? null,

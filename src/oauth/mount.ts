@@ -38,6 +38,7 @@ export function mountOauth(app: App, deps: ServiceDeps): void {
         return user?.email ?? user?.name ?? userId;
       },
       secureCookie: deps.config.publicUrl.startsWith('https:'),
+      publicOrigin: new URL(deps.config.publicUrl).origin,
       oidcStartUrl: deps.config.oidc ? '/v1/auth/oidc/start' : null,
       now: () => nowSeconds(deps.clock),
     });

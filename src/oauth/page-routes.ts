@@ -5,7 +5,8 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import { ApiError } from '../shared/errors.js';
 import type { FixedWindowLimiter } from '../http/rate-limit.js';
-import { cookieValue, sameSecret, SESSION_COOKIE, sessionCookie } from '../http/cookies.js';
+import { cookieValue, fromAnotherSite, sameSecret, SESSION_COOKIE, sessionCookie } from '../http/cookies.js';
+import { originOf } from '../http/pipeline.js';
 import { approvePage, decidedPage, PAGE_HEADERS, signInPage } from './device-page.js';
 import type { DeviceService } from './service.js';
 import { isTemporarilyRefused } from '../db/unavailable.js';
@@ -31,6 +32,8 @@ export interface DevicePageDeps {
   /** How the page names a user: their email, else their name, else their id. */
   whoIs(userId: string): Promise<string>;
   secureCookie: boolean;
+  /** The origin of WSP_PUBLIC_URL: the only site whose pages may post the page's forms. */
+  publicOrigin: string;
   oidcStartUrl: string | null;
   now(): number;
 }
@@ -88,6 +91,11 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
     { config: { auth: 'none' }, errorHandler: pageErrors, schema: { hide: true, body: PageForm } },
     async (request, reply) => {
       const { user_code: userCode = '', action, email = '', password = '', csrf_token: csrf = '' } = request.body ?? {};
+      // Login CSRF (RFC 9700 §4.4.1.8): a page elsewhere could sign this browser in as its author, or
+      // decide with the browser's session. Nothing is changed for a form another site posted.
+      if (fromAnotherSite(request.headers, deps.publicOrigin)) {
+        return html(reply, 403, signInFor(userCode, `This form was sent from another site. Open ${deps.publicOrigin}/device yourself to sign in.`));
+      }
       if (action === 'sign_in') {
         if (!email.trim() || !password) return html(reply, 400, signInFor(userCode, 'Enter your email and password.'));
         try {
@@ -116,7 +124,8 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
       }
       if (!userCode.trim()) return html(reply, 400, await approveFor(principal, userCode, 'Enter the code your device shows.'));
       try {
-        const ctx = { principal, workspaceId: null, role: null, actorId: principal.userId };
+        // The same request, address and agent in the audit log as the API's approve (CONTRACT §11).
+        const ctx = { principal, workspaceId: null, role: null, actorId: principal.userId, origin: originOf(request) };
         const login = await devices.decide(ctx, userCode, request.ip, action);
         return html(reply, 200, decidedPage(login.state, login.user_code, login.client_id));
       } catch (err) {

@@ -94,6 +94,8 @@ export const ErrorCodes = {
   OWNER_REQUIRED: { code: 7049, status: 403, message: 'Only an owner grants or removes the owner role' },
   SIGN_IN_REFUSED: { code: 7051, status: 403, message: 'Single sign-on found no user for this account, and nobody invited its email' },
   OIDC_FAILED: { code: 7052, status: 400, message: 'Single sign-on failed; no session was made' },
+  OIDC_STARTS_LIMITED: { code: 7060, status: 429, message: 'Too many single sign-ons were started from this address; retry after Retry-After seconds' },
+  EMAIL_HELD_UNVERIFIED: { code: 7061, status: 409, message: 'An account that never proved it controls this address holds it' },
   OIDC_UNAVAILABLE: { code: 7053, status: 503, message: 'The OpenID provider cannot be reached right now' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
   INSUFFICIENT_STORAGE: { code: 7057, status: 507, message: "The server's disk is full: nothing was changed; retry once an operator has freed space" },

@@ -189,3 +189,63 @@ test('a body the page cannot read is a 400 page, not JSON', async () => {
   assert.equal(res.statusCode, 400);
   assertPage(res);
 });
+
+test('login CSRF: a sign-in or a decision posted by a page of another site changes nothing (403 page, no cookie); this site\'s own form works', async () => {
+  const attacker = await person();
+  const victim = await person();
+  const sent = (fields: Record<string, string>, headers: Record<string, string>, cookie?: string) =>
+    h.app.inject({ method: 'POST', url: '/device', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers, ...(cookie ? { cookie } : {}) }, payload: new URLSearchParams(fields).toString() });
+  const signInAs = { action: 'sign_in', email: attacker.email, password: PASSWORD };
+  // What browsers send with a form posted from another site, and from this one (http://localhost:8080, the app's WSP_PUBLIC_URL).
+  const crossSite: Record<string, string>[] = [{ origin: 'https://attacker.example', 'sec-fetch-site': 'cross-site' }, { origin: 'https://attacker.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: 'http://sub.localhost:8080' }, { origin: 'null' }];
+  for (const headers of crossSite) {
+    const res = await sent(signInAs, headers);
+    assert.equal(res.statusCode, 403, JSON.stringify(headers));
+    assertPage(res);
+    assert.match(res.body, /This form was sent from another site/);
+    assert.equal(res.headers['set-cookie'], undefined, `no session for ${JSON.stringify(headers)}`);
+  }
+  // The victim's own browser, signed in: a decision posted from elsewhere is refused too, even with a stolen form token.
+  const mine = await signIn(victim.email);
+  const started = await startLogin(h);
+  const decided = await sent({ action: 'approve', user_code: started.user_code, csrf_token: mine.csrf }, { origin: 'https://attacker.example', 'sec-fetch-site': 'cross-site' }, mine.cookie);
+  assert.equal(decided.statusCode, 403);
+  assert.equal((await poll(h, started.device_code)).json().error, 'authorization_pending', 'nothing was decided');
+  // The same forms from this site: signed in, and decided.
+  const own = await sent(signInAs, { origin: 'http://localhost:8080', 'sec-fetch-site': 'same-origin' });
+  assert.equal(own.statusCode, 200, own.body);
+  assert.match(String(own.headers['set-cookie']), /^wsp_session=/);
+  const typed = await sent({ action: 'sign_in', email: victim.email, password: PASSWORD }, { 'sec-fetch-site': 'none' });
+  assert.equal(typed.statusCode, 200, 'a form the person opened themselves (Sec-Fetch-Site: none)');
+});
+
+test('an approval and a denial on the page record the request id, address and user agent, as the API\'s do', async () => {
+  const p = await person();
+  const { cookie, csrf } = await signIn(p.email);
+  const viaPage = await startLogin(h);
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/device',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, 'user-agent': 'the page test browser', 'x-request-id': 'req-page-approve' },
+    payload: new URLSearchParams({ action: 'approve', user_code: viaPage.user_code, csrf_token: csrf }).toString(),
+    remoteAddress: '203.0.113.7',
+  });
+  assert.equal(res.statusCode, 200, res.body);
+  const viaApi = await startLogin(h);
+  const session = (await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: p.email, password: PASSWORD } })).json().token as string;
+  const api = await h.app.inject({ method: 'POST', url: '/v1/oauth/device/deny', headers: { authorization: `Bearer ${session}`, 'user-agent': 'the api test client' }, payload: { user_code: viaApi.user_code }, remoteAddress: '203.0.113.8' });
+  assert.equal(api.statusCode, 200, api.body);
+  const rows = await h.database.db
+    .selectFrom('events')
+    .select(['type', 'ip', 'user_agent', 'request_id', 'actor_id'])
+    .where('type', 'in', ['device_authorization.approved', 'device_authorization.denied'])
+    .where('actor_id', '=', p.userId)
+    .orderBy('id')
+    .execute();
+  assert.equal(rows.length, 2);
+  const [page, viaApiRow] = rows;
+  assert.deepEqual({ type: page!.type, ip: page!.ip, user_agent: page!.user_agent }, { type: 'device_authorization.approved', ip: '203.0.113.7', user_agent: 'the page test browser' });
+  assert.ok(page!.request_id, 'the page\'s approval names its request');
+  assert.deepEqual({ type: viaApiRow!.type, ip: viaApiRow!.ip, user_agent: viaApiRow!.user_agent }, { type: 'device_authorization.denied', ip: '203.0.113.8', user_agent: 'the api test client' });
+  assert.ok(viaApiRow!.request_id);
+});

@@ -145,6 +145,18 @@ async function sampleHealth(base: string, until: Promise<unknown>): Promise<numb
   return times;
 }
 
+/**
+ * /healthz's own p50 and p99 on this machine now, with no attack: what the bounds below add to.
+ * A CPU shared with other test processes slows every answer; a bound taken as an absolute number
+ * turned that slowness into a failure (p99 349 ms once, with four other suites beside it). An
+ * attack that held the event loop would hold it for seconds per body or render: far past either.
+ */
+async function quietHealth(base: string): Promise<{ p50: number; p99: number }> {
+  const times = await sampleHealth(base, new Promise((r) => setTimeout(r, 1500)));
+  const sorted = [...times].sort((a, b) => a - b);
+  return { p50: sorted[Math.floor(sorted.length / 2)]!, p99: p99(times) };
+}
+
 /** An app with a seed, listening on loopback for the describe block it is called in (read its fields in tests). */
 function listeningApp(): { readonly h: TestApp; readonly s: Seed; readonly base: string } {
   const app = {} as { h: TestApp; s: Seed; base: string };
@@ -163,7 +175,7 @@ const p99 = (times: number[]) => [...times].sort((a, b) => a - b)[Math.ceil(time
 describe('a version built to make path checks quadratic', () => {
   const app = listeningApp();
 
-  test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: no /healthz waits 250 ms, half answer within 60 ms', async (t) => {
+  test('1,000 paths 508 directories deep, and 950 of the longest paths still accepted: no /healthz waits 250 ms past its quiet p99 (x4), half answer within 60 ms of its quiet p50 (x2)', async (t) => {
     const pkg = (await app.h.app.inject({ method: 'POST', url: '/v1/packages', headers: as(app.s.apiToken), payload: { name: 'deep' } })).json();
     const deep = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`${'a/'.repeat(508)}${i}`, 'x']));
     // The deepest and longest a path may be: 64 directories, 1,024 characters.
@@ -179,6 +191,7 @@ describe('a version built to make path checks quadratic', () => {
     ]).flat();
     assert.ok(bodies.every((b) => b.length < 1024 * 1024), 'each body is under the body limit');
 
+    const quiet = await quietHealth(app.base);
     const statuses: number[] = [];
     const attack = (async () => {
       for (const body of bodies) {
@@ -193,8 +206,9 @@ describe('a version built to make path checks quadratic', () => {
     await attack;
     t.diagnostic(`both versions answered in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
     const sorted = [...times].sort((a, b) => a - b);
-    assert.ok(sorted.at(-1)! < 250, `/healthz waited ${sorted.at(-1)!.toFixed(1)} ms at most over ${times.length} samples`);
-    assert.ok(sorted[Math.floor(sorted.length / 2)]! < 60, `/healthz p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} samples`);
+    const quietly = `(quiet: p50 ${quiet.p50.toFixed(1)} ms, p99 ${quiet.p99.toFixed(1)} ms)`;
+    assert.ok(sorted.at(-1)! < 250 + 4 * quiet.p99, `/healthz waited ${sorted.at(-1)!.toFixed(1)} ms at most over ${times.length} samples ${quietly}`);
+    assert.ok(sorted[Math.floor(sorted.length / 2)]! < 60 + 2 * quiet.p50, `/healthz p50 ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} samples ${quietly}`);
     assert.deepEqual(statuses, Array.from({ length: ROUNDS }, () => [422, 201]).flat());
   });
 });
@@ -202,7 +216,7 @@ describe('a version built to make path checks quadratic', () => {
 describe('a template built to loop for seconds (the template bomb)', () => {
   const app = listeningApp();
 
-  test('eight installs of it render on the render threads and fail on their step limit; /healthz p99 stays under 250 ms', async (t) => {
+  test('eight installs of it render on the render threads and fail on their step limit; /healthz p99 stays within 250 ms of its quiet p99 (x4)', async (t) => {
     const call = async (method: string, url: string, payload: unknown) => {
       const res = await app.h.app.inject({ method: method as 'POST', url, headers: as(app.s.apiToken), payload: payload as object });
       assert.ok(res.statusCode < 300, res.body);
@@ -214,6 +228,7 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     const installs: string[] = [];
     for (let i = 0; i < 8; i++) installs.push((await call('POST', '/v1/installs', { name: `bomb-${i}`, package_id: pkg.id, version_id: version.id, values })).id);
 
+    const quiet = await quietHealth(app.base);
     const states = async () =>
       Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
     const started = performance.now();
@@ -239,8 +254,11 @@ describe('a template built to loop for seconds (the template bomb)', () => {
       assert.equal(r.state, 'failed');
       assert.equal(r.message, `x.txt: the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`);
     }
-    // On the event loop the bomb would hold it for seconds per render; 250 ms leaves room for a
-    // CPU shared with other test processes (100 ms was exceeded by scheduling alone, once).
-    assert.ok(p99(times) < 250, `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms)`);
+    // On the event loop the bomb would hold it for seconds per render; 250 ms over four times the
+    // quiet p99 leaves room for a CPU shared with other test processes, and no room for that.
+    assert.ok(
+      p99(times) < 250 + 4 * quiet.p99,
+      `/healthz p99 ${p99(times).toFixed(1)} ms over ${times.length} samples (max ${Math.max(...times).toFixed(1)} ms; quiet p99 ${quiet.p99.toFixed(1)} ms)`,
+    );
   });
 });
