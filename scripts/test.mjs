@@ -44,12 +44,12 @@ const EXPECTED_SKIPS = [
     name: 'SQLite has no row locks (see the test body)',
     why: 'row locks and SKIP LOCKED exist only on PostgreSQL',
   },
-  {
+  ...['test/oauth/device-browser.test.ts', 'test/security/login-csrf-browser.test.ts'].map((file) => ({
     engine: 'any',
-    file: 'test/oauth/device-browser.test.ts',
+    file,
     why: 'no Chromium at /usr/bin/chromium, outside CI (.ci/run installs it and sets WSP_TEST_REQUIRE_BROWSER=1)',
     when: () => !fs.existsSync('/usr/bin/chromium') && process.env.WSP_TEST_REQUIRE_BROWSER !== '1',
-  },
+  })),
 ];
 
 function findTests(dir) {

@@ -38,14 +38,16 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * Whether a browser says this request comes from another site: `Sec-Fetch-Site` other than
- * `same-origin` or `none` (typed or bookmarked), or an `Origin` other than the server's own (the
- * origin of WSP_PUBLIC_URL; `null` included). Browsers send one or both with every form POST; a
- * client that sends neither is not a browser a page elsewhere could drive.
+ * Whether a browser says this request comes from another site. `Sec-Fetch-Site` decides when sent
+ * (every current browser sends it, and no page can set it): anything but `same-origin` or `none`
+ * (typed or bookmarked) is another site. Without it, an `Origin` other than the server's own (the
+ * origin of WSP_PUBLIC_URL), `null` included. A page that asks for no referrer (the `/device`
+ * page does) makes Chromium send `Origin: null` even to its own site, which is why the fetch
+ * metadata comes first. A client that sends neither is not a browser a page elsewhere could drive.
  */
 export function fromAnotherSite(headers: Readonly<Record<string, string | string[] | undefined>>, publicOrigin: string): boolean {
   const site = headers['sec-fetch-site'];
-  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return true;
+  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
   const origin = headers.origin;
   return typeof origin === 'string' && origin !== publicOrigin;
 }
