@@ -88,6 +88,12 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
         revoked_at: null,
       };
       await inTransaction(db, async (trx) => {
+        // Judged again on the caller's role as it is now, under the workspace's lock: an owner
+        // demoted since the request began invites no owner.
+        if (body.role === 'owner' && ctx.principal.kind !== 'api_token') {
+          await identity.lockMemberships(trx, ctx.workspaceId);
+          requireOwnerFor({ ...ctx, role: await identity.roleOf(trx, ctx.workspaceId, ctx.principal.userId) }, body.role);
+        }
         await invitationStore.insert(trx, row);
         await events.record(trx, ctx, 'invitation.created', row.id, { email: row.email, role: row.role });
       });

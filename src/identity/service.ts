@@ -65,6 +65,13 @@ export const identity = {
 
   roleOf: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.getRole(db, workspaceId, userId),
 
+  /**
+   * Locks the workspace's memberships until the caller's transaction ends (call it in the
+   * write's transaction, first): a rule judged on roles read after it (only an owner makes or
+   * unmakes an owner) cannot be overtaken by another change of those roles before the write.
+   */
+  lockMemberships: (trx: Kysely<DB>, workspaceId: string) => identityStore.lockWorkspace(trx, workspaceId),
+
   /** The ids of the workspace's members holding one of `roles`, in id order. */
   async usersWithRoles(db: Kysely<DB>, workspaceId: string, roles: Role[]): Promise<string[]> {
     return (await identityStore.usersWithRoles(db, workspaceId, roles)).map((r) => r.user_id);
