@@ -97,6 +97,8 @@ export const ErrorCodes = {
   OIDC_UNAVAILABLE: { code: 7053, status: 503, message: 'The OpenID provider cannot be reached right now' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
   INSUFFICIENT_STORAGE: { code: 7057, status: 507, message: "The server's disk is full: nothing was changed; retry once an operator has freed space" },
+  WORKSPACE_LIMIT_REACHED: { code: 7065, status: 409, message: 'The user owns as many workspaces as one user may (WSP_WORKSPACES_PER_USER); hand one over or leave one first' },
+  WORKSPACE_REPOSITORIES_FULL: { code: 7066, status: 409, message: "The workspace's repositories take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES)" },
   REPOSITORY_UNAVAILABLE: { code: 7058, status: 503, message: "The installs' repository volume cannot be written right now; retry after Retry-After seconds" },
 } as const;
 

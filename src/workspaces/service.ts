@@ -26,7 +26,7 @@ async function lockedActorRole(trx: Kysely<DB>, ctx: WorkspaceContext, workspace
   return role;
 }
 
-export function createWorkspaceService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
+export function createWorkspaceService({ db, clock, cursors, events, config }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events' | 'config'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
     const row = await workspaceStore.get(db, pathWorkspace(ctx, rawId));
@@ -46,11 +46,23 @@ export function createWorkspaceService({ db, clock, cursors, events }: Pick<Serv
 
     get: visible,
 
-    /** A new workspace; its creator (a user: a session or a JWT) is its owner. */
+    /**
+     * A new workspace; its creator (a user: a session or a JWT) is its owner. A user who owns
+     * WSP_WORKSPACES_PER_USER workspaces already is refused (409 7065), counted under a lock on
+     * the user in this transaction, so parallel creations never pass the limit.
+     */
     async create(ctx: RequestContext, userId: string, name: string) {
       const now = nowSeconds(clock);
       const ws = { id: newId('ws'), name, etag: newEtag(), created_at: now, updated_at: now };
+      const limit = config.quotas.workspacesPerUser;
       await db.transaction().execute(async (trx) => {
+        const owned = await identity.lockedOwnedWorkspaceCount(trx, userId);
+        if (owned >= limit) {
+          throw new ApiError('WORKSPACE_LIMIT_REACHED', {
+            message: `You own ${owned} workspaces, as many as one user may (${limit}); hand one over or leave one first`,
+            metadata: { quota: 'workspaces_per_user', limit: String(limit), used: String(owned) },
+          });
+        }
         await identity.createWorkspace(trx, ws);
         await identity.setRole(trx, { workspace_id: ws.id, user_id: userId, role: 'owner', created_at: now });
         await events.record(trx, { ...sourceOf(ctx), workspaceId: ws.id }, 'workspace.created', ws.id, { name });

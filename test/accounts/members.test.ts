@@ -15,6 +15,13 @@ type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?
 const call = (credential: string, workspace: string | undefined, c: Call) =>
   h.app.inject({ method: c.method, url: c.url, headers: as(credential, workspace), ...(c.payload ? { payload: c.payload } : {}) });
 
+/** Two requests started together, the second first when `swap`; their answers in the order given. */
+async function together<T>(a: () => Promise<T>, b: () => Promise<T>, swap: boolean): Promise<[T, T]> {
+  if (!swap) return Promise.all([a(), b()]);
+  const [second, first] = await Promise.all([b(), a()]);
+  return [first, second];
+}
+
 /** A fresh workspace with an owner, an admin and two members, each with a session. */
 async function team() {
   const seed = await h.seed(`team-${Math.random().toString(36).slice(2, 7)}`);
@@ -120,7 +127,7 @@ describe('members', () => {
       const x = t.member2.userId;
       const patch = (cred: string, role: string) => call(cred, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${x}`, payload: { role } });
       // Which request starts first alternates, so that each order is tried on every engine.
-      const [byAdmin, byOwner] = round % 2 === 0 ? await Promise.all([patch(t.admin.session, 'admin'), patch(t.owner.session, 'owner')]) : (await Promise.all([patch(t.owner.session, 'owner'), patch(t.admin.session, 'admin')])).reverse();
+      const [byAdmin, byOwner] = await together(() => patch(t.admin.session, 'admin'), () => patch(t.owner.session, 'owner'), round % 2 === 1);
       assert.equal(byOwner.statusCode, 200, `round ${round}: the owner's promotion ${byOwner.body}`);
       assert.ok(byAdmin.statusCode === 200 || (byAdmin.statusCode === 403 && firstError(byAdmin.json()).code === 7049), `round ${round}: the admin's change ${byAdmin.statusCode} ${byAdmin.body}`);
       const final = await h.database.db.selectFrom('memberships').select('role').where('workspace_id', '=', t.workspaceId).where('user_id', '=', x).executeTakeFirstOrThrow();
@@ -151,7 +158,7 @@ describe('members', () => {
       const x = t.member2.userId;
       const remove = () => call(t.admin.session, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${x}` });
       const promote = () => call(t.owner.session, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${x}`, payload: { role: 'owner' } });
-      const [removal, promotion] = round % 2 === 0 ? await Promise.all([remove(), promote()]) : (await Promise.all([promote(), remove()])).reverse();
+      const [removal, promotion] = await together(remove, promote, round % 2 === 1);
       const left = await h.database.db.selectFrom('memberships').select('role').where('workspace_id', '=', t.workspaceId).where('user_id', '=', x).executeTakeFirst();
       const removed = await h.database.db.selectFrom('events').select('data').where('workspace_id', '=', t.workspaceId).where('type', '=', 'member.removed').where('resource_id', '=', x).execute();
       if (removal.statusCode === 204) {

@@ -19,6 +19,7 @@ import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
+import { lockWorkspace } from '../../db/workspace-lock.js';
 
 /** How long a render waits for the repositories' volume before it fails (7058). */
 const VOLUME_WAIT_LIMIT_MS = 60 * 60_000;
@@ -154,14 +155,25 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     }
     const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
 
-    return db.transaction().execute(async (trx) => {
+    const outcome = await db.transaction().execute(async (trx): Promise<{ done: unknown } | { overQuota: string }> => {
       const install = (await installStore.lock(trx, render.install_id))!;
       const current = (await renderStore.byId(trx, id))!;
-      if (current.state !== 'running') return renderOutcome(current);
+      if (current.state !== 'running') return { done: renderOutcome(current) };
       const last = await renderStore.lastCommitted(trx, install.id);
       if (last && last.seq > current.seq) {
         await renderStore.transition(trx, id, 'running', { state: 'superseded', message: `Superseded by ${last.id}, which reached the branch first`, updated_at: nowSeconds(clock) });
-        return renderOutcome({ id, state: 'superseded', commit_sha: null });
+        return { done: renderOutcome({ id, state: 'superseded', commit_sha: null }) };
+      }
+      // The workspace's repositories together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES), counted
+      // under the workspace's lock (taken after the install's, as every caller takes them) in
+      // the transaction that records this repository's new size: renders of two installs landing
+      // at once are judged one after the other, never both against the total before either.
+      await lockWorkspace(trx, install.workspace_id);
+      const total = (await installStore.repositoryBytesTotal(trx, install.workspace_id, install.id)) + repositoryBytes;
+      if (total > config.quotas.workspaceRepositoryBytes) {
+        const message = `the workspace's repositories would take ${total} bytes together, more than its quota of ${config.quotas.workspaceRepositoryBytes} bytes`;
+        await renderStore.transition(trx, id, 'running', { state: 'failed', message, updated_at: nowSeconds(clock) });
+        return { overQuota: message };
       }
       // A restore the database has but the branch not yet lands first: this commit follows it.
       await landRunningRestores(trx, repos, install.id);
@@ -170,8 +182,10 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
       const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
       await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
-      return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
+      return { done: await succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) }) };
     });
+    if ('overQuota' in outcome) throw new PermanentJobError(outcome.overQuota, ErrorCodes.RENDER_FAILED.code);
+    return outcome.done;
   }
 
   /**
