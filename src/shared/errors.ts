@@ -88,6 +88,7 @@ export const ErrorCodes = {
   LAST_OWNER: { code: 7043, status: 409, message: 'The workspace must keep an owner: make another member owner first' },
   SIGN_IN_FAILED: { code: 7044, status: 401, message: 'The email or password is wrong' },
   SIGN_IN_LIMITED: { code: 7045, status: 429, message: 'Too many failed sign-ins; retry after Retry-After seconds' },
+  SIGN_IN_BUSY: { code: 7067, status: 429, message: 'Too many sign-ins from this address are being checked at once; retry after Retry-After seconds' },
   INVITATION_GONE: { code: 7046, status: 410, message: 'The invitation was used, revoked or has expired' },
   EMAIL_TAKEN: { code: 7047, status: 409, message: 'A user already has this email' },
   SETUP_DONE: { code: 7048, status: 410, message: 'The platform is set up already: sign in instead' },
