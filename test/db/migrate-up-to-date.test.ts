@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { sql, type KyselyPlugin } from 'kysely';
 import { ENGINE, openTestDatabase } from '../helpers/harness.js';
 import { migrate } from '../../src/db/database.js';
+import { migrationProvider } from '../../src/db/migrations/index.js';
 
 /**
  * Every start (`wsp serve`, `worker`, `admin`) calls `migrate()`. On a database already at this
@@ -40,7 +41,9 @@ test('a database with a migration pending is migrated: the check never skips one
   try {
     await migrate(t.database);
     const { rows } = await sql<{ name: string }>`select name from ${sql.table(migrationTable(t.database.pgSchema))} order by name desc`.execute(t.database.db);
-    assert.equal(rows[0]?.name, '0020_revision_list_versions');
+    // The newest of this build, whichever it is: every migration after 0019 ran.
+    assert.equal(rows[0]?.name, Object.keys(await migrationProvider.getMigrations()).sort().at(-1));
+    assert.ok(rows.some((r) => r.name === '0020_revision_list_versions'));
   } finally {
     await t.cleanup();
   }
