@@ -153,27 +153,21 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       await fail(id, message);
       throw new PermanentJobError(message, ErrorCodes.RENDER_FAILED.code);
     }
+    const overWorkspaceQuota = await claimRepositoryBytes(render.workspace_id, render.install_id, repositoryBytes);
+    if (overWorkspaceQuota) {
+      await fail(id, overWorkspaceQuota);
+      throw new PermanentJobError(overWorkspaceQuota, ErrorCodes.RENDER_FAILED.code);
+    }
     const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
 
-    const outcome = await db.transaction().execute(async (trx): Promise<{ done: unknown } | { overQuota: string }> => {
+    return db.transaction().execute(async (trx) => {
       const install = (await installStore.lock(trx, render.install_id))!;
       const current = (await renderStore.byId(trx, id))!;
-      if (current.state !== 'running') return { done: renderOutcome(current) };
+      if (current.state !== 'running') return renderOutcome(current);
       const last = await renderStore.lastCommitted(trx, install.id);
       if (last && last.seq > current.seq) {
         await renderStore.transition(trx, id, 'running', { state: 'superseded', message: `Superseded by ${last.id}, which reached the branch first`, updated_at: nowSeconds(clock) });
-        return { done: renderOutcome({ id, state: 'superseded', commit_sha: null }) };
-      }
-      // The workspace's repositories together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES), counted
-      // under the workspace's lock (taken after the install's, as every caller takes them) in
-      // the transaction that records this repository's new size: renders of two installs landing
-      // at once are judged one after the other, never both against the total before either.
-      await lockWorkspace(trx, install.workspace_id);
-      const total = (await installStore.repositoryBytesTotal(trx, install.workspace_id, install.id)) + repositoryBytes;
-      if (total > config.quotas.workspaceRepositoryBytes) {
-        const message = `the workspace's repositories would take ${total} bytes together, more than its quota of ${config.quotas.workspaceRepositoryBytes} bytes`;
-        await renderStore.transition(trx, id, 'running', { state: 'failed', message, updated_at: nowSeconds(clock) });
-        return { overQuota: message };
+        return renderOutcome({ id, state: 'superseded', commit_sha: null });
       }
       // A restore the database has but the branch not yet lands first: this commit follows it.
       await landRunningRestores(trx, repos, install.id);
@@ -182,10 +176,29 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
       const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
       await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
-      return { done: await succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) }) };
+      return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
     });
-    if ('overQuota' in outcome) throw new PermanentJobError(outcome.overQuota, ErrorCodes.RENDER_FAILED.code);
-    return outcome.done;
+  }
+
+  /**
+   * WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES: the workspace's repositories together, with this one at
+   * `bytes` (measured with the render's objects written). Counted under the workspace's lock
+   * (taken after the install's, as every caller takes them) in the transaction that records the
+   * new size, so renders of two installs landing at once are judged one after the other, never
+   * both against the total before either; a transaction of its own, so that the workspace's lock
+   * is not held while git commits. The size recorded is the disk's, whether or not the render
+   * then lands. Answers why the render fails, or null.
+   */
+  async function claimRepositoryBytes(workspaceId: string, installId: string, bytes: number): Promise<string | null> {
+    const limit = config.quotas.workspaceRepositoryBytes;
+    return db.transaction().execute(async (trx) => {
+      await installStore.lock(trx, installId);
+      await lockWorkspace(trx, workspaceId);
+      const total = (await installStore.repositoryBytesTotal(trx, workspaceId, installId)) + bytes;
+      if (total > limit) return `the workspace's repositories would take ${total} bytes together, more than its quota of ${limit} bytes`;
+      await installStore.update(trx, installId, { repository_bytes: bytes });
+      return null;
+    });
   }
 
   /**
