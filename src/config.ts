@@ -157,6 +157,8 @@ export const Environment = Type.Object({
   WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
   WSP_QUOTA_API_TOKENS: count('API tokens a workspace may hold at once (not revoked, not expired)', 100, 1),
   WSP_QUOTA_WEBHOOKS: count('Webhook endpoints a workspace may have', 20, 1),
+  WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES: count("The most all of a workspace's install repositories may take on disk together, in bytes", 2 * 1024 * 1024 * 1024, 1),
+  WSP_WORKSPACES_PER_USER: count('Workspaces one user may own; creating one more is refused (409) until they hand one over or leave it', 10, 1),
   WSP_WEBHOOK_RETRY_DELAYS_SECONDS: text('The waits before each retry of a failed webhook delivery, in seconds, comma-separated', {
     ...patterned('^ *[0-9]{1,7}( *, *[0-9]{1,7}){0,19} *$', 'up to 20 comma-separated whole numbers of seconds', '60, 300, 1800'),
     default: '5,300,1800,7200,18000,36000,36000',
@@ -312,6 +314,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rendersPerHour: e.WSP_QUOTA_RENDERS_PER_HOUR!,
       apiTokens: e.WSP_QUOTA_API_TOKENS!,
       webhooks: e.WSP_QUOTA_WEBHOOKS!,
+      workspaceRepositoryBytes: e.WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES!,
+      workspacesPerUser: e.WSP_WORKSPACES_PER_USER!,
     },
     repositoryGcHours: e.WSP_REPOSITORY_GC_HOURS!,
     oidc,

@@ -38,7 +38,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         tags: ['sessions'],
         summary: 'Sign in with an email and a password',
         description:
-          'No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins are limited per client address (30) and per account (10) in 15 minutes: 429 (7045) with Retry-After.',
+          'No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins (a password checked and found wrong) are limited in fixed windows of 15 minutes: 30 per client address over every account, and 10 per client address and account (3 while the account has had 30 failures from all addresses together): beyond, 429 (7045) with Retry-After. No limit closes the account itself: its right password from an address that has not failed on it is checked and accepted. Right passwords count nothing, however many arrive at once; a sign-in that finds its address\'s places taken by checks under way waits for one (up to 20 s, then 429 7067 with Retry-After: 1).',
         security: [],
         body: SignInBody,
         response: { 201: SignedIn, ...errorResponses(401, 422, 429) },

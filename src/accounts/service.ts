@@ -16,7 +16,7 @@ import { emailKey, identity } from '../identity/service.js';
 import { createSession } from '../sessions/service.js';
 import { newEtag } from '../shared/etag.js';
 import { hashPassword, passwordMatches } from './passwords.js';
-import { countSignIn, forgiveSignIn } from './sign-in-limits.js';
+import { createSignInLimits } from './sign-in-limits.js';
 import { invitationStore } from './store.js';
 import type { AcceptInvitationBody, SetupBody, SignInBody } from './schemas.js';
 
@@ -45,6 +45,8 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
   const session = (trx: Kysely<DB>, userId: string, issuedBy: 'password' | 'oidc', client: Client, recorded = true) =>
     createSession(trx, clock, userId, config.sessions, { issuedBy, ip: client.ip, userAgent: client.userAgent, ...(recorded ? { event: { log: events, origin: originOfClient(client) } } : {}) });
 
+  const limits = createSignInLimits(db, clock);
+
   /** A sign-in refused for its credentials: recorded, about the user the email names if any. */
   const failed = (client: Client, email: string, userId: string | null) =>
     events.record(db, { workspaceId: null, actor: { kind: 'anonymous', id: null }, credentialId: null, origin: originOfClient(client) }, 'session.failed', userId ?? 'none', { email: email.trim().slice(0, 254) });
@@ -52,18 +54,27 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
   return {
     /**
      * Signs in with an email and a password. A wrong email and a wrong password are the same
-     * 401, in the same time (a decoy hash is checked for an unknown email); failures are limited
-     * per client address and per account before any hash is computed.
+     * 401, in the same time (a decoy hash is checked for an unknown email). Each check holds a
+     * place under the failure limits of the client's address and of that address and account
+     * (src/accounts/sign-in-limits.ts), taken before any hash is computed; only a wrong password
+     * counts as a failure, once it has been checked.
      */
     async signIn(body: SignInBody, client: Client) {
-      const keys = [`ip:${client.ip}`, `account:${emailKey(body.email)}`];
-      await countSignIn(db, keys, nowSeconds(clock));
-      const user = await identity.userByEmail(db, body.email);
-      if (!(await passwordMatches(user?.password_hash ?? null, body.password)) || !user) {
+      const attempt = await limits.begin(client.ip, emailKey(body.email));
+      let user;
+      let right: boolean;
+      try {
+        user = await identity.userByEmail(db, body.email);
+        right = (await passwordMatches(user?.password_hash ?? null, body.password)) && user !== undefined;
+      } catch (err) {
+        await attempt.end('abandoned');
+        throw err;
+      }
+      await attempt.end(right ? 'succeeded' : 'failed');
+      if (!right || !user) {
         await failed(client, body.email, user?.id ?? null);
         throw new ApiError('SIGN_IN_FAILED');
       }
-      await forgiveSignIn(db, keys);
       const s = await session(db, user.id, 'password', client);
       return { id: s.id, token: s.token, user_id: user.id, expires_at: s.expiresAt, csrfToken: s.csrfToken };
     },
@@ -88,6 +99,12 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
         revoked_at: null,
       };
       await inTransaction(db, async (trx) => {
+        // Judged again on the caller's role as it is now, under the workspace's lock: an owner
+        // demoted since the request began invites no owner.
+        if (body.role === 'owner' && ctx.principal.kind !== 'api_token') {
+          await identity.lockMemberships(trx, ctx.workspaceId);
+          requireOwnerFor({ ...ctx, role: await identity.roleOf(trx, ctx.workspaceId, ctx.principal.userId) }, body.role);
+        }
         await invitationStore.insert(trx, row);
         await events.record(trx, ctx, 'invitation.created', row.id, { email: row.email, role: row.role });
       });

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Row types of the foundation's tables, as stored. Booleans are 0/1 integers and JSON is
  * text so that one set of migrations serves SQLite and PostgreSQL.
@@ -28,11 +30,22 @@ export interface OidcIdentitiesTable {
   created_at: number;
 }
 
-/** Failed sign-ins per `ip:<address>` or `account:<email key>`, in fixed windows. */
-export interface SignInLimitsTable {
+/** A fixed-window counter (src/db/window-counter.ts): `failures` in the window that began at `window_start`. */
+export interface WindowCounterTable {
   key: string;
   window_start: number;
   failures: number;
+}
+
+/**
+ * Failed sign-ins per `ip:<address>`, `ip-account:<address> <email key>` and `account:<email key>`,
+ * in fixed windows, and the password checks under way (src/accounts/sign-in-limits.ts).
+ */
+export interface SignInLimitsTable extends WindowCounterTable {
+  /** Places taken by password checks under way. */
+  in_flight: Generated<number>;
+  /** When a place was last taken (Unix seconds): places not renewed for a minute are a dead process's. */
+  flight_at: Generated<number>;
 }
 
 export interface InvitationsTable {
@@ -66,7 +79,7 @@ export interface AccountTables {
   oidc_identities: OidcIdentitiesTable;
   sign_in_limits: SignInLimitsTable;
   /** Requests per `c:<credential>` or `w:<workspace>` in the current minute (WSP_RATE_LIMIT_PER_MINUTE). */
-  request_limits: SignInLimitsTable;
+  request_limits: WindowCounterTable;
   invitations: InvitationsTable;
   oidc_logins: OidcLoginsTable;
 }

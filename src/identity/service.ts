@@ -69,6 +69,19 @@ export const identity = {
       return identityStore.changeRole(trx, workspaceId, userId, role);
     }),
 
+  /**
+   * How many workspaces the user owns, counted with the user's row locked until the caller's
+   * transaction ends: call it in the transaction that makes the user owner of a new one, so
+   * that parallel creations are counted one after another (WSP_WORKSPACES_PER_USER).
+   */
+  async lockedOwnedWorkspaceCount(trx: Kysely<DB>, userId: string): Promise<number> {
+    await identityStore.lockUser(trx, userId);
+    return identityStore.ownedWorkspaceCount(trx, userId);
+  },
+
+  /** How many workspaces the user owns now (the quota figures). */
+  ownedWorkspaceCount: (db: Kysely<DB>, userId: string) => identityStore.ownedWorkspaceCount(db, userId),
+
   createWorkspace: (db: Kysely<DB>, row: { id: string; name: string; etag: string; created_at: number; updated_at: number }) => identityStore.insertWorkspace(db, row),
 
   /** Makes the user a member with `role`, or changes the role of a member. */
@@ -86,6 +99,13 @@ export const identity = {
     }),
 
   roleOf: (db: Kysely<DB>, workspaceId: string, userId: string) => identityStore.getRole(db, workspaceId, userId),
+
+  /**
+   * Locks the workspace's memberships until the caller's transaction ends (call it in the
+   * write's transaction, first): a rule judged on roles read after it (only an owner makes or
+   * unmakes an owner) cannot be overtaken by another change of those roles before the write.
+   */
+  lockMemberships: (trx: Kysely<DB>, workspaceId: string) => identityStore.lockWorkspace(trx, workspaceId),
 
   /** The ids of the workspace's members holding one of `roles`, in id order. */
   async usersWithRoles(db: Kysely<DB>, workspaceId: string, roles: Role[]): Promise<string[]> {

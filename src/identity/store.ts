@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB, Role, WorkspacesTable } from '../db/tables.js';
 import { lockWorkspace } from '../db/workspace-lock.js';
 
@@ -46,6 +46,16 @@ export const identityStore = {
   },
 
   member: (db: Kysely<DB>, workspaceId: string, userId: string) => memberView(db).where('m.workspace_id', '=', workspaceId).where('m.user_id', '=', userId).executeTakeFirst(),
+
+  /**
+   * Holds the user's row until the transaction ends (an UPDATE that changes nothing, as
+   * lockWorkspace does): the transactions that count what a user owns and add one wait in turn.
+   */
+  lockUser: async (db: Kysely<DB>, userId: string): Promise<boolean> =>
+    Number((await db.updateTable('users').set({ name: sql`name` }).where('id', '=', userId).executeTakeFirst()).numUpdatedRows) > 0,
+
+  ownedWorkspaceCount: async (db: Kysely<DB>, userId: string): Promise<number> =>
+    Number((await db.selectFrom('memberships').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).where('role', '=', 'owner').executeTakeFirstOrThrow()).n),
 
   /** Membership changes that count owners run under it: two owners demoting each other at once would each see the other still owner. */
   lockWorkspace,

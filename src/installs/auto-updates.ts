@@ -1,7 +1,7 @@
 import type { Job, JobDefinition } from '../jobs/runner.js';
 import { nowSeconds } from '../shared/clock.js';
-import { ApiError } from '../shared/errors.js';
-import { RetryLaterError } from '../jobs/failure.js';
+import { ApiError, ErrorCodes } from '../shared/errors.js';
+import { PermanentJobError, RetryLaterError } from '../jobs/failure.js';
 import { newEtag } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
 import { compareSemver, isPrerelease } from './packages/semver.js';
@@ -38,6 +38,8 @@ export function autoUpdateJobs(deps: InstallServiceDeps): JobDefinition<VersionP
           // Over the workspace's renders-per-hour quota: the rest of the installs move when it
           // frees a place (the job runs again then; those already moved are left alone).
           if (err instanceof ApiError && err.headers['Retry-After']) throw new RetryLaterError(err.message, clock.nowMs() + Number(err.headers['Retry-After']) * 1000);
+          // The workspace's repositories are full: no install of it can move until space is freed.
+          if (err instanceof ApiError && err.entries[0]?.code === ErrorCodes.WORKSPACE_REPOSITORIES_FULL.code) throw new PermanentJobError(err.message, ErrorCodes.WORKSPACE_REPOSITORIES_FULL.code);
           throw err;
         });
       if (moved) updated.push(candidate.id);

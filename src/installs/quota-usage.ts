@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { renderStore } from './renders/store.js';
+import { installStore } from './store.js';
 
 /** The installs area's share of a workspace's quota figures (GET /v1/workspaces/{id}/quotas). */
 export async function installQuotaUsage(db: Kysely<DB>, workspaceId: string, now: number) {
@@ -16,6 +17,7 @@ export async function installQuotaUsage(db: Kysely<DB>, workspaceId: string, now
     .executeTakeFirst();
   return {
     rendersLastHour: renders.count,
+    repositoriesTotal: await installStore.repositoryBytesTotal(db, workspaceId),
     largestRepository: largest ? { installId: largest.id, bytes: Number(largest.repository_bytes) } : null,
   };
 }

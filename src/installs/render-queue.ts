@@ -49,10 +49,29 @@ async function checkRenderQuota(trx: Kysely<DB>, config: Config, workspaceId: st
 }
 
 /**
+ * WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES: once the workspace's repositories, as last measured,
+ * take the whole quota, no render can land (each one adds to a repository; only maintenance
+ * shrinks one, pruning what failed renders left), so none is queued and no install (nor its
+ * repository) is made: 409. Short of it, the render itself is judged when it has measured its
+ * repository (src/installs/renders/jobs.ts).
+ */
+async function checkRepositorySpace(trx: Kysely<DB>, config: Config, workspaceId: string): Promise<void> {
+  const limit = config.quotas.workspaceRepositoryBytes;
+  await enforceQuota(trx, workspaceId, {
+    quota: 'workspace_repository_bytes',
+    limit,
+    error: 'WORKSPACE_REPOSITORIES_FULL',
+    count: async () => ({ count: await installStore.repositoryBytesTotal(trx, workspaceId) }),
+    message: (used) => `The workspace's repositories take ${used.count} bytes, its whole quota of ${limit} bytes: no render could be kept`,
+  });
+}
+
+/**
  * Queues a render of the install's desired state (in the caller's transaction, with the
  * install locked and `install.render_seq` as last read): it gets the next render number,
  * older queued renders are superseded, and a job and an operation follow it. Over the
- * workspace's renders-per-hour quota: a 429 ApiError, and nothing is queued.
+ * workspace's renders-per-hour quota: a 429 ApiError; with its repositories' quota used up, a
+ * 409 ApiError; and nothing is queued.
  */
 export async function queueRender(
   trx: Kysely<DB>,
@@ -62,6 +81,7 @@ export async function queueRender(
 ): Promise<RendersTable> {
   const now = nowSeconds(clock);
   await checkRenderQuota(trx, config, install.workspace_id, now);
+  await checkRepositorySpace(trx, config, install.workspace_id);
   const id = newId('rnd');
   await supersedeQueued(trx, clock, install.id, id);
   const operationId = await startOperation(trx, clock, install.workspace_id, OP_INSTALL_RENDER);

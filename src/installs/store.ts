@@ -47,6 +47,20 @@ export const installStore = {
   update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) =>
     db.updateTable('installs').set(fields).where('id', '=', id).execute(),
 
+  /**
+   * What the workspace's repositories take on disk together, as last measured (after each
+   * render and repository maintenance), leaving out `exceptId`'s: the figure that
+   * WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES bounds.
+   */
+  repositoryBytesTotal: async (db: Kysely<DB>, workspaceId: string, exceptId?: string): Promise<number> => {
+    let q = db
+      .selectFrom('installs')
+      .select((eb) => eb.fn.sum<number | string | null>('repository_bytes').as('n'))
+      .where('workspace_id', '=', workspaceId);
+    if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+    return Number((await q.executeTakeFirstOrThrow()).n ?? 0);
+  },
+
   /** Every install of every workspace, by id after `afterId`: for work on all repositories. */
   idsAfter: (db: Kysely<DB>, afterId: string, limit: number) =>
     db.selectFrom('installs').select('id').where('id', '>', afterId).orderBy('id').limit(limit).execute(),

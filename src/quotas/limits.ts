@@ -13,4 +13,14 @@ export interface Quotas {
   apiTokens: number;
   /** Webhook endpoints a workspace may have. */
   webhooks: number;
+  /**
+   * The most all of a workspace's install repositories may take on disk together, in bytes:
+   * without it the per-install quota multiplies by the installs a workspace makes.
+   */
+  workspaceRepositoryBytes: number;
+  /**
+   * Workspaces one user may own (WSP_WORKSPACES_PER_USER): a user owning that many creates no
+   * other, else every per-workspace quota above multiplies by the workspaces one account makes.
+   */
+  workspacesPerUser: number;
 }

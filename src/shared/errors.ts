@@ -88,6 +88,7 @@ export const ErrorCodes = {
   LAST_OWNER: { code: 7043, status: 409, message: 'The workspace must keep an owner: make another member owner first' },
   SIGN_IN_FAILED: { code: 7044, status: 401, message: 'The email or password is wrong' },
   SIGN_IN_LIMITED: { code: 7045, status: 429, message: 'Too many failed sign-ins; retry after Retry-After seconds' },
+  SIGN_IN_BUSY: { code: 7067, status: 429, message: 'Too many sign-ins from this address are being checked at once; retry after Retry-After seconds' },
   INVITATION_GONE: { code: 7046, status: 410, message: 'The invitation was used, revoked or has expired' },
   EMAIL_TAKEN: { code: 7047, status: 409, message: 'A user already has this email' },
   SETUP_DONE: { code: 7048, status: 410, message: 'The platform is set up already: sign in instead' },
@@ -99,6 +100,8 @@ export const ErrorCodes = {
   OIDC_UNAVAILABLE: { code: 7053, status: 503, message: 'The OpenID provider cannot be reached right now' },
   DATABASE_UNAVAILABLE: { code: 7054, status: 503, message: 'The database cannot be reached right now; retry after Retry-After seconds' },
   INSUFFICIENT_STORAGE: { code: 7057, status: 507, message: "The server's disk is full: nothing was changed; retry once an operator has freed space" },
+  WORKSPACE_LIMIT_REACHED: { code: 7065, status: 409, message: 'The user owns as many workspaces as one user may (WSP_WORKSPACES_PER_USER); hand one over or leave one first' },
+  WORKSPACE_REPOSITORIES_FULL: { code: 7066, status: 409, message: "The workspace's repositories take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES)" },
   REPOSITORY_UNAVAILABLE: { code: 7058, status: 503, message: "The installs' repository volume cannot be written right now; retry after Retry-After seconds" },
 } as const;
 

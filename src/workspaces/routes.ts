@@ -69,10 +69,11 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       schema: {
         tags: ['workspaces'],
         summary: 'Make a workspace; the caller is its owner',
-        description: 'Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024).',
+        description:
+          'Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024). A user who already owns as many workspaces as one user may (`WSP_WORKSPACES_PER_USER`, 10 by default) is refused: 409 (7065) with `metadata.limit` and `metadata.used`, and nothing is made; handing a workspace over (another owner, then stepping down) or leaving one frees a place.',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         body: CreateWorkspaceBody,
-        response: { 201: Workspace, ...errorResponses(401, 403, 422) },
+        response: { 201: Workspace, ...errorResponses(401, 403, 409, 422) },
       },
     },
     async (request, reply) => {

@@ -15,6 +15,13 @@ type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?
 const call = (credential: string, workspace: string | undefined, c: Call) =>
   h.app.inject({ method: c.method, url: c.url, headers: as(credential, workspace), ...(c.payload ? { payload: c.payload } : {}) });
 
+/** Two requests started together, the second first when `swap`; their answers in the order given. */
+async function together<T>(a: () => Promise<T>, b: () => Promise<T>, swap: boolean): Promise<[T, T]> {
+  if (!swap) return Promise.all([a(), b()]);
+  const [second, first] = await Promise.all([b(), a()]);
+  return [first, second];
+}
+
 /** A fresh workspace with an owner, an admin and two members, each with a session. */
 async function team() {
   const seed = await h.seed(`team-${Math.random().toString(36).slice(2, 7)}`);
@@ -108,6 +115,67 @@ describe('members', () => {
       const owners = await h.database.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', t.workspaceId).where('role', '=', 'owner').execute();
       assert.equal(owners.length, 1);
     }
+  });
+
+  test('an admin changing a member while an owner makes them owner never demotes an owner, and every event names the role it replaced (issue 48.9)', async (tc) => {
+    // Judged against what was stored: the member's final role, and the chain of its member.updated
+    // events (order-free: each must replace the role the previous change left, from 'member').
+    const TRIES = 30;
+    const outcomes = { adminFirst: 0, ownerFirst: 0 };
+    for (let round = 0; round < TRIES; round++) {
+      const t = await team();
+      const x = t.member2.userId;
+      const patch = (cred: string, role: string) => call(cred, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${x}`, payload: { role } });
+      // Which request starts first alternates, so that each order is tried on every engine.
+      const [byAdmin, byOwner] = await together(() => patch(t.admin.session, 'admin'), () => patch(t.owner.session, 'owner'), round % 2 === 1);
+      assert.equal(byOwner.statusCode, 200, `round ${round}: the owner's promotion ${byOwner.body}`);
+      assert.ok(byAdmin.statusCode === 200 || (byAdmin.statusCode === 403 && firstError(byAdmin.json()).code === 7049), `round ${round}: the admin's change ${byAdmin.statusCode} ${byAdmin.body}`);
+      const final = await h.database.db.selectFrom('memberships').select('role').where('workspace_id', '=', t.workspaceId).where('user_id', '=', x).executeTakeFirstOrThrow();
+      assert.equal(final.role, 'owner', `round ${round}: an admin demoted an owner (admin ${byAdmin.statusCode}, owner ${byOwner.statusCode})`);
+      const changes = (await h.database.db.selectFrom('events').select('data').where('workspace_id', '=', t.workspaceId).where('type', '=', 'member.updated').where('resource_id', '=', x).execute()).map(
+        (e) => JSON.parse(e.data) as { role: string; previous_role: string },
+      );
+      assert.equal(changes.length, byAdmin.statusCode === 200 ? 2 : 1, `round ${round}: one event per change that was made`);
+      let role = 'member';
+      const left = [...changes];
+      while (left.length > 0) {
+        const next = left.findIndex((c) => c.previous_role === role);
+        assert.ok(next >= 0, `round ${round}: events ${JSON.stringify(changes)} do not chain from "member" (stuck at "${role}")`);
+        role = left.splice(next, 1)[0]!.role;
+      }
+      assert.equal(role, final.role, `round ${round}: the events end where the membership is`);
+      if (byAdmin.statusCode === 200) outcomes.adminFirst++;
+      else outcomes.ownerFirst++;
+    }
+    tc.diagnostic(`role race: ${JSON.stringify(outcomes)} of ${TRIES}`);
+  });
+
+  test('an admin removing a member while an owner makes them owner never removes an owner (issue 48.9)', async (tc) => {
+    const TRIES = 20;
+    const outcomes = { removed: 0, promoted: 0 };
+    for (let round = 0; round < TRIES; round++) {
+      const t = await team();
+      const x = t.member2.userId;
+      const remove = () => call(t.admin.session, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${x}` });
+      const promote = () => call(t.owner.session, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${x}`, payload: { role: 'owner' } });
+      const [removal, promotion] = await together(remove, promote, round % 2 === 1);
+      const left = await h.database.db.selectFrom('memberships').select('role').where('workspace_id', '=', t.workspaceId).where('user_id', '=', x).executeTakeFirst();
+      const removed = await h.database.db.selectFrom('events').select('data').where('workspace_id', '=', t.workspaceId).where('type', '=', 'member.removed').where('resource_id', '=', x).execute();
+      if (removal.statusCode === 204) {
+        assert.equal(promotion.statusCode, 404, `round ${round}: removed first, the promotion finds no member (${promotion.body})`);
+        assert.equal(left, undefined);
+        assert.equal(JSON.parse(removed[0]!.data).role, 'member', `round ${round}: the event names the role removed`);
+        outcomes.removed++;
+      } else {
+        assert.equal(promotion.statusCode, 200, `round ${round}: ${promotion.body}`);
+        assert.equal(removal.statusCode, 403, `round ${round}: an admin removed an owner`);
+        assert.equal(firstError(removal.json()).code, 7049);
+        assert.equal(left?.role, 'owner');
+        assert.equal(removed.length, 0);
+        outcomes.promoted++;
+      }
+    }
+    tc.diagnostic(`removal race: ${JSON.stringify(outcomes)} of ${TRIES}`);
   });
 
   test('another workspace is not found; its members are never listed', async () => {

@@ -16,8 +16,8 @@ after(() => h.close());
 /** A user with an email and a password, member of the seed's workspace. */
 const person = (role: 'owner' | 'admin' | 'member' = 'member') => userWithPassword(h, PASSWORD, { workspaceId: s.workspaceId, role });
 
-const signIn = (payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  h.app.inject({ method: 'POST', url: '/v1/sessions', payload, headers: { 'user-agent': 'test-browser/1.0', ...headers } });
+const signIn = (payload: Record<string, unknown>, headers: Record<string, string> = {}, remoteAddress?: string) =>
+  h.app.inject({ method: 'POST', url: '/v1/sessions', payload, headers: { 'user-agent': 'test-browser/1.0', ...headers }, ...(remoteAddress ? { remoteAddress } : {}) });
 
 /** The wsp_session cookie's value and attributes from a response. */
 function cookieOf(res: { headers: Record<string, unknown> }): { value: string; attributes: string[] } {
@@ -90,7 +90,7 @@ describe('POST /v1/sessions: signing in with a password', () => {
     }
   });
 
-  test('failed sign-ins are limited per account: the eleventh in 15 minutes is 429 with Retry-After, even with the right password; then it works again', async () => {
+  test('failed sign-ins are limited per address and account: the eleventh from that address in 15 minutes is 429 with Retry-After, even with the right password; then it works again', async () => {
     const p = await person();
     for (let i = 0; i < 10; i++) assert.equal((await signIn({ email: p.email, password: 'wrong password here' })).statusCode, 401);
     const limited = await signIn({ email: p.email, password: PASSWORD });
@@ -100,6 +100,74 @@ describe('POST /v1/sessions: signing in with a password', () => {
     assert.ok(wait > 0 && wait <= 900, String(wait));
     h.clock.advanceSeconds(wait);
     assert.equal((await signIn({ email: p.email, password: PASSWORD })).statusCode, 201);
+  });
+
+  test("an attacker's wrong passwords from one address lock nobody out: the owner's right password from another address signs in, and the attacker stays limited (issue 48.10)", async () => {
+    const p = await person();
+    const attacker = '10.48.10.1';
+    const owner = '10.48.10.2';
+    for (let i = 0; i < 10; i++) assert.equal((await signIn({ email: p.email, password: `guess number ${i}` }, {}, attacker)).statusCode, 401);
+    for (const password of ['guess number 10', PASSWORD]) {
+      const limited = await signIn({ email: p.email, password }, {}, attacker);
+      assert.equal(limited.statusCode, 429, 'from the address that guessed, even the right password waits');
+      assert.equal(firstError(limited.json()).code, 7045);
+      const wait = Number(limited.headers['retry-after']);
+      assert.ok(wait > 0 && wait <= 900, String(wait));
+    }
+    const theOwner = await signIn({ email: p.email, password: PASSWORD }, {}, owner);
+    assert.equal(theOwner.statusCode, 201, theOwner.body);
+    assert.equal(theOwner.json().user_id, p.userId);
+    const still = await signIn({ email: p.email, password: 'guess number 11' }, {}, attacker);
+    assert.equal(still.statusCode, 429, 'the guesser is still limited');
+    assert.ok(Number(still.headers['retry-after']) > 0);
+  });
+
+  test('an account guessed at from many addresses: past 30 failures each further address gets 3 on it, and the owner still signs in from a new one (issue 48.10)', async () => {
+    const p = await person();
+    for (let a = 1; a <= 3; a++) {
+      for (let i = 0; i < 10; i++) assert.equal((await signIn({ email: p.email, password: `spread guess ${a}.${i}` }, {}, `10.48.11.${a}`)).statusCode, 401, `address ${a}, guess ${i}`);
+    }
+    for (let i = 0; i < 3; i++) assert.equal((await signIn({ email: p.email, password: `late guess ${i}` }, {}, '10.48.11.4')).statusCode, 401);
+    const limited = await signIn({ email: p.email, password: 'late guess 3' }, {}, '10.48.11.4');
+    assert.equal(limited.statusCode, 429, 'a fourth failure from a fourth address is refused while the account is under attack');
+    assert.equal(firstError(limited.json()).code, 7045);
+    assert.equal((await signIn({ email: p.email, password: PASSWORD }, {}, '10.48.11.5')).statusCode, 201, "the owner's right password from a new address");
+  });
+
+  test('40 right passwords at once from one address all sign in: checks under way are not failures (issue 48.10)', async () => {
+    const p = await person();
+    const answers = await Promise.all(Array.from({ length: 40 }, () => signIn({ email: p.email, password: PASSWORD }, {}, '10.48.12.1')));
+    const refused = answers.filter((r) => r.statusCode !== 201);
+    assert.equal(refused.length, 0, refused.map((r) => `${r.statusCode} ${r.body}`).join('\n'));
+    assert.equal(new Set(answers.map((r) => r.json().id)).size, 40, 'forty sessions');
+  });
+
+  test('40 wrong passwords at once from one address: no more than the limit are checked, on one account (10) and over many (30); the rest are 429 (7045)', async () => {
+    const p = await person();
+    const failures = async (userIds: string[]) =>
+      Number((await h.database.db.selectFrom('events').select((eb) => eb.fn.countAll<number | string>().as('n')).where('type', '=', 'session.failed').where('resource_id', 'in', userIds).executeTakeFirstOrThrow()).n);
+    const one = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn({ email: p.email, password: `parallel guess ${i}` }, {}, '10.48.13.1')));
+    assert.deepEqual(one.map((r) => r.statusCode).sort(), [...Array(10).fill(401), ...Array(30).fill(429)], one.map((r) => r.body).join('\n'));
+    assert.ok(one.filter((r) => r.statusCode === 429).every((r) => firstError(r.json()).code === 7045 && Number(r.headers['retry-after']) > 0));
+    assert.equal(await failures([p.userId]), 10, 'ten password checks, each recorded');
+
+    const people = await Promise.all(Array.from({ length: 40 }, () => person()));
+    const many = await Promise.all(people.map((q, i) => signIn({ email: q.email, password: `wide guess ${i}` }, {}, '10.48.13.2')));
+    assert.deepEqual(many.map((r) => r.statusCode).sort(), [...Array(30).fill(401), ...Array(10).fill(429)], many.map((r) => r.body).join('\n'));
+    assert.equal(await failures(people.map((q) => q.userId)), 30);
+  });
+
+  test('behind a trusted proxy, the address the limits count is the one X-Forwarded-For names (issue 48.10)', async () => {
+    const h2 = await createTestApp({ config: { trustProxy: ['127.0.0.1'] } });
+    try {
+      const p = await userWithPassword(h2, PASSWORD);
+      const via = (password: string, client: string) => h2.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: p.email, password }, headers: { 'x-forwarded-for': client } });
+      for (let i = 0; i < 10; i++) assert.equal((await via(`proxied guess ${i}`, '10.48.14.1')).statusCode, 401);
+      assert.equal((await via('proxied guess 10', '10.48.14.1')).statusCode, 429);
+      assert.equal((await via(PASSWORD, '10.48.14.2')).statusCode, 201, 'another client behind the same proxy');
+    } finally {
+      await h2.close();
+    }
   });
 
   test('and per client address, over every account', async () => {

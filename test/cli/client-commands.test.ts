@@ -107,6 +107,8 @@ describe('wsp workspace quotas', () => {
     assert.match(table.stdout, /API tokens\s+1\s+100/);
     assert.match(table.stdout, /output per render\s+-\s+8 MiB/);
     assert.match(table.stdout, /repository per install\s+-\s+256 MiB/);
+    assert.match(table.stdout, /repositories together\s+0 B\s+2 GiB/);
+    assert.match(table.stdout, /workspaces you own\s+0\s+10/);
     const none = await runCli(['workspace', 'quotas'], { configDir: await loggedIn(s.member.userId, null) });
     assert.equal(none.code, 2);
   });

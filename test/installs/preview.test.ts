@@ -3,13 +3,14 @@ import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from './fixture.js';
 import { MAX_RENDER_STEPS } from '../../src/installs/packages/templates.js';
+import { loadConfig } from '../../src/config.js';
 
 let h: TestApp;
 let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
 before(async () => {
-  h = await createTestApp({ config: { quotas: { renderOutputBytes: 1000, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100, webhooks: 20 } } });
+  h = await createTestApp({ config: { quotas: { ...loadConfig({}).quotas, renderOutputBytes: 1000 } } });
   s = await h.seed();
   f = installFixture(h, s);
 });

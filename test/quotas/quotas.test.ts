@@ -7,7 +7,7 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 import { installFixture } from '../installs/fixture.js';
 import { loadConfig } from '../../src/config.js';
 
-const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3, webhooks: 2 };
+const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3, webhooks: 2, workspaceRepositoryBytes: 10 * 1024 * 1024, workspacesPerUser: 3 };
 
 let h: TestApp;
 let s: Seed;
@@ -157,6 +157,88 @@ describe('quotas under concurrent creates', () => {
   });
 });
 
+describe('workspaces per user (WSP_WORKSPACES_PER_USER, issue 48.7)', () => {
+  test('12 workspaces created at once by one user against a limit of 3: exactly 3 made, 9 × 409 7065 with the limit; handing one over frees a place', async () => {
+    const { user_id } = await h.admin.createUser({ name: 'maker' });
+    const { session_token: session } = await h.admin.createSession(user_id);
+    const create = (name: string) => h.app.inject({ method: 'POST', url: '/v1/workspaces', headers: as(session), payload: { name } });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => create(`made-${i}`)));
+    assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, 201, 201, ...Array(9).fill(409)], answers.map((r) => r.body).join('\n'));
+    for (const refused of answers.filter((r) => r.statusCode === 409)) {
+      const err = firstError(refused.json());
+      assert.equal(err.code, 7065);
+      assert.deepEqual(err.metadata, { quota: 'workspaces_per_user', limit: '3', used: '3' });
+      assert.match(err.message, /You own 3 workspaces, as many as one user may \(3\)/);
+    }
+    const owned = await h.database.db.selectFrom('memberships').select('workspace_id').where('user_id', '=', user_id).where('role', '=', 'owner').execute();
+    assert.equal(owned.length, 3, 'never more than the limit');
+    const made = answers.filter((r) => r.statusCode === 201).map((r) => r.json().id as string);
+    const figures = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${made[0]}/quotas`, headers: as(session, made[0]) });
+    assert.deepEqual(figures.json().workspaces_per_user, { limit: 3, used: 3 });
+
+    // Being a member (not an owner) of other workspaces does not count; handing one over frees a place.
+    const other = await h.seed(`other-${randomBytes(3).toString('hex')}`);
+    await h.admin.addMember(other.workspaceId, user_id, 'member');
+    await h.admin.addMember(made[0]!, other.owner.userId, 'owner');
+    const stepDown = await h.app.inject({ method: 'PATCH', url: `/v1/workspaces/${made[0]}/members/${user_id}`, headers: as(session, made[0]), payload: { role: 'admin' } });
+    assert.equal(stepDown.statusCode, 200, stepDown.body);
+    assert.equal((await create('after handing one over')).statusCode, 201);
+    assert.equal(firstError((await create('one too many')).json()).code, 7065);
+  });
+});
+
+describe('repositories of a workspace together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES, issue 48.7)', () => {
+  test('of two installs rendering at once, each under its own quota but not both under the total, one lands and the other fails; once they take it all, installs are 409 (7066); the figure shows them', async () => {
+    const TOTAL = 128 * 1024;
+    const h2 = await createTestApp({ config: { quotas: { ...QUOTAS, renderOutputBytes: 100_000, rendersPerHour: 600, workspaceRepositoryBytes: TOTAL } } });
+    try {
+      const seed = await h2.seed();
+      const f2 = installFixture(h2, seed);
+      const quotas = async () => (await h2.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}/quotas`, headers: as(seed.member.session, seed.workspaceId) })).json();
+      const pkg = await f2.createPackage();
+      // Random text does not compress much: each install's repository takes about its size
+      // plus an empty repository's (some 75 KB), under the per-install quota (96 KiB); two pass 128 KiB.
+      const v = await f2.publish(pkg.id, '1.0.0', { 'data.txt': '{{{blob}}}' });
+      const blob = () => randomBytes(45_000).toString('base64');
+      const installs = [await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } }), await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } })];
+      await h2.app.jobs.runDue(); // the two renders run in two of the runner's slots at once
+      const renders = await Promise.all(installs.map(async (i) => (await f2.renders(i.id))[0]));
+      assert.deepEqual(renders.map((r) => r.state).sort(), ['failed', 'succeeded'], JSON.stringify(renders.map((r) => [r.state, r.message])));
+      const landed = (await quotas()).workspace_repository_bytes;
+      assert.equal(landed.limit, TOTAL);
+      assert.ok(landed.used > 0 && landed.used < TOTAL, JSON.stringify(landed));
+      const failed = renders.find((r) => r.state === 'failed')!;
+      const m = /^the workspace's repositories would take (\d+) bytes together, more than its quota of 131072 bytes$/.exec(failed.message);
+      assert.ok(m, failed.message);
+      const ownBytes = Number(m[1]) - landed.used;
+      assert.ok(ownBytes > 0 && ownBytes < QUOTAS.repositoryBytes, `the install's own repository (${ownBytes} bytes) is under its own quota`);
+      const op = (await h2.app.inject({ method: 'GET', url: `/v1/operations/${failed.operation_id}`, headers: as(seed.apiToken) })).json();
+      assert.equal(op.error?.code, 7310, JSON.stringify(op));
+      assert.equal(failed.commit_sha, null, 'nothing committed');
+      const a = installs.find((i) => i.id !== failed.install_id)!;
+
+      // Repository maintenance measures what the failed render left (pruned only once an hour
+      // old): now the repositories take the whole quota, and nothing may queue a render.
+      h2.clock.advanceSeconds(24 * 3600);
+      await h2.app.jobs.runDue();
+      const full = (await quotas()).workspace_repository_bytes;
+      assert.ok(full.used >= TOTAL, JSON.stringify(full));
+      const refused = await f2.call('POST', '/v1/installs', { name: f2.unique('refused'), package_id: pkg.id, version_id: v.id });
+      assert.equal(refused.statusCode, 409, refused.body);
+      const err = firstError(refused.json());
+      assert.equal(err.code, 7066);
+      assert.deepEqual(err.metadata, { quota: 'workspace_repository_bytes', limit: String(TOTAL), used: String(full.used) });
+      const before = await f2.getInstall(a.id);
+      const patched = await f2.call('PATCH', `/v1/installs/${a.id}`, { values: { blob: 'small' } }, { 'if-match': before.etag });
+      assert.equal(patched.statusCode, 409, patched.body);
+      assert.equal(firstError(patched.json()).code, 7066);
+      assert.deepEqual(await f2.getInstall(a.id), before, 'nothing changed');
+    } finally {
+      await h2.close();
+    }
+  });
+});
+
 describe('render output and repository size', () => {
   test('a render whose files pass WSP_QUOTA_RENDER_OUTPUT_BYTES fails saying so; nothing is committed', async () => {
     const { f } = await workspace();
@@ -215,18 +297,40 @@ describe('GET /v1/workspaces/{id}/quotas', () => {
       webhooks: { limit: 2, used: 0 },
       render_output_bytes: { limit: 40000 },
       repository_bytes: { limit: 98304, used: 0, install_id: null },
+      workspace_repository_bytes: { limit: 10 * 1024 * 1024, used: 0 },
+      workspaces_per_user: { limit: 3, used: 0 },
     });
     const foreign = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${s.workspaceId}/quotas`, headers: as(seed.owner.session, seed.workspaceId) });
     assert.equal(foreign.statusCode, 404);
     const token = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}/quotas`, headers: as(seed.apiToken) });
     assert.equal(token.statusCode, 200);
+    assert.deepEqual(token.json().workspaces_per_user, { limit: 3, used: null }, 'an API token owns no workspace');
+    const owner = await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}/quotas`, headers: as(seed.owner.session, seed.workspaceId) });
+    assert.deepEqual(owner.json().workspaces_per_user, { limit: 3, used: 1 }, "the caller's own count");
   });
 
   test('the defaults an operator starts with, and the variables that change them', () => {
-    assert.deepEqual(loadConfig({}).quotas, { renderOutputBytes: 8 * 1024 * 1024, repositoryBytes: 256 * 1024 * 1024, rendersPerHour: 600, apiTokens: 100, webhooks: 20 });
-    const set = loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: '1000', WSP_QUOTA_REPOSITORY_BYTES: '2000', WSP_QUOTA_RENDERS_PER_HOUR: '3', WSP_QUOTA_API_TOKENS: '4', WSP_QUOTA_WEBHOOKS: '5' });
-    assert.deepEqual(set.quotas, { renderOutputBytes: 1000, repositoryBytes: 2000, rendersPerHour: 3, apiTokens: 4, webhooks: 5 });
+    assert.deepEqual(loadConfig({}).quotas, {
+      renderOutputBytes: 8 * 1024 * 1024,
+      repositoryBytes: 256 * 1024 * 1024,
+      rendersPerHour: 600,
+      apiTokens: 100,
+      webhooks: 20,
+      workspaceRepositoryBytes: 2 * 1024 * 1024 * 1024,
+      workspacesPerUser: 10,
+    });
+    const set = loadConfig({
+      WSP_QUOTA_RENDER_OUTPUT_BYTES: '1000',
+      WSP_QUOTA_REPOSITORY_BYTES: '2000',
+      WSP_QUOTA_RENDERS_PER_HOUR: '3',
+      WSP_QUOTA_API_TOKENS: '4',
+      WSP_QUOTA_WEBHOOKS: '5',
+      WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES: '6000',
+      WSP_WORKSPACES_PER_USER: '7',
+    });
+    assert.deepEqual(set.quotas, { renderOutputBytes: 1000, repositoryBytes: 2000, rendersPerHour: 3, apiTokens: 4, webhooks: 5, workspaceRepositoryBytes: 6000, workspacesPerUser: 7 });
     assert.throws(() => loadConfig({ WSP_QUOTA_API_TOKENS: '0' }), /WSP_QUOTA_API_TOKENS must be at least 1/);
+    assert.throws(() => loadConfig({ WSP_WORKSPACES_PER_USER: '0' }), /WSP_WORKSPACES_PER_USER must be at least 1/);
     assert.throws(() => loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024) }), /WSP_RENDER_MEMORY_MB must be at least 512 with WSP_QUOTA_RENDER_OUTPUT_BYTES=67108864/);
     assert.equal(loadConfig({ WSP_QUOTA_RENDER_OUTPUT_BYTES: String(64 * 1024 * 1024), WSP_RENDER_MEMORY_MB: '512' }).renders.memoryMb, 512);
   });

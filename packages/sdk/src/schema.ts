@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Make a workspace; the caller is its owner
-         * @description Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024).
+         * @description Any signed-in user (a session, a cookie or a JWT); a workspace API token has no user: 403 (7024). A user who already owns as many workspaces as one user may (`WSP_WORKSPACES_PER_USER`, 10 by default) is refused: 409 (7065) with `metadata.limit` and `metadata.used`, and nothing is made; handing a workspace over (another owner, then stepping down) or leaving one frees a place.
          *
          *     Records the event `workspace.created` (GET /v1/audit_events, webhooks).
          */
@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with an email and a password
-         * @description No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins are limited per client address (30) and per account (10) in 15 minutes: 429 (7045) with Retry-After.
+         * @description No credential needed. 201 with a new session token (shown once), or with `"cookie": true` the `wsp_session` cookie instead (HttpOnly, SameSite=Lax, Secure under https; writes made with it need X-CSRF-Token). A wrong email and a wrong password are the same 401 (7044). Failed sign-ins (a password checked and found wrong) are limited in fixed windows of 15 minutes: 30 per client address over every account, and 10 per client address and account (3 while the account has had 30 failures from all addresses together): beyond, 429 (7045) with Retry-After. No limit closes the account itself: its right password from an address that has not failed on it is checked and accepted. Right passwords count nothing, however many arrive at once; a sign-in that finds its address's places taken by checks under way waits for one (up to 20 s, then 429 7067 with Retry-After: 1).
          *
          *     Records the event `session.created` (GET /v1/audit_events, webhooks).
          */
@@ -1141,7 +1141,7 @@ export interface paths {
         put?: never;
         /**
          * Install a package version: a git repository and a first render
-         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made.
+         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made. While the workspace's repositories, as last measured, take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, `metadata.limit` and `metadata.used`, and nothing is made; a render that would take its repository past the install's quota (WSP_QUOTA_REPOSITORY_BYTES) or the workspace's repositories past theirs fails (7310), saying which.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
          *
@@ -1173,7 +1173,7 @@ export interface paths {
         head?: never;
         /**
          * Change the desired version, the values or automatic updates (If-Match)
-         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed.
+         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace's repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
          *
@@ -2489,7 +2489,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503), 7057 (507), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -3833,6 +3833,20 @@ export interface components {
                 /** @description That install; null without one */
                 install_id: string | null;
             };
+            /** @description The most all of the workspace's install repositories may take on disk together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES); a render that would pass it fails, and once they take it all, creating or updating an install answers 409 (7066) */
+            workspace_repository_bytes: {
+                /** @description Bytes */
+                limit: number;
+                /** @description What all the workspace's install repositories take together, each as last measured (after its last render or repository maintenance); it may pass the limit when maintenance measures what failed renders left, until it prunes them */
+                used: number;
+            };
+            /** @description Workspaces one user may own (WSP_WORKSPACES_PER_USER), a limit per user rather than per workspace; at it, creating one answers 409 (7065) */
+            workspaces_per_user: {
+                /** @description Workspaces one user may own (an operator setting) */
+                limit: number;
+                /** @description How many workspaces the calling user owns; null for a workspace API token, which owns none and makes none */
+                used: number | null;
+            };
         };
     };
     responses: never;
@@ -4750,7 +4764,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description An earlier request with this Idempotency-Key is still in progress (7031), or took effect with its answer lost to a failure (7055) */
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6479,6 +6493,14 @@ export interface operations {
                      *         "limit": 1,
                      *         "used": 1,
                      *         "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *       },
+                     *       "workspace_repository_bytes": {
+                     *         "limit": 1,
+                     *         "used": 1
+                     *       },
+                     *       "workspaces_per_user": {
+                     *         "limit": 1,
+                     *         "used": 1
                      *       }
                      *     }
                      */

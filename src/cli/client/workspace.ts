@@ -65,6 +65,8 @@ export const workspaceQuotas: Command = {
       ['API tokens', String(q.api_tokens.used), String(q.api_tokens.limit)],
       ['output per render', '-', bytes(q.render_output_bytes.limit)],
       ['repository per install', q.repository_bytes.install_id ? `${q.repository_bytes.used} B (${q.repository_bytes.install_id})` : '-', bytes(q.repository_bytes.limit)],
+      ['repositories together', `${q.workspace_repository_bytes.used} B`, bytes(q.workspace_repository_bytes.limit)],
+      ['workspaces you own', q.workspaces_per_user.used === null ? '-' : String(q.workspaces_per_user.used), String(q.workspaces_per_user.limit)],
     ];
     printTable(ctx.io, rows, [
       ['quota', (r) => r[0]],

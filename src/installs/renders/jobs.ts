@@ -19,6 +19,7 @@ import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
+import { lockWorkspace } from '../../db/workspace-lock.js';
 
 /** How long a render waits for the repositories' volume before it fails (7058). */
 const VOLUME_WAIT_LIMIT_MS = 60 * 60_000;
@@ -152,6 +153,11 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       await fail(id, message);
       throw new PermanentJobError(message, ErrorCodes.RENDER_FAILED.code);
     }
+    const overWorkspaceQuota = await claimRepositoryBytes(render.workspace_id, render.install_id, repositoryBytes);
+    if (overWorkspaceQuota) {
+      await fail(id, overWorkspaceQuota);
+      throw new PermanentJobError(overWorkspaceQuota, ErrorCodes.RENDER_FAILED.code);
+    }
     const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
 
     return db.transaction().execute(async (trx) => {
@@ -171,6 +177,27 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
       await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
       return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
+    });
+  }
+
+  /**
+   * WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES: the workspace's repositories together, with this one at
+   * `bytes` (measured with the render's objects written). Counted under the workspace's lock
+   * (taken after the install's, as every caller takes them) in the transaction that records the
+   * new size, so renders of two installs landing at once are judged one after the other, never
+   * both against the total before either; a transaction of its own, so that the workspace's lock
+   * is not held while git commits. The size recorded is the disk's, whether or not the render
+   * then lands. Answers why the render fails, or null.
+   */
+  async function claimRepositoryBytes(workspaceId: string, installId: string, bytes: number): Promise<string | null> {
+    const limit = config.quotas.workspaceRepositoryBytes;
+    return db.transaction().execute(async (trx) => {
+      await installStore.lock(trx, installId);
+      await lockWorkspace(trx, workspaceId);
+      const total = (await installStore.repositoryBytesTotal(trx, workspaceId, installId)) + bytes;
+      if (total > limit) return `the workspace's repositories would take ${total} bytes together, more than its quota of ${limit} bytes`;
+      await installStore.update(trx, installId, { repository_bytes: bytes });
+      return null;
     });
   }
 
