@@ -1637,7 +1637,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint (owner or admin)
-         * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. Redirects are not followed.
+         * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
          *
@@ -2322,6 +2322,7 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
             /** @description When it was made, in Unix seconds */
@@ -3562,12 +3563,27 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
             /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description When it last changed, in Unix seconds */
             updated_at: number;
+        };
+        /**
+         * WebhookCircuit
+         * @description The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots
+         * @example {
+         *       "state": "closed",
+         *       "open_until": null
+         *     }
+         */
+        WebhookCircuit: {
+            /** @description `open`: the endpoint timed out or could not be reached 3 times in a row, so its deliveries are not sent (their attempts not counted) until `open_until`; then one is sent as a probe. Any HTTP answer closes the circuit; another timeout opens it again for twice as long (1 min, 2 min, ... up to 1 h) */
+            state: "closed" | "open";
+            /** @description While open: when the next delivery is sent as a probe */
+            open_until: number | null;
         };
         /**
          * Widget
@@ -28784,6 +28800,10 @@ export interface operations {
                      *           "description": "Checkout service, EU region",
                      *           "state": "enabled",
                      *           "disabled_reason": "string",
+                     *           "circuit": {
+                     *             "state": "closed",
+                     *             "open_until": null
+                     *           },
                      *           "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *           "created_at": 1764151200,
                      *           "updated_at": 1764151200
@@ -29014,6 +29034,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200,
@@ -29321,6 +29345,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200
@@ -29889,6 +29917,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200

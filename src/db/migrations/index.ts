@@ -19,6 +19,7 @@ import * as webhooks from './0017_webhooks.js';
 import * as listVersions from './0018_list_versions.js';
 import * as eventCounts from './0019_event_counts.js';
 import * as revisionListVersions from './0020_revision_list_versions.js';
+import * as deliveryPool from './0022_delivery_pool.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0018_list_versions': listVersions,
   '0019_event_counts': eventCounts,
   '0020_revision_list_versions': revisionListVersions,
+  '0022_delivery_pool': deliveryPool,
 };
 
 export const migrationProvider: MigrationProvider = {
