@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { migrate, openDatabase } from './db/database.js';
 import { warnAboutDataModes } from './data-modes.js';
-import { systemClock } from './shared/clock.js';
+import { systemClock, type Clock } from './shared/clock.js';
 import { JobRunner, type JobDefinition, type JobPool, type RunnerOptions } from './jobs/runner.js';
 import { maintenanceJobs } from './jobs/maintenance.js';
 import { completeOperation } from './operations/service.js';
@@ -43,17 +43,22 @@ export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRu
   return runner;
 }
 
+export interface WorkOptions {
+  /** The worker's clock, when not the system's: only a test that starts the worker itself gives one (never configuration). */
+  clock?: Clock;
+}
+
 /**
  * `wsp worker`: open and migrate the database, then run jobs until SIGTERM, which lets the jobs
  * under way finish. No HTTP: Fastify is neither built nor loaded.
  */
-export async function work(config: Config): Promise<void> {
+export async function work(config: Config, opts: WorkOptions = {}): Promise<void> {
   const log = loggerOf(loggerOptions(config.logLevel));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, backgroundCheckpoints: true, ...config.database });
   let runner: JobRunner;
   try {
     await migrate(database);
-    const deps = await createDeps({ config, database, clock: systemClock, log });
+    const deps = await createDeps({ config, database, clock: opts.clock ?? systemClock, log });
     // As the server does at start: a master key this database was not set up with stops it here.
     await createSecretService(deps).verifyMasterKey();
     runner = createRunner(deps, { leaseMs: config.jobLeaseSeconds * 1000 });
