@@ -2322,6 +2322,7 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its circuit breaker: open after 3 timeouts or connection failures in a row, when its deliveries wait (not sent, attempts not counted) until a probe gets an answer */
             circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
@@ -3563,6 +3564,7 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its circuit breaker: open after 3 timeouts or connection failures in a row, when its deliveries wait (not sent, attempts not counted) until a probe gets an answer */
             circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
