@@ -85,6 +85,11 @@ export interface Config {
   oidc: OidcSettings | null;
   /** WSP_WEBHOOKS_ALLOW_HTTP / _PRIVATE: webhook URLs may be plain http / reach private and loopback addresses (tests, private networks). */
   webhooks: { allowHttp: boolean; allowPrivate: boolean; retryDelaysSeconds: number[] };
+  /**
+   * The slots webhook deliveries have to themselves in each process (WSP_WEBHOOK_DELIVERY_CONCURRENCY),
+   * and how many of them one workspace may hold (WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE).
+   */
+  webhookDeliveries: { concurrency: number; perWorkspace: number };
 }
 
 export class ConfigError extends Error {}
@@ -163,6 +168,8 @@ export const Environment = Type.Object({
     ...patterned('^ *[0-9]{1,7}( *, *[0-9]{1,7}){0,19} *$', 'up to 20 comma-separated whole numbers of seconds', '60, 300, 1800'),
     default: '5,300,1800,7200,18000,36000,36000',
   }),
+  WSP_WEBHOOK_DELIVERY_CONCURRENCY: count('Webhook deliveries sent at once, per server or worker process, in slots of their own: renders, machine jobs and periodic work never wait for them', 8, 1),
+  WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE: count("One workspace's webhook deliveries sent at once, per process (at most WSP_WEBHOOK_DELIVERY_CONCURRENCY); unset: a quarter of WSP_WEBHOOK_DELIVERY_CONCURRENCY, at least 1", undefined, 1),
   WSP_WEBHOOKS_ALLOW_HTTP: text('true: webhook URLs may be plain http (otherwise https only)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'false' }),
   WSP_WEBHOOKS_ALLOW_PRIVATE: text('true: webhook URLs may reach private, loopback and link-local addresses (otherwise refused, also when a DNS name resolves to one)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'false' }),
   WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
@@ -323,6 +330,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowHttp: e.WSP_WEBHOOKS_ALLOW_HTTP === 'true',
       allowPrivate: e.WSP_WEBHOOKS_ALLOW_PRIVATE === 'true',
       retryDelaysSeconds: e.WSP_WEBHOOK_RETRY_DELAYS_SECONDS!.split(',').map((x) => Number(x.trim())),
+    },
+    webhookDeliveries: {
+      concurrency: e.WSP_WEBHOOK_DELIVERY_CONCURRENCY!,
+      // A share larger than the pool is the whole pool.
+      perWorkspace: Math.min(e.WSP_WEBHOOK_DELIVERY_CONCURRENCY!, e.WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE ?? Math.max(1, Math.floor(e.WSP_WEBHOOK_DELIVERY_CONCURRENCY! / 4))),
     },
   };
 }

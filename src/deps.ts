@@ -14,6 +14,7 @@ import { JOB_KINDS } from './job-kinds.js';
 import { sessionForToken, type SessionPolicy } from './sessions/service.js';
 import { apiTokenForHash } from './tokens/service.js';
 import { identity } from './identity/service.js';
+import { webhookFanOut } from './webhooks/fan-out.js';
 
 /** What every area's service is built from: take the narrowest part of it you need. */
 export interface ServiceDeps {
@@ -47,14 +48,25 @@ export function credentialLookups(db: Kysely<DB>, sessions: SessionPolicy): Cred
 }
 
 /**
+ * What an event sets off in its own transaction, besides its row: the same in every kind of
+ * process, since events are recorded by requests (`wsp serve`) and by jobs (`wsp serve` and
+ * `wsp worker`: an endpoint disabled after a day of failures). Subscribed here, once per EventLog:
+ * the HTTP wiring subscribes nothing, so a process without it misses nothing.
+ */
+function subscribeSideEffects(deps: ServiceDeps): void {
+  deps.events.subscribe('webhooks.fan-out', webhookFanOut(deps));
+}
+
+/**
  * The composition root's first step, shared by `wsp serve` (src/app.ts) and `wsp worker`
- * (src/worker.ts): the dependencies every area is built from, on an open, migrated database.
+ * (src/worker.ts): the dependencies every area is built from, on an open, migrated database,
+ * with the side effects of events wired (subscribeSideEffects).
  */
 export async function createDeps(opts: { config: Config; database: Database; clock: Clock; log: Logger; computeClock?: Clock | undefined }): Promise<ServiceDeps> {
   const { config, database, clock, log } = opts;
   const { db } = database;
   const cursorKey = Buffer.from(await settingsStore.getOrCreate(db, 'cursor_hmac_key', () => randomBytes(32).toString('base64')), 'base64');
-  return {
+  const deps: ServiceDeps = {
     db,
     engine: database.engine,
     clock,
@@ -66,4 +78,6 @@ export async function createDeps(opts: { config: Config; database: Database; clo
     credentials: credentialLookups(db, config.sessions),
     ...(opts.computeClock ? { computeClock: opts.computeClock } : {}),
   };
+  subscribeSideEffects(deps);
+  return deps;
 }

@@ -1,8 +1,8 @@
 import type { Config } from './config.js';
 import { migrate, openDatabase } from './db/database.js';
 import { warnAboutDataModes } from './data-modes.js';
-import { systemClock } from './shared/clock.js';
-import { JobRunner, type JobDefinition, type RunnerOptions } from './jobs/runner.js';
+import { systemClock, type Clock } from './shared/clock.js';
+import { JobRunner, type JobDefinition, type JobPool, type RunnerOptions } from './jobs/runner.js';
 import { maintenanceJobs } from './jobs/maintenance.js';
 import { completeOperation } from './operations/service.js';
 import { createSecretService } from './secrets/service.js';
@@ -11,7 +11,7 @@ import { computeJobs } from './compute/worker.js';
 import { oauthJobs } from './oauth/worker.js';
 import { accountsJobs } from './accounts/worker.js';
 import { auditJobs } from './audit/worker.js';
-import { webhookJobs } from './webhooks/delivery-job.js';
+import { webhookDeliveryPool, webhookJobs } from './webhooks/delivery-job.js';
 import { createDeps, type ServiceDeps } from './deps.js';
 import { loggerOf, loggerOptions } from './log.js';
 import { exitOnSignal } from './shutdown.js';
@@ -26,25 +26,39 @@ export function areaJobs(deps: ServiceDeps, runner: JobRunner): JobDefinition[] 
   return [...maintenanceJobs(deps.db, deps.clock, runner), ...oauthJobs(deps), ...accountsJobs(deps), ...auditJobs(deps), ...webhookJobs(deps), ...installsJobs(deps), ...computeJobs(deps)];
 }
 
+/**
+ * The kinds of job with slots of their own, so that they cannot fill those of the others: webhook
+ * deliveries wait on receivers outside the platform. Every other kind (renders, machine jobs,
+ * periodic work) shares the runner's default slots.
+ */
+export function areaPools(deps: ServiceDeps): JobPool[] {
+  return [webhookDeliveryPool(deps.config.webhookDeliveries)];
+}
+
 /** A job runner on `deps` with every area's jobs registered (started by the caller). */
 export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRunner {
   const { db, engine, clock, log, jobs } = deps;
-  const runner = new JobRunner({ db, engine, clock, log, queue: jobs, operations: { complete: (trx, id, outcome) => completeOperation(trx, clock, id, outcome) } }, opts);
+  const runner = new JobRunner({ db, engine, clock, log, queue: jobs, operations: { complete: (trx, id, outcome) => completeOperation(trx, clock, id, outcome) } }, { ...opts, pools: opts.pools ?? areaPools(deps) });
   runner.define(areaJobs(deps, runner));
   return runner;
+}
+
+export interface WorkOptions {
+  /** The worker's clock, when not the system's: only a test that starts the worker itself gives one (never configuration). */
+  clock?: Clock;
 }
 
 /**
  * `wsp worker`: open and migrate the database, then run jobs until SIGTERM, which lets the jobs
  * under way finish. No HTTP: Fastify is neither built nor loaded.
  */
-export async function work(config: Config): Promise<void> {
+export async function work(config: Config, opts: WorkOptions = {}): Promise<void> {
   const log = loggerOf(loggerOptions(config.logLevel));
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, backgroundCheckpoints: true, ...config.database });
   let runner: JobRunner;
   try {
     await migrate(database);
-    const deps = await createDeps({ config, database, clock: systemClock, log });
+    const deps = await createDeps({ config, database, clock: opts.clock ?? systemClock, log });
     // As the server does at start: a master key this database was not set up with stops it here.
     await createSecretService(deps).verifyMasterKey();
     runner = createRunner(deps, { leaseMs: config.jobLeaseSeconds * 1000 });

@@ -190,6 +190,8 @@ export interface JobsTable {
   last_error: string | null;
   operation_id: string | null;
   dedupe_key: string | null;
+  /** Whom the job is done for (a webhook delivery's workspace): a pool's share is counted per group. */
+  group_key: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -554,6 +556,10 @@ export interface WebhooksTable {
   disabled_reason: string | null;
   /** When its deliveries began failing without a success since; null while they succeed. */
   failing_since: number | null;
+  /** Timeouts and connection failures in a row (src/webhooks/circuit.ts); 0 after any answer. */
+  circuit_failures: number;
+  /** While the circuit is open: until when its deliveries wait (Unix seconds); then one probe is sent. */
+  circuit_open_until: number | null;
   etag: string;
   created_at: number;
   updated_at: number;

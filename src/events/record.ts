@@ -47,12 +47,22 @@ const insertEvent = preparedInsert('events', ['id', 'workspace_id', 'type', 'act
 export type EventSubscriber = (trx: Kysely<DB>, event: EventsTable) => Promise<void>;
 
 export class EventLog {
-  private readonly subscribers: EventSubscriber[] = [];
+  private readonly subscribers = new Map<string, EventSubscriber>();
 
   constructor(private readonly clock: Clock) {}
 
-  subscribe(subscriber: EventSubscriber): void {
-    this.subscribers.push(subscriber);
+  /**
+   * Adds what every event sets off (src/deps.ts, once per process). A name subscribed twice is
+   * refused: its side effect would run twice per event (two deliveries' worth of work each time).
+   */
+  subscribe(name: string, subscriber: EventSubscriber): void {
+    if (this.subscribers.has(name)) throw new Error(`the event subscriber ${name} is subscribed twice`);
+    this.subscribers.set(name, subscriber);
+  }
+
+  /** The names subscribed, in order. */
+  subscriberNames(): string[] {
+    return [...this.subscribers.keys()];
   }
 
   async record(trx: Kysely<DB>, by: RequestContext | EventSource, type: EventType, resourceId: string, data: Record<string, unknown> = {}): Promise<EventsTable> {
@@ -76,7 +86,7 @@ export class EventLog {
     await insertEvent(trx, row);
     if ('principal' in by && by.inWrite) await by.inWrite(trx);
     // A user's own events (no workspace) reach no workspace's webhooks.
-    if (row.workspace_id !== null) for (const s of this.subscribers) await s(trx, row);
+    if (row.workspace_id !== null) for (const s of this.subscribers.values()) await s(trx, row);
     return row;
   }
 }

@@ -19,6 +19,11 @@ export interface NewJob {
   operationId?: string | null;
   /** At most one job ever exists with a given key: how periodic work runs once across instances. */
   dedupeKey?: string | null;
+  /**
+   * Whom the job is done for (a webhook delivery's workspace): a pool with a per-group share
+   * (src/jobs/runner.ts, `JobPool.perGroup`) never holds more of one group's jobs at once.
+   */
+  group?: string | null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../shared/logger.js';
-import type { DB } from '../db/tables.js';
+import type { DB, JobsTable } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
 import type { Clock } from '../shared/clock.js';
 import { ulid } from '../shared/ids.js';
@@ -67,14 +67,79 @@ interface Periodic {
   everySeconds: number;
 }
 
+/**
+ * Kinds of job with slots of their own in each worker: a job of these kinds runs only in these
+ * slots, and no other job ever does. Work that can be slow for reasons outside the platform (a
+ * webhook receiver that never answers) gets a pool, so it can fill only its own slots, never the
+ * ones renders, machine jobs and periodic work run in.
+ */
+export interface JobPool {
+  /** For logs. */
+  name: string;
+  kinds: readonly string[];
+  /** The pool's slots in this worker: its jobs run at once, at most. */
+  concurrency: number;
+  /**
+   * The most of this pool's jobs one group (`NewJob.group`: a workspace) has in hand at once in
+   * this worker; unset: no share. A group at its share waits on itself: the claim skips its jobs,
+   * so another group's jobs behind them in the queue still run.
+   */
+  perGroup?: number;
+}
+
 export interface RunnerOptions {
   /** How often an idle worker looks for due work. */
   pollMs?: number;
   /** How long a claim lasts without a heartbeat. */
   leaseMs?: number;
-  /** Jobs run at once by this worker. */
+  /** The slots of every kind in no pool of `pools`: jobs run at once by them, at most. */
   concurrency?: number;
+  /** Kinds with slots of their own (see JobPool); a kind is in one pool at most. */
+  pools?: readonly JobPool[];
   workerId?: string;
+}
+
+/**
+ * One pool as this worker runs it: its kinds (those of the pool that are registered; for the
+ * default pool, every registered kind in no other pool), its slots, and the jobs each group has
+ * in hand.
+ */
+class Lane {
+  readonly slots = new Set<Promise<void>>();
+  private readonly held = new Map<string, number>();
+  /** Claims of a pool with a share, one after another (see claim in JobRunner). */
+  private claims: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly name: string,
+    readonly kinds: readonly string[],
+    readonly concurrency: number,
+    readonly perGroup: number | undefined,
+  ) {}
+
+  /** The groups holding their share: the next claim skips them. */
+  full(): string[] {
+    if (this.perGroup === undefined) return [];
+    return [...this.held].filter(([, n]) => n >= this.perGroup!).map(([g]) => g);
+  }
+
+  take(group: string | null): void {
+    if (group !== null && this.perGroup !== undefined) this.held.set(group, (this.held.get(group) ?? 0) + 1);
+  }
+
+  give(group: string | null): void {
+    if (group === null || this.perGroup === undefined) return;
+    const n = (this.held.get(group) ?? 0) - 1;
+    if (n > 0) this.held.set(group, n);
+    else this.held.delete(group);
+  }
+
+  /** Runs `claim` after this lane's claims under way. */
+  serially<T>(claim: () => Promise<T>): Promise<T> {
+    const next = this.claims.then(claim);
+    this.claims = next.catch(() => undefined);
+    return next;
+  }
 }
 
 const BASE_BACKOFF_MS = 1000;
@@ -109,8 +174,8 @@ export class JobRunner {
   /** Set by release(): stop() no longer waits for the jobs in hand. */
   private released = false;
   private wake: (() => void) | null = null;
-  /** The started runner's slots under way (fillSlots). */
-  private readonly slots = new Set<Promise<void>>();
+  /** The started runner's pools, each with its slots under way (fillSlots). */
+  private lanes: Lane[] = [];
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -120,8 +185,17 @@ export class JobRunner {
       pollMs: opts.pollMs ?? 500,
       leaseMs: opts.leaseMs ?? 60_000,
       concurrency: opts.concurrency ?? 4,
+      pools: opts.pools ?? [],
       workerId: opts.workerId ?? `${hostname()}:${process.pid}:${ulid().slice(-6)}`,
     };
+    const pooled = new Set<string>();
+    for (const pool of this.opts.pools) {
+      if (!(pool.concurrency >= 1) || (pool.perGroup !== undefined && !(pool.perGroup >= 1))) throw new Error(`job pool ${pool.name} needs at least one slot, and a share of at least one`);
+      for (const kind of pool.kinds) {
+        if (pooled.has(kind)) throw new Error(`job kind ${kind} is in two pools`);
+        pooled.add(kind);
+      }
+    }
     deps.queue.onEnqueue(() => this.wake?.());
   }
 
@@ -149,17 +223,28 @@ export class JobRunner {
     }
   }
 
+  /** The pools of the kinds registered now: the named ones, then the default pool of every other kind. */
+  private makeLanes(): Lane[] {
+    const registered = [...this.handlers.keys()];
+    const pooled = new Set(this.opts.pools.flatMap((p) => p.kinds));
+    return [
+      ...this.opts.pools.map((p) => new Lane(p.name, p.kinds.filter((k) => this.handlers.has(k)), p.concurrency, p.perGroup)),
+      new Lane('default', registered.filter((k) => !pooled.has(k)), this.opts.concurrency, undefined),
+    ].filter((lane) => lane.kinds.length > 0);
+  }
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
     this.halting = false;
     const kinds = [...this.handlers.keys()];
+    this.lanes = this.makeLanes();
     const loop = async () => {
       if (this.stopped) return;
       try {
         await this.schedulePeriodic();
         await this.giveUpExhausted(kinds);
-        this.fillSlots(kinds);
+        for (const lane of this.lanes) this.fillSlots(lane);
       } catch (err) {
         this.deps.log.error({ err }, 'job loop failed; retrying');
       }
@@ -181,7 +266,7 @@ export class JobRunner {
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
     await this.idle;
-    while ((this.running > 0 || this.slots.size > 0) && !this.released) await new Promise((r) => setTimeout(r, 20));
+    while ((this.running > 0 || this.lanes.some((l) => l.slots.size > 0)) && !this.released) await new Promise((r) => setTimeout(r, 20));
   }
 
   /**
@@ -207,47 +292,71 @@ export class JobRunner {
     return released;
   }
 
-  /** Schedules due periodic work, then runs due jobs until none is left. Returns how many ran. */
+  /**
+   * Schedules due periodic work, then runs due jobs until none is left, each pool in as many
+   * slots as it has. Returns how many ran.
+   */
   async runDue(): Promise<number> {
     await this.schedulePeriodic();
     const kinds = [...this.handlers.keys()];
     await this.giveUpExhausted(kinds);
-    const ran = await Promise.all(Array.from({ length: this.opts.concurrency }, () => this.drain(kinds)));
+    const lanes = this.makeLanes();
+    const ran = await Promise.all(lanes.flatMap((lane) => Array.from({ length: lane.concurrency }, () => this.drain(lane))));
     return ran.reduce((a, b) => a + b, 0);
   }
 
   /**
-   * The started runner's slots: each claims and runs jobs until none is due, and a free slot is
-   * filled on the next pass (a poll or an enqueue), whatever the others are doing. A slot held by a
-   * long job (a delivery to a receiver that hangs, a render) holds back no other job: when the
-   * runner waited for all its slots before claiming again, one such job stopped every other job
-   * of the process, periodic work included, until it ended.
+   * A started runner's slots of one pool: each claims and runs jobs until none is due, and a free
+   * slot is filled on the next pass (a poll or an enqueue), whatever the others are doing. A slot
+   * held by a long job (a delivery to a receiver that hangs, a render) holds back no other job:
+   * when the runner waited for all its slots before claiming again, one such job stopped every
+   * other job of the process, periodic work included, until it ended.
    */
-  private fillSlots(kinds: string[]): void {
-    while (this.slots.size < this.opts.concurrency && !this.halting) {
-      const slot: Promise<void> = this.drain(kinds).then(
+  private fillSlots(lane: Lane): void {
+    while (lane.slots.size < lane.concurrency && !this.halting) {
+      const slot: Promise<void> = this.drain(lane).then(
         () => {},
-        (err: unknown) => this.deps.log.error({ err }, 'job slot failed; retrying on the next pass'),
+        (err: unknown) => this.deps.log.error({ err, pool: lane.name }, 'job slot failed; retrying on the next pass'),
       );
-      this.slots.add(slot);
-      void slot.finally(() => this.slots.delete(slot));
+      lane.slots.add(slot);
+      void slot.finally(() => lane.slots.delete(slot));
     }
   }
 
-  /** Claims and runs due jobs one after another until none is left. Returns how many ran. */
-  private async drain(kinds: string[]): Promise<number> {
+  /**
+   * Claims a due job of the lane's kinds. With a share per group, the lane's claims run one after
+   * another: each reads the groups at their share and counts the job it claimed before the next
+   * begins, so two slots claiming at once cannot both take a group's last free place.
+   */
+  private claim(lane: Lane): Promise<JobsTable | null> {
+    const { db, engine, clock } = this.deps;
+    const once = () => jobStore.claim(db, engine, this.opts.workerId, clock.nowMs(), this.opts.leaseMs, lane.kinds, lane.full());
+    if (lane.perGroup === undefined) return once();
+    return lane.serially(async () => {
+      const job = await once();
+      if (job) lane.take(job.group_key);
+      return job;
+    });
+  }
+
+  /** Claims and runs due jobs of one pool one after another until none is left. Returns how many ran. */
+  private async drain(lane: Lane): Promise<number> {
     let ran = 0;
     for (;;) {
       if (this.halting) return ran;
-      const job = await jobStore.claim(this.deps.db, this.deps.engine, this.opts.workerId, this.deps.clock.nowMs(), this.opts.leaseMs, kinds);
+      const job = await this.claim(lane);
       if (!job) return ran;
-      // A claim that was under way when stop() came: the job goes back at once, not run here.
-      if (this.halting) {
-        await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
-        return ran;
+      try {
+        // A claim that was under way when stop() came: the job goes back at once, not run here.
+        if (this.halting) {
+          await jobStore.release(this.deps.db, job.id, this.opts.workerId, this.deps.clock.nowMs());
+          return ran;
+        }
+        ran++;
+        await this.execute(job);
+      } finally {
+        lane.give(job.group_key);
       }
-      ran++;
-      await this.execute(job);
     }
   }
 
@@ -257,7 +366,7 @@ export class JobRunner {
    * claim never takes them (src/jobs/store.ts); here one worker takes each over, tells its area
    * (`onGiveUp`), and fails it and its operation with an error that says so.
    */
-  private async giveUpExhausted(kinds: string[]): Promise<void> {
+  private async giveUpExhausted(kinds: readonly string[]): Promise<void> {
     const { db, clock, log, operations } = this.deps;
     for (const row of await jobStore.exhausted(db, clock.nowMs(), kinds)) {
       if (!(await jobStore.takeOver(db, row.id, this.opts.workerId, clock.nowMs(), this.opts.leaseMs))) continue;

@@ -28,6 +28,7 @@ export const jobStore = {
           last_error: null,
           operation_id: job.operationId ?? null,
           dedupe_key: job.dedupeKey ?? null,
+          group_key: job.group ?? null,
           created_at: nowMs,
           updated_at: nowMs,
         })
@@ -41,15 +42,17 @@ export const jobStore = {
   },
 
   /**
-   * Claims the next due job (queued and due, or running with an expired lease and attempts
-   * left) for one worker. One statement, so two workers never claim the same job: on PostgreSQL
-   * the inner select skips rows another worker has locked (FOR UPDATE SKIP LOCKED: a claim never
-   * waits for another's); SQLite serializes writers. A job whose lease ran out on its last
-   * attempt is never run again: see `exhausted`.
+   * Claims the next due job of `kinds` (queued and due, or running with an expired lease and
+   * attempts left) for one worker, skipping the jobs of `skipGroups` (the groups holding their
+   * share of a pool's slots in this worker). One statement, so two workers never claim the same
+   * job: on PostgreSQL the inner select skips rows another worker has locked (FOR UPDATE SKIP
+   * LOCKED: a claim never waits for another's); SQLite serializes writers. A job whose lease ran
+   * out on its last attempt is never run again: see `exhausted`.
    */
-  async claim(db: Kysely<DB>, engine: Engine, workerId: string, nowMs: number, leaseMs: number, kinds: string[]): Promise<JobsTable | null> {
+  async claim(db: Kysely<DB>, engine: Engine, workerId: string, nowMs: number, leaseMs: number, kinds: readonly string[], skipGroups: readonly string[] = []): Promise<JobsTable | null> {
     if (kinds.length === 0) return null;
     const lock = engine === 'postgres' ? sql`for update skip locked` : sql``;
+    const groups = skipGroups.length === 0 ? sql`` : sql`and (group_key is null or group_key not in (${sql.join(skipGroups)}))`;
     const res = await sql<JobsTable>`
       update jobs set state = 'running', locked_by = ${workerId}, locked_until = ${nowMs + leaseMs},
         attempts = attempts + 1, updated_at = ${nowMs}
@@ -57,6 +60,7 @@ export const jobStore = {
         select id from jobs
         where kind in (${sql.join(kinds)})
           and ((state = 'queued' and run_at <= ${nowMs}) or (state = 'running' and locked_until < ${nowMs} and attempts < max_attempts))
+          ${groups}
         order by run_at, id
         limit 1
         ${lock}
@@ -66,7 +70,7 @@ export const jobStore = {
   },
 
   /** Jobs whose lease ran out on their last attempt: their worker died every time; to be given up. */
-  exhausted: (db: Kysely<DB>, nowMs: number, kinds: string[], limit = 20): Promise<JobsTable[]> =>
+  exhausted: (db: Kysely<DB>, nowMs: number, kinds: readonly string[], limit = 20): Promise<JobsTable[]> =>
     kinds.length === 0
       ? Promise.resolve([])
       : db

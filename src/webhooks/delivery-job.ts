@@ -1,5 +1,7 @@
 import type { ServiceDeps } from '../deps.js';
-import type { JobDefinition } from '../jobs/runner.js';
+import type { Config } from '../config.js';
+import type { JobDefinition, JobPool } from '../jobs/runner.js';
+import { RetryLaterError } from '../jobs/failure.js';
 import { nowSeconds } from '../shared/clock.js';
 import { newEtag } from '../shared/etag.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
@@ -9,11 +11,23 @@ import { deliver } from './sender.js';
 import { openSecret } from './signing-secret.js';
 import { webhookStore } from './store.js';
 import { WEBHOOK_DELIVER, type DeliverJob } from './job-kinds.js';
+import { afterAttempt, gate, PROBE_SECONDS } from './circuit.js';
 
 /** CONTRACT §11: the waits before each retry, after the first attempt fails (WSP_WEBHOOK_RETRY_DELAYS_SECONDS changes them). */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose deliveries have failed this long, without a success between, is disabled. */
 export const DISABLE_AFTER_SECONDS = 86_400;
+
+/**
+ * Deliveries run in slots of their own in each process (WSP_WEBHOOK_DELIVERY_CONCURRENCY), never
+ * in those of renders, machine jobs and periodic work, and one workspace's deliveries hold at most
+ * its share of them (WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE): a workspace whose receivers hang waits
+ * on itself, while the deliveries of others still go out. A delivery's job carries its workspace
+ * as its group.
+ */
+export function webhookDeliveryPool(settings: Config['webhookDeliveries']): JobPool {
+  return { name: 'webhook-deliveries', kinds: [WEBHOOK_DELIVER], concurrency: settings.concurrency, perGroup: settings.perWorkspace };
+}
 
 /**
  * Sends a delivery once per job. The job table gives each job to one worker of one instance at
@@ -33,6 +47,7 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       await webhookStore.updateDelivery(db, d.id, { state: 'failed', next_attempt_at: null, last_error: 'the endpoint is disabled', updated_at: now });
       return { skipped: true };
     }
+    await passCircuit(d, now);
     // The signature's timestamp is the wall clock's, whatever clock schedules the work: receivers
     // compare it with theirs to refuse replays (Standard Webhooks allows five minutes).
     const sentAt = Math.floor(Date.now() / 1000);
@@ -44,7 +59,12 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       // (the endpoint, then its deliveries by the cascade): in the other order the two deadlocked
       // on PostgreSQL and the DELETE answered 500 (found by the soak, test/faults/soak.test.ts).
       // An endpoint deleted meanwhile took its delivery with it: nothing to record.
-      if (!(await webhookStore.getLocked(trx, engine, d.workspace_id, d.webhook_id))) return;
+      const endpoint = await webhookStore.getLocked(trx, engine, d.workspace_id, d.webhook_id);
+      if (!endpoint) return;
+      const circuit = afterAttempt(endpoint, outcome, at);
+      // What GET /v1/webhooks/{id} shows of the circuit changed: so does its etag.
+      if (circuit) await webhookStore.update(trx, d.webhook_id, { ...circuit, ...(circuit.circuit_open_until !== endpoint.circuit_open_until ? { etag: newEtag() } : {}) });
+      if (circuit?.circuit_open_until != null && endpoint.circuit_open_until === null) log.warn({ webhookId: d.webhook_id, failures: circuit.circuit_failures, openUntil: circuit.circuit_open_until }, "webhook endpoint's circuit opened: its deliveries wait");
       const last = { last_attempt_at: at, last_status: outcome.status, last_error: outcome.error, updated_at: at };
       if (outcome.ok) {
         if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: 'succeeded', next_attempt_at: null }))) return;
@@ -54,12 +74,27 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       const delay = config.webhooks.retryDelaysSeconds[made - 1];
       const next = delay === undefined ? null : at + delay;
       if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: next === null ? 'failed' : 'pending', next_attempt_at: next }))) return;
-      if (next !== null) await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: d.id, attempt: made } satisfies DeliverJob, runAt: next * 1000, dedupeKey: `${d.id}:${made}` });
+      if (next !== null) await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: d.id, attempt: made } satisfies DeliverJob, runAt: next * 1000, dedupeKey: `${d.id}:${made}`, group: d.workspace_id });
       const failingSince = d.failing_since ?? at;
       if (d.failing_since === null) await webhookStore.update(trx, d.webhook_id, { failing_since: at });
       if (at - failingSince >= DISABLE_AFTER_SECONDS) await disable(trx, d, at);
     });
     return { status: outcome.status, ok: outcome.ok };
+  }
+
+  /**
+   * An endpoint whose circuit is open sends nothing: the delivery waits, its job requeued for when
+   * the circuit half-opens (a RetryLaterError counts no attempt, the delivery's own attempts are
+   * untouched), and holds no slot meanwhile. Once it half-opens, the one delivery that takes the
+   * probe goes on; the others wait for the probe's outcome.
+   */
+  async function passCircuit(d: { id: string; webhook_id: string; attempts: number; circuit_failures: number; circuit_open_until: number | null }, now: number): Promise<void> {
+    const g = gate(d, now);
+    if (g.kind === 'send') return;
+    if (g.kind === 'probe' && (await webhookStore.takeProbe(db, d.webhook_id, g.seen, now + PROBE_SECONDS, newEtag()))) return;
+    const until = g.kind === 'wait' ? g.until : now + PROBE_SECONDS;
+    await webhookStore.deferDelivery(db, d.id, d.attempts, until, now);
+    throw new RetryLaterError(`the endpoint's circuit is open until ${until}`, until * 1000);
   }
 
   /** After a day of failures: the endpoint stops, what waits for it fails, its owners and admins are told. */

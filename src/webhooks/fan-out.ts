@@ -46,6 +46,7 @@ export async function queueDelivery(trx: Kysely<DB>, deps: { clock: Clock; jobs:
     updated_at: now,
   });
   if (!made) return null;
-  await deps.jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: id, attempt: 0 } satisfies DeliverJob, dedupeKey: `${id}:0` });
+  // The workspace is the job's group: its share of the delivery slots is counted by it (webhookDeliveryPool).
+  await deps.jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: id, attempt: 0 } satisfies DeliverJob, dedupeKey: `${id}:0`, group: d.workspaceId });
   return id;
 }

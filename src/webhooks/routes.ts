@@ -16,7 +16,7 @@ const manager = (request: FastifyRequest) => {
 };
 
 const SIGNING =
-  'Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log\'s form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace\'s owners and admins are notified. Redirects are not followed.';
+  'Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log\'s form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace\'s owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.';
 
 export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(

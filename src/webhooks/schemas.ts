@@ -33,6 +33,17 @@ export const UpdateWebhookBody = Type.Object(
 );
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
+const Circuit = Type.Object(
+  {
+    state: Type.Union([Type.Literal('closed'), Type.Literal('open')], {
+      description:
+        '`open`: the endpoint timed out or could not be reached 3 times in a row, so its deliveries are not sent (their attempts not counted) until `open_until`; then one is sent as a probe. Any HTTP answer closes the circuit; another timeout opens it again for twice as long (1 min, 2 min, ... up to 1 h)',
+    }),
+    open_until: Type.Union([UnixSeconds(), Type.Null()], { description: 'While open: when the next delivery is sent as a probe' }),
+  },
+  { title: 'WebhookCircuit', additionalProperties: false, description: "The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots", examples: [{ state: 'closed', open_until: null }] },
+);
+
 export const Webhook = Type.Object(
   {
     id: Type.String({ description: '`wh_<id>`' }),
@@ -41,6 +52,7 @@ export const Webhook = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     state: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')]),
     disabled_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was disabled: by hand, or after a day of failed deliveries' }),
+    circuit: Circuit,
     etag: Type.String(),
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),

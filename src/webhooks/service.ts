@@ -28,6 +28,7 @@ export const toWebhook = (r: WebhooksTable): Webhook => ({
   description: r.description,
   state: r.state,
   disabled_reason: r.disabled_reason,
+  circuit: { state: r.circuit_open_until === null ? 'closed' : 'open', open_until: r.circuit_open_until === null ? null : Number(r.circuit_open_until) },
   etag: r.etag,
   created_at: Number(r.created_at),
   updated_at: Number(r.updated_at),
@@ -74,6 +75,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         state: 'enabled',
         disabled_reason: null,
         failing_since: null,
+        circuit_failures: 0,
+        circuit_open_until: null,
         etag: newEtag(),
         created_at: now,
         updated_at: now,
@@ -107,19 +110,22 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         const row = await webhookStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('webhook');
         assertIfMatch(ifMatch, row.etag);
+        // A new receiver, or an endpoint enabled again, starts with its circuit closed.
+        const freshCircuit = (url !== undefined && url !== row.url) || (body.enabled === true && row.state === 'disabled') ? { circuit_failures: 0, circuit_open_until: null } : {};
         const patch: Partial<WebhooksTable> = {
           ...(url !== undefined ? { url } : {}),
           ...(body.event_types !== undefined ? { event_types: JSON.stringify(body.event_types) } : {}),
           ...(body.description !== undefined ? { description: body.description } : {}),
           ...(body.enabled === true && row.state === 'disabled' ? { state: 'enabled' as const, disabled_reason: null, failing_since: null } : {}),
           ...(body.enabled === false && row.state === 'enabled' ? { state: 'disabled' as const, disabled_reason: 'disabled by hand' } : {}),
+          ...freshCircuit,
         };
         const changed = Object.entries(patch).filter(([k, v]) => row[k as keyof WebhooksTable] !== v);
         if (changed.length === 0) return toWebhook(row);
         const next = { ...row, ...patch, etag: newEtag(), updated_at: now };
         await webhookStore.update(trx, id, { ...patch, etag: next.etag, updated_at: now });
         if (patch.state === 'disabled') await webhookStore.failPending(trx, id, 'the endpoint was disabled', now);
-        await events.record(trx, ctx, 'webhook.updated', id, { fields: changed.map(([k]) => (k === 'failing_since' || k === 'disabled_reason' ? 'state' : k)).filter((k, i, a) => a.indexOf(k) === i), state: next.state });
+        await events.record(trx, ctx, 'webhook.updated', id, { fields: changed.filter(([k]) => !k.startsWith('circuit_')).map(([k]) => (k === 'failing_since' || k === 'disabled_reason' ? 'state' : k)).filter((k, i, a) => a.indexOf(k) === i), state: next.state });
         return toWebhook(next);
       });
     },
@@ -162,7 +168,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const now = nowSeconds(clock);
       return db.transaction().execute(async (trx) => {
         await webhookStore.updateDelivery(trx, delivery.id, { state: 'pending', next_attempt_at: now, updated_at: now });
-        await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: delivery.id, attempt: delivery.attempts } satisfies DeliverJob, dedupeKey: `${delivery.id}:retry:${delivery.attempts}:${now}` });
+        await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: delivery.id, attempt: delivery.attempts } satisfies DeliverJob, dedupeKey: `${delivery.id}:retry:${delivery.attempts}:${now}`, group: ctx.workspaceId });
         await events.record(trx, ctx, 'webhook_delivery.retried', delivery.id, { webhook_id: row.id, event_id: delivery.event_id });
         return toDelivery({ ...delivery, state: 'pending', next_attempt_at: now, updated_at: now });
       });

@@ -63,7 +63,7 @@ export const webhookStore = {
     db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.id', 'd.workspace_id', 'd.webhook_id', 'd.event_id', 'd.body', 'd.state', 'd.attempts', 'w.url', 'w.state as webhook_state', 'w.secret_sealed', 'w.secret_key_id', 'w.failing_since'])
+      .select(['d.id', 'd.workspace_id', 'd.webhook_id', 'd.event_id', 'd.body', 'd.state', 'd.attempts', 'w.url', 'w.state as webhook_state', 'w.secret_sealed', 'w.secret_key_id', 'w.failing_since', 'w.circuit_failures', 'w.circuit_open_until'])
       .where('d.id', '=', id)
       .executeTakeFirst(),
 
@@ -78,6 +78,19 @@ export const webhookStore = {
     const res = await db.updateTable('webhook_deliveries').set({ ...patch, attempts: attempts + 1 }).where('id', '=', id).where('attempts', '=', attempts).where('state', '=', 'pending').executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
+
+  /**
+   * Takes the probe of a half-open circuit: moves its end from `seen` to `until`, so the other
+   * deliveries of the endpoint keep waiting; false when another delivery took it first.
+   */
+  takeProbe: async (db: Kysely<DB>, webhookId: string, seen: number, until: number, etag: string): Promise<boolean> => {
+    const res = await db.updateTable('webhooks').set({ circuit_open_until: until, etag }).where('id', '=', webhookId).where('circuit_open_until', '=', seen).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** A delivery waiting for its endpoint's circuit: its next attempt is then, and it is not made yet. */
+  deferDelivery: (db: Kysely<DB>, id: string, attempts: number, until: number, now: number) =>
+    db.updateTable('webhook_deliveries').set({ next_attempt_at: until, updated_at: now }).where('id', '=', id).where('attempts', '=', attempts).where('state', '=', 'pending').execute(),
 
   updateDelivery: (db: Kysely<DB>, id: string, patch: Partial<WebhookDeliveriesTable>) => db.updateTable('webhook_deliveries').set(patch).where('id', '=', id).execute(),
 

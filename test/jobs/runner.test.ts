@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { testRunner } from '../helpers/jobs.js';
 import { waitFor } from '../helpers/wait.js';
-import { backoffMs } from '../../src/jobs/runner.js';
+import { backoffMs, type JobPool } from '../../src/jobs/runner.js';
 import { PermanentJobError } from '../../src/jobs/failure.js';
 import { jobStore } from '../../src/jobs/store.js';
 import { startOperation } from '../../src/operations/service.js';
@@ -24,6 +24,8 @@ const KINDS = {
   't.stuck': { maxAttempts: 1 },
   't.long': { maxAttempts: 1 },
   't.quick': { maxAttempts: 1 },
+  't.pooled': { maxAttempts: 1 },
+  't.grouped': { maxAttempts: 1 },
 };
 
 before(async () => {
@@ -32,7 +34,7 @@ before(async () => {
 });
 after(() => h.close());
 
-function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number } = {}) {
+function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
   return testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
 }
 
@@ -336,6 +338,143 @@ describe('job runner', () => {
     await first;
     assert.equal((await jobStore.get(h.database.db, id))!.locked_by, null);
     assert.equal((await jobStore.get(h.database.db, id))!.state, 'succeeded');
+  });
+});
+
+/** A handler that holds its job until `release(n)`, counting the jobs it holds at once. */
+function holding() {
+  const held = new Map<number, () => void>();
+  const ran: number[] = [];
+  let most = 0;
+  return {
+    ran,
+    held,
+    most: () => most,
+    handler: async (job: { payload: { n: number } }) => {
+      ran.push(job.payload.n);
+      await new Promise<void>((resolve) => {
+        held.set(job.payload.n, resolve);
+        most = Math.max(most, held.size);
+      });
+      held.delete(job.payload.n);
+      return {};
+    },
+    release(n: number) {
+      held.get(n)?.();
+    },
+    releaseAll() {
+      for (const resolve of [...held.values()]) resolve();
+    },
+  };
+}
+
+describe('job pools (slots of their own) and the share of a group', () => {
+  test("a pool's kinds run only in its slots, at most its concurrency at once, and its slots run nothing else; a full default pool holds them back in nothing", async () => {
+    const r = runner('w-pools', { concurrency: 1, pools: [{ name: 'p', kinds: ['t.pooled'], concurrency: 2 }] });
+    const pooled = holding();
+    const long = holding();
+    const quick: number[] = [];
+    r.register('t.pooled', pooled.handler);
+    r.register('t.long', long.handler);
+    r.register('t.quick', async (job) => {
+      quick.push((job.payload as { n: number }).n);
+      return {};
+    });
+    r.start();
+    try {
+      // The one default slot is held by a long job: the pool's jobs still run, two at once.
+      await r.queue.enqueue(h.database.db, { kind: 't.long', payload: { n: 0 } });
+      await waitFor('the long job in the default slot', () => long.held.size === 1);
+      for (let n = 1; n <= 3; n++) await r.queue.enqueue(h.database.db, { kind: 't.pooled', payload: { n } });
+      await waitFor("two of the pool's jobs running beside the long one", () => pooled.held.size === 2);
+      // A quick job queued behind the third pooled one: the pool's free... none is free, and the
+      // default slot is held; once the long job ends, the default slot takes the quick job and
+      // never the pooled one queued before it.
+      await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: { n: 1 } });
+      long.release(0);
+      await waitFor('the quick job, in the default slot', () => quick.includes(1));
+      assert.equal(pooled.held.size, 2, "the default slot did not take the pool's third job, queued before the quick one");
+      assert.deepEqual(pooled.ran.sort(), [1, 2], 'the third waits for a slot of its pool');
+      // The pool's slots take no other kind: a quick job queued while the default slot is held
+      // again stays queued while the pool claims (and runs) a job queued after it.
+      await r.queue.enqueue(h.database.db, { kind: 't.long', payload: { n: 9 } });
+      await waitFor('the default slot held again', () => long.held.size === 1);
+      await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: { n: 2 } });
+      pooled.release(1);
+      await waitFor("the pool's third job, once a slot of the pool is free", () => pooled.ran.includes(3));
+      await r.queue.enqueue(h.database.db, { kind: 't.pooled', payload: { n: 4 } });
+      pooled.release(2);
+      await waitFor("a pooled job queued after the quick one, run by the pool's slots", () => pooled.ran.includes(4));
+      assert.ok(!quick.includes(2), "the pool's slots did not take the quick job queued before it");
+      assert.equal(pooled.most(), 2, 'never more than the pool\'s two slots at once');
+    } finally {
+      pooled.releaseAll();
+      long.releaseAll();
+      await waitFor('the last quick job', () => quick.includes(2));
+      await r.stop();
+    }
+  });
+
+  test("one group holds at most its share of a pool's slots: another group's job queued behind its jobs runs at once; jobs of no group are not limited", async () => {
+    const r = runner('w-share', { pools: [{ name: 'shared', kinds: ['t.grouped'], concurrency: 4, perGroup: 2 }] });
+    const jobs = holding();
+    const groupOf = new Map<number, string | null>();
+    r.register('t.grouped', jobs.handler);
+    const enqueue = async (n: number, group: string | null) => {
+      groupOf.set(n, group);
+      await r.queue.enqueue(h.database.db, { kind: 't.grouped', payload: { n }, group });
+    };
+    for (let n = 1; n <= 6; n++) await enqueue(n, 'wks_a');
+    await enqueue(7, 'wks_b');
+    r.start();
+    try {
+      await waitFor("group b's job, queued behind six of group a's", () => jobs.ran.includes(7));
+      const heldOf = (g: string | null) => [...jobs.held.keys()].filter((n) => groupOf.get(n) === g).length;
+      assert.equal(heldOf('wks_a'), 2, 'group a holds its share (2 of 4), not the whole pool');
+      // As group a's jobs end, its next ones take their place, never more than two at once.
+      let mostOfA = 0;
+      for (let n = 1; n <= 6; n++) {
+        await waitFor(`group a's job ${n}`, () => jobs.held.has(n));
+        mostOfA = Math.max(mostOfA, heldOf('wks_a'));
+        jobs.release(n);
+      }
+      assert.equal(mostOfA, 2);
+      // Jobs of no group: the pool's whole concurrency.
+      jobs.release(7);
+      for (let n = 8; n <= 11; n++) await enqueue(n, null);
+      await waitFor('four jobs of no group at once', () => heldOf(null) === 4);
+    } finally {
+      jobs.releaseAll();
+      await r.stop();
+      jobs.releaseAll();
+    }
+    assert.deepEqual(jobs.ran.sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  });
+
+  test('runDue runs every due job of a pool with a share too, each group at most its share at once', async () => {
+    const r = runner('w-share-due', { pools: [{ name: 'shared', kinds: ['t.grouped'], concurrency: 3, perGroup: 1 }] });
+    const running = new Map<string, number>();
+    let most = 0;
+    let ran = 0;
+    r.register('t.grouped', async (job) => {
+      const g = (job.payload as { g: string }).g;
+      running.set(g, (running.get(g) ?? 0) + 1);
+      most = Math.max(most, running.get(g)!);
+      await new Promise((res) => setTimeout(res, 5));
+      running.set(g, running.get(g)! - 1);
+      ran++;
+      return {};
+    });
+    for (let n = 0; n < 9; n++) await r.queue.enqueue(h.database.db, { kind: 't.grouped', payload: { g: n % 3 === 0 ? 'b' : 'a' }, group: n % 3 === 0 ? 'b' : 'a' });
+    assert.equal(await r.runDue(), 9);
+    assert.equal(ran, 9);
+    assert.equal(most, 1, 'one job of a group at a time');
+  });
+
+  test('a kind in two pools, or a pool without a slot, is refused at once', () => {
+    assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 1 }, { name: 'b', kinds: ['t.pooled'], concurrency: 1 }] }), /t\.pooled is in two pools/);
+    assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 0 }] }), /at least one slot/);
+    assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 2, perGroup: 0 }] }), /at least one slot/);
   });
 });
 

@@ -19,7 +19,7 @@ const servers: ServerProcess[] = [];
 let secret: string | undefined;
 /** Per event id: the answers the receiver gave (status or 'hang'). */
 const answers = new Map<string, (number | 'hang')[]>();
-let mode: 'fail-twice' | 'hang-first' = 'fail-twice';
+let mode: 'fail-twice' | 'hang-first' | 'ok' = 'fail-twice';
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 
 before(async () => {
@@ -29,7 +29,7 @@ before(async () => {
     () => secret,
     (r) => {
       const seen = answers.get(r.id) ?? [];
-      const a: number | 'hang' = mode === 'fail-twice' ? (seen.length < 2 ? 500 : 200) : seen.length === 0 ? 'hang' : 200;
+      const a: number | 'hang' = mode === 'fail-twice' ? (seen.length < 2 ? 500 : 200) : mode === 'hang-first' && seen.length === 0 ? 'hang' : 200;
       seen.push(a);
       answers.set(r.id, seen);
       return a;
@@ -104,11 +104,15 @@ test('a kill -9 of a process while its deliveries are in flight loses none', { t
   const before = rx.received.length;
   await makeSnippets('killed', 20);
   const ids = await eventIds('killed');
-  // Wait until some first attempts are hanging at the receiver, then kill the first process.
-  await until('deliveries in flight', 30_000, async () => rx.received.length - before >= 3);
+  // Wait until first attempts are hanging at the receiver (a process sends at most its
+  // workspace's share of deliveries at once: 2 by default), then kill the first process. From then
+  // on the receiver answers: an endpoint whose every delivery hangs would open its circuit
+  // (test/webhooks/circuit.test.ts), which is not what this test is about.
+  await until('deliveries in flight', 30_000, async () => rx.received.length - before >= 2);
   const victim = servers.shift()!;
   victim.child.kill('SIGKILL');
   await victim.exited;
+  mode = 'ok';
   if (servers.length === 0) servers.push(await startServer(env));
   await until('every delivery of the killed process to be sent again and succeed', 90_000, async () => ids.every((id) => (answers.get(id) ?? []).includes(200)));
   const rows = await tdb.database.db.selectFrom('webhook_deliveries').select(['event_id', 'state']).where('event_id', 'in', ids).execute();

@@ -371,7 +371,7 @@ export interface paths {
         };
         /**
          * Single sign-on: send the browser to the OpenID provider
-         * @description A redirect (302) to the provider's authorization endpoint (the code flow with PKCE, a state and a nonce). `return_to` is a path of this server the browser comes back to (else `/console/`). 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.
+         * @description A redirect (302) to the provider's authorization endpoint (the code flow with PKCE, a state and a nonce), with the cookie `wsp_oidc` (HttpOnly, SameSite=Lax, Path=/v1/auth/oidc, 10 minutes) that binds the login to this browser: the callback refuses a browser without it (login CSRF, RFC 9700 §4.7). `return_to` is a path of this server the browser comes back to (else `/console/`). More than 60 starts from one client address in 15 minutes: 429 (7060) with Retry-After. 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.
          */
         get: operations["startOidcSignIn"];
         put?: never;
@@ -391,7 +391,7 @@ export interface paths {
         };
         /**
          * Single sign-on: where the OpenID provider sends the browser back
-         * @description Checks the state (a login this server started, used once, within 10 minutes), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user (by the provider's subject, then by a verified email), sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).
+         * @description Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its `wsp_oidc` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).
          */
         get: operations["finishOidcSignIn"];
         put?: never;
@@ -1637,7 +1637,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint (owner or admin)
-         * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. Redirects are not followed.
+         * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
          *
@@ -1959,7 +1959,7 @@ export interface components {
              * @description `<resource>.<verb>`: see the `type` filter of GET /v1/audit_events for the list
              * @enum {string}
              */
-            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
+            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
             /** @description null for events of a user that belong to no workspace */
             workspace_id: string | null;
             /** @description Who acted: a user, an API token, someone not signed in, or the platform itself */
@@ -2267,7 +2267,7 @@ export interface components {
              */
             url: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
-            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description A note for people, up to 500 characters */
             description?: string;
         };
@@ -2322,6 +2322,8 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its circuit breaker: open after 3 timeouts or connection failures in a row, when its deliveries wait (not sent, attempts not counted) until a probe gets an answer */
+            circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
             /** @description When it was made, in Unix seconds */
@@ -2489,7 +2491,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -3353,7 +3355,7 @@ export interface components {
              */
             url?: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
-            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description What the endpoint is for; null clears it */
             description?: string | null;
             /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
@@ -3562,12 +3564,28 @@ export interface components {
             state: "enabled" | "disabled";
             /** @description Why it was disabled: by hand, or after a day of failed deliveries */
             disabled_reason: string | null;
+            /** @description Its circuit breaker: open after 3 timeouts or connection failures in a row, when its deliveries wait (not sent, attempts not counted) until a probe gets an answer */
+            circuit: components["schemas"]["WebhookCircuit"];
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
             /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description When it last changed, in Unix seconds */
             updated_at: number;
+        };
+        /**
+         * WebhookCircuit
+         * @description The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots
+         * @example {
+         *       "state": "closed",
+         *       "open_until": null
+         *     }
+         */
+        WebhookCircuit: {
+            /** @description `open`: the endpoint timed out or could not be reached 3 times in a row, so its deliveries are not sent (their attempts not counted) until `open_until`; then one is sent as a probe. Any HTTP answer closes the circuit; another timeout opens it again for twice as long (1 min, 2 min, ... up to 1 h) */
+            state: "closed" | "open";
+            /** @description While open: when the next delivery is sent as a probe */
+            open_until: number | null;
         };
         /**
          * Widget
@@ -4247,7 +4265,8 @@ export interface operations {
                      *       "user": {
                      *         "id": "string",
                      *         "name": "Production",
-                     *         "email": "ada@example.com"
+                     *         "email": "ada@example.com",
+                     *         "email_verified": true
                      *       },
                      *       "workspace": {
                      *         "id": "string",
@@ -4273,6 +4292,8 @@ export interface operations {
                             name: string | null;
                             /** @description The user's email */
                             email: string | null;
+                            /** @description Whether anyone proved the user controls `email`: a provider vouched for it at single sign-on, or an operator did. An account made by accepting an invitation without signing in starts unproven: single sign-on never signs in to it by its address, and the proven owner of the address takes it (sign in with single sign-on while signed in to this account to prove it is yours). */
+                            email_verified: boolean;
                         } | null;
                         /** @description The workspace the request acts in; null without one */
                         workspace: {
@@ -8756,6 +8777,32 @@ export interface operations {
             };
             /** @description Validation error: one entry per field, with its path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28486,6 +28533,8 @@ export interface operations {
                  *     - `session.created`: A user signed in (password or single sign-on).
                  *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
                  *     - `session.revoked`: A session was ended (signed out, or ended from another session).
+                 *     - `user.email_verified`: A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).
+                 *     - `user.email_released`: An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).
                  *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
                  *     - `device_authorization.denied`: A user denied a device sign-in.
                  *     - `notification.read`: A notification was marked read.
@@ -28524,7 +28573,7 @@ export interface operations {
                  *     - `webhook.disabled`: A webhook endpoint was disabled after a day of failed deliveries (by the platform).
                  *     - `webhook_delivery.retried`: A delivery was sent again by hand.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */
@@ -28806,6 +28855,10 @@ export interface operations {
                      *           "description": "Checkout service, EU region",
                      *           "state": "enabled",
                      *           "disabled_reason": "string",
+                     *           "circuit": {
+                     *             "state": "closed",
+                     *             "open_until": null
+                     *           },
                      *           "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *           "created_at": 1764151200,
                      *           "updated_at": 1764151200
@@ -29036,6 +29089,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200,
@@ -29343,6 +29400,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200
@@ -29911,6 +29972,10 @@ export interface operations {
                      *       "description": "Checkout service, EU region",
                      *       "state": "enabled",
                      *       "disabled_reason": "string",
+                     *       "circuit": {
+                     *         "state": "closed",
+                     *         "open_until": null
+                     *       },
                      *       "etag": "hP3kXb8QzR1mN2vYt0aL",
                      *       "created_at": 1764151200,
                      *       "updated_at": 1764151200

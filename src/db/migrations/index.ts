@@ -20,6 +20,7 @@ import * as listVersions from './0018_list_versions.js';
 import * as eventCounts from './0019_event_counts.js';
 import * as revisionListVersions from './0020_revision_list_versions.js';
 import * as accountVerification from './0021_account_verification.js';
+import * as deliveryPool from './0022_delivery_pool.js';
 import * as workspaceLimits from './0023_workspace_limits.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0019_event_counts': eventCounts,
   '0020_revision_list_versions': revisionListVersions,
   '0021_account_verification': accountVerification,
+  '0022_delivery_pool': deliveryPool,
   '0023_workspace_limits': workspaceLimits,
 };
 
