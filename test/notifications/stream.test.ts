@@ -6,6 +6,7 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 import { notify } from '../../src/notifications/service.js';
 import { NotificationStreams } from '../../src/notifications/stream.js';
 import { newId } from '../../src/shared/ids.js';
+import { openSse } from '../helpers/sse.js';
 
 /** GET /v1/notifications/stream (CONTRACT §11): Server-Sent Events over real HTTP. */
 let h: TestApp;
@@ -20,50 +21,8 @@ before(async () => {
 });
 after(() => h.close());
 
-interface Stream {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  /** Events received so far: id and parsed data. */
-  events: { id: string; event: string; data: { id: string; title: string } }[];
-  comments: string[];
-  ended: Promise<void>;
-  close(): void;
-}
-
 /** Opens a stream and parses what arrives. */
-function open(url: string, headers: Record<string, string>): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
-      let buffer = '';
-      const stream: Stream = {
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        events: [],
-        comments: [],
-        ended: new Promise((r) => res.on('close', () => r())),
-        close: () => req.destroy(),
-      };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const fields: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) stream.comments.push(line.slice(1).trim());
-            else if (line.includes(': ')) fields[line.slice(0, line.indexOf(': '))] = line.slice(line.indexOf(': ') + 2);
-          }
-          if (fields.data) stream.events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) });
-        }
-      });
-      res.on('error', () => {});
-      resolve(stream);
-    });
-    req.on('error', reject);
-  });
-}
+const open = openSse;
 
 const notice = (userId: string, title: string) =>
   notify(h.database.db, h.clock, { userIds: [userId], type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title, body: 'b', severity: 'info', context: {} });
@@ -125,8 +84,9 @@ describe('the stream', () => {
 
 describe('timing, late commits and shutdown', () => {
   test('keep-alive comments; a notification committed late with an older id is still sent, once', async () => {
-    const streams = new NotificationStreams(h.database.db, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
-    const server = http.createServer((_req, res) => void streams.serve(s.admin.userId, null, res));
+    const checks = { liveSessions: async (ids: readonly string[]) => new Set(ids), memberships: async () => new Map<string, string[]>() };
+    const streams = new NotificationStreams({ db: h.database.db, clock: h.clock, checks, limits: { perUser: 10, perProcess: 10 } }, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
+    const server = http.createServer((_req, res) => void streams.admit(s.admin.userId, { kind: 'session', sessionId: 'ses_x' }, null).then((slot) => streams.serve(slot, res)));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const stream = await open(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {});
     try {
