@@ -58,7 +58,8 @@ async function sample(): Promise<{ p50: number; p95: number; max: number }> {
 
 const fmt = (x: { p50: number; p95: number; max: number }) => `p50 ${x.p50.toFixed(1)} ms, p95 ${x.p95.toFixed(1)} ms, max ${x.max.toFixed(1)} ms`;
 
-test(`/healthz stays near its baseline while the process holds its default maximum of streams (${LIMITS.perProcess}); each still gets its notice; one more is 429 (7501)`, async (t) => {
+// A bound of its own, below the file's: a process starved by its streams fails this test with its name rather than being killed.
+test(`/healthz stays near its baseline while the process holds its default maximum of streams (${LIMITS.perProcess}); each still gets its notice; one more is 429 (7501)`, { timeout: 240_000 }, async (t) => {
   assert.equal(LIMITS.perProcess % USERS, 0);
   const perUser = LIMITS.perProcess / USERS;
   assert.ok(perUser <= LIMITS.perUser);
@@ -89,8 +90,9 @@ test(`/healthz stays near its baseline while the process holds its default maxim
     assert.ok(loaded.p95 <= baseline.p95 * 10, `95th percentile ${fmt(loaded)} against ${fmt(baseline)}`);
 
     const more = await openSse(`${base}/v1/notifications/stream`, as(s.owner.session));
-    await more.ended;
+    if (more.status !== 429) more.close();
     assert.equal(more.status, 429);
+    await more.ended;
     assert.equal(firstError(JSON.parse(more.text)).code, 7501);
   } finally {
     for (const x of streams) x.close();
