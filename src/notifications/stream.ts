@@ -65,12 +65,17 @@ class Stream {
   readonly sent = new Set<string>();
   /** The time of the newest id sent (ms): the look-back window is measured from it. */
   newest: number;
-  /** Resuming: the first look takes everything after the client's last event. */
+  /** Resuming (the client's Last-Event-ID), or going on after a full page: the next look takes what follows this id. */
   resumeAfter: string | null;
   /** A new stream (no Last-Event-ID) sends what comes from now on: its first look only notes what was made before it connected, in the look-back window. */
   primed: boolean;
   readonly connectedFloor = idFloor('ntf', Date.now());
   lastKeepAlive = Date.now();
+  /**
+   * The client's Last-Event-ID: it holds that notification and those before it, so none of them
+   * is sent, also when a later look's window reaches back past it.
+   */
+  readonly resumedFrom: string | null;
   done: () => void = () => {};
 
   constructor(
@@ -80,6 +85,7 @@ class Stream {
   ) {
     this.newest = lastEventId ? timeOfId(lastEventId) : Date.now();
     this.resumeAfter = lastEventId;
+    this.resumedFrom = lastEventId;
     this.primed = lastEventId !== null;
   }
 
@@ -87,19 +93,27 @@ class Stream {
     return this.resumeAfter ?? idFloor('ntf', this.newest - lookbackMs);
   }
 
-  /** One look's rows of this stream's user (id order, after the user's lowest floor), given the floor this stream had when the look began. */
-  offer(rows: readonly NotificationsTable[], floor: string, lookbackMs: number): void {
+  /**
+   * One look's rows of this stream's user (id order, after the user's lowest floor), given the
+   * floor this stream had when the look began. `full`: the look returned as many of the user's
+   * rows as one look takes, so more may follow the last one.
+   */
+  offer(rows: readonly NotificationsTable[], floor: string, full: boolean, lookbackMs: number): void {
     const res = this.res;
     if (!res || this.closed) return;
     for (const row of rows) {
-      if (row.id <= floor) continue;
+      if (row.id <= floor || (this.resumedFrom !== null && row.id <= this.resumedFrom)) continue;
       if (!this.primed && row.id < this.connectedFloor) this.sent.add(row.id);
       if (this.sent.has(row.id)) continue;
       this.sent.add(row.id);
       this.newest = Math.max(this.newest, timeOfId(row.id));
       res.write(`id: ${row.id}\nevent: notification\ndata: ${JSON.stringify(toNotification(row))}\n\n`);
     }
-    this.resumeAfter = null;
+    // A full page goes on from its last row at the next look: looking back from the newest sent
+    // would find the same page again whenever the window holds more than a page (a backlog being
+    // resumed, a flood), and never reach the rest. Once a page is not full, the window again.
+    const last = rows.length > 0 ? rows[rows.length - 1]!.id : null;
+    this.resumeAfter = full && last !== null && last > floor ? last : null;
     this.primed = true;
     const keepFrom = idFloor('ntf', this.newest - lookbackMs);
     for (const id of this.sent) if (id < keepFrom) this.sent.delete(id);
@@ -304,7 +318,10 @@ export class NotificationStreams {
       }
       const rowsOf = new Map<string, NotificationsTable[]>();
       for (const row of rows) pushTo(rowsOf, row.user_id, row);
-      for (const [stream, floor] of floors) stream.offer(rowsOf.get(stream.userId) ?? [], floor, this.timing.lookbackMs);
+      for (const [stream, floor] of floors) {
+        const mine = rowsOf.get(stream.userId) ?? [];
+        stream.offer(mine, floor, mine.length >= PER_USER_PER_LOOK, this.timing.lookbackMs);
+      }
     }
   }
 
