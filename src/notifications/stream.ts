@@ -159,8 +159,8 @@ export class NotificationStreams {
    * Holds a place for one more stream of `userId`, or refuses with 429 (7500 past the user's
    * limit, 7501 past the process's). The place is taken before anything is awaited, so requests
    * arriving together never pass a limit together; then the user's memberships are noted, to
-   * end the stream when they change. `lastEventId`: resume after that notification. Either
-   * `serve` the slot or `release` it.
+   * end the stream when they change. `lastEventId`: resume after that notification. Serve the
+   * slot at once (nothing may fail between: the place is given back when the stream ends).
    */
   async admit(userId: string, credential: StreamCredential, lastEventId: string | null): Promise<StreamSlot> {
     const { perUser, perProcess } = this.deps.limits;
@@ -191,11 +191,6 @@ export class NotificationStreams {
     return { stream };
   }
 
-  /** Gives back a slot that will not be served (the request failed before its answer started). */
-  release(slot: StreamSlot): void {
-    this.remove(slot.stream as Stream);
-  }
-
   /** Serves an admitted stream until the client leaves, its credential ends or the server closes it. */
   serve(slot: StreamSlot, res: ServerResponse, extraHeaders: Record<string, string> = {}): Promise<void> {
     const stream = slot.stream as Stream;
@@ -220,6 +215,8 @@ export class NotificationStreams {
       stream.res = res;
       stream.lastKeepAlive = Date.now();
       res.on('close', () => this.end(stream, null));
+      // A write racing the client's leaving fails on the socket, not the process: 'close' follows.
+      res.on('error', () => {});
       this.startTimer();
     });
   }
