@@ -7,6 +7,7 @@ import type { SessionPolicy } from './sessions/service.js';
 import type { RenderPoolOptions } from './installs/renders/render-pool.js';
 import type { Quotas } from './quotas/limits.js';
 import type { OidcSettings } from './accounts/oidc.js';
+import type { StreamLimits } from './notifications/stream.js';
 
 /** Every setting the server reads, taken from the environment once at start. */
 export interface Config {
@@ -40,6 +41,8 @@ export interface Config {
   sessions: SessionPolicy;
   /** WSP_SHUTDOWN_GRACE_SECONDS: how long SIGTERM waits for in-flight requests and jobs (default 30). */
   shutdownGraceSeconds: number;
+  /** WSP_STREAMS_PER_USER and WSP_STREAMS_PER_PROCESS: open notification streams this process serves (src/notifications/stream.ts). */
+  streams: StreamLimits;
   /**
    * PostgreSQL's bounds (WSP_DB_CONNECT_TIMEOUT_SECONDS, WSP_DB_STATEMENT_TIMEOUT_SECONDS): a
    * request meeting a database that does not answer in time is a 503 (7054) with Retry-After.
@@ -142,6 +145,8 @@ export const Environment = Type.Object({
   WSP_SESSION_MAX_DAYS: count('The longest a session lives from its creation, however often it is used (idle sessions end after 30 days)', 90, 1),
   WSP_SESSIONS_PER_USER_MAX: count("Sessions one user may hold; a new one beyond ends the user's least recently used", 100, 1),
   WSP_SHUTDOWN_GRACE_SECONDS: count('How long SIGTERM waits for in-flight requests and jobs', 30, 1),
+  WSP_STREAMS_PER_USER: count('Live notification streams one user may hold open on one server process; one more is refused (429)', 10, 1),
+  WSP_STREAMS_PER_PROCESS: count('Live notification streams one server process serves at once; one more is refused (429)', 1000, 1),
   WSP_DB_CONNECT_TIMEOUT_SECONDS: count('PostgreSQL: the longest a request waits for a database connection (a full pool or a new connection); then 503', 10, 1),
   WSP_DB_PREPARED_STATEMENTS: text('PostgreSQL: true: the statements every request runs are prepared once per connection; false: parsed at every call, for a pooler that moves a session\'s statements between connections (PgBouncer in transaction mode before 1.21)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'true' }),
   WSP_DB_STATEMENT_TIMEOUT_SECONDS: count('PostgreSQL: the longest one statement may go unanswered; then its connection is closed and the request answers 503 (migrations are exempt)', 15, 1),
@@ -287,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
     auditRetentionDays: e.WSP_AUDIT_RETENTION_DAYS!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
+    streams: { perUser: e.WSP_STREAMS_PER_USER!, perProcess: e.WSP_STREAMS_PER_PROCESS! },
     database: { connectTimeoutMs: e.WSP_DB_CONNECT_TIMEOUT_SECONDS! * 1000, statementTimeoutMs: e.WSP_DB_STATEMENT_TIMEOUT_SECONDS! * 1000, preparedStatements: e.WSP_DB_PREPARED_STATEMENTS === 'true' },
     sessions: { maxSeconds: e.WSP_SESSION_MAX_DAYS! * 86_400, perUser: e.WSP_SESSIONS_PER_USER_MAX! },
     bodyLimitBytes: 1024 * 1024,

@@ -107,6 +107,18 @@ export const identity = {
    */
   lockMemberships: (trx: Kysely<DB>, workspaceId: string) => identityStore.lockWorkspace(trx, workspaceId),
 
+  /** Every membership of these users, as `workspace_id:role` per user (a user without one is absent). */
+  async membershipsOf(db: Kysely<DB>, userIds: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (userIds.length === 0) return out;
+    for (const m of await identityStore.membershipsOf(db, userIds)) {
+      const list = out.get(m.user_id) ?? [];
+      list.push(`${m.workspace_id}:${m.role}`);
+      out.set(m.user_id, list);
+    }
+    return out;
+  },
+
   /** The ids of the workspace's members holding one of `roles`, in id order. */
   async usersWithRoles(db: Kysely<DB>, workspaceId: string, roles: Role[]): Promise<string[]> {
     return (await identityStore.usersWithRoles(db, workspaceId, roles)).map((r) => r.user_id);

@@ -121,6 +121,9 @@ export const identityStore = {
     return row?.role ?? null;
   },
 
+  /** Every membership of these users (one statement). */
+  membershipsOf: (db: Kysely<DB>, userIds: readonly string[]) => db.selectFrom('memberships').select(['user_id', 'workspace_id', 'role']).where('user_id', 'in', userIds).execute(),
+
   /** Users of a workspace holding one of the roles (notices go to owners and admins). */
   usersWithRoles: (db: Kysely<DB>, workspaceId: string, roles: Role[]) =>
     db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', 'in', roles).orderBy('user_id').execute(),

@@ -1,9 +1,10 @@
 import type { App } from '../http/fastify-types.js';
-import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
+import { envelopeRef, errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ListNotificationsQuery, NotificationList, NotificationParams, StreamHeaders } from './schemas.js';
 import { callerUserId, NOTIFICATION_LIST_PREFIX, notificationListName, type NotificationService } from './service.js';
-import type { NotificationStreams } from './stream.js';
+import type { NotificationStreams, StreamCredential } from './stream.js';
+import type { Principal } from '../auth/principal.js';
 import { canonicalId } from '../shared/ids.js';
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../shared/errors.js';
@@ -20,20 +21,22 @@ export function notificationRoutes(app: App, notifications: NotificationService,
         tags: ['notifications'],
         summary: "The caller's new notifications as they come (Server-Sent Events)",
         description:
-          'A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down; reconnect with `Last-Event-ID`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.',
+          'A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down, and within a few seconds of its credential ending (the session revoked or expired, the JWT past its `exp`) or of the user’s memberships changing (removed from a workspace, another role): reconnect with `Last-Event-ID` (a comment line `: closed: <reason>` says why). One user holds at most `WSP_STREAMS_PER_USER` streams on one server, and a server at most `WSP_STREAMS_PER_PROCESS`: one more is 429 (7500, 7501) with `Retry-After`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.',
         headers: StreamHeaders,
-        response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses(401, 403, 406, 422) },
+        response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses(401, 403, 406, 422), 429: envelopeRef('Too many streams open: this user already holds WSP_STREAMS_PER_USER on this server (7500), or this server serves WSP_STREAMS_PER_PROCESS (7501); `metadata.quota`, `limit`, `used`, and `Retry-After`. Also the failed-authentication limit (7007)') },
       },
     },
     async (request, reply) => {
-      const userId = callerUserId(requestCtx(request));
+      const ctx = requestCtx(request);
+      const userId = callerUserId(ctx);
       // EventSource always asks for text/event-stream; a client that does not would wait forever on a stream it cannot read.
       if (!/(^|,)\s*text\/event-stream\b/i.test(String(request.headers.accept ?? ''))) {
         throw new ApiError('NOT_ACCEPTABLE', { message: 'This route answers only text/event-stream: send Accept: text/event-stream (EventSource does)', path: ['headers', 'accept'] });
       }
       const last = request.headers['last-event-id'];
+      const slot = await streams.admit(userId, streamCredential(ctx.principal), last === undefined ? null : canonicalId('ntf', last));
       reply.hijack();
-      await streams.serve(userId, last === undefined ? null : canonicalId('ntf', last), reply.raw, { 'x-request-id': request.id });
+      await streams.serve(slot, reply.raw, { 'x-request-id': request.id });
     },
   );
 
@@ -73,4 +76,11 @@ export function notificationRoutes(app: App, notifications: NotificationService,
       return reply.code(204).send(null);
     },
   );
+}
+
+/** What a stream checks at every tick: a user route's principal is a session or a JWT (an API token was refused, 7024). */
+function streamCredential(p: Principal): StreamCredential {
+  if (p.kind === 'session') return { kind: 'session', sessionId: p.sessionId };
+  if (p.kind === 'jwt') return { kind: 'jwt', expiresAt: p.expiresAt };
+  throw new ApiError('USER_REQUIRED');
 }

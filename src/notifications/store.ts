@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB, NotificationsTable } from '../db/tables.js';
 import { prepared } from '../db/prepared.js';
 import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
@@ -53,6 +53,26 @@ export const notificationStore = {
     const list = notificationListName(userId);
     return beforeId ? shape.after(db, list, take, userId, beforeId) : shape.first(db, list, take, userId);
   },
+
+  /**
+   * The live streams' look (src/notifications/stream.ts): for each user, the notifications after
+   * that user's floor, the first `perUser` of each by id (one user's backlog does not push the
+   * others' new ones out of the answer), in id order. One statement for all the users given.
+   */
+  afterFloors: (db: Kysely<DB>, floors: readonly { userId: string; after: string }[], perUser: number): Promise<NotificationsTable[]> =>
+    db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('notifications')
+          .selectAll()
+          .select(sql<number>`row_number() over (partition by user_id order by id)`.as('nth'))
+          .where((w) => w.or(floors.map((f) => w.and([w('user_id', '=', f.userId), w('id', '>', f.after)]))))
+          .as('n'),
+      )
+      .selectAll()
+      .where('nth', '<=', perUser)
+      .orderBy('id', 'asc')
+      .execute(),
 
   /** Sets read_at once, and only on the user's own notification. */
   /** Whether it changed (false: unknown, someone else's, or already read). */

@@ -96,6 +96,15 @@ export async function sessionForToken(
   return { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt, listRead };
 }
 
+/**
+ * Of these sessions, the ids of those still live at `now`: not revoked, not past their idle expiry,
+ * absolute lifetime or hard end. For the live notification streams' check of every stream at once.
+ */
+export async function liveSessionIds(db: Kysely<DB>, ids: readonly string[], now: number, policy: SessionPolicy): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await sessionStore.ends(db, ids)).filter((s) => sessionEnd(s, policy) > now).map((s) => s.id));
+}
+
 /** Ends a session at once: its token is refused from the next request on. */
 export async function endSession(db: Kysely<DB>, sessionId: string): Promise<void> {
   await sessionStore.delete(db, sessionId);

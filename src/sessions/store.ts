@@ -12,6 +12,9 @@ export const sessionStore = {
   /** Every request with a session token runs one of these, alone or with its user's list's version. */
   ...credentialByHash((db) => db.selectFrom('sessions').select(['id', 'user_id', 'created_at', 'last_used_at', 'expires_at', 'not_after', 'csrf_token']), 'sessions.user_id'),
 
+  /** What decides whether these sessions are still live, for the sessions that still exist (one statement). */
+  ends: (db: Kysely<DB>, ids: readonly string[]) => db.selectFrom('sessions').select(['id', 'created_at', 'expires_at', 'not_after']).where('id', 'in', ids).execute(),
+
   touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) =>
     db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).execute(),
 

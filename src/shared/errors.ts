@@ -75,6 +75,8 @@ export const ErrorCodes = {
   RENDER_FAILED: { code: 7310, status: 422, message: 'The render failed (a template or its values); an operation error, never an HTTP response' },
   JOB_FAILED: { code: 7399, status: 500, message: 'The job failed; the server log has the details under its job id' },
   RESTORE_VERIFICATION_FAILED: { code: 7311, status: 500, message: 'The restored commit does not hold the restored render\'s tree; an operation error' },
+  STREAMS_PER_USER_LIMITED: { code: 7500, status: 429, message: 'The user already has as many notification streams open on this server as it allows (WSP_STREAMS_PER_USER): close one, or retry after Retry-After seconds' },
+  STREAMS_PER_PROCESS_LIMITED: { code: 7501, status: 429, message: 'This server already serves as many notification streams as it allows (WSP_STREAMS_PER_PROCESS): retry after Retry-After seconds' },
   USER_CODE_UNKNOWN: { code: 7600, status: 404, message: 'No pending device login has this user code (mistyped, or expired)' },
   USER_CODE_GUESSES_LIMITED: { code: 7601, status: 429, message: 'Too many wrong user codes; wait for Retry-After seconds' },
   DEVICE_LOGIN_DECIDED: { code: 7602, status: 409, message: 'This device login was already approved or denied' },

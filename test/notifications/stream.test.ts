@@ -6,6 +6,10 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 import { notify } from '../../src/notifications/service.js';
 import { NotificationStreams } from '../../src/notifications/stream.js';
 import { newId } from '../../src/shared/ids.js';
+import { openSse } from '../helpers/sse.js';
+import type { KyselyPlugin } from 'kysely';
+import { liveSessionIds } from '../../src/sessions/service.js';
+import { identity } from '../../src/identity/service.js';
 
 /** GET /v1/notifications/stream (CONTRACT §11): Server-Sent Events over real HTTP. */
 let h: TestApp;
@@ -20,50 +24,8 @@ before(async () => {
 });
 after(() => h.close());
 
-interface Stream {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  /** Events received so far: id and parsed data. */
-  events: { id: string; event: string; data: { id: string; title: string } }[];
-  comments: string[];
-  ended: Promise<void>;
-  close(): void;
-}
-
 /** Opens a stream and parses what arrives. */
-function open(url: string, headers: Record<string, string>): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
-      let buffer = '';
-      const stream: Stream = {
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        events: [],
-        comments: [],
-        ended: new Promise((r) => res.on('close', () => r())),
-        close: () => req.destroy(),
-      };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const fields: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) stream.comments.push(line.slice(1).trim());
-            else if (line.includes(': ')) fields[line.slice(0, line.indexOf(': '))] = line.slice(line.indexOf(': ') + 2);
-          }
-          if (fields.data) stream.events.push({ id: fields.id!, event: fields.event!, data: JSON.parse(fields.data) });
-        }
-      });
-      res.on('error', () => {});
-      resolve(stream);
-    });
-    req.on('error', reject);
-  });
-}
+const open = openSse;
 
 const notice = (userId: string, title: string) =>
   notify(h.database.db, h.clock, { userIds: [userId], type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title, body: 'b', severity: 'info', context: {} });
@@ -93,7 +55,7 @@ describe('the stream', () => {
     }
   });
 
-  test('Last-Event-ID resumes after that notification', async () => {
+  test('Last-Event-ID resumes after that notification, and what the client holds is not sent again when a later look reaches back past it', async () => {
     await notice(s.member.userId, 'one');
     await notice(s.member.userId, 'two');
     await notice(s.member.userId, 'three');
@@ -103,8 +65,36 @@ describe('the stream', () => {
     try {
       await waitFor('the two after it', () => stream.events.length >= 2);
       assert.deepEqual(stream.events.map((e) => e.data.title), ['two', 'three']);
+      // The looks after the first look back 30 s behind the newest sent, past 'one'.
+      await notice(s.member.userId, 'four');
+      await waitFor('the next one', () => stream.events.length >= 3);
+      await notice(s.member.userId, 'five');
+      await waitFor('the one after', () => stream.events.length >= 4);
+      assert.deepEqual(stream.events.map((e) => e.data.title), ['two', 'three', 'four', 'five']);
     } finally {
       stream.close();
+    }
+  });
+
+  test("a resume with a backlog past one look (600) gets all of it, in order, once; another user's new notice is not held behind it", async () => {
+    const { user_id: heavy } = await h.admin.createUser({ name: 'backlog' });
+    const heavyToken = (await h.admin.createSession(heavy)).session_token;
+    const rows = Array.from({ length: 600 }, (_, i) => ({ id: newId('ntf'), user_id: heavy, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_b', title: `n${i}`, body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null }));
+    await h.database.db.insertInto('notifications').values(rows).execute();
+    const ids = rows.map((r) => r.id).sort();
+    const light = await open(`${base}/v1/notifications/stream`, as(s.member.session));
+    const backlog = await open(`${base}/v1/notifications/stream`, as(heavyToken, undefined, { 'last-event-id': ids[0]! }));
+    try {
+      await notice(s.member.userId, 'not held back');
+      await waitFor('the other user’s notice', () => light.events.some((e) => e.data.title === 'not held back'));
+      await waitFor('the whole backlog', () => backlog.events.length >= 599, 10_000);
+      assert.deepEqual(backlog.events.map((e) => e.id), ids.slice(1));
+      await notice(heavy, 'after the backlog');
+      await waitFor('the next notice', () => backlog.events.length === 600);
+      assert.equal(backlog.events[599]!.data.title, 'after the backlog');
+    } finally {
+      light.close();
+      backlog.close();
     }
   });
 
@@ -125,8 +115,9 @@ describe('the stream', () => {
 
 describe('timing, late commits and shutdown', () => {
   test('keep-alive comments; a notification committed late with an older id is still sent, once', async () => {
-    const streams = new NotificationStreams(h.database.db, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
-    const server = http.createServer((_req, res) => void streams.serve(s.admin.userId, null, res));
+    const checks = { liveSessions: async (ids: readonly string[]) => new Set(ids), memberships: async () => new Map<string, string[]>() };
+    const streams = new NotificationStreams({ db: h.database.db, clock: h.clock, checks, limits: { perUser: 10, perProcess: 10 } }, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
+    const server = http.createServer((_req, res) => void streams.admit(s.admin.userId, { kind: 'session', sessionId: 'ses_x' }, null).then((slot) => streams.serve(slot, res)));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const stream = await open(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {});
     try {
@@ -140,6 +131,52 @@ describe('timing, late commits and shutdown', () => {
       assert.deepEqual(stream.events.map((e) => e.data.title), ['committed first', 'committed late']);
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(stream.events.length, 2, 'each sent once');
+    } finally {
+      stream.close();
+      streams.closeAll();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('the database away: the stream stays open on its keep-alives, sends nothing and ends nothing; back, what was made meanwhile arrives once, and a revocation is seen', async () => {
+    // The poller's statements fail as a connection lost would, while `away`; the writes below go around it.
+    const outage = { away: false, failed: 0 };
+    const plugin: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        if (outage.away && /"name":"(notifications|sessions|memberships)"/.test(JSON.stringify(node))) {
+          outage.failed++;
+          throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+        }
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const db = h.database.db.withPlugin(plugin);
+    const checks = { liveSessions: (ids: readonly string[], now: number) => liveSessionIds(db, ids, now, h.config.sessions), memberships: (ids: readonly string[]) => identity.membershipsOf(db, ids) };
+    const streams = new NotificationStreams({ db, clock: h.clock, checks, limits: { perUser: 10, perProcess: 10 } }, { pollMs: 50, keepAliveMs: 100, lookbackMs: 30_000 });
+    const { user_id } = await h.admin.createUser({ name: 'outage' });
+    const token = (await h.admin.createSession(user_id)).session_token;
+    const sessionId = ((await h.app.inject({ method: 'GET', url: '/v1/sessions', headers: as(token) })).json().data as { id: string }[])[0]!.id;
+    const server = http.createServer((_req, res) => void streams.admit(user_id, { kind: 'session', sessionId }, null).then((slot) => streams.serve(slot, res)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const stream = await open(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {});
+    try {
+      await notice(user_id, 'before');
+      await waitFor('the notice before the outage', () => stream.events.length === 1);
+      outage.away = true;
+      await notice(user_id, 'meanwhile');
+      const keepAlives = stream.comments.length;
+      await waitFor('keep-alives and failed looks during the outage', () => stream.comments.length >= keepAlives + 3 && outage.failed >= 3);
+      assert.deepEqual(stream.events.map((e) => e.data.title), ['before'], 'nothing is sent on a credential that could not be checked');
+      assert.ok(!stream.isEnded(), 'an outage ends no stream');
+      outage.away = false;
+      await waitFor('the notice made during the outage', () => stream.events.length === 2);
+      const seen = stream.comments.length;
+      await waitFor('more looks (a keep-alive each two)', () => stream.comments.length >= seen + 3);
+      assert.deepEqual(stream.events.map((e) => e.data.title), ['before', 'meanwhile'], 'each once');
+      await h.database.db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+      await waitFor('the stream to end with its session', () => stream.isEnded());
     } finally {
       stream.close();
       streams.closeAll();

@@ -22,10 +22,15 @@ export function useInbox(signedIn: boolean) {
       });
     stream.addEventListener('notification', (e) => merge([JSON.parse((e as MessageEvent<string>).data) as Notice]));
     let listed = false;
-    stream.addEventListener('open', () => {
+    const list = () => {
       if (listed) return;
       listed = true;
       void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => res.data && merge(res.data.data as Notice[]));
+    };
+    stream.addEventListener('open', list);
+    // A stream refused for good (one tab past WSP_STREAMS_PER_USER: 429) still shows the list, without live updates.
+    stream.addEventListener('error', () => {
+      if (stream.readyState === EventSource.CLOSED) list();
     });
     return () => stream.close();
   }, [signedIn]);

@@ -523,7 +523,7 @@ export interface paths {
         };
         /**
          * The caller's new notifications as they come (Server-Sent Events)
-         * @description A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down; reconnect with `Last-Event-ID`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.
+         * @description A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down, and within a few seconds of its credential ending (the session revoked or expired, the JWT past its `exp`) or of the user’s memberships changing (removed from a workspace, another role): reconnect with `Last-Event-ID` (a comment line `: closed: <reason>` says why). One user holds at most `WSP_STREAMS_PER_USER` streams on one server, and a server at most `WSP_STREAMS_PER_PROCESS`: one more is 429 (7500, 7501) with `Retry-After`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.
          */
         get: operations["streamNotifications"];
         put?: never;
@@ -2491,7 +2491,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -10990,7 +10990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Too many requests (7007); see Retry-After */
+            /** @description Too many streams open: this user already holds WSP_STREAMS_PER_USER on this server (7500), or this server serves WSP_STREAMS_PER_PROCESS (7501); `metadata.quota`, `limit`, `used`, and `Retry-After`. Also the failed-authentication limit (7007) */
             429: {
                 headers: {
                     [name: string]: unknown;
