@@ -25,7 +25,7 @@ import { installReferencePage } from './http/reference-page.js';
 import { conditionalGets } from './http/conditional-get.js';
 import { listVersions } from './http/list-versions.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
-import { assignTokenScopes } from './http/token-scopes.js';
+import { checkTokenScopes } from './http/token-scopes.js';
 import { documentRouteEvents } from './events/route-events.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
@@ -129,8 +129,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   closeUndeclaredParts(app);
   // ... and documents every error status the pipeline can answer on it.
   documentPipelineErrors(app);
-  // ... and the scope an API token needs for it.
-  assignTokenScopes(app);
+  // ... and declares the scope an API token needs for it (start-up stops at one that does not).
+  checkTokenScopes(app);
   documentRouteEvents(app);
   // ... and the name generators give it.
   assignOperationIds(app);

@@ -15,6 +15,8 @@ const OIDC_COOKIE_PATH = '/v1/auth/oidc';
 import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
+/** Inviting and revoking are an owner's or admin's (CONTRACT §9). */
+const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin invites people and revokes invitations; a token has no role (7023)' } } as const;
 
 export interface AccountRouteOptions {
   secureCookie: boolean;
@@ -120,7 +122,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/workspaces/:id/invitations',
     {
-      config: { scope: 'workspace', roles: MANAGERS },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
       schema: {
         tags: ['workspaces'],
         summary: 'Invite someone by email (owner or admin)',
@@ -137,10 +139,11 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.get(
     '/workspaces/:id/invitations',
     {
-      config: { scope: 'workspace', roles: MANAGERS },
+      // Users need the role (the service checks it); tokens the scope, as for the members list.
+      config: { scope: 'workspace', tokenScope: 'members:read' },
       schema: {
         tags: ['workspaces'],
-        summary: "The workspace's pending invitations, newest first (owner or admin)",
+        summary: "The workspace's pending invitations, newest first (owner or admin; API tokens with members:read)",
         description: 'Not yet accepted, revoked or expired. Never shows an invitation\'s secret.',
         headers: requestHeaders(),
         params: WorkspaceParams,
@@ -154,7 +157,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.delete(
     '/workspaces/:id/invitations/:inv',
     {
-      config: { scope: 'workspace', roles: MANAGERS },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
       schema: {
         tags: ['workspaces'],
         summary: 'Revoke a pending invitation (owner or admin)',
@@ -173,7 +176,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/invitations::accept',
     {
-      config: { auth: 'optional' },
+      config: { auth: 'optional', tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'accepting makes a user a member; a token has no user (7024)' } },
       schema: {
         tags: ['workspaces'],
         summary: 'Accept an invitation',

@@ -5,7 +5,7 @@ import type { DB } from '../db/tables.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { Role } from '../db/tables.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
-import { pathWorkspace } from '../auth/workspace-context.js';
+import { pathWorkspace, requireRoleOfUser } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';
 import { inTransaction, isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -111,7 +111,9 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
       return { id: row.id, email: row.email, role: row.role, expires_at: row.expires_at, url: `${config.publicUrl}/console/invite#${secret}` };
     },
 
+    /** Owners and admins; API tokens by their scope (members:read, checked by the pipeline). The role comes before the path's workspace: 403 before 404. */
     async invitations(ctx: WorkspaceContext, rawWorkspaceId: string, page: { limit: number; cursor: string | undefined }) {
+      requireRoleOfUser(ctx, ['owner', 'admin']);
       pathWorkspace(ctx, rawWorkspaceId);
       const now = nowSeconds(clock);
       return pageById(cursors, `invitations:${ctx.workspaceId}`, page, (after, take) => invitationStore.pending(db, ctx.workspaceId, now, take, after), (r) => r);

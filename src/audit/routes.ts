@@ -8,7 +8,7 @@ export function auditRoutes(app: App, audit: AuditService): void {
   app.get(
     '/audit_events',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'audit:read' },
       schema: {
         tags: ['audit'],
         summary: "The workspace's audit log, newest first (owner or admin)",

@@ -1,4 +1,8 @@
-/** The scopes of CONTRACT §12, as data for the token schemas (the rules: ./scopes.ts). */
+/**
+ * The scopes of CONTRACT §12, as data for the token schemas (the rules: ./scopes.ts).
+ * `members:read` is this project's addition (issue 48): the members and pending invitations of
+ * the token's workspace, which hold people's emails.
+ */
 export const TOKEN_SCOPES = [
   'dashboards:read',
   'dashboards:write',
@@ -13,5 +17,6 @@ export const TOKEN_SCOPES = [
   'audit:read',
   'webhooks:read',
   'webhooks:write',
+  'members:read',
 ] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];

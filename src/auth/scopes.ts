@@ -14,31 +14,15 @@ export function grants(granted: readonly string[] | null, required: TokenScope):
   return required.endsWith(':read') && granted.includes(`${required.slice(0, -':read'.length)}:write`);
 }
 
-/** The area each route tag belongs to; a tag not here needs no scope (workspaces, operations, quotas...). */
-const AREA_OF_TAG: Record<string, string> = {
-  dashboards: 'dashboards',
-  snippets: 'dashboards',
-  platform_metrics: 'dashboards',
-  secrets: 'secrets',
-  installs: 'installs',
-  packages: 'installs',
-  compute: 'compute',
-  tokens: 'tokens',
-  audit: 'audit',
-  webhooks: 'webhooks',
-};
-
-const READ_METHODS = new Set(['GET', 'HEAD']);
-
 /**
- * The scope a workspace route needs of an API token, from its tag and method: a read for GET,
- * a write otherwise. A route whose need differs says so in its config (`tokenScope`).
+ * Why a route that a workspace API token can reach needs no token scope (`tokenScope: null`),
+ * declared with the route: `refused`, a token is turned away anyway (the route needs a user's
+ * role, or a user); `open`, any token of the workspace may call it, whatever its scopes, and
+ * `why` says why that is harmless.
  */
-export function scopeOfRoute(tags: readonly string[], methods: readonly string[]): TokenScope | null {
-  const area = tags.map((t) => AREA_OF_TAG[t]).find((a) => a !== undefined);
-  if (!area) return null;
-  const scope = `${area}:${methods.every((m) => READ_METHODS.has(m)) ? 'read' : 'write'}`;
-  return (TOKEN_SCOPES as readonly string[]).includes(scope) ? (scope as TokenScope) : null;
+export interface NoTokenScope {
+  tokens: 'refused' | 'open';
+  why: string;
 }
 
 /** Stored form: sorted, space-separated; null for all. */

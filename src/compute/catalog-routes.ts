@@ -8,7 +8,7 @@ export function catalogRoutes(app: App, catalog: CatalogSource): void {
   app.get(
     '/compute/catalog',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: 'What the compute provider offers: regions, images and server types with their prices',

@@ -13,7 +13,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.get(
     '/dashboards/:id/revisions',
     {
-      config: { scope: 'workspace', versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id) },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read', versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id) },
       schema: {
         tags,
         summary: "A dashboard's immutable revisions, newest first",
@@ -30,7 +30,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.get(
     '/dashboards/:id/revisions/:revision_id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags,
         summary: 'One revision of a dashboard',
@@ -45,7 +45,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.post(
     '/dashboards/:id/revisions/:revision_id(^[^:]+)::restore',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: "Restore a revision's content as a new revision (If-Match: the dashboard's etag)",

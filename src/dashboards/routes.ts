@@ -17,7 +17,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.post(
     '/dashboards',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Create a dashboard and its first revision',
@@ -36,7 +36,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.get(
     '/dashboards',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags,
         summary: "The workspace's dashboards, newest first",
@@ -51,7 +51,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.get(
     '/dashboards/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags,
         summary: 'A dashboard: the content of its current revision',
@@ -70,7 +70,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.patch(
     '/dashboards/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Change a dashboard (If-Match): a new revision with its structural diff',
@@ -91,7 +91,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.delete(
     '/dashboards/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Delete a dashboard and its revisions (If-Match)',
@@ -109,7 +109,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.post(
     '/dashboards/:id(^[^:]+)::reset',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Reset a workspace_overview dashboard to the built-in default layout (If-Match)',

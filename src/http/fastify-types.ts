@@ -4,7 +4,7 @@ import type { Role } from '../db/tables.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { ListAlongside, ListRead } from '../auth/authenticator.js';
 import type { Scope } from '../auth/workspace-context.js';
-import type { TokenScope } from '../auth/scopes.js';
+import type { NoTokenScope, TokenScope } from '../auth/scopes.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { LazyCompilation } from './lazy-compilation.js';
@@ -21,10 +21,13 @@ declare module 'fastify' {
     /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
     scope?: Scope;
     /**
-     * The scope an API token needs (CONTRACT §12): derived from the route's tag and method
-     * (`scopeOfRoute`) unless given here; null: none.
+     * The scope an API token needs (CONTRACT §12), or null with `tokenScopeWhy`. Every route a
+     * workspace API token can reach (any `scope` but 'user', and an `auth: 'optional'` one)
+     * declares it here: start-up refuses one that does not (src/http/token-scopes.ts).
      */
     tokenScope?: TokenScope | null;
+    /** Why a route with `tokenScope: null` needs none: tokens are refused anyway, or open to any token (and why that is harmless). */
+    tokenScopeWhy?: NoTokenScope;
     /** Roles allowed to call the route (token management: owner, admin). */
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */

@@ -42,7 +42,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
   app.get(
     '/me',
     {
-      config: { scope: 'any' },
+      config: { scope: 'any', tokenScope: null, tokenScopeWhy: { tokens: 'open', why: "it describes only the calling credential (the token's id, its own workspace's id and name)" } },
       schema: {
         tags: ['identity'],
         summary: 'Who the caller is: user, workspace, role, credential kind',

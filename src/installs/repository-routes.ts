@@ -37,7 +37,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
   app.get(
     '/installs/:id/repository',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: "The install's git repository: the head of `main` and a clone URL",
@@ -53,7 +53,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
   app.get(
     '/renders/:id/files',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: 'The files of the commit a render made',
@@ -75,7 +75,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     git.get(
       '/installs/:id/repository.git/info/refs',
       {
-        config: { scope: 'workspace', basicAuth: true },
+        config: { scope: 'workspace', tokenScope: 'installs:read', basicAuth: true },
         schema: {
           tags: ['installs'],
           security: GIT_SECURITY,

@@ -10,7 +10,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.post(
     '/installs',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:write' },
       schema: {
         tags: ['installs'],
         summary: 'Install a package version: a git repository and a first render',
@@ -30,7 +30,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.get(
     '/installs',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: "The workspace's installs, newest first",
@@ -45,7 +45,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.get(
     '/installs/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: 'An install',
@@ -64,7 +64,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.patch(
     '/installs/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:write' },
       schema: {
         tags: ['installs'],
         summary: 'Change the desired version, the values or automatic updates (If-Match)',
@@ -85,7 +85,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.post(
     '/installs/:id(^[^:]+)::restore',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:write' },
       schema: {
         tags: ['installs'],
         summary: 'Restore a succeeded render of this install as a new commit',

@@ -8,7 +8,14 @@ export function operationRoutes(app: App, operations: OperationService): void {
   app.get(
     '/operations/:id',
     {
-      config: { scope: 'workspace' },
+      config: {
+        scope: 'workspace',
+        tokenScope: null,
+        tokenScopeWhy: {
+          tokens: 'open',
+          why: "an operation tells the state of work, the ids it made and a failure's fixed message, never a resource's contents; its id goes to whoever started the work (which needed that area's write scope) and shows on resources that need a read scope",
+        },
+      },
       schema: {
         tags: ['operations'],
         summary: 'An asynchronous operation: poll until `done`',

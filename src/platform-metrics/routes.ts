@@ -8,7 +8,7 @@ export function platformMetricsRoutes(app: App, metrics: PlatformMetricsService)
   app.get(
     '/platform_metrics',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags: ['platform_metrics'],
         summary: 'The platform metrics a `platform_metric` widget can draw',
@@ -23,7 +23,7 @@ export function platformMetricsRoutes(app: App, metrics: PlatformMetricsService)
   app.get(
     '/platform_metrics/:key/series',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags: ['platform_metrics'],
         summary: "A platform metric's points over a time range",

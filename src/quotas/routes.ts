@@ -9,7 +9,14 @@ export function quotaRoutes(app: App, quotas: QuotaService): void {
   app.get(
     '/workspaces/:id/quotas',
     {
-      config: { scope: 'workspace' },
+      config: {
+        scope: 'workspace',
+        tokenScope: null,
+        tokenScopeWhy: {
+          tokens: 'open',
+          why: "its limits are the server's settings, the same for every workspace, and its uses are bare counts; the one id it shows (an install's) opens nothing without installs:read",
+        },
+      },
       schema: {
         tags: ['workspaces'],
         summary: "The workspace's quotas and how much of each it uses",

@@ -47,7 +47,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.post(
     '/secrets',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
       schema: {
         tags: TAGS,
         summary: 'Create a secret (no versions yet)',
@@ -66,7 +66,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.get(
     '/secrets',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
         tags: TAGS,
         summary: "List the workspace's secrets, newest first",
@@ -82,7 +82,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.get(
     '/secrets/:id',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: { tags: TAGS, summary: 'Get a secret', headers: requestHeaders(), params: SecretParams, response: { 200: Secret, ...errorResponses(401, 403, 404, 422) } },
     },
     async (request, reply) => {
@@ -95,7 +95,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.delete(
     '/secrets/:id',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
       schema: {
         tags: TAGS,
         summary: 'Delete a secret and all its versions (If-Match)',
@@ -114,7 +114,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.post(
     '/secrets/:id/versions',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
       schema: {
         tags: TAGS,
         summary: 'Add a version (enabled) with a payload',
@@ -134,7 +134,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.get(
     '/secrets/:id/versions',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
         tags: TAGS,
         summary: "List a secret's versions, newest first",
@@ -151,7 +151,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.get(
     '/secrets/:id/versions/:vid',
     {
-      config: WORKSPACE,
+      config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
         tags: TAGS,
         summary: 'Get a secret version (without its payload)',
@@ -190,7 +190,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     app.post(
       `/secrets/:id/versions/:vid(^[^:]+)::${action}`,
       {
-        config: WORKSPACE,
+        config: { ...WORKSPACE, tokenScope: 'secrets:write' },
         schema: {
           tags: TAGS,
           ...TRANSITIONS[action],

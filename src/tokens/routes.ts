@@ -7,6 +7,8 @@ import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenLis
 import { TOKEN_LIST_PREFIX, tokenListName, type TokenService } from './service.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
+/** Token management is a person's: CONTRACT §2 lets no token make or revoke tokens. */
+const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023)' } } as const;
 
 /** The part of CreateTokenBody a schema cannot say: `expires_at` is in the future (the route's `config.validate`). */
 export function expiresInFuture(request: FastifyRequest, now: number): void {
@@ -20,7 +22,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.post(
     '/api_tokens',
     {
-      config: { scope: 'workspace', roles: MANAGERS, validate: expiresInFuture },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture },
       schema: {
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',
@@ -41,7 +43,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.get(
     '/api_tokens',
     {
-      config: { scope: 'workspace', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
+      config: { scope: 'workspace', tokenScope: 'tokens:read', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
       schema: {
         tags: ['tokens'],
         summary: "List the workspace's API tokens, newest first",
@@ -57,7 +59,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.delete(
     '/api_tokens/:id',
     {
-      config: { scope: 'workspace', roles: MANAGERS },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
       schema: {
         tags: ['tokens'],
         summary: 'Revoke a workspace API token (owner or admin)',

@@ -22,7 +22,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
       schema: {
         tags: TAGS,
         summary: 'Add a webhook endpoint (owner or admin)',
@@ -42,7 +42,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
       schema: { tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
     },
     async (request) => webhooks.list(manager(request), request.query.limit, request.query.cursor),
@@ -51,7 +51,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
       schema: { tags: TAGS, summary: 'Get a webhook endpoint (owner or admin)', headers: requestHeaders(), params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) } },
     },
     async (request, reply) => {
@@ -64,7 +64,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.patch(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
       schema: {
         tags: TAGS,
         summary: 'Change a webhook endpoint (owner or admin, If-Match)',
@@ -85,7 +85,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.delete(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
       schema: {
         tags: TAGS,
         summary: 'Delete a webhook endpoint and its deliveries (owner or admin, If-Match)',
@@ -103,7 +103,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id(^[^:]+)::test',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
       schema: {
         tags: TAGS,
         summary: 'Send a test event to the endpoint (owner or admin)',
@@ -119,7 +119,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks/:id/deliveries',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
       schema: {
         tags: TAGS,
         summary: "The endpoint's deliveries, newest first (owner or admin)",
@@ -136,7 +136,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id/deliveries/:did(^[^:]+)::retry',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
       schema: {
         tags: TAGS,
         summary: 'Send a delivery again now (owner or admin)',

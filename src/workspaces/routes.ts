@@ -10,7 +10,11 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.get(
     '/workspaces',
     {
-      config: { scope: 'any' },
+      config: {
+        scope: 'any',
+        tokenScope: null,
+        tokenScopeWhy: { tokens: 'open', why: "a token sees only its own workspace's id, name and dates, which GET /v1/me shows it too" },
+      },
       schema: {
         tags: ['workspaces'],
         summary: "The caller's workspaces (a workspace API token sees its own)",
@@ -25,7 +29,11 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.get(
     '/workspaces/:id',
     {
-      config: { scope: 'workspace' },
+      config: {
+        scope: 'workspace',
+        tokenScope: null,
+        tokenScopeWhy: { tokens: 'open', why: "only the token's own workspace answers (its id, name and dates, as GET /v1/me shows); any other id is 404" },
+      },
       schema: {
         tags: ['workspaces'],
         summary: 'The workspace the call acts in',
@@ -45,7 +53,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'] },
+      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' } },
       schema: {
         tags: ['workspaces'],
         summary: 'Rename the workspace (owner or admin; If-Match)',
@@ -86,7 +94,8 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.get(
     '/workspaces/:id/members',
     {
-      config: { scope: 'workspace' },
+      // Members' emails and names: a token needs a scope of its own to read them (issue 48).
+      config: { scope: 'workspace', tokenScope: 'members:read' },
       schema: {
         tags: ['workspaces'],
         summary: "The workspace's members (any member)",
@@ -103,7 +112,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id/members/:user_id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'] },
+      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" } },
       schema: {
         tags: ['workspaces'],
         summary: "Change a member's role (owner or admin)",
@@ -120,7 +129,12 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.delete(
     '/workspaces/:id/members/:user_id',
     {
-      config: { scope: 'workspace' },
+      // Not `roles`: a member may remove themselves, so the service judges the role.
+      config: {
+        scope: 'workspace',
+        tokenScope: null,
+        tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin removes a member, or the member themselves; a token is neither (7023)' },
+      },
       schema: {
         tags: ['workspaces'],
         summary: 'Remove a member (owner or admin; anyone may remove themselves)',

@@ -36,12 +36,11 @@ const ROLE_ROUTES = new Set([
   'PATCH /v1/workspaces/{id}/members/{user_id}',
   // DELETE .../members/{user_id} is not here: anyone may remove themselves (test/accounts/members.test.ts).
   'POST /v1/workspaces/{id}/invitations',
-  'GET /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
-/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (CONTRACT §11): the audit log, webhooks. */
+/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (CONTRACT §11): the audit log, webhooks, pending invitations (members:read, issue 48). */
 const MANAGER_ROUTES = new Set(
-  ['GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
+  ['GET /v1/workspaces/{id}/invitations', 'GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
 );
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
@@ -595,6 +594,79 @@ test('token scopes, from the document: every operation naming a scope refuses a 
     if (withIt.statusCode === 403) problems.push(`${route.key} with ${scope}: ${withIt.statusCode} ${withIt.body.slice(0, 200)}`);
   }
   assert.deepEqual(problems, []);
+});
+
+test('issue 48.11, from the document: a token of A with no scope (`scopes: []`) is refused every operation that names a scope, gets what a null declaration says, and nothing else but 403 7024', async (t: TestContext) => {
+  const made = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', '/v1/api_tokens', { name: 'no scope at all', scopes: [] });
+  assert.equal(made.statusCode, 201, made.body);
+  const scopeless = made.json().token as string;
+  const exactly = new Map<string, string>();
+  const tokenWithOnly = async (scope: string) => {
+    if (!exactly.has(scope)) {
+      const res = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', '/v1/api_tokens', { name: `only ${scope}`, scopes: [scope] });
+      assert.equal(res.statusCode, 201, res.body);
+      exactly.set(scope, res.json().token);
+    }
+    return exactly.get(scope)!;
+  };
+  // Accepting needs a live invitation to get as far as asking who the caller is.
+  const invitation = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', `/v1/workspaces/${A.seed.workspaceId}/invitations`, { email: `scopeless-${randomBytes(4).toString('hex')}@example.com`, role: 'member' });
+  assert.equal(invitation.statusCode, 201, invitation.body);
+  const invitationSecret = (invitation.json().url as string).split('#')[1]!;
+  const nowhere = (kind: string) => `${A.ids[kind]!.slice(0, A.ids[kind]!.indexOf('_') + 1)}00000000000000000000000000`;
+  const codeOf = (res: Awaited<ReturnType<Call>>): number | undefined => {
+    try {
+      return res.json()?.errors?.[0]?.code;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const problems: string[] = [];
+  const tally = { scoped: 0, refused: 0, open: 0, userOnly: 0 };
+  for (const route of routes.filter((r) => !r.public)) {
+    const declared = route.op['x-required-scope'];
+    const body = route.key === 'POST /v1/invitations:accept' ? { token: invitationSecret } : bodyFor(route);
+    if (typeof declared === 'string') {
+      tally.scoped++;
+      // Ids that name nothing: the scope is judged before existence, and no write can land.
+      const url = urlOf(route, nowhere);
+      const res = await call(scopeless, undefined, route.method, url, body, headersFor(route));
+      const err = res.statusCode === 403 ? res.json().errors[0] : null;
+      if (err?.code !== 7025 || err.metadata?.required_scope !== declared) problems.push(`${route.key} (x-required-scope ${declared}), no scope: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      const withIt = await call(await tokenWithOnly(declared), undefined, route.method, url, body, headersFor(route));
+      if ((withIt.statusCode === 403 && codeOf(withIt) === 7025) || withIt.statusCode >= 500) problems.push(`${route.key} with exactly ${declared}: ${withIt.statusCode} ${withIt.body.slice(0, 200)}`);
+      continue;
+    }
+    const url = urlOf(route, (kind) => A.ids[kind]!);
+    const res = await call(scopeless, undefined, route.method, url, body, headersFor(route));
+    const got = `${res.statusCode}${codeOf(res) ? ` ${codeOf(res)}` : ''}`;
+    if (res.statusCode >= 500) problems.push(`${route.key}: ${got} ${res.body.slice(0, 200)}`);
+    if (declared === null) {
+      // A null declaration is written in the document: which way, and why.
+      const why = route.op['x-token-scope-why'];
+      if (!why || !['refused', 'open'].includes(why.tokens) || !(why.why.trim().length > 10) || !route.op.description?.includes(why.why)) {
+        problems.push(`${route.key}: x-required-scope null without its x-token-scope-why in the document: ${JSON.stringify(why)}`);
+        continue;
+      }
+      if (why.tokens === 'open') {
+        tally.open++;
+        if (res.statusCode < 200 || res.statusCode > 299) problems.push(`${route.key} is declared open to any token, yet a token of no scope got ${got} ${res.body.slice(0, 200)}`);
+      } else {
+        tally.refused++;
+        if (res.statusCode !== 403 || ![7023, 7024].includes(codeOf(res)!)) problems.push(`${route.key} is declared closed to tokens, yet a token of no scope got ${got} ${res.body.slice(0, 200)}`);
+      }
+      continue;
+    }
+    // No declaration: only a route for users (no workspace) may omit it, and it refuses every token.
+    tally.userOnly++;
+    if (res.statusCode !== 403 || codeOf(res) !== 7024) problems.push(`${route.key} declares no token scope, yet a token of no scope got ${got} ${res.body.slice(0, 200)}`);
+  }
+  t.diagnostic(`a token of no scope: ${tally.scoped} operations refused 7025 naming their scope, ${tally.refused} declared closed to tokens, ${tally.open} declared open to any token, ${tally.userOnly} for users only (7024)`);
+  assert.deepEqual(problems, []);
+  assert.ok(tally.scoped >= 70 && tally.refused >= 8 && tally.open >= 5 && tally.userOnly >= 8, JSON.stringify(tally));
+  // The hole of issue 48.11 by name: people's emails and names need members:read.
+  for (const path of ['/v1/workspaces/{id}/members', '/v1/workspaces/{id}/invitations']) assert.equal(routes.find((r) => r.key === `GET ${path}`)?.op['x-required-scope'], 'members:read', path);
 });
 
 test("the log of everything above holds none of A's or B's credentials or secret payloads", () => {

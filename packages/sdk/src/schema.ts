@@ -94,6 +94,8 @@ export interface paths {
         /**
          * Who the caller is: user, workspace, role, credential kind
          * @description The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.
+         *
+         *     Any API token of the workspace may call this, whatever its scopes, since it describes only the calling credential (the token's id, its own workspace's id and name).
          */
         get: operations["getMe"];
         put?: never;
@@ -114,6 +116,8 @@ export interface paths {
         /**
          * The caller's workspaces (a workspace API token sees its own)
          * @description Every workspace the signed-in user is a member of, with their role in each, newest first; a workspace API token sees only its own workspace.
+         *
+         *     Any API token of the workspace may call this, whatever its scopes, since a token sees only its own workspace's id, name and dates, which GET /v1/me shows it too.
          */
         get: operations["listWorkspaces"];
         put?: never;
@@ -140,6 +144,8 @@ export interface paths {
         /**
          * The workspace the call acts in
          * @description One workspace by id: its name and when it was made. The id must be the workspace the credential acts in; another one is 404.
+         *
+         *     Any API token of the workspace may call this, whatever its scopes, since only the token's own workspace answers (its id, name and dates, as GET /v1/me shows); any other id is 404.
          */
         get: operations["getWorkspace"];
         put?: never;
@@ -149,7 +155,9 @@ export interface paths {
         head?: never;
         /**
          * Rename the workspace (owner or admin; If-Match)
-         * @description Records the event `workspace.updated` (GET /v1/audit_events, webhooks).
+         * @description API tokens cannot call this: an owner or admin renames the workspace; a token has no role (7023).
+         *
+         *     Records the event `workspace.updated` (GET /v1/audit_events, webhooks).
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -164,6 +172,8 @@ export interface paths {
         /**
          * The workspace's members (any member)
          * @description The people with access to the workspace: email, name, role and when they joined. Any member may list them.
+         *
+         *     API tokens need the scope `members:read` (403, 7025).
          */
         get: operations["listWorkspaceMembers"];
         put?: never;
@@ -188,6 +198,8 @@ export interface paths {
          * Remove a member (owner or admin; anyone may remove themselves)
          * @description Only an owner removes an owner (403 7049); the last owner stays (409 7043). The user's next request in the workspace is refused, on every server instance.
          *
+         *     API tokens cannot call this: an owner or admin removes a member, or the member themselves; a token is neither (7023).
+         *
          *     Records the event `member.removed` (GET /v1/audit_events, webhooks).
          */
         delete: operations["deleteWorkspaceMember"];
@@ -196,6 +208,8 @@ export interface paths {
         /**
          * Change a member's role (owner or admin)
          * @description Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).
+         *
+         *     API tokens cannot call this: an owner or admin changes a member's role; a token has no role (7023).
          *
          *     Records the event `member.updated` (GET /v1/audit_events, webhooks).
          */
@@ -212,6 +226,8 @@ export interface paths {
         /**
          * The workspace's quotas and how much of each it uses
          * @description Quotas are operator settings (`WSP_QUOTA_*`), the same for every workspace of a server; any member or API token of the workspace may read them.
+         *
+         *     Any API token of the workspace may call this, whatever its scopes, since its limits are the server's settings, the same for every workspace, and its uses are bare counts; the one id it shows (an install's) opens nothing without installs:read.
          */
         get: operations["getWorkspaceQuotas"];
         put?: never;
@@ -241,6 +257,8 @@ export interface paths {
          * Create a workspace API token (owner or admin)
          * @description The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.
          *
+         *     API tokens cannot call this: an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023).
+         *
          *     Records the event `api_token.created` (GET /v1/audit_events, webhooks).
          */
         post: operations["createApiToken"];
@@ -263,6 +281,8 @@ export interface paths {
         /**
          * Revoke a workspace API token (owner or admin)
          * @description The token is deleted at once; the very next request with it is 401.
+         *
+         *     API tokens cannot call this: an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023).
          *
          *     Records the event `api_token.revoked` (GET /v1/audit_events, webhooks).
          */
@@ -410,14 +430,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace's pending invitations, newest first (owner or admin)
+         * The workspace's pending invitations, newest first (owner or admin; API tokens with members:read)
          * @description Not yet accepted, revoked or expired. Never shows an invitation's secret.
+         *
+         *     API tokens need the scope `members:read` (403, 7025).
          */
         get: operations["listWorkspaceInvitations"];
         put?: never;
         /**
          * Invite someone by email (owner or admin)
          * @description The `url` carries the invitation's secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).
+         *
+         *     API tokens cannot call this: an owner or admin invites people and revokes invitations; a token has no role (7023).
          *
          *     Records the event `invitation.created` (GET /v1/audit_events, webhooks).
          */
@@ -442,6 +466,8 @@ export interface paths {
          * Revoke a pending invitation (owner or admin)
          * @description Its link answers 410 from then on. One that was used, revoked or never existed: 404.
          *
+         *     API tokens cannot call this: an owner or admin invites people and revokes invitations; a token has no role (7023).
+         *
          *     Records the event `invitation.revoked` (GET /v1/audit_events, webhooks).
          */
         delete: operations["deleteWorkspaceInvitation"];
@@ -462,6 +488,8 @@ export interface paths {
         /**
          * Accept an invitation
          * @description Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation's role (a member already keeps their role). Not signed in: a user is made with the invitation's email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).
+         *
+         *     API tokens cannot call this: accepting makes a user a member; a token has no user (7024).
          *
          *     Records the event `invitation.accepted` (GET /v1/audit_events, webhooks).
          */
@@ -504,6 +532,8 @@ export interface paths {
         /**
          * An asynchronous operation: poll until `done`
          * @description What a 202 answer pointed at: its state, and once `done`, its result or its error. Poll with a pause (the SDK's waitForOperation backs off).
+         *
+         *     Any API token of the workspace may call this, whatever its scopes, since an operation tells the state of work, the ids it made and a failure's fixed message, never a resource's contents; its id goes to whoever started the work (which needed that area's write scope) and shows on resources that need a read scope.
          */
         get: operations["getOperation"];
         put?: never;
@@ -2239,7 +2269,7 @@ export interface components {
             /** @description Unix seconds, in the future; absent or null: never expires */
             expires_at?: number | null;
             /** @description What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
-            scopes?: ("dashboards:read" | "dashboards:write" | "secrets:read" | "secrets:write" | "secrets:access" | "installs:read" | "installs:write" | "compute:read" | "compute:write" | "tokens:read" | "audit:read" | "webhooks:read" | "webhooks:write")[];
+            scopes?: ("dashboards:read" | "dashboards:write" | "secrets:read" | "secrets:write" | "secrets:access" | "installs:read" | "installs:write" | "compute:read" | "compute:write" | "tokens:read" | "audit:read" | "webhooks:read" | "webhooks:write" | "members:read")[];
         };
         /** CreateVersionBody */
         CreateVersionBody: {

@@ -9,7 +9,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.post(
     '/compute/configs',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Create a compute config',
@@ -26,7 +26,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.get(
     '/compute/configs',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: "The workspace's compute configs, newest first",
@@ -41,7 +41,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.get(
     '/compute/configs/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: 'A compute config',
@@ -60,7 +60,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.delete(
     '/compute/configs/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Delete a compute config (If-Match)',

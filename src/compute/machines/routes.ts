@@ -9,7 +9,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Create a machine from a compute config',
@@ -29,7 +29,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.get(
     '/machines',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: "The workspace's machines, newest first",
@@ -44,7 +44,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.get(
     '/machines/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: 'A machine',
@@ -63,7 +63,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines/:id(^[^:]+)::suspend',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       // The body is optional: none at all means `{}`.
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
@@ -89,7 +89,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines/:id(^[^:]+)::resume',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Resume a suspended machine: recreate its server from the snapshot',
@@ -110,7 +110,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.delete(
     '/machines/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Delete a machine (If-Match): its server and any snapshot at the provider, then the machine',

@@ -10,7 +10,7 @@ export function suspensionRoutes(app: App, suspensions: SuspensionService): void
   app.get(
     '/compute/suspensions',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
         tags: ['compute'],
         summary: "The workspace's suspended machines",
@@ -25,7 +25,7 @@ export function suspensionRoutes(app: App, suspensions: SuspensionService): void
   app.post(
     '/compute/suspensions/:id(^[^:]+)::resume',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'compute:write' },
       schema: {
         tags: ['compute'],
         summary: 'Resume a suspended machine: recreate its server from the snapshot',

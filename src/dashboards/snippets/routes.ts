@@ -11,7 +11,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.post(
     '/snippets',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Create a snippet',
@@ -29,7 +29,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.get(
     '/snippets',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags,
         summary: "The workspace's snippets, newest first",
@@ -44,7 +44,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.get(
     '/snippets/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
         tags,
         summary: 'A snippet',
@@ -63,7 +63,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.patch(
     '/snippets/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Change a snippet (If-Match); a change gives it a new etag',
@@ -85,7 +85,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
     app.post(
       `/snippets/:id(^[^:]+)::${action}`,
       {
-        config: { scope: 'workspace' },
+        config: { scope: 'workspace', tokenScope: 'dashboards:write' },
         schema: {
           tags,
           summary: action === 'archive' ? 'Archive a snippet (If-Match)' : 'Make an archived snippet active again (If-Match)',
@@ -109,7 +109,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.delete(
     '/snippets/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
       schema: {
         tags,
         summary: 'Delete a snippet (If-Match)',

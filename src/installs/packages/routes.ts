@@ -20,7 +20,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:write' },
       schema: {
         tags: ['packages'],
         summary: 'Create a package',
@@ -35,7 +35,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.get(
     '/packages',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['packages'],
         summary: "The workspace's packages, newest first",
@@ -50,7 +50,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.get(
     '/packages/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['packages'],
         summary: 'A package',
@@ -65,7 +65,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages/:id/versions',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:write' },
       schema: {
         tags: ['packages'],
         summary: 'Publish a version of a package (immutable)',
@@ -83,7 +83,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.get(
     '/packages/:id/versions',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['packages'],
         summary: "A package's versions, newest first, without their files",
@@ -99,7 +99,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.get(
     '/packages/:id/versions/:version_id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['packages'],
         summary: 'A package version with its files',

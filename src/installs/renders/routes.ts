@@ -9,7 +9,7 @@ export function renderRoutes(app: App, renders: RenderService): void {
   app.get(
     '/installs/:id/renders',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: "An install's renders, newest first",
@@ -25,7 +25,7 @@ export function renderRoutes(app: App, renders: RenderService): void {
   app.get(
     '/renders/:id',
     {
-      config: { scope: 'workspace' },
+      config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
         tags: ['installs'],
         summary: 'A render',
