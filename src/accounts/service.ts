@@ -7,7 +7,7 @@ import type { Role } from '../db/tables.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
 import { pathWorkspace, requireRoleOfUser } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';
-import { inTransaction, isUniqueViolation } from '../db/database.js';
+import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound, validationError } from '../shared/errors.js';
@@ -19,6 +19,7 @@ import { hashPassword, passwordMatches } from './passwords.js';
 import { createSignInLimits } from './sign-in-limits.js';
 import { invitationStore } from './store.js';
 import type { AcceptInvitationBody, SetupBody, SignInBody } from './schemas.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /** CONTRACT §9: an invitation is good for seven days. */
 export const INVITATION_SECONDS = 7 * 24 * 3600;
@@ -98,7 +99,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
         accepted_by: null,
         revoked_at: null,
       };
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         // Judged again on the caller's role as it is now, under the workspace's lock: an owner
         // demoted since the request began invites no owner.
         if (body.role === 'owner' && ctx.principal.kind !== 'api_token') {
@@ -122,7 +123,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
     async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
       pathWorkspace(ctx, rawWorkspaceId);
       const id = canonicalId('inv', rawId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (!(await invitationStore.revoke(trx, ctx.workspaceId, id, nowSeconds(clock)))) throw notFound('invitation');
         await events.record(trx, ctx, 'invitation.revoked', id);
       });

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/tables.js';
+import type { WriteClaim } from '../db/write-transaction.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { TokenScope } from './scopes.js';
 import type { Role } from '../db/tables.js';
@@ -28,11 +27,11 @@ export interface RequestContext {
   /** The request's id, address and user agent, recorded with its events (absent outside a request). */
   origin?: RequestOrigin;
   /**
-   * Run in the transaction of each write the request makes, with its event (src/events/record.ts):
-   * the Idempotency-Key's claim is marked there, so that a write which committed is known to have
-   * even when its answer is lost (src/http/idempotency.ts).
+   * The request's Idempotency-Key claim, when its write made one: the write's transaction marks
+   * it (`writeTransaction`, src/db/write-transaction.ts), so that a write which committed is known
+   * to have even when its answer is lost (src/http/idempotency.ts).
    */
-  inWrite?: (trx: Kysely<DB>) => Promise<void>;
+  claim?: WriteClaim;
 }
 
 /** A context whose workspace is known: what workspace-scoped services take. */

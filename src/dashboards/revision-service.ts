@@ -16,6 +16,7 @@ import { dashboardStore, type DashboardView } from './store.js';
 import type { Dashboard } from './schemas/dashboard.js';
 import type { DashboardRevision } from './schemas/revision.js';
 import type { Widget } from './schemas/widgets.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 const pinnedIds = (widgets: readonly Widget[]) => [...new Set(widgets.filter(isSnippetWidget).map(snippetKey))];
 const byId = (rows: SnippetNow[]) => new Map(rows.map((s) => [s.id, s]));
@@ -39,7 +40,7 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
     find: (trx: Kysely<DB>, head: DashboardView) => Promise<T>,
     change: (trx: Kysely<DB>, head: DashboardView, found: T) => Promise<DashboardView>,
   ): Promise<Dashboard> {
-    const head = await db.transaction().execute(async (trx) => {
+    const head = await writeTransaction(db, ctx, async (trx) => {
       const head = await dashboardStore.lock(trx, ctx.workspaceId, canonicalId('dash', rawId));
       if (!head) throw notFound('dashboard');
       const found = await find(trx, head);

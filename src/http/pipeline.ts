@@ -10,7 +10,7 @@ import { requireRole, requireScope, resolveContext } from '../auth/workspace-con
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, markCommitted, releaseKey, settleKey } from './idempotency.js';
+import { claimKey, completeKey, fingerprint, releaseKey, settleKey } from './idempotency.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
@@ -214,7 +214,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       case 'claimed': {
         const claim = { scope, token: outcome.token };
         request.idem = { claim, replayed: false };
-        request.ctx.inWrite = (trx) => markCommitted(trx, claim);
+        request.ctx.claim = claim;
         return;
       }
       case 'answer_lost':

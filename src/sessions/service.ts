@@ -11,6 +11,7 @@ import { pageById, type CursorCodec } from '../shared/cursor.js';
 import { inTransaction } from '../db/database.js';
 import type { EventLog, RequestOrigin } from '../events/record.js';
 import type { RequestContext } from '../auth/principal.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /** Idle expiry of a session: 30 days, extended on use. */
 export const SESSION_IDLE_SECONDS = 30 * 24 * 3600;
@@ -145,7 +146,7 @@ export function createSessionService({ db, clock, cursors, policy, events }: { d
 
     /** Ends the session making the request (`DELETE /v1/sessions/current`). */
     endCurrent: (ctx: RequestContext, sessionId: string) =>
-      inTransaction(db, async (trx) => {
+      writeTransaction(db, ctx, async (trx) => {
         await endSession(trx, sessionId);
         await events.record(trx, ctx, 'session.revoked', sessionId, { current: true });
       }),
@@ -153,7 +154,7 @@ export function createSessionService({ db, clock, cursors, policy, events }: { d
     /** Ends one of the caller's sessions; another user's is as unknown as a made-up id (404). */
     async revoke(ctx: RequestContext, userId: string, rawId: string) {
       const id = canonicalId('ses', rawId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (!(await sessionStore.deleteOwn(trx, userId, id))) throw notFound('Session');
         await events.record(trx, ctx, 'session.revoked', id, { current: false });
       });

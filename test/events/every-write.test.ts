@@ -7,6 +7,8 @@ import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 import { notify } from '../../src/notifications/service.js';
 import { issueSetupCode } from '../../src/accounts/setup-code.js';
 import type { EventsTable } from '../../src/db/tables.js';
+import type { KyselyPlugin } from 'kysely';
+import { randomUUID } from 'node:crypto';
 
 /**
  * CONTRACT §11, derived from the OpenAPI document: every write operation that names an event
@@ -21,8 +23,25 @@ const WRITES = new Set(['post', 'put', 'patch', 'delete']);
 /** Writes that only read or belong to a client not signed in: they record nothing. */
 const RECORD_NOTHING = ['POST /v1/packages/{id}/versions/{version_id}:preview', 'POST /v1/installs/{id}/repository.git/git-upload-pack', 'POST /v1/oauth/device_authorization'];
 
+/**
+ * The statements that mark an Idempotency-Key claim committed (an UPDATE of idempotency_keys
+ * whose SET gives `state` the value `committed`), as the app's database handle runs them,
+ * transactions included: how a write shows it took its step of `writeTransaction`.
+ */
+const committedMarks: string[] = [];
+const markRecorder: KyselyPlugin = {
+  transformQuery(args) {
+    const node = args.node as { kind: string; table?: unknown; updates?: unknown };
+    if (node.kind === 'UpdateQueryNode' && JSON.stringify(node.table).includes('"idempotency_keys"') && JSON.stringify(node.updates).includes('"committed"')) {
+      committedMarks.push(JSON.stringify(node.updates));
+    }
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
 before(async () => {
-  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } } });
+  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } }, plugins: [markRecorder] });
   s = await h.seed();
   doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
 });
@@ -60,7 +79,16 @@ const failedChecked = new Set<string>();
 async function send(method: string, url: string, opts: { credential?: string; workspace?: string | null; body?: unknown; headers?: Record<string, string>; form?: boolean; changesNothing?: boolean } = {}): Promise<Res> {
   const op = operationOf(method, url);
   const before = (await allEvents()).length;
-  const headers = { 'user-agent': 'every-write-test/1.0', ...(opts.credential ? as(opts.credential, opts.workspace === null ? undefined : (opts.workspace ?? s.workspaceId)) : {}), ...opts.headers };
+  const marksBefore = committedMarks.length;
+  // Every write carries an Idempotency-Key (its own, unless the call gives one): a write that
+  // claims it must mark the claim committed in its transaction (src/db/write-transaction.ts).
+  const key = WRITES.has(method.toLowerCase()) ? (opts.headers?.['idempotency-key'] ?? `every-write-${randomUUID()}`) : undefined;
+  const headers = {
+    'user-agent': 'every-write-test/1.0',
+    ...(opts.credential ? as(opts.credential, opts.workspace === null ? undefined : (opts.workspace ?? s.workspaceId)) : {}),
+    ...(key ? { 'idempotency-key': key } : {}),
+    ...opts.headers,
+  };
   const res = await h.app.inject({
     method: method as 'POST',
     url,
@@ -69,6 +97,10 @@ async function send(method: string, url: string, opts: { credential?: string; wo
     ...(opts.body === undefined ? {} : { payload: opts.form ? new URLSearchParams(opts.body as Record<string, string>).toString() : (opts.body as object) }),
   });
   const added = (await allEvents()).slice(before);
+  const claimed = key !== undefined && (await h.database.db.selectFrom('idempotency_keys').select('key').where('key', '=', key).executeTakeFirst()) !== undefined;
+  if (res.statusCode < 300 && claimed && op.event && !opts.changesNothing && res.headers['idempotent-replayed'] === undefined) {
+    assert.ok(committedMarks.length > marksBefore, `${op.key} wrote with a claimed Idempotency-Key, but its transaction never marked the claim committed (writeTransaction)`);
+  }
   if (res.statusCode < 300) {
     if (!opts.changesNothing) succeeded.add(op.key);
     if (!op.event || opts.changesNothing) {
