@@ -4193,18 +4193,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The terms, as plain text */
+            /** @description The terms, as plain text (Apache License 2.0) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     /**
-                     * @example Workspace Platform
-                     *     Copyright (c) 2026 the Workspace Platform authors. All rights reserved.
-                     *
-                     *     No licence is granted to use, copy, modify or distribute this software or its
-                     *     documentation, except as a written agreement with its authors provides.
+                     * @example Apache License
+                     *     Version 2.0, January 2004
+                     *     http://www.apache.org/licenses/
+                     *     ...
                      */
                     "text/plain": string;
                 };
