@@ -22,8 +22,8 @@ export interface AccountRouteOptions {
   secureCookie: boolean;
   /** Single sign-on; null when it is off. */
   oidc: Oidc | null;
-  /** The hash of the setup code printed at start (null once a user exists). */
-  setupCodeHash: () => Promise<string | null>;
+  /** The hashes of the setup codes printed at start (src/accounts/setup-code.ts). */
+  setupCodeHashes: () => Promise<string[]>;
   now: () => number;
 }
 
@@ -210,7 +210,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       },
     },
     async (request, reply) => {
-      const { done, session } = await accounts.setup(request.body, clientOf(request), await opts.setupCodeHash());
+      const { done, session } = await accounts.setup(request.body, clientOf(request), await opts.setupCodeHashes());
       setCookie(reply, session);
       return reply.code(201).send(done);
     },
