@@ -7,6 +7,7 @@
 // UI, which serves its page's assets from its own directory.
 import { build } from 'esbuild';
 import path from 'node:path';
+import { BUNDLE_EXTERNALS } from './bundle-externals.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const common = {
@@ -14,7 +15,7 @@ const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3', '@node-rs/argon2', '@fastify/swagger-ui', 'pg-native', 'tsx/esm/api'],
+  external: BUNDLE_EXTERNALS,
   // For `node --enable-source-maps bin/wsp.js ...` when a stack trace should name the sources.
   sourcemap: 'linked',
   logLevel: 'warning',
