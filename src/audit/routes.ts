@@ -10,6 +10,7 @@ export function auditRoutes(app: App, audit: AuditService): void {
     {
       config: { scope: 'workspace', tokenScope: 'audit:read' },
       schema: {
+        operationId: 'listAuditEvents',
         tags: ['audit'],
         summary: "The workspace's audit log, newest first (owner or admin)",
         description:

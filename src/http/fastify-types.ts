@@ -8,6 +8,7 @@ import type { NoTokenScope, TokenScope } from '../auth/scopes.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { LazyCompilation } from './lazy-compilation.js';
+import type { EventType } from '../events/event-type-schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,6 +29,22 @@ declare module 'fastify' {
     tokenScope?: TokenScope | null;
     /** Why a route with `tokenScope: null` needs none: tokens are refused anyway, or open to any token (and why that is harmless). */
     tokenScopeWhy?: NoTokenScope;
+    /**
+     * The event the route records when it succeeds (CONTRACT §11), or null with `eventWhy`. Every
+     * write (POST, PUT, PATCH, DELETE) declares it, and so does a read that records one (a secret's
+     * `:access`): start-up refuses a write that declares neither (src/http/route-events.ts), and
+     * the document shows it (`x-event-type`). A page outside the document whose one form does
+     * several things (`POST /device`) names every event it may record.
+     */
+    event?: EventType | readonly EventType[] | null;
+    /** Why a write with `event: null` records nothing (it only reads, or nobody is signed in yet). */
+    eventWhy?: string;
+    /**
+     * Why the route's `schema.operationId` (the name generators give its method) is not the one the
+     * naming rule makes from its method and path (src/http/operation-ids.ts): a probe, a protocol
+     * step, a resource the path does not name.
+     */
+    operationIdWhy?: string;
     /** Roles allowed to call the route (token management: owner, admin). */
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */

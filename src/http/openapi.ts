@@ -55,17 +55,26 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
 }
 
 /**
- * Adds to every route's responses the error statuses the pipeline can answer on it
- * (`pipelineStatuses`), so the OpenAPI document lists every status a client can meet. A
- * status the route documents itself keeps its own description. Left alone: routes with an
- * error handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden
- * from the document, and the reference page's assets.
+ * What a route answers is declared where the route is: its schema's `response` holds its success
+ * and the errors of its own (`...errorResponses(404, 409)`); a route of the document that
+ * declares no success stops start-up. The statuses the pipeline can answer on every route of a
+ * kind (`pipelineStatuses`, from the route's method and its declared `auth`, `scope` and
+ * `database`) are this one rule's, added here so the OpenAPI document lists every status a
+ * client can meet (docs/decisions.md, "Route policy is declared with the route"); a status the
+ * route documents itself keeps its own description. The rule leaves alone routes with an error
+ * handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden from the
+ * document, and the reference page's assets.
  */
 export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
-    if (route.errorHandler || route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    if (route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) };
+    const declared = route.schema?.response as Record<string, unknown> | undefined;
+    if (!declared || !Object.keys(declared).some((status) => /^[23]/.test(status))) {
+      throw new Error(`${methods.join(',')} ${route.url} declares no response: its schema needs \`response: { 200: <what it answers>, ...errorResponses(<its own error statuses>) }\``);
+    }
+    if (route.errorHandler) return;
+    const response = { ...declared };
     for (const [status, description] of pipelineStatuses(methods, route.config)) {
       if (!(String(status) in response)) response[status] = envelopeRef(description);
     }

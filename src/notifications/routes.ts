@@ -16,8 +16,9 @@ export function notificationRoutes(app: App, notifications: NotificationService,
   app.get(
     '/notifications/stream',
     {
-      config: USER_ROUTE,
+      config: { ...USER_ROUTE, operationIdWhy: 'a stream of Server-Sent Events, not a resource' },
       schema: {
+        operationId: 'streamNotifications',
         tags: ['notifications'],
         summary: "The caller's new notifications as they come (Server-Sent Events)",
         description:
@@ -45,6 +46,7 @@ export function notificationRoutes(app: App, notifications: NotificationService,
     {
       config: { ...USER_ROUTE, listVersion: (request) => notificationListName(callerUserId(requestCtx(request))), listWithCredential: { of: 'user', prefix: NOTIFICATION_LIST_PREFIX } },
       schema: {
+        operationId: 'listNotifications',
         tags: ['notifications'],
         summary: "The caller's most recent notifications: at most 50, newest first",
         description:
@@ -60,8 +62,10 @@ export function notificationRoutes(app: App, notifications: NotificationService,
   app.patch(
     '/notifications/:id/read',
     {
-      config: USER_ROUTE,
+      // Only the first read of a notification records it: the repeat changes nothing.
+      config: { ...USER_ROUTE, event: 'notification.read', operationIdWhy: 'marks one notification read: `read` is what it does, not a resource' },
       schema: {
+        operationId: 'readNotification',
         tags: ['notifications'],
         summary: 'Mark one notification read (idempotent)',
         description:

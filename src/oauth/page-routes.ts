@@ -88,7 +88,12 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
 
   app.post(
     '/device',
-    { config: { auth: 'none' }, errorHandler: pageErrors, schema: { hide: true, body: PageForm } },
+    {
+      // The page's form does what the API's sign-in, approve and deny do, and records what they record.
+      config: { auth: 'none', event: ['session.created', 'device_authorization.approved', 'device_authorization.denied'] },
+      errorHandler: pageErrors,
+      schema: { hide: true, body: PageForm },
+    },
     async (request, reply) => {
       const { user_code: userCode = '', action, email = '', password = '', csrf_token: csrf = '' } = request.body ?? {};
       // Login CSRF (RFC 9700 §4.4.1.8): a page elsewhere could sign this browser in as its author, or

@@ -10,6 +10,7 @@ export function platformMetricsRoutes(app: App, metrics: PlatformMetricsService)
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'listPlatformMetrics',
         tags: ['platform_metrics'],
         summary: 'The platform metrics a `platform_metric` widget can draw',
         description: 'Each metric with its version, unit, kind (gauge or counter) and the filters its series accepts. Any member may read them; an API token needs `dashboards:read`.',
@@ -25,6 +26,7 @@ export function platformMetricsRoutes(app: App, metrics: PlatformMetricsService)
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'getPlatformMetricSeries',
         tags: ['platform_metrics'],
         summary: "A platform metric's points over a time range",
         description:

@@ -17,6 +17,7 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
     {
       config: { scope: 'user' },
       schema: {
+        operationId: 'listSessions',
         tags: ['sessions'],
         summary: "The caller's own sessions, newest first",
         description: 'Live sessions only; `current` marks the one making the request. Never shows a token. A workspace API token has no user: 403 (7024).',
@@ -34,8 +35,9 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
   app.delete(
     '/sessions/current',
     {
-      config: { scope: 'user' },
+      config: { scope: 'user', event: 'session.revoked', operationIdWhy: "`current` names the caller's own session, not a resource under sessions" },
       schema: {
+        operationId: 'deleteCurrentSession',
         tags: ['sessions'],
         summary: 'Revoke the calling session at once',
         description: 'Only a session can revoke itself; other credentials get 403. A cookie session also has its cookie cleared.',
@@ -55,8 +57,9 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
   app.delete(
     '/sessions/:id',
     {
-      config: { scope: 'user' },
+      config: { scope: 'user', event: 'session.revoked' },
       schema: {
+        operationId: 'deleteSession',
         tags: ['sessions'],
         summary: "Revoke one of the caller's sessions",
         description: "Its token is refused from the next request on. Another user's session is 404, as an unknown id.",

@@ -22,8 +22,9 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.post(
     '/api_tokens',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture, event: 'api_token.created' },
       schema: {
+        operationId: 'createApiToken',
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',
         description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.',
@@ -45,6 +46,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
     {
       config: { scope: 'workspace', tokenScope: 'tokens:read', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
       schema: {
+        operationId: 'listApiTokens',
         tags: ['tokens'],
         summary: "List the workspace's API tokens, newest first",
         description: 'Never shows a token or its hash: only its first 12 characters (`prefix`).',
@@ -59,8 +61,9 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.delete(
     '/api_tokens/:id',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'api_token.revoked' },
       schema: {
+        operationId: 'deleteApiToken',
         tags: ['tokens'],
         summary: 'Revoke a workspace API token (owner or admin)',
         description: 'The token is deleted at once; the very next request with it is 401.',

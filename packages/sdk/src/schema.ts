@@ -412,6 +412,8 @@ export interface paths {
         /**
          * Single sign-on: where the OpenID provider sends the browser back
          * @description Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its `wsp_oidc` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).
+         *
+         *     Records the event `session.created` (GET /v1/audit_events, webhooks).
          */
         get: operations["finishOidcSignIn"];
         put?: never;
