@@ -1,6 +1,7 @@
 import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { identityStore } from './store.js';
 
 /**

@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, Role, WorkspacesTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
+import type { WorkspacesTable } from './tables.js';
 import { lockWorkspace } from '../db/workspace-lock.js';
 
 const memberView = (db: Kysely<DB>) =>

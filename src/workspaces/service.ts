@@ -9,7 +9,8 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
 import { identity } from '../identity/service.js';
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
 import { workspaceStore } from './store.js';
 

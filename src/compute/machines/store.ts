@@ -1,5 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
-import type { DB, MachinesTable, MachineStatus } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { MachinesTable, MachineStatus } from '../tables.js';
 import { forUpdate, type Engine } from '../../db/database.js';
 
 export const machineStore = {

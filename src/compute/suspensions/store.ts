@@ -1,5 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
-import type { ComputeSuspensionsTable, DB, SuspensionState } from '../../db/tables.js';
+import type { ComputeSuspensionsTable, SuspensionState } from '../tables.js';
+import type { DB } from '../../db/tables.js';
 import { forUpdate, type Engine } from '../../db/database.js';
 
 export const suspensionStore = {

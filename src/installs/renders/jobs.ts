@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, RendersTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { RendersTable } from '../tables.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';

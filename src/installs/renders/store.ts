@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, RendersTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { RendersTable } from '../tables.js';
 
 export const renderStore = {
   insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
