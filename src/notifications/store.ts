@@ -81,4 +81,16 @@ export const notificationStore = {
     const res = await db.updateTable('notifications').set({ read_at: now }).where('id', '=', id).where('user_id', '=', userId).where('read_at', 'is', null).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
+
+  /** The user's notifications unread at some time in (from, until], as spans: from arrival until read. */
+  async unreadSpans(db: Kysely<DB>, userId: string, from: number, until: number): Promise<{ start: number; end: number | null }[]> {
+    const rows = await db
+      .selectFrom('notifications')
+      .select(['created_at', 'read_at'])
+      .where('user_id', '=', userId)
+      .where('created_at', '<=', until)
+      .where((eb) => eb.or([eb('read_at', 'is', null), eb('read_at', '>', from)]))
+      .execute();
+    return rows.map((n) => ({ start: n.created_at, end: n.read_at }));
+  },
 };
