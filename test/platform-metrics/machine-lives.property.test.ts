@@ -11,7 +11,7 @@ import { computeTestApp, runningMachine, type ComputeTest } from '../compute/set
 import { PROPERTY_SEED } from '../helpers/property.js';
 
 /**
- * The machines gauge reads only the lives that overlap the range asked (src/platform-metrics/store.ts);
+ * The machines gauge reads only the lives that overlap the range asked (src/compute/machines/store.ts, `lives`);
  * whatever the history, it must count what reading the whole history counts. The reference is the
  * earlier reading: every row, and every machine.created and machine.deleted event up to the range's end.
  */
