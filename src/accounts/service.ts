@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
 import type { DB } from '../db/tables.js';
 import type { RequestOrigin } from '../events/record.js';
-import type { Role } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
 import { pathWorkspace, requireRoleOfUser } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { newId } from '../shared/ids.js';
 import { newEtag } from '../shared/etag.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';

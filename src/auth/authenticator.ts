@@ -1,4 +1,4 @@
-import type { Role } from '../db/tables.js';
+import type { Role } from './principal.js';
 import { ApiError } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { bearerToken, classifyCredential, MAX_SUBJECT_LENGTH } from './credentials.js';

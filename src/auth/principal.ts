@@ -1,7 +1,12 @@
 import type { WriteClaim } from '../db/write-transaction.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { TokenScope } from './scopes.js';
-import type { Role } from '../db/tables.js';
+
+/**
+ * A user's role in a workspace (the memberships of src/identity/tables.ts store it): what the
+ * authorization of a workspace route checks, so the machinery names it here.
+ */
+export type Role = 'owner' | 'admin' | 'member';
 
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =

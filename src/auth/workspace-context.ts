@@ -1,5 +1,5 @@
 import { grants, type TokenScope } from './scopes.js';
-import type { Role } from '../db/tables.js';
+import type { Role } from './principal.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { canonicalId } from '../shared/ids.js';
 import type { CredentialLookups } from './authenticator.js';

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { DashboardRevisionsTable, DB } from '../db/tables.js';
+import type { DashboardRevisionsTable } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Role } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { ListAlongside, ListRead } from '../auth/authenticator.js';
 import type { Scope } from '../auth/workspace-context.js';

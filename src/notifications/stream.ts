@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Kysely } from 'kysely';
-import type { DB, NotificationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { NotificationsTable } from './tables.js';
 import { idFloor, timeOfId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { ApiError } from '../shared/errors.js';

@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../deps.js';
-import type { SecretVersionsTable } from '../db/tables.js';
+import type { SecretVersionsTable } from './tables.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';

@@ -1,5 +1,5 @@
 import { ApiError } from '../shared/errors.js';
-import type { SecretVersionState } from '../db/tables.js';
+import type { SecretVersionState } from './tables.js';
 
 export type VersionAction = 'enable' | 'disable' | 'destroy';
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, SessionIssuer } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { SessionIssuer } from './tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { listReadOf, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';

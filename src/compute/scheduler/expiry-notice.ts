@@ -1,4 +1,4 @@
-import type { ComputeSuspensionsTable } from '../../db/tables.js';
+import type { ComputeSuspensionsTable } from '../tables.js';
 import type { NewNotification } from '../../notifications/service.js';
 
 export const DAY = 86_400;
