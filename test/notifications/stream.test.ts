@@ -11,7 +11,7 @@ import type { KyselyPlugin } from 'kysely';
 import { liveSessionIds } from '../../src/sessions/service.js';
 import { identity } from '../../src/identity/service.js';
 
-/** GET /v1/notifications/stream (CONTRACT §11): Server-Sent Events over real HTTP. */
+/** GET /v1/notifications/stream (docs/spec-gaps.md, "Live notifications"): Server-Sent Events over real HTTP. */
 let h: TestApp;
 let s: Seed;
 let base: string;

@@ -9,7 +9,7 @@ import { writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, time, type Io } from './output.js';
 
-/** CONTRACT §4: a payload is at most 64 KiB; reading stops just past that. */
+/** docs/spec-gaps.md, "Secrets": a payload is at most 64 KiB; reading stops just past that. */
 const MAX_PAYLOAD = 65536;
 
 async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
