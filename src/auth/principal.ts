@@ -1,7 +1,12 @@
 import type { WriteClaim } from '../db/write-transaction.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { TokenScope } from './scopes.js';
-import type { Role } from '../db/tables.js';
+
+/**
+ * A user's role in a workspace (the memberships of src/identity/tables.ts store it): what the
+ * authorization of a workspace route checks, so the machinery names it here.
+ */
+export type Role = 'owner' | 'admin' | 'member';
 
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =
@@ -13,7 +18,7 @@ export type Principal =
       cookie?: { csrfToken: string | null; expiresAt: number };
     }
   | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
-  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (CONTRACT §12). */ scopes: readonly TokenScope[] | null };
+  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (docs/spec-gaps.md, "Token scopes"). */ scopes: readonly TokenScope[] | null };
 
 /** The one request context every service function receives. */
 export interface RequestContext {

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { DashboardRevisionsTable, DB } from '../db/tables.js';
+import type { DashboardRevisionsTable } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
@@ -30,7 +31,7 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
   }
 
   /**
-   * Writes to the dashboard under its lock. Checks in the order of CONTRACT §1: the dashboard
+   * Writes to the dashboard under its lock. Checks in the order of docs/spec-gaps.md, "Conventions": the dashboard
    * and whatever `find` looks up (404), then If-Match, then the rules of `change` (409).
    */
   async function write<T>(

@@ -95,7 +95,7 @@ export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, an
 /**
  * Rules a schema cannot say (the uniqueness of ids within a body), run once the schema passes,
  * keyed by the schema object a route declares. Part of validation, so their ApiError is
- * answered where CONTRACT §1 puts 422s: before Service-Context, roles and existence.
+ * answered where docs/spec-gaps.md, "Conventions" puts 422s: before Service-Context, roles and existence.
  */
 const rulesAfterSchema = new WeakMap<object, (data: unknown) => void>();
 

@@ -1,5 +1,5 @@
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { RendersTable } from '../db/tables.js';
+import type { RendersTable } from './tables.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';

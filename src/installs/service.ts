@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { InstallsTable } from '../db/tables.js';
+import type { InstallsTable } from './tables.js';
 import type { RepositoryStorage } from '../git/repository-storage.js';
 import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, NotificationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { NotificationsTable } from './tables.js';
 import type { ServiceDeps } from '../deps.js';
 import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, SessionIssuer } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { SessionIssuer } from './tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { listReadOf, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -30,7 +31,7 @@ export interface NewSession {
   ip?: string | undefined;
   /** A hard end (Unix seconds), e.g. the exp of the JWT that approved a device login. */
   notAfter?: number | null | undefined;
-  /** Records `session.created` in the session's transaction (CONTRACT §11); absent for an operator's session. */
+  /** Records `session.created` in the session's transaction (docs/spec-gaps.md, "Events and the audit log"); absent for an operator's session. */
   event?: { log: EventLog; origin?: RequestOrigin | undefined } | undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -49,7 +49,7 @@ export const toDelivery = (r: WebhookDeliveriesTable): Delivery => ({
   created_at: Number(r.created_at),
 });
 
-/** Webhooks (CONTRACT §11): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
+/** Webhooks (docs/spec-gaps.md, "Webhooks"): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { db, engine, clock, cursors, config, jobs, events } = deps;
   const keyring = keyringFromConfig(config);

@@ -8,9 +8,9 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
 import { identity } from '../identity/service.js';
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
-import { workspaceStore } from './store.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
 /**
@@ -29,7 +29,7 @@ async function lockedActorRole(trx: Kysely<DB>, ctx: WorkspaceContext, workspace
 export function createWorkspaceService({ db, clock, cursors, events, config }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events' | 'config'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
-    const row = await workspaceStore.get(db, pathWorkspace(ctx, rawId));
+    const row = await identity.workspace(db, pathWorkspace(ctx, rawId));
     if (!row) throw notFound('workspace');
     return { ...row, role: ctx.role };
   }
@@ -39,8 +39,8 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const p = ctx.principal;
       const rows =
         p.kind === 'api_token'
-          ? [{ ...(await workspaceStore.get(db, p.workspaceId))!, role: null }]
-          : await workspaceStore.forUser(db, p.userId);
+          ? [{ ...(await identity.workspace(db, p.workspaceId))!, role: null }]
+          : await identity.workspacesOf(db, p.userId);
       return { data: rows, has_more: false, next_cursor: null };
     },
 
@@ -130,8 +130,8 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const now = nowSeconds(clock);
       // The etag is compared inside the UPDATE itself: of concurrent writers exactly one wins.
       await writeTransaction(db, ctx, async (trx) => {
-        if (!(await workspaceStore.rename(trx, current.id, name, parseIfMatch(ifMatch), etag, now))) {
-          const latest = await workspaceStore.get(trx, current.id);
+        if (!(await identity.renameWorkspace(trx, current.id, name, parseIfMatch(ifMatch), etag, now))) {
+          const latest = await identity.workspace(trx, current.id);
           if (!latest) throw notFound('workspace');
           throw etagMismatch(latest.etag);
         }

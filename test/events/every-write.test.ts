@@ -9,11 +9,13 @@ import { issueSetupCode } from '../../src/accounts/setup-code.js';
 import type { EventsTable } from '../../src/db/tables.js';
 import type { KyselyPlugin } from 'kysely';
 import { randomUUID } from 'node:crypto';
+import { startProvider } from '../helpers/oidc-provider.js';
 
 /**
- * CONTRACT §11, derived from the OpenAPI document: every write operation that names an event
- * (`x-event-type`) records exactly that one event when it succeeds, and none when it fails
- * (before or inside its transaction); the writes that name none record nothing.
+ * docs/spec-gaps.md, "Events and the audit log", derived from the OpenAPI document: every write operation that names an event
+ * (`x-event-type`, from the `config.event` its route declares) records exactly that one event
+ * when it succeeds, and none when it fails (before or inside its transaction); the writes that
+ * name none (`event: null`) record nothing, and are exactly the ones listed here.
  */
 let h: TestApp;
 let s: Seed;
@@ -302,6 +304,39 @@ describe('every write operation', () => {
       succeeded.add('POST /v1/setup');
     } finally {
       await fresh.close();
+    }
+
+    // Single sign-on's callback, a read that records the session it makes, on a platform of its own
+    // with an OpenID provider.
+    const publicUrl = 'http://localhost:8080';
+    const idp = await startProvider(`${publicUrl}/v1/auth/oidc/callback`);
+    const sso = await createTestApp({ config: { publicUrl, oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, autoCreate: true } } });
+    try {
+      idp.accounts['every-write'] = { email: 'sso@idp.example', email_verified: true, name: 'Single' };
+      const callback = operationOf('GET', '/v1/auth/oidc/callback');
+      const ssoEvents = () => sso.database.db.selectFrom('events').selectAll().orderBy('id').execute();
+      const headers = { 'user-agent': 'every-write-test/1.0' };
+      const refused = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/callback?state=nope&code=nope', headers, remoteAddress: '203.0.113.9' });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.deepEqual((await ssoEvents()).map((e) => e.type), ['session.failed'], `${callback.key} failed yet recorded an event`);
+      const start = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/start', headers });
+      const cookies = [start.headers['set-cookie']].flat().map(String);
+      const binding = cookies.find((c) => c.startsWith('wsp_oidc='))!.split(';')[0]!;
+      const back = await idp.signIn(String(start.headers.location), 'every-write');
+      const before = (await ssoEvents()).length;
+      const done = await sso.app.inject({ method: 'GET', url: `${back.pathname}${back.search}`, headers: { ...headers, cookie: binding }, remoteAddress: '203.0.113.9' });
+      assert.equal(done.statusCode, 302, done.body);
+      const added = (await ssoEvents()).slice(before);
+      assert.ok(callback.event, `${callback.key} names its event`);
+      assert.deepEqual(added.map((e) => e.type), [callback.event], `${callback.key} must record exactly ${callback.event}`);
+      assert.equal(added[0]!.request_id, done.headers['x-request-id']);
+      assert.equal(added[0]!.ip, '203.0.113.9');
+      assert.equal(added[0]!.user_agent, 'every-write-test/1.0');
+      assert.equal(added[0]!.resource_type, 'session');
+      succeeded.add(callback.key);
+    } finally {
+      await sso.close();
+      await idp.close();
     }
 
     // Every write of the document was shown to succeed above, and every one naming an event to fail too.

@@ -5,7 +5,7 @@ import { PATTERN_WORDS } from '../../src/http/schemas.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
- * CONTRACT §13: validation messages name what is allowed in words or lists, never a regular
+ * docs/spec-gaps.md, "Lifecycles": validation messages name what is allowed in words or lists, never a regular
  * expression. Walks every operation of the OpenAPI document: each value its request schema
  * constrains by a pattern, an enum or a discriminator is sent wrong, on its own, and the
  * message at its path must say what is allowed without showing a regular expression.

@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { ComputeConfigsTable } from '../../db/tables.js';
+import type { ComputeConfigsTable } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';

@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { MachinesTable, MachineStatus } from '../../db/tables.js';
+import type { MachinesTable, MachineStatus } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';

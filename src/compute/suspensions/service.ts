@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
-import type { SuspensionState } from '../../db/tables.js';
+import type { SuspensionState } from '../tables.js';
 import { canonicalId } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
 import { machineStore } from '../machines/store.js';

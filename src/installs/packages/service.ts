@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { PackageVersionsTable } from '../../db/tables.js';
+import type { PackageVersionsTable } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { isUniqueViolation } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
