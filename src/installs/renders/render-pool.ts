@@ -30,10 +30,10 @@ const IDLE_THREAD_MS = 30_000;
 
 // Set by the bundlers (scripts/bundle.mjs, scripts/build-tests.mjs) to the render thread's own
 // bundle; unbundled (tsc's dist/, or tsx running src/), the thread's module sits beside this one.
-declare const WSP_RENDER_THREAD: string | undefined;
+declare const WSP_RENDER_THREAD_MODULE: string | undefined;
 
 function threadUrl(): URL {
-  if (typeof WSP_RENDER_THREAD === 'string') return new URL(WSP_RENDER_THREAD, import.meta.url);
+  if (typeof WSP_RENDER_THREAD_MODULE === 'string') return new URL(WSP_RENDER_THREAD_MODULE, import.meta.url);
   return new URL(import.meta.url.endsWith('.ts') ? './render-thread.ts' : './render-thread.js', import.meta.url);
 }
 
