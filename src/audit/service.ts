@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { userIdOf, type RequestContext, type WorkspaceContext } from '../auth/principal.js';
 import { ApiError } from '../shared/errors.js';
 import { requireRoleOfUser } from '../auth/workspace-context.js';
