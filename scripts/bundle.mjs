@@ -28,7 +28,7 @@ await build({
   // The render threads' module is a bundle of its own beside it (src/installs/renders/render-pool.ts).
   // import.meta.url is the bundle's own URL, as it was; import.meta.resolve is only reached when
   // running from the TypeScript sources (a render thread loading tsx), never from the bundle.
-  define: { WSP_RENDER_WORKER: JSON.stringify('./render-worker.mjs'), 'import.meta.url': '__wspBundleUrl', 'import.meta.resolve': 'require.resolve' },
+  define: { WSP_RENDER_THREAD_MODULE: JSON.stringify('./render-thread.mjs'), 'import.meta.url': '__wspBundleUrl', 'import.meta.resolve': 'require.resolve' },
   // Strict, as the ES modules it is made of (and as the ES module bundle it replaced ran every
   // package it holds).
   banner: { js: `"use strict"; const __wspBundleUrl = require('node:url').pathToFileURL(__filename).href;` },
@@ -38,7 +38,7 @@ await build({
 });
 await build({
   ...common,
-  entryPoints: [{ in: path.join(root, 'dist/installs/renders/render-worker.js'), out: 'render-worker' }],
+  entryPoints: [{ in: path.join(root, 'dist/installs/renders/render-thread.js'), out: 'render-thread' }],
   outExtension: { '.js': '.mjs' },
   format: 'esm',
   // Bundled CommonJS packages call require(); an ES module has none of its own.

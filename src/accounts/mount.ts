@@ -1,5 +1,5 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { nowSeconds } from '../shared/clock.js';
 import { createAccountService } from './service.js';
 import { accountRoutes } from './routes.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { DB } from '../db/tables.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { Role } from '../auth/principal.js';

@@ -58,7 +58,7 @@ declare module 'fastify' {
      */
     validate?: (request: FastifyRequest, now: number) => void;
     /**
-     * A GET of a list whose rows bump a version (src/http/list-versions.ts): the list's key for
+     * A GET of a list whose rows bump a version (src/http/list-cache.ts): the list's key for
      * this request (`<table>:<owner>`), so a conditional read is answered from that version. Its
      * page carries the version it was read at (src/db/json-rows.ts), which tags the answer.
      */
@@ -87,7 +87,7 @@ declare module 'fastify' {
     ctx: RequestContext | null;
     /** The Idempotency-Key claim this request holds (null when it replays a stored response). */
     idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
-    /** The ETag of a versioned answer being made (src/http/list-versions.ts): kept under it once sent. */
+    /** The ETag of a versioned answer being made (src/http/list-cache.ts): kept under it once sent. */
     versionTag: string | null;
     /** The version of the list `listWithCredential` names, as the credential's statement read it. */
     listRead: ListRead | null;

@@ -1,5 +1,5 @@
 import { sourceOf } from '../events/record.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { pathWorkspace, requireRole } from '../auth/workspace-context.js';

@@ -7,7 +7,7 @@ import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { startLogin } from '../oauth/device-helpers.js';
-import { buildTenant, caller, documentRoutes, leaked, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
+import { buildTenant, caller, documentRoutes, leaked, noStream, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
 
 /**
  * docs/spec-gaps.md, "Conventions"-2, STYLE ("one shared cross-tenant test run against every route"), issue 9.2:
@@ -78,6 +78,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'GET /v1/sessions': 'user',
   'GET /v1/notifications': 'user',
   'GET /v1/notifications/stream': 'user',
+  'GET /v1/me/events': 'user',
   'POST /v1/oauth/device/approve': 'user',
   'POST /v1/oauth/device/deny': 'user',
   'POST /v1/api_tokens': 'workspace',
@@ -203,7 +204,7 @@ function bodyFor(route: Route): unknown {
 }
 
 function headersFor(route: Route): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = noStream(route);
   for (const p of route.op.parameters ?? []) {
     if (p.in !== 'header' || !p.required) continue;
     if (p.name === 'if-match') headers['if-match'] = '*'; // would match any version, were the resource reachable
@@ -488,12 +489,13 @@ function ownStatus(route: Route): number {
   switch (route.key) {
     case 'DELETE /v1/sessions/current':
       return 204;
-    // The suite asks for no media type: a stream is refused rather than held open (test/notifications/stream.test.ts streams).
+    // The suite asks a stream for JSON (noStream): it is refused rather than held open.
     case 'GET /v1/notifications/stream':
       return 406;
     case 'POST /v1/workspaces':
       return 201;
     case 'GET /v1/notifications':
+    case 'GET /v1/me/events':
     case 'GET /v1/sessions':
     case 'POST /v1/oauth/device/approve':
     case 'POST /v1/oauth/device/deny':

@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { createDeps } from '../../src/deps.js';
+import { createDeps } from '../../src/service-deps.js';
 import { EventLog } from '../../src/events/record.js';
 import { DISABLE_AFTER_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { startReceiver } from './receiver.js';
@@ -20,7 +20,7 @@ import { masterKey } from '../reliability/servers.js';
 
 /**
  * Issue 48, item 13: side effects of events are wired once, for every kind of process
- * (src/deps.ts, createDeps), not by the HTTP wiring. A `webhook.disabled` event is recorded by the
+ * (src/service-deps.ts, createDeps), not by the HTTP wiring. A `webhook.disabled` event is recorded by the
  * delivery job, so by `wsp worker` too, which builds no web server: with only a worker running,
  * an endpoint fails for a day (the worker's clock is moved: test/helpers/work-moved-clock.ts) and
  * is disabled, and a second endpoint subscribed to `webhook.*` receives the `webhook.disabled`

@@ -1652,6 +1652,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own security log, newest first: sign-ins, sessions, device approvals
+         * @description The events of the signed-in person that belong to no workspace: their sign-ins (`session.created`), sign-ins that failed naming their account (`session.failed`, with the address and client that tried), sessions ended, device sign-ins approved or denied, and their address proven or released. Each with the IP address and user agent of the request. A user route: a workspace API token is 403 (7024). Kept as long as the audit log. Filters combine; a cursor belongs to the filters it was made with.
+         */
+        get: operations["listMeEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -28561,13 +28581,6 @@ export interface operations {
                  *     - `invitation.accepted`: An invitation was accepted: its user became a member.
                  *     - `api_token.created`: A workspace API token was made (its plaintext is never recorded).
                  *     - `api_token.revoked`: A workspace API token was revoked.
-                 *     - `session.created`: A user signed in (password or single sign-on).
-                 *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
-                 *     - `session.revoked`: A session was ended (signed out, or ended from another session).
-                 *     - `user.email_verified`: A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).
-                 *     - `user.email_released`: An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).
-                 *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
-                 *     - `device_authorization.denied`: A user denied a device sign-in.
                  *     - `notification.read`: A notification was marked read.
                  *     - `secret.created`: A secret was created.
                  *     - `secret.deleted`: A secret and all its versions were deleted.
@@ -28603,12 +28616,262 @@ export interface operations {
                  *     - `webhook.tested`: A test event was sent to a webhook endpoint (POST /v1/webhooks/{id}:test).
                  *     - `webhook.disabled`: A webhook endpoint was disabled after a day of failed deliveries (by the platform).
                  *     - `webhook_delivery.retried`: A delivery was sent again by hand.
+                 *
+                 *     Sign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */
                 resource_id?: string;
+                /** @description Only events at or after this time (Unix seconds) */
+                since?: number;
+                /** @description Only events before this time (Unix seconds) */
+                until?: number;
+                /** @description Items per page, 1-100; 50 when absent */
+                limit?: number;
+                /**
+                 * @description The next_cursor of a previous response
+                 * @example eyJrIjoiMDFKRDNWNVE2WSJ9
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "type": "workspace.created",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "actor": {
+                     *             "kind": "user",
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *           },
+                     *           "credential_id": "string",
+                     *           "resource": {
+                     *             "type": "string",
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *           },
+                     *           "request_id": "string",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "wsp-cli/1.0.0",
+                     *           "created_at": 1764151200,
+                     *           "data": {}
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["AuditEvent"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMeEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An event type, or `<resource>.*`. The types:
+                 *     - `session.created`: A user signed in (password or single sign-on).
+                 *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
+                 *     - `session.revoked`: A session was ended (signed out, or ended from another session).
+                 *     - `user.email_verified`: A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).
+                 *     - `user.email_released`: An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).
+                 *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
+                 *     - `device_authorization.denied`: A user denied a device sign-in.
+                 */
+                type?: "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "session.*" | "user.*" | "device_authorization.*";
                 /** @description Only events at or after this time (Unix seconds) */
                 since?: number;
                 /** @description Only events before this time (Unix seconds) */
