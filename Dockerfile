@@ -83,7 +83,7 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/package.json /src/LICENSE /src/NOTICE ./
 COPY --from=build /src/bin ./bin
-COPY --from=build /src/dist/wsp.cjs /src/dist/render-worker.mjs ./dist/
+COPY --from=build /src/dist/wsp.cjs /src/dist/render-thread.mjs ./dist/
 COPY --from=build /src/dist/console ./dist/console
 # `wsp` on the PATH; the server may keep its compiled bytecode (dist/compile-cache) in the
 # container's own layer, which only the wsp user can write.

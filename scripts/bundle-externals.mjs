@@ -1,4 +1,4 @@
-// The packages scripts/bundle.mjs leaves outside its bundles (dist/wsp.cjs, dist/render-worker.mjs):
+// The packages scripts/bundle.mjs leaves outside its bundles (dist/wsp.cjs, dist/render-thread.mjs):
 // the native SQLite and argon2 bindings, Swagger UI (it serves its page's assets from its own
 // directory), PostgreSQL's optional native driver, and tsx (reached only when running from the
 // TypeScript sources). Everything else the server runs is inside the bundle, so the container

@@ -59,7 +59,7 @@ test('the README has the container section and sends operators to the guide', ()
 
 test('the bundle loads from node_modules only the packages it leaves outside itself (what the image keeps)', () => {
   const builtins = new Set(builtinModules);
-  for (const file of ['dist/wsp.cjs', 'dist/render-worker.mjs']) {
+  for (const file of ['dist/wsp.cjs', 'dist/render-thread.mjs']) {
     const code = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
     // A require( in code, not in a string the code writes (ajv's standalone code names its runtime).
     const loaded = new Set([...code.matchAll(/(?<!['"`\w.])require\("([^"]+)"\)/g)].map((m) => m[1]!).filter((name) => !name.startsWith('node:') && !builtins.has(name.split('/')[0]!)));
