@@ -107,8 +107,13 @@ test('wsp worker alone: an endpoint failing for a day is disabled, and the webho
   assert.equal(failing.received.length, 2, 'the first attempt and its retry, a day later');
   const endpoint = await db.selectFrom('webhooks').select(['state']).where('id', '=', f.id).executeTakeFirstOrThrow();
   assert.equal(endpoint.state, 'disabled');
-  // Once: one delivery of the event to the endpoint, succeeded.
-  const made = await db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('webhook_id', '=', w.id).where('event_id', '=', body.id).execute();
+  // Once: one delivery of the event to the endpoint, succeeded. The worker records the attempt
+  // after the receiver's answer reaches it: on a loaded machine that can be after the lines above.
+  const deliveries = () => db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('webhook_id', '=', w.id).where('event_id', '=', body.id).execute();
+  const made = await waitFor('the delivery of webhook.disabled to be recorded', async () => {
+    const rows = await deliveries();
+    return rows.length > 0 && rows.every((r) => r.state !== 'pending') ? rows : null;
+  }, { timeoutMs: 30_000, detail: async () => JSON.stringify(await deliveries()) });
   assert.deepEqual(made, [{ state: 'succeeded', attempts: 1 }]);
   assert.equal(await worker.stop(), 0);
   processes.splice(processes.indexOf(worker), 1);
