@@ -1,6 +1,6 @@
 import { useContext } from 'preact/hooks';
 import { api } from './api.js';
-import { useLoad } from './ui.js';
+import { useLoad } from './hooks.js';
 import { SessionContext } from './session.js';
 
 export type Member = { user_id: string; email: string | null; name: string | null; role: string; joined_at: number };

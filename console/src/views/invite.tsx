@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Field, FormError, fieldErrors, inputProps, useAction } from '../ui.js';
+import { Field, FormError, inputProps } from '../components.js';
+import { fieldErrors } from '../format.js';
+import { useAction } from '../hooks.js';
 
 /**
  * The page an invitation link opens (`/console/invite#<secret>`): the secret stays in the

@@ -1,5 +1,6 @@
 import { api, messageOf } from '../../api.js';
-import { Badge, ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 type Session = { id: string; created_at: number; last_used_at: number; expires_at: number; issued_by: string; user_agent: string | null; ip: string | null; current: boolean };
 

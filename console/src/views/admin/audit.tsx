@@ -4,7 +4,8 @@ import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
 import { EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Loaded, PageHead, Table, Time, useLoad } from '../../ui.js';
+import { Loaded, PageHead, Table, Time } from '../../components.js';
+import { useLoad } from '../../hooks.js';
 
 type Event = { id: string; type: string; actor: { kind: string; id: string | null }; resource: { type: string; id: string }; ip?: string | null; created_at: number; data: Record<string, unknown> };
 

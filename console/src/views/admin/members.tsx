@@ -2,7 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { useMembers, type Member } from '../../members.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 const ROLES = ['owner', 'admin', 'member'] as const;
 type Invitation = { id: string; email: string; role: string; expires_at: number; created_at: number };

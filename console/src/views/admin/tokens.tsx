@@ -2,7 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { TOKEN_SCOPES } from '../../../../src/auth/scope-schemas.js';
 
 const EXPIRIES = { never: 0, '7 days': 7, '30 days': 30, '90 days': 90, '1 year': 365 } as const;

@@ -4,7 +4,9 @@ import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad, useRefreshWhile } from '../../ui.js';
+import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad, useRefreshWhile } from '../../hooks.js';
 
 type Webhook = { id: string; url: string; event_types: string[]; description: string | null; state: 'enabled' | 'disabled'; disabled_reason: string | null; etag: string; created_at: number };
 type Delivery = { id: string; event_id: string; event_type: string; state: 'pending' | 'succeeded' | 'failed'; attempts: number; next_attempt_at: number | null; last_attempt_at: number | null; last_status: number | null; last_error: string | null; created_at: number };

@@ -2,7 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 export type Catalog = {
   provider: string;

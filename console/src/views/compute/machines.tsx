@@ -3,7 +3,9 @@ import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, relative, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors, relative } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { euros, type Catalog, type Config } from './configs.js';
 
 type Machine = { id: string; hostname: string; server_type: string; location: string; status: string; ipv4: string | null; operation_id: string | null; etag: string; created_at: number; compute_config_id: string };

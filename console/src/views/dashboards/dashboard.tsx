@@ -1,6 +1,7 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
-import { ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 import type { Dashboard } from './types.js';
 import { WidgetCard, type Range } from './widgets.js';
 import { explainConflict, ifMatch } from '../../conflict.js';

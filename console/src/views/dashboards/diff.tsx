@@ -1,7 +1,8 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 import type { Content, Dashboard, Revision, Widget } from './types.js';
 
 const show = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v, null, 2));

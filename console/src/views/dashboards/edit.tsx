@@ -2,7 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, inputProps, Loaded, PageHead } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import type { Dashboard, DraftWidget, FilterDefinition, Metric, MetricWidget, Widget } from './types.js';
 
 const SPANS = [1, 2, 3, 4] as const;

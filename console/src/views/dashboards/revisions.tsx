@@ -1,6 +1,7 @@
 import { useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
-import { Badge, Loaded, PageHead, Time, useLoad, usePaged } from '../../ui.js';
+import { Badge, Loaded, PageHead, Time } from '../../components.js';
+import { useLoad, usePaged } from '../../hooks.js';
 import { nameOf, useMembers } from '../../members.js';
 import type { Revision } from './types.js';
 

@@ -1,5 +1,6 @@
 import { api, messageOf } from '../../api.js';
-import { Badge, useLoad } from '../../ui.js';
+import { Badge } from '../../components.js';
+import { useLoad } from '../../hooks.js';
 import { Chart } from './chart.js';
 import type { MetricWidget, SnippetWidget, Widget } from './types.js';
 

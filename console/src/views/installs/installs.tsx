@@ -4,7 +4,9 @@ import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { parseValues } from './packages.js';
 

@@ -2,7 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 
 type Package = { id: string; name: string; created_at: number };

@@ -2,7 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 export type Secret = { id: string; name: string; etag: string; created_at: number; updated_at: number };
 

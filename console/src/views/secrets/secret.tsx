@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import type { Secret } from './list.js';
 
 type Version = { id: string; version_number: number; state: 'enabled' | 'disabled' | 'destroyed'; etag: string; created_at: number; comment?: string; destroyed_at?: number };
