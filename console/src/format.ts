@@ -1,4 +1,8 @@
-/** What people read, from what the server answers: times relative to now, error entries by field. */
+/**
+ * What people read and pick, between them and the API's types: times relative to now, error
+ * entries by field, a chosen option as the value the API takes.
+ */
+import type { ErrorEnvelope } from '@workspace-platform/sdk';
 
 const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -18,9 +22,15 @@ export function relative(unixSeconds: number, now = Date.now() / 1000): string {
   return '';
 }
 
+/**
+ * `value` if it is one of `values`, else undefined: what a select or an address gives (a
+ * string) as the enum the API takes, checked rather than asserted.
+ */
+export const oneOf = <T extends string>(values: readonly T[], value: string | undefined): T | undefined => values.find((v) => v === value);
+
 /** The error entries' messages by the last element of their path: shown beside the field. */
 export function fieldErrors(error: unknown): Record<string, string> {
-  const entries = (error as { errors?: { message: string; path?: string[] }[] } | null)?.errors ?? [];
+  const entries = (error as Partial<ErrorEnvelope> | null)?.errors ?? [];
   const out: Record<string, string> = {};
   for (const e of entries) {
     // The API names where in the request: `body` is the form itself.

@@ -57,11 +57,14 @@ export function usePaged<T>(fetchPage: (cursor: string | undefined) => Promise<R
   return { load: first, rows, hasMore: cursor !== null, more, moreError: older?.error ?? null, reload: first.reload };
 }
 
-/** Runs a write, keeping its error for the form; answers whether it succeeded, and its error. */
+/**
+ * Runs a write, keeping its error for the form; answers whether it succeeded, its error, and
+ * what the server answered (typed as the call's answer; absent when it failed or had no body).
+ */
 export function useAction() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const run = async (write: () => Promise<{ data?: unknown; error?: unknown }>): Promise<{ ok: boolean; error: unknown; data: unknown }> => {
+  const run = async <T>(write: () => Promise<Result<T>>): Promise<{ ok: boolean; error: unknown; data: T | undefined }> => {
     setBusy(true);
     try {
       const res = await write();
