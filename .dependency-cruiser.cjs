@@ -21,6 +21,14 @@ module.exports = {
       to: { path: ['^src/.+/store\\.ts$', '^src/.+-store\\.ts$'], pathNot: '^src/$1/' },
     },
     {
+      name: 'no-foreign-tables',
+      comment:
+        "An area's row types (src/<area>/tables.ts) are its stores' business: another area gets what the owner's functions answer, never its rows' types. src/db/tables.ts (DB and the machinery's tables) is everyone's.",
+      severity: 'error',
+      from: { path: '^src/([^/]+)' },
+      to: { path: '^src/.+/tables\\.ts$', pathNot: ['^src/$1/', '^src/db/tables\\.ts$'] },
+    },
+    {
       name: 'machinery-imports-no-area',
       comment:
         'Shared machinery (shared, db, http, auth, jobs, git, events) imports no area and not the composition root: it receives what it needs (credential lookups, job handlers, settings) from the composition root.',

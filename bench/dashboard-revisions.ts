@@ -25,7 +25,7 @@ import { createAdminService } from '../src/admin/service.js';
 import { systemClock } from '../src/shared/clock.js';
 import { CursorCodec } from '../src/shared/cursor.js';
 import { newId } from '../src/shared/ids.js';
-import type { DashboardRevisionsTable } from '../src/db/tables.js';
+import type { DashboardRevisionsTable } from '../src/dashboards/tables.js';
 import type { App } from '../src/http/fastify-types.js';
 import { widget } from './lib/fixtures.js';
 

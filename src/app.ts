@@ -1,4 +1,3 @@
-import { assignOperationIds } from './http/operation-ids.js';
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyReply, type FastifyServerOptions } from 'fastify';
@@ -26,7 +25,8 @@ import { conditionalGets } from './http/conditional-get.js';
 import { listVersions } from './http/list-versions.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { checkTokenScopes } from './http/token-scopes.js';
-import { documentRouteEvents } from './events/route-events.js';
+import { checkRouteEvents } from './http/route-events.js';
+import { checkOperationIds } from './http/operation-ids.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
 import { createDeps } from './deps.js';
@@ -127,14 +127,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.decorate('schemaCompilation', compilation);
   // Every route takes exactly what it declares: no body and no query parameters unless it says so.
   closeUndeclaredParts(app);
-  // ... and documents every error status the pipeline can answer on it.
+  // Its policy is declared with it, and start-up stops at a route that lacks a part: what it
+  // answers (the pipeline's own statuses added by one rule), the scope an API token needs, the
+  // event a write records, the name generators give it. Their order is the order of the notes
+  // in its description.
   documentPipelineErrors(app);
-  // ... and declares the scope an API token needs for it (start-up stops at one that does not).
   checkTokenScopes(app);
-  documentRouteEvents(app);
-  // ... and the name generators give it.
-  assignOperationIds(app);
-  // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
+  checkRouteEvents(app);
+  checkOperationIds(app);
+  // Bodies are JSON (docs/spec-gaps.md, "Conventions"): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');
   installJsonParser(app);
@@ -145,7 +146,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const authenticate = createAuthenticator({ clock, verifyJwt, lookups: deps.credentials });
 
   await app.register(swagger, openApiOptions(config.publicUrl));
-  // The reference page and its assets are public (CONTRACT §8), like the document itself.
+  // The reference page and its assets are public (docs/spec-gaps.md, "Conventions"), like the document itself.
   installReferencePage(app, () => app.swagger());
 
   installNotFound(app);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, OidcLoginsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { OidcLoginsTable } from './tables.js';
 
 export const oidcLoginStore = {
   insert: (db: Kysely<DB>, row: OidcLoginsTable) => db.insertInto('oidc_logins').values(row).execute(),

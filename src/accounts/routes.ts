@@ -15,7 +15,7 @@ const OIDC_COOKIE_PATH = '/v1/auth/oidc';
 import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
-/** Inviting and revoking are an owner's or admin's (CONTRACT §9). */
+/** Inviting and revoking are an owner's or admin's (docs/spec-gaps.md, "Accounts and sign-in"). */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin invites people and revokes invitations; a token has no role (7023)' } } as const;
 
 export interface AccountRouteOptions {
@@ -35,8 +35,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/sessions',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', event: 'session.created' },
       schema: {
+        operationId: 'createSession',
         tags: ['sessions'],
         summary: 'Sign in with an email and a password',
         description:
@@ -57,8 +58,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.get(
     '/auth/providers',
     {
-      config: { auth: 'none', database: false },
+      config: { auth: 'none', database: false, operationIdWhy: 'one answer naming every sign-in method that is on' },
       schema: {
+        operationId: 'getAuthProviders',
         tags: ['sessions'],
         summary: 'Which sign-in methods are on',
         description: 'Whether passwords and single sign-on are on, and where a browser starts single sign-on, so that a sign-in page shows only what works. Needs no credential.',
@@ -77,8 +79,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.get(
     '/auth/oidc/start',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', operationIdWhy: "a step of the browser's single sign-on, not a resource" },
       schema: {
+        operationId: 'startOidcSignIn',
         tags: ['sessions'],
         summary: 'Single sign-on: send the browser to the OpenID provider',
         description: `A redirect (302) to the provider's authorization endpoint (the code flow with PKCE, a state and a nonce), with the cookie \`${OIDC_BINDING_COOKIE}\` (HttpOnly, SameSite=Lax, Path=${OIDC_COOKIE_PATH}, ${LOGIN_SECONDS / 60} minutes) that binds the login to this browser: the callback refuses a browser without it (login CSRF, RFC 9700 §4.7). \`return_to\` is a path of this server the browser comes back to (else \`/console/\`). More than ${MAX_OIDC_STARTS_PER_IP} starts from one client address in ${OIDC_START_WINDOW_SECONDS / 60} minutes: 429 (7060) with Retry-After. 404 when single sign-on is off; 503 (7053) when the provider cannot be reached.`,
@@ -97,8 +100,11 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.get(
     '/auth/oidc/callback',
     {
-      config: { auth: 'none' },
+      // A browser signing in whose account proves its address here, or takes it from an account
+      // that never proved it, records that too (user.email_verified, user.email_released).
+      config: { auth: 'none', event: 'session.created', operationIdWhy: "a step of the browser's single sign-on, not a resource" },
       schema: {
+        operationId: 'finishOidcSignIn',
         tags: ['sessions'],
         summary: 'Single sign-on: where the OpenID provider sends the browser back',
         description:
@@ -122,8 +128,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/workspaces/:id/invitations',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'invitation.created' },
       schema: {
+        operationId: 'createWorkspaceInvitation',
         tags: ['workspaces'],
         summary: 'Invite someone by email (owner or admin)',
         description: 'The `url` carries the invitation\'s secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).',
@@ -142,6 +149,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       // Users need the role (the service checks it); tokens the scope, as for the members list.
       config: { scope: 'workspace', tokenScope: 'members:read' },
       schema: {
+        operationId: 'listWorkspaceInvitations',
         tags: ['workspaces'],
         summary: "The workspace's pending invitations, newest first (owner or admin; API tokens with members:read)",
         description: 'Not yet accepted, revoked or expired. Never shows an invitation\'s secret.',
@@ -157,8 +165,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.delete(
     '/workspaces/:id/invitations/:inv',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'invitation.revoked' },
       schema: {
+        operationId: 'deleteWorkspaceInvitation',
         tags: ['workspaces'],
         summary: 'Revoke a pending invitation (owner or admin)',
         description: 'Its link answers 410 from then on. One that was used, revoked or never existed: 404.',
@@ -176,8 +185,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/invitations::accept',
     {
-      config: { auth: 'optional', tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'accepting makes a user a member; a token has no user (7024)' } },
+      config: { auth: 'optional', tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'accepting makes a user a member; a token has no user (7024)' }, event: 'invitation.accepted' },
       schema: {
+        operationId: 'acceptInvitation',
         tags: ['workspaces'],
         summary: 'Accept an invitation',
         description:
@@ -198,8 +208,9 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/setup',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', event: 'workspace.set_up', operationIdWhy: 'the first run, done once: nothing named setup is made' },
       schema: {
+        operationId: 'setUp',
         tags: ['sessions'],
         summary: 'First run: make the first owner and workspace with the setup code',
         description:

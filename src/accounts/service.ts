@@ -3,11 +3,11 @@ import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
 import type { DB } from '../db/tables.js';
 import type { RequestOrigin } from '../events/record.js';
-import type { Role } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import type { Principal, WorkspaceContext } from '../auth/principal.js';
 import { pathWorkspace, requireRoleOfUser } from '../auth/workspace-context.js';
 import { hashToken } from '../auth/credentials.js';
-import { inTransaction, isUniqueViolation } from '../db/database.js';
+import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound, validationError } from '../shared/errors.js';
@@ -19,8 +19,9 @@ import { hashPassword, passwordMatches } from './passwords.js';
 import { createSignInLimits } from './sign-in-limits.js';
 import { invitationStore } from './store.js';
 import type { AcceptInvitationBody, SetupBody, SignInBody } from './schemas.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
-/** CONTRACT §9: an invitation is good for seven days. */
+/** docs/spec-gaps.md, "Accounts and sign-in": an invitation is good for seven days. */
 export const INVITATION_SECONDS = 7 * 24 * 3600;
 
 /** Who a request comes from, for the session it may make. */
@@ -30,12 +31,12 @@ export interface Client {
   requestId?: string | undefined;
 }
 
-/** A client as its events record it (CONTRACT §11). */
+/** A client as its events record it (docs/spec-gaps.md, "Events and the audit log"). */
 export const originOfClient = (c: Client): RequestOrigin => ({ requestId: c.requestId ?? '', ip: c.ip, userAgent: c.userAgent?.slice(0, 512) ?? null });
 
 export type AccountDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'cursors' | 'events'>;
 
-/** Only an owner grants or takes away the owner role (CONTRACT §9). */
+/** Only an owner grants or takes away the owner role (docs/spec-gaps.md, "Accounts and sign-in"). */
 export function requireOwnerFor(ctx: WorkspaceContext, ...roles: (Role | null | undefined)[]): void {
   if (roles.includes('owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
 }
@@ -98,7 +99,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
         accepted_by: null,
         revoked_at: null,
       };
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         // Judged again on the caller's role as it is now, under the workspace's lock: an owner
         // demoted since the request began invites no owner.
         if (body.role === 'owner' && ctx.principal.kind !== 'api_token') {
@@ -122,7 +123,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
     async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
       pathWorkspace(ctx, rawWorkspaceId);
       const id = canonicalId('inv', rawId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (!(await invitationStore.revoke(trx, ctx.workspaceId, id, nowSeconds(clock)))) throw notFound('invitation');
         await events.record(trx, ctx, 'invitation.revoked', id);
       });
@@ -175,7 +176,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
     },
 
     /**
-     * The first run without an operator (CONTRACT §9): while there is no user, the setup code
+     * The first run without an operator (docs/spec-gaps.md, "Accounts and sign-in"): while there is no user, the setup code
      * printed at start makes the first owner, a workspace and a cookie session; afterwards 410.
      */
     async setup(body: SetupBody, client: Client, codeHash: string | null) {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, InvitationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { InvitationsTable } from './tables.js';
 
 const LISTED = ['id', 'email', 'role', 'expires_at', 'created_at', 'created_by'] as const;
 

@@ -1,8 +1,12 @@
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/tables.js';
+import type { WriteClaim } from '../db/write-transaction.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { TokenScope } from './scopes.js';
-import type { Role } from '../db/tables.js';
+
+/**
+ * A user's role in a workspace (the memberships of src/identity/tables.ts store it): what the
+ * authorization of a workspace route checks, so the machinery names it here.
+ */
+export type Role = 'owner' | 'admin' | 'member';
 
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =
@@ -14,7 +18,7 @@ export type Principal =
       cookie?: { csrfToken: string | null; expiresAt: number };
     }
   | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
-  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (CONTRACT §12). */ scopes: readonly TokenScope[] | null };
+  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (docs/spec-gaps.md, "Token scopes"). */ scopes: readonly TokenScope[] | null };
 
 /** The one request context every service function receives. */
 export interface RequestContext {
@@ -28,11 +32,11 @@ export interface RequestContext {
   /** The request's id, address and user agent, recorded with its events (absent outside a request). */
   origin?: RequestOrigin;
   /**
-   * Run in the transaction of each write the request makes, with its event (src/events/record.ts):
-   * the Idempotency-Key's claim is marked there, so that a write which committed is known to have
-   * even when its answer is lost (src/http/idempotency.ts).
+   * The request's Idempotency-Key claim, when its write made one: the write's transaction marks
+   * it (`writeTransaction`, src/db/write-transaction.ts), so that a write which committed is known
+   * to have even when its answer is lost (src/http/idempotency.ts).
    */
-  inWrite?: (trx: Kysely<DB>) => Promise<void>;
+  claim?: WriteClaim;
 }
 
 /** A context whose workspace is known: what workspace-scoped services take. */

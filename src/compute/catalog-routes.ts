@@ -10,6 +10,7 @@ export function catalogRoutes(app: App, catalog: CatalogSource): void {
     {
       config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
+        operationId: 'getComputeCatalog',
         tags: ['compute'],
         summary: 'What the compute provider offers: regions, images and server types with their prices',
         description: `The values a compute config (\`region\`, \`image\`, \`machine_type_filter\`) and a machine (\`server_type\`) may name. Read from the provider and kept for ${CATALOG_TTL_SECONDS} s. 503 with Retry-After when the provider cannot answer.`,

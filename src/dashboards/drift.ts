@@ -1,4 +1,4 @@
-import type { SnippetsTable } from '../db/tables.js';
+import type { SnippetsTable } from './tables.js';
 import { canonicalId } from '../shared/ids.js';
 import type { SnippetEtagDrift } from './schemas/revision.js';
 import type { SnippetWidget, Widget } from './schemas/widgets.js';

@@ -1,4 +1,4 @@
-import type { DashboardRevisionsTable } from '../db/tables.js';
+import type { DashboardRevisionsTable } from './tables.js';
 import type { ContentColumns, DashboardView } from './store.js';
 import type { DashboardContent } from './schemas/content.js';
 import type { Dashboard } from './schemas/dashboard.js';

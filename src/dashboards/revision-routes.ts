@@ -15,6 +15,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read', versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id) },
       schema: {
+        operationId: 'listDashboardRevisions',
         tags,
         summary: "A dashboard's immutable revisions, newest first",
         description: '`snippet_etag_drift` is computed when read: one item per snippet widget whose snippet now has another etag or is not active.',
@@ -32,6 +33,7 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'getDashboardRevision',
         tags,
         summary: 'One revision of a dashboard',
         headers: requestHeaders(),
@@ -45,8 +47,9 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.post(
     '/dashboards/:id/revisions/:revision_id(^[^:]+)::restore',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'dashboard.restored' },
       schema: {
+        operationId: 'restoreDashboardRevision',
         tags,
         summary: "Restore a revision's content as a new revision (If-Match: the dashboard's etag)",
         description:

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { DashboardRevisionsTable, DB } from '../db/tables.js';
+import type { DashboardRevisionsTable } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { canonicalId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, ErrorCodes, notFound } from '../shared/errors.js';
@@ -16,6 +17,7 @@ import { dashboardStore, type DashboardView } from './store.js';
 import type { Dashboard } from './schemas/dashboard.js';
 import type { DashboardRevision } from './schemas/revision.js';
 import type { Widget } from './schemas/widgets.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 const pinnedIds = (widgets: readonly Widget[]) => [...new Set(widgets.filter(isSnippetWidget).map(snippetKey))];
 const byId = (rows: SnippetNow[]) => new Map(rows.map((s) => [s.id, s]));
@@ -29,7 +31,7 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
   }
 
   /**
-   * Writes to the dashboard under its lock. Checks in the order of CONTRACT §1: the dashboard
+   * Writes to the dashboard under its lock. Checks in the order of docs/spec-gaps.md, "Conventions": the dashboard
    * and whatever `find` looks up (404), then If-Match, then the rules of `change` (409).
    */
   async function write<T>(
@@ -39,7 +41,7 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
     find: (trx: Kysely<DB>, head: DashboardView) => Promise<T>,
     change: (trx: Kysely<DB>, head: DashboardView, found: T) => Promise<DashboardView>,
   ): Promise<Dashboard> {
-    const head = await db.transaction().execute(async (trx) => {
+    const head = await writeTransaction(db, ctx, async (trx) => {
       const head = await dashboardStore.lock(trx, ctx.workspaceId, canonicalId('dash', rawId));
       if (!head) throw notFound('dashboard');
       const found = await find(trx, head);

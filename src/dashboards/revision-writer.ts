@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DashboardRevisionsTable, DB, RevisionSource } from '../db/tables.js';
+import type { DashboardRevisionsTable, RevisionSource } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { newId } from '../shared/ids.js';
 import { newEtag } from '../shared/etag.js';
 import { contentColumns, toContent } from './representation.js';

@@ -17,8 +17,9 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.post(
     '/dashboards',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'dashboard.created' },
       schema: {
+        operationId: 'createDashboard',
         tags,
         summary: 'Create a dashboard and its first revision',
         description: `The first revision has \`source: manual\`, no parent and \`structural_diff: null\`. ${WIDGET_RULES}`,
@@ -38,6 +39,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'listDashboards',
         tags,
         summary: "The workspace's dashboards, newest first",
         headers: requestHeaders(),
@@ -53,6 +55,7 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'getDashboard',
         tags,
         summary: 'A dashboard: the content of its current revision',
         headers: requestHeaders(),
@@ -70,8 +73,9 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.patch(
     '/dashboards/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'dashboard.updated' },
       schema: {
+        operationId: 'updateDashboard',
         tags,
         summary: 'Change a dashboard (If-Match): a new revision with its structural diff',
         description: `Each field given replaces that field; \`summary\` describes the new revision (\`source: manual\`). A PATCH that changes nothing makes no revision and keeps the etag. ${WIDGET_RULES}`,
@@ -91,8 +95,9 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.delete(
     '/dashboards/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'dashboard.deleted' },
       schema: {
+        operationId: 'deleteDashboard',
         tags,
         summary: 'Delete a dashboard and its revisions (If-Match)',
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
@@ -109,8 +114,9 @@ export function dashboardRoutes(app: App, dashboards: DashboardService, revision
   app.post(
     '/dashboards/:id(^[^:]+)::reset',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'dashboard.reset' },
       schema: {
+        operationId: 'resetDashboard',
         tags,
         summary: 'Reset a workspace_overview dashboard to the built-in default layout (If-Match)',
         description:

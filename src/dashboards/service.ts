@@ -13,6 +13,7 @@ import { dashboardStore } from './store.js';
 import type { DashboardContent } from './schemas/content.js';
 import type { CreateDashboardBody, Dashboard, UpdateDashboardBody } from './schemas/dashboard.js';
 import type { Widget, WidgetInput } from './schemas/widgets.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 const BODY = ['body'];
 
@@ -40,7 +41,7 @@ export function createDashboardService({ db, clock, cursors, events }: Pick<Serv
       const dashboard = { id: newId('dash'), workspace_id: ctx.workspaceId };
       const first = revisionRow(dashboard, null, content, { source: 'manual', author_id: ctx.actorId, summary: null, restored_from_revision_id: null, created_at: now });
       const head = { ...dashboard, current_revision_id: first.id, etag: newEtag(), created_at: now, updated_at: now };
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         await dashboardStore.insert(trx, head, first);
         await events.record(trx, ctx, 'dashboard.created', head.id, { name: content.name, revision_id: first.id });
       });
@@ -71,7 +72,7 @@ export function createDashboardService({ db, clock, cursors, events }: Pick<Serv
      */
     async update(ctx: WorkspaceContext, rawId: string, body: UpdateDashboardBody, ifMatch: string): Promise<Dashboard> {
       const id = canonicalId('dash', rawId);
-      const head = await db.transaction().execute(async (trx) => {
+      const head = await writeTransaction(db, ctx, async (trx) => {
         const head = await dashboardStore.lock(trx, ctx.workspaceId, id);
         if (!head) throw notFound('dashboard');
         const parent = toContent(head);
@@ -103,7 +104,7 @@ export function createDashboardService({ db, clock, cursors, events }: Pick<Serv
     /** The dashboard and, with it, all its revisions (the only way a revision is ever deleted). */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const id = canonicalId('dash', rawId);
-      const deleted = await db.transaction().execute(async (trx) => {
+      const deleted = await writeTransaction(db, ctx, async (trx) => {
         if (!(await dashboardStore.deleteIf(trx, ctx.workspaceId, id, parseIfMatch(ifMatch)))) return false;
         await events.record(trx, ctx, 'dashboard.deleted', id);
         return true;

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { DashboardRevisionsTable, DashboardsTable, DB } from '../db/tables.js';
+import type { DashboardRevisionsTable, DashboardsTable } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { ifEtag } from '../db/database.js';
 
 /** The content columns a dashboard shows from its current revision. */

@@ -9,6 +9,12 @@ export const settingsStore = {
     return row.value;
   },
 
+  /** Sets `key` unless it is set already: false when it was (first-run flags, claimed once). */
+  claim: async (db: Kysely<DB>, key: string, value: string): Promise<boolean> => {
+    const res = await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  },
+
   get: async (db: Kysely<DB>, key: string): Promise<string | null> => (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null,
 
   set: (db: Kysely<DB>, key: string, value: string) =>

@@ -1,8 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB } from './tables.js';
+import type { DB, WindowCounterTable } from './tables.js';
 
-/** Tables of fixed-window failure counters: `{key, window_start, failures}`. */
-export type WindowTable = 'device_guess_limits' | 'sign_in_limits' | 'request_limits';
+/**
+ * Tables of fixed-window failure counters: `{key, window_start, failures}`. Found by their rows'
+ * shape rather than listed: the areas' own (sign-in limits, device code guesses) join `DB` from
+ * their table files, which the machinery does not name.
+ */
+export type WindowTable = { [T in keyof DB]: DB[T] extends WindowCounterTable ? T : never }[keyof DB];
 
 /**
  * Counts one attempt against `key` in a fixed window of `windowSeconds` and answers the count so
@@ -10,7 +14,7 @@ export type WindowTable = 'device_guess_limits' | 'sign_in_limits' | 'request_li
  * Counted in the database, so every server instance shares the count.
  */
 export async function countAttempt(db: Kysely<DB>, table: WindowTable, key: string, now: number, windowSeconds: number): Promise<{ failures: number; window_start: number }> {
-  const t = table as 'sign_in_limits';
+  const t = table as 'request_limits';
   const windowOver = sql<boolean>`${sql.ref(`${t}.window_start`)} <= ${now - windowSeconds}`;
   const row = await db
     .insertInto(t)
@@ -28,12 +32,12 @@ export async function countAttempt(db: Kysely<DB>, table: WindowTable, key: stri
 
 /** An attempt that turned out not to be a failure does not count. */
 export async function giveBackAttempt(db: Kysely<DB>, table: WindowTable, key: string): Promise<void> {
-  const t = table as 'sign_in_limits';
+  const t = table as 'request_limits';
   await db.updateTable(t).set({ failures: sql<number>`failures - 1` }).where('key', '=', key).where('failures', '>', 0).execute();
 }
 
 /** Windows that ended before `before`: nothing counts in them any more. */
 export async function purgeWindows(db: Kysely<DB>, table: WindowTable, before: number): Promise<number> {
-  const t = table as 'sign_in_limits';
+  const t = table as 'request_limits';
   return Number((await db.deleteFrom(t).where('window_start', '<', before).executeTakeFirst()).numDeletedRows);
 }

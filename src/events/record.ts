@@ -84,7 +84,6 @@ export class EventLog {
       data: JSON.stringify(data),
     };
     await insertEvent(trx, row);
-    if ('principal' in by && by.inWrite) await by.inWrite(trx);
     // A user's own events (no workspace) reach no workspace's webhooks.
     if (row.workspace_id !== null) for (const s of this.subscribers.values()) await s(trx, row);
     return row;

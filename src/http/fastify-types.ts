@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Role } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { ListAlongside, ListRead } from '../auth/authenticator.js';
 import type { Scope } from '../auth/workspace-context.js';
@@ -8,6 +8,7 @@ import type { NoTokenScope, TokenScope } from '../auth/scopes.js';
 import type { IdempotencyClaim } from './idempotency.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { LazyCompilation } from './lazy-compilation.js';
+import type { EventType } from '../events/event-type-schemas.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,16 +19,32 @@ declare module 'fastify' {
     auth?: 'none' | 'optional';
     /** false for an unauthenticated route that never reads the database (no 503 7054 documented on it). */
     database?: false;
-    /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
+    /** Workspace resolution of docs/spec-gaps.md, "Credentials and tokens"; absent means no context is resolved. */
     scope?: Scope;
     /**
-     * The scope an API token needs (CONTRACT §12), or null with `tokenScopeWhy`. Every route a
+     * The scope an API token needs (docs/spec-gaps.md, "Token scopes"), or null with `tokenScopeWhy`. Every route a
      * workspace API token can reach (any `scope` but 'user', and an `auth: 'optional'` one)
      * declares it here: start-up refuses one that does not (src/http/token-scopes.ts).
      */
     tokenScope?: TokenScope | null;
     /** Why a route with `tokenScope: null` needs none: tokens are refused anyway, or open to any token (and why that is harmless). */
     tokenScopeWhy?: NoTokenScope;
+    /**
+     * The event the route records when it succeeds (docs/spec-gaps.md, "Events and the audit log"), or null with `eventWhy`. Every
+     * write (POST, PUT, PATCH, DELETE) declares it, and so does a read that records one (a secret's
+     * `:access`): start-up refuses a write that declares neither (src/http/route-events.ts), and
+     * the document shows it (`x-event-type`). A page outside the document whose one form does
+     * several things (`POST /device`) names every event it may record.
+     */
+    event?: EventType | readonly EventType[] | null;
+    /** Why a write with `event: null` records nothing (it only reads, or nobody is signed in yet). */
+    eventWhy?: string;
+    /**
+     * Why the route's `schema.operationId` (the name generators give its method) is not the one the
+     * naming rule makes from its method and path (src/http/operation-ids.ts): a probe, a protocol
+     * step, a resource the path does not name.
+     */
+    operationIdWhy?: string;
     /** Roles allowed to call the route (token management: owner, admin). */
     roles?: readonly Role[];
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
@@ -37,7 +54,7 @@ declare module 'fastify' {
     /**
      * Well-formedness a schema cannot express because it needs the clock (a time in the future):
      * run by the pipeline after schema validation and before Service-Context and role, so its
-     * 422 comes before any 403 (CONTRACT §1). Throws an ApiError; `now` is the injected clock's.
+     * 422 comes before any 403 (docs/spec-gaps.md, "Conventions"). Throws an ApiError; `now` is the injected clock's.
      */
     validate?: (request: FastifyRequest, now: number) => void;
     /**

@@ -5,24 +5,21 @@ import { hmacSha256 } from '../shared/crypto.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { parseIfMatch } from '../shared/etag.js';
+import type { WriteClaim } from '../db/write-transaction.js';
 
-/** Results are kept this long, as CONTRACT §1 says. */
+/** Results are kept this long, as docs/spec-gaps.md, "Conventions" says. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** A claim not completed by then is taken to be abandoned (its server died). */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;
 
 
-export interface IdempotencyScope {
-  workspaceId: string;
-  principalId: string;
-  key: string;
-}
+export type IdempotencyScope = WriteClaim['scope'];
 
-/** A claim held by one request: its scope and the random token only it knows. */
-export interface IdempotencyClaim {
-  scope: IdempotencyScope;
-  token: string;
-}
+/**
+ * A claim held by one request: its scope and the random token only it knows. Its write's
+ * transaction marks it committed (`writeTransaction`, src/db/write-transaction.ts).
+ */
+export type IdempotencyClaim = WriteClaim;
 
 export type ClaimOutcome =
   | { kind: 'claimed'; token: string }
@@ -106,17 +103,6 @@ export async function claimKey(db: Kysely<DB>, clock: Clock, scope: IdempotencyS
     if (Number(taken.numUpdatedRows) > 0) return { kind: 'claimed', token };
   }
   return { kind: 'in_flight' };
-}
-
-/**
- * Marks, inside the transaction of the request's write, that the claim's write took effect: the
- * claim is then never released nor taken over, so a retry cannot make the write again even when
- * the answer to the COMMIT (and so the request's own answer) is lost to a failure of the database
- * or the network between them. The states: `running` (claimed), `committed` (its write took
- * effect), `done` (its answer is kept for replay), `lost` (it took effect; its answer never came).
- */
-export async function markCommitted(trx: Kysely<DB>, claim: IdempotencyClaim): Promise<void> {
-  await where(claim.scope)(trx.updateTable('idempotency_keys')).set({ state: 'committed' }).where('state', '=', 'running').where('claim_token', '=', claim.token).execute();
 }
 
 /** Stores the final response, if `claim` still holds the key (false when it was taken over). */

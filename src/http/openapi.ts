@@ -55,17 +55,26 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
 }
 
 /**
- * Adds to every route's responses the error statuses the pipeline can answer on it
- * (`pipelineStatuses`), so the OpenAPI document lists every status a client can meet. A
- * status the route documents itself keeps its own description. Left alone: routes with an
- * error handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden
- * from the document, and the reference page's assets.
+ * What a route answers is declared where the route is: its schema's `response` holds its success
+ * and the errors of its own (`...errorResponses(404, 409)`); a route of the document that
+ * declares no success stops start-up. The statuses the pipeline can answer on every route of a
+ * kind (`pipelineStatuses`, from the route's method and its declared `auth`, `scope` and
+ * `database`) are this one rule's, added here so the OpenAPI document lists every status a
+ * client can meet (docs/decisions.md, "Route policy is declared with the route"); a status the
+ * route documents itself keeps its own description. The rule leaves alone routes with an error
+ * handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden from the
+ * document, and the reference page's assets.
  */
 export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
-    if (route.errorHandler || route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    if (route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) };
+    const declared = route.schema?.response as Record<string, unknown> | undefined;
+    if (!declared || !Object.keys(declared).some((status) => /^[23]/.test(status))) {
+      throw new Error(`${methods.join(',')} ${route.url} declares no response: its schema needs \`response: { 200: <what it answers>, ...errorResponses(<its own error statuses>) }\``);
+    }
+    if (route.errorHandler) return;
+    const response = { ...declared };
     for (const [status, description] of pipelineStatuses(methods, route.config)) {
       if (!(String(status) in response)) response[status] = envelopeRef(description);
     }
@@ -88,7 +97,7 @@ const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
   .join('\n');
 
-/** What every operation shares about API token scopes and the general rate limit (CONTRACT §12). */
+/** What every operation shares about API token scopes and the general rate limit (docs/spec-gaps.md, "Token scopes"). */
 const ACCESS_NOTES = [
   `**Token scopes.** A workspace API token made with \`scopes\` may call only the operations whose \`x-required-scope\` it holds (${TOKEN_SCOPES.map((x) => `\`${x}\``).join(', ')}); a \`:write\` scope implies the \`:read\` of its area, \`secrets:access\` is never implied; otherwise 403 with code 7025 and \`metadata.required_scope\`. An operation a token can reach without a scope says so with \`x-required-scope: null\` and \`x-token-scope-why\`: \`tokens: "refused"\` (it needs a user's role or a user, so no token may call it) or \`tokens: "open"\` (any token of the workspace may, and \`why\` says why that is harmless). A token made without \`scopes\` holds them all; sessions and JWTs act by their user's role.`,
   '**Rate limit.** When the server sets `WSP_RATE_LIMIT_PER_MINUTE`, requests are counted per credential and per workspace across every server instance, and every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); past the limit, 429 (7007) with `Retry-After`.',

@@ -1,45 +1,41 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Every operation's `operationId` (what generators name methods after), derived from its method
- * and path by one rule unless the route names its own: the verb (`list` for a GET answering
- * `{data: [...]}`, `get`, `create`, `update`, `replace`, `delete`, or a custom method's own
- * verb), then the path's words, singular but for the last of a list:
+ * Holds every operation of the document to the `operationId` its schema declares (what generated
+ * clients name it by, the SDK's `operations[...]` among them): present, unique, camelCase, and
+ * the one a single rule makes from its method and path unless the route says why not
+ * (`config.operationIdWhy`: a probe, a protocol step, a resource its path does not name). A route
+ * that declares none stops start-up, naming the id the rule would give it; nothing is filled in
+ * here, so a reader of a routes.ts sees the name a client calls. The rule: the verb (`list` for
+ * a GET answering `{data: [...]}`, `get`, `create`, `update`, `replace`, `delete`, or a custom
+ * method's own verb), then the path's words, singular but for the last of a list:
  * `GET /v1/dashboards/{id}/revisions` -> `listDashboardRevisions`,
  * `POST /v1/dashboards/{id}/revisions/{revision_id}:restore` -> `restoreDashboardRevision`.
- * A test checks they are unique.
  */
-/** Where the rule's name reads worse than a chosen one (not a list, not a resource, a protocol step). */
-const CHOSEN: Record<string, string> = {
-  'GET /healthz': 'checkLiveness',
-  'GET /readyz': 'checkReadiness',
-  'GET /metrics': 'getPrometheusMetrics',
-  'GET /.well-known/oauth-authorization-server': 'getAuthorizationServerMetadata',
-  'GET /v1/workspaces/{id}/quotas': 'getWorkspaceQuotas',
-  'DELETE /v1/sessions/current': 'deleteCurrentSession',
-  'GET /v1/auth/providers': 'getAuthProviders',
-  'GET /v1/auth/oidc/start': 'startOidcSignIn',
-  'GET /v1/auth/oidc/callback': 'finishOidcSignIn',
-  'POST /v1/setup': 'setUp',
-  'GET /v1/notifications/stream': 'streamNotifications',
-  'PATCH /v1/notifications/{id}/read': 'readNotification',
-  'GET /v1/compute/suspensions': 'listComputeSuspensions',
-  'GET /v1/renders/{id}/files': 'getRenderFiles',
-  'GET /v1/installs/{id}/repository.git/info/refs': 'gitInfoRefs',
-  'POST /v1/installs/{id}/repository.git/git-upload-pack': 'gitUploadPack',
-  'POST /v1/oauth/device_authorization': 'createDeviceAuthorization',
-  'POST /v1/oauth/device/approve': 'approveDeviceAuthorization',
-  'POST /v1/oauth/device/deny': 'denyDeviceAuthorization',
-};
-
-export function assignOperationIds(app: FastifyInstance<any, any, any, any, any>): void {
+export function checkOperationIds(app: FastifyInstance<any, any, any, any, any>): void {
+  const taken = new Map<string, string>();
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as (Record<string, unknown> & { hide?: boolean; operationId?: string; response?: Record<string, unknown> }) | undefined;
-    if (!schema || schema.hide || schema.operationId || route.url === '/docs' || route.url.startsWith('/docs/')) return;
-    const method = (Array.isArray(route.method) ? route.method[0] : route.method) as string;
-    if (method === 'HEAD') return;
+    const schema = route.schema as (Record<string, unknown> & { hide?: boolean; operationId?: unknown; response?: Record<string, unknown> }) | undefined;
+    if (!schema || schema.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
+    const methods = ((Array.isArray(route.method) ? route.method : [route.method]) as string[]).filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
+    // Fastify's HEAD twin of a GET is not an operation of the document.
+    if (methods.length === 0) return;
+    const where = `${methods.join(',')} ${route.url}`;
+    if (methods.length > 1) throw new Error(`${where} is several operations of the document under one operationId: declare one route per method`);
     const path = documentPath(route.url);
-    route.schema = { ...schema, operationId: CHOSEN[`${method} ${path}`] ?? operationIdOf(method, path, answersList(schema.response?.['200'])) };
+    const rule = operationIdOf(methods[0]!, path, answersList(schema.response?.['200']));
+    const id = schema.operationId;
+    if (id === undefined) throw new Error(`${where} declares no operationId: its schema needs \`operationId: '${rule}'\` (the rule's name for it), or another name with \`config.operationIdWhy\``);
+    if (typeof id !== 'string' || !/^[a-z][A-Za-z0-9]*$/.test(id)) throw new Error(`${where} declares the operationId ${JSON.stringify(id)}: an operationId is camelCase (${rule})`);
+    const other = taken.get(id);
+    if (other !== undefined) throw new Error(`${where} declares the operationId ${id}, which ${other} declares too: generated clients would give two operations one method`);
+    taken.set(id, where);
+    const why = route.config?.operationIdWhy;
+    if (id === rule) {
+      if (why !== undefined) throw new Error(`${where} declares \`operationIdWhy\` for ${id}, which is the rule's name: the reason goes only with another name`);
+    } else if (typeof why !== 'string' || why.trim() === '') {
+      throw new Error(`${where} declares the operationId ${id}, not ${rule} as the rule names it (src/http/operation-ids.ts): declare \`operationId: '${rule}'\`, or say why not in \`config.operationIdWhy\``);
+    }
   });
 }
 

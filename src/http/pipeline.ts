@@ -10,7 +10,7 @@ import { requireRole, requireScope, resolveContext } from '../auth/workspace-con
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
-import { claimKey, completeKey, fingerprint, markCommitted, releaseKey, settleKey } from './idempotency.js';
+import { claimKey, completeKey, fingerprint, releaseKey, settleKey } from './idempotency.js';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, WORKSPACE_WIRE_ID_MAX_LENGTH, WORKSPACE_WIRE_ID_PATTERN } from './schemas.js';
 import { credentialKey, rateLimited, type FixedWindowLimiter, type SharedRateLimit, type WindowState } from './rate-limit.js';
 import type { App } from './fastify-types.js';
@@ -37,12 +37,12 @@ interface PipelineDeps {
 }
 
 /**
- * CONTRACT §9: a write made with the session cookie carries the session's CSRF token in
+ * docs/spec-gaps.md, "Accounts and sign-in": a write made with the session cookie carries the session's CSRF token in
  * X-CSRF-Token, and comes from this server's origin when the browser says where it comes from.
  * A page elsewhere can make the browser send the cookie, but can read neither the token nor
  * change Origin.
  */
-/** What the events of a request record of where it came from (CONTRACT §11). */
+/** What the events of a request record of where it came from (docs/spec-gaps.md, "Events and the audit log"). */
 export function originOf(request: FastifyRequest): RequestOrigin {
   const ua = request.headers['user-agent'];
   return { requestId: request.id, ip: request.ip ?? null, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };
@@ -214,7 +214,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
       case 'claimed': {
         const claim = { scope, token: outcome.token };
         request.idem = { claim, replayed: false };
-        request.ctx.inWrite = (trx) => markCommitted(trx, claim);
+        request.ctx.claim = claim;
         return;
       }
       case 'answer_lost':

@@ -9,7 +9,7 @@ import { errorResponses } from './schemas.js';
 import { packageRoot } from '../shared/package-root.js';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 
-/** Unauthenticated operational routes of CONTRACT §8. */
+/** Unauthenticated operational routes of docs/spec-gaps.md, "Conventions". */
 export interface Readiness {
   /** What is wrong with the installs' repository volume (missing, read-only, full); null when it can be written. */
   repositories(): { problem: string; message: string } | null;
@@ -18,13 +18,14 @@ export interface Readiness {
 export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readiness: Readiness): void {
   const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
   // Like every route, these take no query parameters: an unknown one is 422 (documented).
-  app.get('/healthz', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'Liveness', description: 'Answers 200 while the process serves requests, whether or not the database does: for a supervisor deciding to restart it.', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { auth: 'none', database: false, operationIdWhy: 'a probe of the process, not a resource' }, schema: { operationId: 'checkLiveness', tags: ['system'], summary: 'Liveness', description: 'Answers 200 while the process serves requests, whether or not the database does: for a supervisor deciding to restart it.', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
 
   app.get(
     '/readyz',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', operationIdWhy: 'a probe of the database and the repository volume, not a resource' },
       schema: {
+        operationId: 'checkReadiness',
         tags: ['system'],
         summary: 'Readiness: the database answers and the repository volume can be written',
         description:
@@ -48,7 +49,7 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readin
   );
 
   const Exposition = { description: 'The Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } };
-  app.get('/metrics', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'Prometheus metrics', description: 'Request counts and latencies by route and status, job queue depths, and the process metrics, in the Prometheus text format.', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
+  app.get('/metrics', { config: { auth: 'none', database: false, operationIdWhy: 'the Prometheus exposition, not a list of resources named metric' }, schema: { operationId: 'getPrometheusMetrics', tags: ['system'], summary: 'Prometheus metrics', description: 'Request counts and latencies by route and status, job queue depths, and the process metrics, in the Prometheus text format.', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
     reply.header('content-type', metrics.contentType);
     return metrics.metrics();
   });
@@ -56,7 +57,7 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readin
   // The OpenAPI document's info.license links here: the terms ship with the server.
   const licence = fs.readFileSync(path.join(packageRoot(), 'LICENSE'), 'utf8');
   const LicenceText = { description: 'The terms, as plain text', content: { 'text/plain': { schema: { type: 'string' }, example: licence } } };
-  app.get('/license', { config: { auth: 'none', database: false }, schema: { tags: ['system'], summary: 'The licence of this software', description: 'The terms under which this server is used, as plain text (the LICENSE file it ships with).', security: [], response: { 200: LicenceText, ...errorResponses(422) } } }, async (_request, reply) => {
+  app.get('/license', { config: { auth: 'none', database: false }, schema: { operationId: 'getLicense', tags: ['system'], summary: 'The licence of this software', description: 'The terms under which this server is used, as plain text (the LICENSE file it ships with).', security: [], response: { 200: LicenceText, ...errorResponses(422) } } }, async (_request, reply) => {
     reply.header('content-type', 'text/plain; charset=utf-8');
     return licence;
   });

@@ -44,6 +44,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
     {
       config: { scope: 'any', tokenScope: null, tokenScopeWhy: { tokens: 'open', why: "it describes only the calling credential (the token's id, its own workspace's id and name)" } },
       schema: {
+        operationId: 'getMe',
         tags: ['identity'],
         summary: 'Who the caller is: user, workspace, role, credential kind',
         description: 'The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.',

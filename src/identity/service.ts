@@ -1,21 +1,30 @@
 import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { identityStore } from './store.js';
 
 /**
  * The identity area's public face: users, workspaces, memberships and the external subjects
  * linked to users. Each function takes the database or the caller's transaction first: for the
  * credential lookups the composition root hands to the authenticator, the operator commands
- * and the areas that address people (expiry notices go to owners and admins).
+ * and the areas that address people (expiry notices go to owners and admins). The workspaces
+ * area reads and renames workspaces through it too: a workspace's row, its memberships and its
+ * lock are one set of tables, this area's (src/identity/tables.ts).
  */
-/** How emails are compared: trimmed, lower-cased (CONTRACT §9: case-insensitive). */
+/** How emails are compared: trimmed, lower-cased (docs/spec-gaps.md, "Accounts and sign-in": case-insensitive). */
 export const emailKey = (email: string) => email.trim().toLowerCase();
 
 export const identity = {
   user: (db: Kysely<DB>, id: string) => identityStore.getUser(db, id),
 
   workspace: (db: Kysely<DB>, id: string) => identityStore.getWorkspace(db, id),
+
+  /** The workspaces a user belongs to, with the user's role, newest first. */
+  workspacesOf: (db: Kysely<DB>, userId: string) => identityStore.workspacesOfUser(db, userId),
+
+  /** Renames a workspace only if its etag is still `expected` (or unconditionally for `*`): false when it is not. */
+  renameWorkspace: (db: Kysely<DB>, id: string, name: string, expected: string, etag: string, now: number) => identityStore.renameWorkspace(db, id, name, expected, etag, now),
 
   /**
    * A new user; `email` becomes its sign-in key (lower-cased), unique: a taken one is a unique
@@ -106,6 +115,13 @@ export const identity = {
    * unmakes an owner) cannot be overtaken by another change of those roles before the write.
    */
   lockMemberships: (trx: Kysely<DB>, workspaceId: string) => identityStore.lockWorkspace(trx, workspaceId),
+
+  /**
+   * Locks the workspace's row until the caller's transaction ends (call it first in the
+   * transaction): the transactions that count a workspace's things and then add one (its
+   * quotas) run one after the other. Returns whether the workspace exists.
+   */
+  lockWorkspace: (trx: Kysely<DB>, workspaceId: string) => identityStore.lockWorkspace(trx, workspaceId),
 
   /** Every membership of these users, as `workspace_id:role` per user (a user without one is absent). */
   async membershipsOf(db: Kysely<DB>, userIds: readonly string[]): Promise<Map<string, string[]>> {

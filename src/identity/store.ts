@@ -1,6 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, Role, WorkspacesTable } from '../db/tables.js';
-import { lockWorkspace } from '../db/workspace-lock.js';
+import type { DB } from '../db/tables.js';
+import { settingsStore } from '../db/settings.js';
+import { ifEtag } from '../db/database.js';
+import type { Role } from '../auth/principal.js';
+import type { WorkspacesTable } from './tables.js';
 
 const memberView = (db: Kysely<DB>) =>
   db.selectFrom('memberships as m').innerJoin('users as u', 'u.id', 'm.user_id').select(['m.user_id as id', 'u.email', 'u.name', 'm.role', 'm.created_at as joined_at']);
@@ -57,8 +60,20 @@ export const identityStore = {
   ownedWorkspaceCount: async (db: Kysely<DB>, userId: string): Promise<number> =>
     Number((await db.selectFrom('memberships').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).where('role', '=', 'owner').executeTakeFirstOrThrow()).n),
 
-  /** Membership changes that count owners run under it: two owners demoting each other at once would each see the other still owner. */
-  lockWorkspace,
+  /**
+   * Serializes the transactions that count a workspace's things and then add or change one (its
+   * owners, its quotas of API tokens and webhooks): call it first in the transaction. On
+   * PostgreSQL an UPDATE that changes nothing takes the workspace row's lock until the transaction
+   * ends, so a second counter waits and then counts the first one's row; SQLite's transactions
+   * hold its one write lock already (BEGIN IMMEDIATE). Without it, READ COMMITTED lets two
+   * transactions each count the other's row as absent and both pass a quota by one.
+   * Membership changes that count owners run under it: two owners demoting each other at once
+   * would each see the other still owner. Returns whether the workspace exists.
+   */
+  lockWorkspace: async (db: Kysely<DB>, workspaceId: string): Promise<boolean> => {
+    const res = await db.updateTable('workspaces').set({ etag: sql`etag` }).where('id', '=', workspaceId).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
 
   /** Changes a member's role, unless that demotes the last owner. Call with the workspace locked. */
   changeRole: async (db: Kysely<DB>, workspaceId: string, userId: string, role: Role): Promise<'changed' | 'last_owner' | 'not_member'> => {
@@ -75,10 +90,7 @@ export const identityStore = {
   anyUser: async (db: Kysely<DB>): Promise<boolean> => (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined,
 
   /** Records that the first-run setup happened; false when it already had. */
-  claimSetup: async (db: Kysely<DB>, now: number): Promise<boolean> => {
-    const res = await db.insertInto('settings').values({ key: 'setup_done', value: String(now) }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
-    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
-  },
+  claimSetup: (db: Kysely<DB>, now: number): Promise<boolean> => settingsStore.claim(db, 'setup_done', String(now)),
 
   getUser: (db: Kysely<DB>, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
 
@@ -86,6 +98,22 @@ export const identityStore = {
     db.insertInto('workspaces').values(row).execute(),
 
   getWorkspace: (db: Kysely<DB>, id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst(),
+
+  /** The workspaces a user belongs to, with the user's role. */
+  workspacesOfUser: (db: Kysely<DB>, userId: string) =>
+    db
+      .selectFrom('memberships')
+      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+      .select(['workspaces.id', 'workspaces.name', 'workspaces.etag', 'workspaces.created_at', 'workspaces.updated_at', 'memberships.role'])
+      .where('memberships.user_id', '=', userId)
+      .orderBy('workspaces.id', 'desc')
+      .execute(),
+
+  /** Conditional rename: only if the etag is still `expected` (or unconditionally for `*`). */
+  renameWorkspace: async (db: Kysely<DB>, id: string, name: string, expected: string, etag: string, now: number): Promise<boolean> => {
+    const res = await db.updateTable('workspaces').set({ name, etag, updated_at: now }).where('id', '=', id).$call(ifEtag(expected)).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  },
 
   /**
    * Ends a membership, unless it is the workspace's last owner: one statement, so the count and

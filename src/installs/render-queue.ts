@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, InstallsTable, RendersTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { InstallsTable, RendersTable } from './tables.js';
 import type { ServiceDeps } from '../deps.js';
 import type { Config } from '../config.js';
 import { enforceQuota } from '../quotas/enforce.js';

@@ -39,6 +39,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'getInstallRepository',
         tags: ['installs'],
         summary: "The install's git repository: the head of `main` and a clone URL",
         description: `\`head_commit_sha\` is null before the first commit (a restore's commit normally shows at once, before its operation completes). \`clone_url\` serves a read-only clone over git's smart HTTP protocol (v0 and v2). ${CREDENTIALS}`,
@@ -53,8 +54,9 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
   app.get(
     '/renders/:id/files',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:read' },
+      config: { scope: 'workspace', tokenScope: 'installs:read', operationIdWhy: 'every file of the render in one answer, not one file' },
       schema: {
+        operationId: 'getRenderFiles',
         tags: ['installs'],
         summary: 'The files of the commit a render made',
         description:
@@ -75,8 +77,9 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     git.get(
       '/installs/:id/repository.git/info/refs',
       {
-        config: { scope: 'workspace', tokenScope: 'installs:read', basicAuth: true },
+        config: { scope: 'workspace', tokenScope: 'installs:read', basicAuth: true, operationIdWhy: "a step of git's smart HTTP protocol, named as git names it" },
         schema: {
+          operationId: 'gitInfoRefs',
           tags: ['installs'],
           security: GIT_SECURITY,
           summary: 'git smart HTTP: the ref advertisement for a fetch or clone (made by git, not by hand)',
@@ -101,14 +104,21 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
     git.post(
       '/installs/:id/repository.git/git-upload-pack',
       {
-        // A fetch: git's POST reads the repository.
-        config: { scope: 'workspace', tokenScope: 'installs:read', basicAuth: true },
+        config: {
+          scope: 'workspace',
+          tokenScope: 'installs:read',
+          basicAuth: true,
+          event: null,
+          eventWhy: "a fetch: git's POST reads the repository",
+          operationIdWhy: "a step of git's smart HTTP protocol, named as git names it",
+        },
         validatorCompiler: gitBodyValidator,
         preValidation: async (request) => {
           ignoreIdempotencyKey(request);
           request.body = await uploadPackRequestBody(request);
         },
         schema: {
+          operationId: 'gitUploadPack',
           tags: ['installs'],
           security: GIT_SECURITY,
           summary: 'git smart HTTP: one round of fetch negotiation, answered with a pack (made by git, not by hand)',

@@ -1,5 +1,5 @@
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { RendersTable } from '../db/tables.js';
+import type { RendersTable } from './tables.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
@@ -16,6 +16,7 @@ import { supersedeQueued } from './render-queue.js';
 import { toRestoredInstall } from './representation.js';
 import { Slots } from '../shared/slots.js';
 import type { InstallServiceDeps } from './service.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /**
  * POST /v1/installs/{id}:restore, as Helm's rollback: a restore is a new render whose commit
@@ -77,7 +78,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
       const made = { parent: await repos.head(found.id), commit: '' };
       made.commit = await repos.commit(found.id, { tree, parent: made.parent, message: commitMessage(subject), timeSeconds: now });
 
-      const answer = await db.transaction().execute(async (trx) => {
+      const answer = await writeTransaction(db, ctx, async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
         assertIfMatch(ifMatch, install.etag);

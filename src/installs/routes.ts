@@ -10,8 +10,9 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.post(
     '/installs',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:write' },
+      config: { scope: 'workspace', tokenScope: 'installs:write', event: 'install.created' },
       schema: {
+        operationId: 'createInstall',
         tags: ['installs'],
         summary: 'Install a package version: a git repository and a first render',
         description:
@@ -32,6 +33,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'listInstalls',
         tags: ['installs'],
         summary: "The workspace's installs, newest first",
         headers: requestHeaders(),
@@ -47,6 +49,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'getInstall',
         tags: ['installs'],
         summary: 'An install',
         headers: requestHeaders(),
@@ -64,8 +67,9 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.patch(
     '/installs/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:write' },
+      config: { scope: 'workspace', tokenScope: 'installs:write', event: 'install.updated' },
       schema: {
+        operationId: 'updateInstall',
         tags: ['installs'],
         summary: 'Change the desired version, the values or automatic updates (If-Match)',
         description: 'A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace\'s repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.',
@@ -85,8 +89,9 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
   app.post(
     '/installs/:id(^[^:]+)::restore',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:write' },
+      config: { scope: 'workspace', tokenScope: 'installs:write', event: 'install.restored' },
       schema: {
+        operationId: 'restoreInstall',
         tags: ['installs'],
         summary: 'Restore a succeeded render of this install as a new commit',
         description:

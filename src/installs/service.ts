@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { InstallsTable } from '../db/tables.js';
+import type { InstallsTable } from './tables.js';
 import type { RepositoryStorage } from '../git/repository-storage.js';
 import { isUniqueViolation } from '../db/database.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -14,6 +14,7 @@ import { queueRender } from './render-queue.js';
 import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log' | 'config' | 'events'> & { repos: RepositoryStorage };
 
@@ -58,7 +59,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       };
       let render;
       try {
-        render = await db.transaction().execute(async (trx) => {
+        render = await writeTransaction(db, ctx, async (trx) => {
           await installStore.insert(trx, row);
           const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
           await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id });
@@ -98,7 +99,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     async update(ctx: WorkspaceContext, rawId: string, body: UpdateInstallBody, ifMatch: string): Promise<Install> {
       const found = await visible(ctx, rawId);
       const version = body.desired_version_id === undefined ? null : await versionOf(ctx, found.package_id, body.desired_version_id, 'desired_version_id');
-      const updated = await db.transaction().execute(async (trx) => {
+      const updated = await writeTransaction(db, ctx, async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
         assertIfMatch(ifMatch, install.etag);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, InstallsTable, RenderState } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { InstallsTable, RenderState } from './tables.js';
 
 export type InstallView = InstallsTable & {
   desired_semver: string;

@@ -1,4 +1,4 @@
-import type { NotificationsTable } from '../db/tables.js';
+import type { NotificationsTable } from './tables.js';
 
 /** A stored notification as the API shows it. */
 export function toNotification(row: NotificationsTable) {

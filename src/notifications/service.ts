@@ -1,6 +1,6 @@
-import { inTransaction } from '../db/database.js';
 import type { Kysely } from 'kysely';
-import type { DB, NotificationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { NotificationsTable } from './tables.js';
 import type { ServiceDeps } from '../deps.js';
 import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -9,6 +9,7 @@ import { ApiError } from '../shared/errors.js';
 import { pageByIdAsJson } from '../shared/cursor.js';
 import { NOTIFICATION_LIST_PREFIX, notificationListName, notificationStore } from './store.js';
 import type { ListNotificationsQuery, Notification } from './schemas.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /** The list_versions name of this list (src/http/list-versions.ts). */
 export { NOTIFICATION_LIST_PREFIX, notificationListName };
@@ -77,7 +78,7 @@ export function createNotificationService({ db, clock, cursors, events }: Pick<S
     async markRead(ctx: RequestContext, rawId: string): Promise<void> {
       const id = canonicalId('ntf', rawId);
       // Recorded only when it changed something: a repeat or an unknown id is a no-op, and silent.
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (await notificationStore.markRead(trx, callerUserId(ctx), id, nowSeconds(clock))) await events.record(trx, ctx, 'notification.read', id);
       });
     },

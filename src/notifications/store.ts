@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, NotificationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { NotificationsTable } from './tables.js';
 import { prepared } from '../db/prepared.js';
 import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
 import type { JsonPageRow } from '../shared/cursor.js';
@@ -79,5 +80,17 @@ export const notificationStore = {
   markRead: async (db: Kysely<DB>, userId: string, id: string, now: number): Promise<boolean> => {
     const res = await db.updateTable('notifications').set({ read_at: now }).where('id', '=', id).where('user_id', '=', userId).where('read_at', 'is', null).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
+  },
+
+  /** The user's notifications unread at some time in (from, until], as spans: from arrival until read. */
+  async unreadSpans(db: Kysely<DB>, userId: string, from: number, until: number): Promise<{ start: number; end: number | null }[]> {
+    const rows = await db
+      .selectFrom('notifications')
+      .select(['created_at', 'read_at'])
+      .where('user_id', '=', userId)
+      .where('created_at', '<=', until)
+      .where((eb) => eb.or([eb('read_at', 'is', null), eb('read_at', '>', from)]))
+      .execute();
+    return rows.map((n) => ({ start: n.created_at, end: n.read_at }));
   },
 };

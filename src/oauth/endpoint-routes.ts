@@ -16,9 +16,15 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
   app.post(
     '/v1/oauth/device_authorization',
     {
-      config: { auth: 'none' },
+      config: {
+        auth: 'none',
+        event: null,
+        eventWhy: "a device login is a client's, before anyone is signed in: the approval (device_authorization.approved or denied) and the token endpoint (session.created) record what it leads to",
+        operationIdWhy: 'the device authorization request of RFC 8628, whose resource is one device authorization',
+      },
       errorHandler: oauthErrorHandler({ checksGrantType: false }),
       schema: {
+        operationId: 'createDeviceAuthorization',
         tags: ['oauth'],
         summary: 'Start a device login (RFC 8628 §3.1)',
         description: `Form or JSON. Unknown client_id: invalid_client; a missing one: invalid_request. More than ${MAX_LOGINS_STARTED_PER_IP} logins started from one client address in ${GUESS_WINDOW_SECONDS / 60} minutes: 429 slow_down with Retry-After. Errors are RFC 6749 JSON with Cache-Control: no-store.`,
@@ -34,9 +40,10 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
   app.post(
     '/v1/oauth/token',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', event: 'session.created' },
       errorHandler: oauthErrorHandler({ checksGrantType: true }),
       schema: {
+        operationId: 'createOauthToken',
         tags: ['oauth'],
         summary: 'Poll for the session token of a device login (RFC 8628 §3.4)',
         description: `grant_type \`${DEVICE_CODE_GRANT}\`. Until the user decides: authorization_pending; sooner than the interval: slow_down (the interval grows by 5 s); then access_denied, expired_token, or the token once (a redeemed or unknown device_code: invalid_grant).`,
@@ -55,8 +62,8 @@ export function metadataRoute(app: App, publicUrl: string): void {
   app.get(
     '/.well-known/oauth-authorization-server',
     {
-      config: { auth: 'none', database: false },
-      schema: { tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', description: 'Where the token and device authorization endpoints are and which grants they take, for OAuth clients that discover them rather than hard-code them.', security: [], response: { 200: AuthorizationServerMetadata, ...errorResponses(422) } },
+      config: { auth: 'none', database: false, operationIdWhy: 'the metadata of RFC 8414, at its well-known path' },
+      schema: { operationId: 'getAuthorizationServerMetadata', tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', description: 'Where the token and device authorization endpoints are and which grants they take, for OAuth clients that discover them rather than hard-code them.', security: [], response: { 200: AuthorizationServerMetadata, ...errorResponses(422) } },
     },
     async () => ({
       issuer: publicUrl,

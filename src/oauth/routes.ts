@@ -10,8 +10,9 @@ export function approvalRoutes(app: App, devices: DeviceService): void {
     app.post(
       `/v1/oauth/device/${decision}`,
       {
-        config: { scope: 'user' },
+        config: { scope: 'user', event: decision === 'approve' ? 'device_authorization.approved' : 'device_authorization.denied', operationIdWhy: 'a decision on a device login (RFC 8628), named for what it decides' },
         schema: {
+          operationId: decision === 'approve' ? 'approveDeviceAuthorization' : 'denyDeviceAuthorization',
           tags: ['oauth'],
           summary: decision === 'approve' ? 'Approve a device login: its next poll gets a new session token of the caller' : 'Deny a device login: its next poll gets access_denied',
           description:

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { countAttempt, giveBackAttempt, purgeWindows } from '../db/window-counter.js';
-import type { DB, DeviceAuthorizationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { DeviceAuthorizationsTable } from './tables.js';
 
 const changed = (res: { numUpdatedRows: bigint }) => Number(res.numUpdatedRows) > 0;
 

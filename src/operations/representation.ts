@@ -1,4 +1,4 @@
-import type { OperationsTable } from '../db/tables.js';
+import type { OperationsTable } from './tables.js';
 
 /** A stored operation as the API shows it. */
 export function toOperation(row: OperationsTable) {

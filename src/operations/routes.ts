@@ -17,6 +17,7 @@ export function operationRoutes(app: App, operations: OperationService): void {
         },
       },
       schema: {
+        operationId: 'getOperation',
         tags: ['operations'],
         summary: 'An asynchronous operation: poll until `done`',
         description: 'What a 202 answer pointed at: its state, and once `done`, its result or its error. Poll with a pause (the SDK\'s waitForOperation backs off).',

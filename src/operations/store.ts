@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, OperationsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { OperationsTable } from './tables.js';
 
 export const operationStore = {
   insert: (db: Kysely<DB>, row: OperationsTable) => db.insertInto('operations').values(row).execute(),

@@ -16,8 +16,10 @@ export function quotaRoutes(app: App, quotas: QuotaService): void {
           tokens: 'open',
           why: "its limits are the server's settings, the same for every workspace, and its uses are bare counts; the one id it shows (an install's) opens nothing without installs:read",
         },
+        operationIdWhy: 'one answer holding every quota of the workspace, not one quota',
       },
       schema: {
+        operationId: 'getWorkspaceQuotas',
         tags: ['workspaces'],
         summary: "The workspace's quotas and how much of each it uses",
         description: 'Quotas are operator settings (`WSP_QUOTA_*`), the same for every workspace of a server; any member or API token of the workspace may read them.',

@@ -9,15 +9,9 @@ const MASTER_KEY_ID = 'secrets_master_key_id';
 export const secretKeyStore = {
   recordMasterKeyIdOnce: (db: Kysely<DB>, keyId: string) => settingsStore.getOrCreate(db, MASTER_KEY_ID, () => keyId),
 
-  masterKeyId: async (db: Kysely<DB>): Promise<string | undefined> =>
-    (await db.selectFrom('settings').select('value').where('key', '=', MASTER_KEY_ID).executeTakeFirst())?.value,
+  masterKeyId: async (db: Kysely<DB>): Promise<string | undefined> => (await settingsStore.get(db, MASTER_KEY_ID)) ?? undefined,
 
-  setMasterKeyId: (db: Kysely<DB>, keyId: string) =>
-    db
-      .insertInto('settings')
-      .values({ key: MASTER_KEY_ID, value: keyId })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value: keyId }))
-      .execute(),
+  setMasterKeyId: (db: Kysely<DB>, keyId: string) => settingsStore.set(db, MASTER_KEY_ID, keyId),
 
   /**
    * Every master key id the database depends on: those wrapping data keys, and the one recorded

@@ -19,6 +19,7 @@ import {
 } from './schemas.js';
 import type { SecretService } from './service.js';
 import type { VersionAction } from './transitions.js';
+import type { EventType } from '../events/event-type-schemas.js';
 
 const WORKSPACE = { scope: 'workspace' } as const;
 const TAGS = ['secrets'];
@@ -28,16 +29,22 @@ const UNREADABLE = Type.Ref('ErrorEnvelope', {
   description: 'The stored payload failed authentication (7203: corrupt or tampered, logged) or its master key is not configured (7204); never garbage',
 });
 
-const TRANSITIONS: Record<VersionAction, { summary: string; description: string }> = {
+const TRANSITIONS: Record<VersionAction, { operationId: string; event: EventType; summary: string; description: string }> = {
   enable: {
+    operationId: 'enableSecretVersion',
+    event: 'secret_version.enabled',
     summary: 'Enable a disabled secret version (If-Match)',
     description: 'The spec\'s enable. An enabled version answers unchanged (same etag); a destroyed one is 409 (7202): destroyed is final. A stale If-Match is 409 with `metadata.current_etag`, even when nothing would change.',
   },
   disable: {
+    operationId: 'disableSecretVersion',
+    event: 'secret_version.disabled',
     summary: 'Disable a secret version (If-Match)',
     description: 'A disabled version cannot be accessed but can be enabled again. A disabled version answers unchanged; a destroyed one is 409 (7202).',
   },
   destroy: {
+    operationId: 'destroySecretVersion',
+    event: 'secret_version.destroyed',
     summary: 'Destroy a secret version for good (If-Match)',
     description: 'Wipes the payload and sets `destroyed_at`; the version stays listed with state `destroyed`. Destroying a destroyed version answers it unchanged.',
   },
@@ -47,8 +54,9 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.post(
     '/secrets',
     {
-      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
+      config: { ...WORKSPACE, tokenScope: 'secrets:write', event: 'secret.created' },
       schema: {
+        operationId: 'createSecret',
         tags: TAGS,
         summary: 'Create a secret (no versions yet)',
         description: 'The name is unique in the workspace (409, code 7200). A random data key is made for the secret and kept only wrapped by the master key.',
@@ -68,6 +76,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     {
       config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
+        operationId: 'listSecrets',
         tags: TAGS,
         summary: "List the workspace's secrets, newest first",
         description: '`?name=` finds a secret by its exact name: a page of one, or an empty one.',
@@ -83,7 +92,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     '/secrets/:id',
     {
       config: { ...WORKSPACE, tokenScope: 'secrets:read' },
-      schema: { tags: TAGS, summary: 'Get a secret', headers: requestHeaders(), params: SecretParams, response: { 200: Secret, ...errorResponses(401, 403, 404, 422) } },
+      schema: { operationId: 'getSecret', tags: TAGS, summary: 'Get a secret', headers: requestHeaders(), params: SecretParams, response: { 200: Secret, ...errorResponses(401, 403, 404, 422) } },
     },
     async (request, reply) => {
       const secret = await secrets.get(workspaceCtx(request), request.params.id);
@@ -95,8 +104,9 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.delete(
     '/secrets/:id',
     {
-      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
+      config: { ...WORKSPACE, tokenScope: 'secrets:write', event: 'secret.deleted' },
       schema: {
+        operationId: 'deleteSecret',
         tags: TAGS,
         summary: 'Delete a secret and all its versions (If-Match)',
         description: "If-Match is the secret's etag, which changes when a version is added: a delete based on a read that missed a new version is 409.",
@@ -114,8 +124,9 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.post(
     '/secrets/:id/versions',
     {
-      config: { ...WORKSPACE, tokenScope: 'secrets:write' },
+      config: { ...WORKSPACE, tokenScope: 'secrets:write', event: 'secret_version.created' },
       schema: {
+        operationId: 'createSecretVersion',
         tags: TAGS,
         summary: 'Add a version (enabled) with a payload',
         description: '`data` is padded standard base64 of 1 to 65,536 bytes (else 422 on `["body","data"]`); `comment` at most 200 characters. Versions are numbered 1, 2, ... per secret. The payload is encrypted at rest and never appears in a response other than `:access`.',
@@ -136,6 +147,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     {
       config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
+        operationId: 'listSecretVersions',
         tags: TAGS,
         summary: "List a secret's versions, newest first",
         description: 'Destroyed versions are listed too (with `destroyed_at`). No payloads.',
@@ -153,6 +165,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     {
       config: { ...WORKSPACE, tokenScope: 'secrets:read' },
       schema: {
+        operationId: 'getSecretVersion',
         tags: TAGS,
         summary: 'Get a secret version (without its payload)',
         description: 'The version id `latest` names the newest enabled version; a secret with none answers 404 saying so.',
@@ -172,8 +185,9 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     '/secrets/:id/versions/:vid(^[^:]+)::access',
     {
       // Reading a payload is its own scope, never implied by secrets:read or secrets:write.
-      config: { ...WORKSPACE, tokenScope: 'secrets:access' },
+      config: { ...WORKSPACE, tokenScope: 'secrets:access', event: 'secret_version.accessed' },
       schema: {
+        operationId: 'accessSecretVersion',
         tags: TAGS,
         summary: "Access an enabled version's payload",
         description:
@@ -187,13 +201,16 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   );
 
   for (const action of ['enable', 'disable', 'destroy'] as const) {
+    const { operationId, event, summary, description } = TRANSITIONS[action];
     app.post(
       `/secrets/:id/versions/:vid(^[^:]+)::${action}`,
       {
-        config: { ...WORKSPACE, tokenScope: 'secrets:write' },
+        config: { ...WORKSPACE, tokenScope: 'secrets:write', event },
         schema: {
+          operationId,
           tags: TAGS,
-          ...TRANSITIONS[action],
+          summary,
+          description,
           headers: CONDITIONAL_WRITE,
           params: VersionParams,
           response: { 200: SecretVersion, ...errorResponses(401, 403, 404, 409, 422) },

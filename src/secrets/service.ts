@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../deps.js';
-import type { SecretVersionsTable } from '../db/tables.js';
+import type { SecretVersionsTable } from './tables.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -13,11 +13,12 @@ import { keyringFromConfig } from './master-key.js';
 import { nextState, type VersionAction } from './transitions.js';
 import { LATEST_VERSION, type AddVersionBody, type CreateSecretBody, type Secret, type SecretVersion } from './schemas.js';
 import { toVersion } from './representation.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log' | 'events'>;
 
 /**
- * Secrets and their versions (CONTRACT §4). Builds its envelope from the config, so building
+ * Secrets and their versions (docs/spec-gaps.md, "Secrets"). Builds its envelope from the config, so building
  * the service loads (or on first start creates) the master key; call `verifyMasterKey` before
  * serving.
  */
@@ -72,7 +73,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const secret: Secret = { id, workspace_id: ctx.workspaceId, name: body.name, etag: newEtag(), created_at: now, updated_at: now };
       try {
         const key = await envelope.newWrappedDataKey(id);
-        await db.transaction().execute(async (trx) => {
+        await writeTransaction(db, ctx, async (trx) => {
           await secretStore.insertSecret(trx, { ...secret, version_seq: 0, ...key });
           await events.record(trx, ctx, 'secret.created', id, { name: body.name });
         });
@@ -99,7 +100,7 @@ export function createSecretService(deps: SecretServiceDeps) {
     /** Deletes the secret and every version; the etag is compared inside the DELETE itself. */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const current = await requireSecret(ctx, rawId);
-      const deleted = await db.transaction().execute(async (trx) => {
+      const deleted = await writeTransaction(db, ctx, async (trx) => {
         if (!(await secretStore.deleteSecret(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) return false;
         await events.record(trx, ctx, 'secret.deleted', current.id, { name: current.name });
         return true;
@@ -117,7 +118,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const secretId = canonicalId('sec', rawSecretId);
       const now = nowSeconds(clock);
       try {
-        const row = await db.transaction().execute(async (trx) => {
+        const row = await writeTransaction(db, ctx, async (trx) => {
           const secret = await secretStore.claimVersionNumber(trx, newEtag(), now, ctx.workspaceId, secretId);
           if (!secret) throw notFound('secret', ['path', 'id']);
           const id = newId('secv');
@@ -191,7 +192,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const secretId = canonicalId('sec', rawSecretId);
       const versionId = canonicalId('secv', rawVersionId);
       const now = nowSeconds(clock);
-      const outcome = await db.transaction().execute(async (trx) => {
+      const outcome = await writeTransaction(db, ctx, async (trx) => {
         const row = await secretStore.lockVersion(trx, engine, ctx.workspaceId, secretId, versionId);
         if (!row) return null;
         assertIfMatch(ifMatch, row.etag);
@@ -209,7 +210,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       return toVersion(outcome.row);
     },
 
-    /** For compute (CONTRACT §5): whether `secretId` (canonical or bare) names a secret of the workspace. */
+    /** For compute (docs/spec-gaps.md, "Compute"): whether `secretId` (canonical or bare) names a secret of the workspace. */
     async exists(workspaceId: string, secretId: string): Promise<boolean> {
       return (await secretStore.getSecret(db, workspaceId, canonicalId('sec', secretId))) !== undefined;
     },

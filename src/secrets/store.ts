@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, SecretsTable, SecretVersionsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { SecretsTable, SecretVersionsTable } from './tables.js';
 import { forUpdate, ifEtag, type Engine } from '../db/database.js';
 import { prepared, preparedInsert } from '../db/prepared.js';
 

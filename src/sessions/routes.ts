@@ -10,13 +10,14 @@ import type { SessionService } from './service.js';
 /** A user credential's user (scope 'user' has already refused workspace API tokens). */
 const userOf = (p: Principal) => (p.kind === 'api_token' ? '' : p.userId);
 
-/** CONTRACT §9: a person sees the sessions they hold and ends any of them. */
+/** docs/spec-gaps.md, "Accounts and sign-in": a person sees the sessions they hold and ends any of them. */
 export function sessionRoutes(app: App, sessions: SessionService, opts: { secureCookie: boolean }): void {
   app.get(
     '/sessions',
     {
       config: { scope: 'user' },
       schema: {
+        operationId: 'listSessions',
         tags: ['sessions'],
         summary: "The caller's own sessions, newest first",
         description: 'Live sessions only; `current` marks the one making the request. Never shows a token. A workspace API token has no user: 403 (7024).',
@@ -34,8 +35,9 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
   app.delete(
     '/sessions/current',
     {
-      config: { scope: 'user' },
+      config: { scope: 'user', event: 'session.revoked', operationIdWhy: "`current` names the caller's own session, not a resource under sessions" },
       schema: {
+        operationId: 'deleteCurrentSession',
         tags: ['sessions'],
         summary: 'Revoke the calling session at once',
         description: 'Only a session can revoke itself; other credentials get 403. A cookie session also has its cookie cleared.',
@@ -55,8 +57,9 @@ export function sessionRoutes(app: App, sessions: SessionService, opts: { secure
   app.delete(
     '/sessions/:id',
     {
-      config: { scope: 'user' },
+      config: { scope: 'user', event: 'session.revoked' },
       schema: {
+        operationId: 'deleteSession',
         tags: ['sessions'],
         summary: "Revoke one of the caller's sessions",
         description: "Its token is refused from the next request on. Another user's session is 404, as an unknown id.",

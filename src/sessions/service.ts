@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB, SessionIssuer } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { SessionIssuer } from './tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
 import { listReadOf, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -11,6 +12,7 @@ import { pageById, type CursorCodec } from '../shared/cursor.js';
 import { inTransaction } from '../db/database.js';
 import type { EventLog, RequestOrigin } from '../events/record.js';
 import type { RequestContext } from '../auth/principal.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /** Idle expiry of a session: 30 days, extended on use. */
 export const SESSION_IDLE_SECONDS = 30 * 24 * 3600;
@@ -29,7 +31,7 @@ export interface NewSession {
   ip?: string | undefined;
   /** A hard end (Unix seconds), e.g. the exp of the JWT that approved a device login. */
   notAfter?: number | null | undefined;
-  /** Records `session.created` in the session's transaction (CONTRACT §11); absent for an operator's session. */
+  /** Records `session.created` in the session's transaction (docs/spec-gaps.md, "Events and the audit log"); absent for an operator's session. */
   event?: { log: EventLog; origin?: RequestOrigin | undefined } | undefined;
 }
 
@@ -145,7 +147,7 @@ export function createSessionService({ db, clock, cursors, policy, events }: { d
 
     /** Ends the session making the request (`DELETE /v1/sessions/current`). */
     endCurrent: (ctx: RequestContext, sessionId: string) =>
-      inTransaction(db, async (trx) => {
+      writeTransaction(db, ctx, async (trx) => {
         await endSession(trx, sessionId);
         await events.record(trx, ctx, 'session.revoked', sessionId, { current: true });
       }),
@@ -153,7 +155,7 @@ export function createSessionService({ db, clock, cursors, policy, events }: { d
     /** Ends one of the caller's sessions; another user's is as unknown as a made-up id (404). */
     async revoke(ctx: RequestContext, userId: string, rawId: string) {
       const id = canonicalId('ses', rawId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (!(await sessionStore.deleteOwn(trx, userId, id))) throw notFound('Session');
         await events.record(trx, ctx, 'session.revoked', id, { current: false });
       });

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, SessionsTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { SessionsTable } from './tables.js';
 import { credentialByHash } from '../db/credential-rows.js';
 
 export type SessionRow = SessionsTable;

@@ -7,7 +7,7 @@ import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenLis
 import { TOKEN_LIST_PREFIX, tokenListName, type TokenService } from './service.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
-/** Token management is a person's: CONTRACT §2 lets no token make or revoke tokens. */
+/** Token management is a person's: docs/spec-gaps.md, "Credentials and tokens" lets no token make or revoke tokens. */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023)' } } as const;
 
 /** The part of CreateTokenBody a schema cannot say: `expires_at` is in the future (the route's `config.validate`). */
@@ -22,8 +22,9 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.post(
     '/api_tokens',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture, event: 'api_token.created' },
       schema: {
+        operationId: 'createApiToken',
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',
         description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.',
@@ -45,6 +46,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
     {
       config: { scope: 'workspace', tokenScope: 'tokens:read', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
       schema: {
+        operationId: 'listApiTokens',
         tags: ['tokens'],
         summary: "List the workspace's API tokens, newest first",
         description: 'Never shows a token or its hash: only its first 12 characters (`prefix`).',
@@ -59,8 +61,9 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.delete(
     '/api_tokens/:id',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN },
+      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'api_token.revoked' },
       schema: {
+        operationId: 'deleteApiToken',
         tags: ['tokens'],
         summary: 'Revoke a workspace API token (owner or admin)',
         description: 'The token is deleted at once; the very next request with it is 401.',

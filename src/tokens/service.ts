@@ -1,5 +1,4 @@
 import type { EventLog } from '../events/record.js';
-import { inTransaction } from '../db/database.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
@@ -14,6 +13,7 @@ import { pageByIdAsJson, type CursorCodec } from '../shared/cursor.js';
 import { TOKEN_LIST_PREFIX, tokenListName, tokenStore } from './store.js';
 import type { CreateTokenBody, ListedToken } from './schemas.js';
 import { parseStoredScopes, storedScopes, type TokenScope } from '../auth/scopes.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /** The list_versions name of this list (src/http/list-versions.ts). */
 export { TOKEN_LIST_PREFIX, tokenListName };
@@ -59,7 +59,8 @@ export async function issueApiToken(
     last_used_at: null,
     scopes: storedScopes(opts.scopes),
   };
-  await inTransaction(db, async (trx) => {
+  // Made for a request (with its event), the request's Idempotency-Key claim is marked with it.
+  await writeTransaction(db, event?.ctx ?? {}, async (trx) => {
     if (quota !== undefined) {
       await enforceQuota(trx, opts.workspaceId, {
         quota: 'api_tokens',
@@ -123,7 +124,7 @@ export function createTokenService({ db, clock, cursors, config, events }: Token
 
     async revoke(ctx: WorkspaceContext, rawId: string) {
       const id = canonicalId('tok', rawId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         if (!(await tokenStore.delete(trx, ctx.workspaceId, id))) throw notFound('API token');
         await events.record(trx, ctx, 'api_token.revoked', id);
       });

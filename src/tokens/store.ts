@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { ApiTokensTable, DB } from '../db/tables.js';
+import type { ApiTokensTable } from './tables.js';
+import type { DB } from '../db/tables.js';
 import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
 import { credentialByHash } from '../db/credential-rows.js';
 import type { JsonPageRow } from '../shared/cursor.js';

@@ -22,8 +22,9 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.created' },
       schema: {
+        operationId: 'createWebhook',
         tags: TAGS,
         summary: 'Add a webhook endpoint (owner or admin)',
         description: `The answer holds the signing \`secret\`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. ${SIGNING}`,
@@ -43,7 +44,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     '/webhooks',
     {
       config: { scope: 'workspace', tokenScope: 'webhooks:read' },
-      schema: { tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
+      schema: { operationId: 'listWebhooks', tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
     },
     async (request) => webhooks.list(manager(request), request.query.limit, request.query.cursor),
   );
@@ -52,7 +53,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     '/webhooks/:id',
     {
       config: { scope: 'workspace', tokenScope: 'webhooks:read' },
-      schema: { tags: TAGS, summary: 'Get a webhook endpoint (owner or admin)', headers: requestHeaders(), params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) } },
+      schema: { operationId: 'getWebhook', tags: TAGS, summary: 'Get a webhook endpoint (owner or admin)', headers: requestHeaders(), params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) } },
     },
     async (request, reply) => {
       const webhook = await webhooks.get(manager(request), request.params.id);
@@ -64,8 +65,9 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.patch(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.updated' },
       schema: {
+        operationId: 'updateWebhook',
         tags: TAGS,
         summary: 'Change a webhook endpoint (owner or admin, If-Match)',
         description: 'Each field given replaces that field. `enabled: true` enables a disabled endpoint again (its day of failures starts over); `enabled: false` disables it, and its pending deliveries fail (retry them by hand later). A PATCH that changes nothing keeps the etag.',
@@ -85,8 +87,9 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.delete(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.deleted' },
       schema: {
+        operationId: 'deleteWebhook',
         tags: TAGS,
         summary: 'Delete a webhook endpoint and its deliveries (owner or admin, If-Match)',
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
@@ -103,8 +106,9 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id(^[^:]+)::test',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.tested' },
       schema: {
+        operationId: 'testWebhook',
         tags: TAGS,
         summary: 'Send a test event to the endpoint (owner or admin)',
         description: 'Records a `webhook.tested` event and delivers it to this endpoint, whatever event types it takes; answers 202 with the delivery, pending (GET .../deliveries shows how it went).',
@@ -121,6 +125,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     {
       config: { scope: 'workspace', tokenScope: 'webhooks:read' },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags: TAGS,
         summary: "The endpoint's deliveries, newest first (owner or admin)",
         description: 'One per event sent to the endpoint: its state, attempts, the last status and error, and when the next attempt is due.',
@@ -136,8 +141,9 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id/deliveries/:did(^[^:]+)::retry',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write' },
+      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook_delivery.retried' },
       schema: {
+        operationId: 'retryWebhookDelivery',
         tags: TAGS,
         summary: 'Send a delivery again now (owner or admin)',
         description: 'Whatever its state; it becomes `pending` and is sent at once, then retried on failure as any delivery. A disabled endpoint: 409, code 7321 (enable it first).',

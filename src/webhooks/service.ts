@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -15,6 +15,7 @@ import { queueDelivery } from './fan-out.js';
 import { toWireEvent } from '../events/wire.js';
 import { WEBHOOK_DELIVER, type DeliverJob } from './job-kinds.js';
 import type { CreateWebhookBody, Delivery, UpdateWebhookBody, Webhook } from './schemas.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 export type WebhookServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'jobs' | 'events'>;
 
@@ -48,7 +49,7 @@ export const toDelivery = (r: WebhookDeliveriesTable): Delivery => ({
   created_at: Number(r.created_at),
 });
 
-/** Webhooks (CONTRACT §11): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
+/** Webhooks (docs/spec-gaps.md, "Webhooks"): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { db, engine, clock, cursors, config, jobs, events } = deps;
   const keyring = keyringFromConfig(config);
@@ -81,7 +82,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         created_at: now,
         updated_at: now,
       };
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const limit = config.quotas.webhooks;
         await enforceQuota(trx, ctx.workspaceId, {
           quota: 'webhooks',
@@ -106,7 +107,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const id = canonicalId('wh', rawId);
       const url = body.url === undefined ? undefined : await checkWebhookUrl(body.url, config.webhooks);
       const now = nowSeconds(clock);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const row = await webhookStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('webhook');
         assertIfMatch(ifMatch, row.etag);
@@ -132,7 +133,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string) {
       const id = canonicalId('wh', rawId);
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const row = await webhookStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('webhook');
         assertIfMatch(ifMatch, row.etag);
@@ -144,7 +145,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     /** Sends a `webhook.tested` event to this endpoint (whatever it subscribes to): the delivery, pending. */
     async test(ctx: WorkspaceContext, rawId: string) {
       const row = await visible(ctx, rawId);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const event = await events.record(trx, ctx, 'webhook.tested', row.id, { url: row.url });
         const eventId = event.id;
         // The fan-out made it already when the endpoint takes webhook.* events; otherwise here.
@@ -166,7 +167,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       if (!delivery) throw notFound('delivery', ['path', 'did']);
       if (row.state !== 'enabled') throw new ApiError('WEBHOOK_DISABLED', { metadata: { state: row.state } });
       const now = nowSeconds(clock);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         await webhookStore.updateDelivery(trx, delivery.id, { state: 'pending', next_attempt_at: now, updated_at: now });
         await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: delivery.id, attempt: delivery.attempts } satisfies DeliverJob, dedupeKey: `${delivery.id}:retry:${delivery.attempts}:${now}`, group: ctx.workspaceId });
         await events.record(trx, ctx, 'webhook_delivery.retried', delivery.id, { webhook_id: row.id, event_id: delivery.event_id });

@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { prepared } from '../db/prepared.js';
-import type { DB, WebhookDeliveriesTable, WebhooksTable } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { forUpdate, type Engine } from '../db/database.js';
 
 export const webhookStore = {

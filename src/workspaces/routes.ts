@@ -16,6 +16,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
         tokenScopeWhy: { tokens: 'open', why: "a token sees only its own workspace's id, name and dates, which GET /v1/me shows it too" },
       },
       schema: {
+        operationId: 'listWorkspaces',
         tags: ['workspaces'],
         summary: "The caller's workspaces (a workspace API token sees its own)",
         description: 'Every workspace the signed-in user is a member of, with their role in each, newest first; a workspace API token sees only its own workspace.',
@@ -35,6 +36,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
         tokenScopeWhy: { tokens: 'open', why: "only the token's own workspace answers (its id, name and dates, as GET /v1/me shows); any other id is 404" },
       },
       schema: {
+        operationId: 'getWorkspace',
         tags: ['workspaces'],
         summary: 'The workspace the call acts in',
         description: 'One workspace by id: its name and when it was made. The id must be the workspace the credential acts in; another one is 404.',
@@ -53,8 +55,9 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' } },
+      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' }, event: 'workspace.updated' },
       schema: {
+        operationId: 'updateWorkspace',
         tags: ['workspaces'],
         summary: 'Rename the workspace (owner or admin; If-Match)',
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
@@ -73,8 +76,9 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.post(
     '/workspaces',
     {
-      config: { scope: 'user' },
+      config: { scope: 'user', event: 'workspace.created' },
       schema: {
+        operationId: 'createWorkspace',
         tags: ['workspaces'],
         summary: 'Make a workspace; the caller is its owner',
         description:
@@ -97,6 +101,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
       // Members' emails and names: a token needs a scope of its own to read them (issue 48).
       config: { scope: 'workspace', tokenScope: 'members:read' },
       schema: {
+        operationId: 'listWorkspaceMembers',
         tags: ['workspaces'],
         summary: "The workspace's members (any member)",
         description: 'The people with access to the workspace: email, name, role and when they joined. Any member may list them.',
@@ -112,8 +117,9 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id/members/:user_id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" } },
+      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" }, event: 'member.updated' },
       schema: {
+        operationId: 'updateWorkspaceMember',
         tags: ['workspaces'],
         summary: "Change a member's role (owner or admin)",
         description: 'Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).',
@@ -134,8 +140,10 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
         scope: 'workspace',
         tokenScope: null,
         tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin removes a member, or the member themselves; a token is neither (7023)' },
+        event: 'member.removed',
       },
       schema: {
+        operationId: 'deleteWorkspaceMember',
         tags: ['workspaces'],
         summary: 'Remove a member (owner or admin; anyone may remove themselves)',
         description: "Only an owner removes an owner (403 7049); the last owner stays (409 7043). The user's next request in the workspace is refused, on every server instance.",

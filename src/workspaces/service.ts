@@ -1,5 +1,4 @@
 import { sourceOf } from '../events/record.js';
-import { inTransaction } from '../db/database.js';
 import type { ServiceDeps } from '../deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
@@ -9,9 +8,10 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
 import { identity } from '../identity/service.js';
 import type { Kysely } from 'kysely';
-import type { DB, Role } from '../db/tables.js';
+import type { DB } from '../db/tables.js';
+import type { Role } from '../auth/principal.js';
 import { etagMismatch, newEtag, parseIfMatch } from '../shared/etag.js';
-import { workspaceStore } from './store.js';
+import { writeTransaction } from '../db/write-transaction.js';
 
 /**
  * Locks the workspace's memberships (identity.lockMemberships) and answers the calling user's
@@ -29,7 +29,7 @@ async function lockedActorRole(trx: Kysely<DB>, ctx: WorkspaceContext, workspace
 export function createWorkspaceService({ db, clock, cursors, events, config }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events' | 'config'>) {
   /** Only the workspace the call acts in is visible; any other id is simply not found. */
   async function visible(ctx: WorkspaceContext, rawId: string) {
-    const row = await workspaceStore.get(db, pathWorkspace(ctx, rawId));
+    const row = await identity.workspace(db, pathWorkspace(ctx, rawId));
     if (!row) throw notFound('workspace');
     return { ...row, role: ctx.role };
   }
@@ -39,8 +39,8 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const p = ctx.principal;
       const rows =
         p.kind === 'api_token'
-          ? [{ ...(await workspaceStore.get(db, p.workspaceId))!, role: null }]
-          : await workspaceStore.forUser(db, p.userId);
+          ? [{ ...(await identity.workspace(db, p.workspaceId))!, role: null }]
+          : await identity.workspacesOf(db, p.userId);
       return { data: rows, has_more: false, next_cursor: null };
     },
 
@@ -55,7 +55,7 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const now = nowSeconds(clock);
       const ws = { id: newId('ws'), name, etag: newEtag(), created_at: now, updated_at: now };
       const limit = config.quotas.workspacesPerUser;
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const owned = await identity.lockedOwnedWorkspaceCount(trx, userId);
         if (owned >= limit) {
           throw new ApiError('WORKSPACE_LIMIT_REACHED', {
@@ -85,7 +85,7 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
     async changeRole(ctx: WorkspaceContext, rawId: string, rawUserId: string, role: Role) {
       const { id } = await visible(ctx, rawId);
       const userId = canonicalId('usr', rawUserId);
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const actor = await lockedActorRole(trx, ctx, id);
         requireRole({ ...ctx, role: actor }, ['owner', 'admin']);
         const current = await identity.roleOf(trx, id, userId);
@@ -111,7 +111,7 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const userId = canonicalId('usr', rawUserId);
       const self = ctx.principal.kind !== 'api_token' && ctx.principal.userId === userId;
       if (!self && ctx.role !== 'owner' && ctx.role !== 'admin') throw new ApiError('ROLE_REQUIRED', { message: 'Removing another member needs the owner or admin role' });
-      await inTransaction(db, async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const actor = await lockedActorRole(trx, ctx, id);
         if (!self && actor !== 'owner' && actor !== 'admin') throw new ApiError('ROLE_REQUIRED', { message: 'Removing another member needs the owner or admin role' });
         const current = await identity.roleOf(trx, id, userId);
@@ -129,9 +129,9 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const etag = newEtag();
       const now = nowSeconds(clock);
       // The etag is compared inside the UPDATE itself: of concurrent writers exactly one wins.
-      await inTransaction(db, async (trx) => {
-        if (!(await workspaceStore.rename(trx, current.id, name, parseIfMatch(ifMatch), etag, now))) {
-          const latest = await workspaceStore.get(trx, current.id);
+      await writeTransaction(db, ctx, async (trx) => {
+        if (!(await identity.renameWorkspace(trx, current.id, name, parseIfMatch(ifMatch), etag, now))) {
+          const latest = await identity.workspace(trx, current.id);
           if (!latest) throw notFound('workspace');
           throw etagMismatch(latest.etag);
         }

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 
-/** CONTRACT §2: session tokens idle out after 30 days, are extended on use, and can be revoked. */
+/** docs/spec-gaps.md, "Credentials and tokens": session tokens idle out after 30 days, are extended on use, and can be revoked. */
 let h: TestApp;
 let s: Seed;
 before(async () => {

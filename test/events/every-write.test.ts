@@ -7,11 +7,15 @@ import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 import { notify } from '../../src/notifications/service.js';
 import { issueSetupCode } from '../../src/accounts/setup-code.js';
 import type { EventsTable } from '../../src/db/tables.js';
+import type { KyselyPlugin } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { startProvider } from '../helpers/oidc-provider.js';
 
 /**
- * CONTRACT §11, derived from the OpenAPI document: every write operation that names an event
- * (`x-event-type`) records exactly that one event when it succeeds, and none when it fails
- * (before or inside its transaction); the writes that name none record nothing.
+ * docs/spec-gaps.md, "Events and the audit log", derived from the OpenAPI document: every write operation that names an event
+ * (`x-event-type`, from the `config.event` its route declares) records exactly that one event
+ * when it succeeds, and none when it fails (before or inside its transaction); the writes that
+ * name none (`event: null`) record nothing, and are exactly the ones listed here.
  */
 let h: TestApp;
 let s: Seed;
@@ -21,8 +25,25 @@ const WRITES = new Set(['post', 'put', 'patch', 'delete']);
 /** Writes that only read or belong to a client not signed in: they record nothing. */
 const RECORD_NOTHING = ['POST /v1/packages/{id}/versions/{version_id}:preview', 'POST /v1/installs/{id}/repository.git/git-upload-pack', 'POST /v1/oauth/device_authorization'];
 
+/**
+ * The statements that mark an Idempotency-Key claim committed (an UPDATE of idempotency_keys
+ * whose SET gives `state` the value `committed`), as the app's database handle runs them,
+ * transactions included: how a write shows it took its step of `writeTransaction`.
+ */
+const committedMarks: string[] = [];
+const markRecorder: KyselyPlugin = {
+  transformQuery(args) {
+    const node = args.node as { kind: string; table?: unknown; updates?: unknown };
+    if (node.kind === 'UpdateQueryNode' && JSON.stringify(node.table).includes('"idempotency_keys"') && JSON.stringify(node.updates).includes('"committed"')) {
+      committedMarks.push(JSON.stringify(node.updates));
+    }
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
 before(async () => {
-  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } } });
+  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } }, plugins: [markRecorder] });
   s = await h.seed();
   doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
 });
@@ -60,7 +81,16 @@ const failedChecked = new Set<string>();
 async function send(method: string, url: string, opts: { credential?: string; workspace?: string | null; body?: unknown; headers?: Record<string, string>; form?: boolean; changesNothing?: boolean } = {}): Promise<Res> {
   const op = operationOf(method, url);
   const before = (await allEvents()).length;
-  const headers = { 'user-agent': 'every-write-test/1.0', ...(opts.credential ? as(opts.credential, opts.workspace === null ? undefined : (opts.workspace ?? s.workspaceId)) : {}), ...opts.headers };
+  const marksBefore = committedMarks.length;
+  // Every write carries an Idempotency-Key (its own, unless the call gives one): a write that
+  // claims it must mark the claim committed in its transaction (src/db/write-transaction.ts).
+  const key = WRITES.has(method.toLowerCase()) ? (opts.headers?.['idempotency-key'] ?? `every-write-${randomUUID()}`) : undefined;
+  const headers = {
+    'user-agent': 'every-write-test/1.0',
+    ...(opts.credential ? as(opts.credential, opts.workspace === null ? undefined : (opts.workspace ?? s.workspaceId)) : {}),
+    ...(key ? { 'idempotency-key': key } : {}),
+    ...opts.headers,
+  };
   const res = await h.app.inject({
     method: method as 'POST',
     url,
@@ -69,6 +99,10 @@ async function send(method: string, url: string, opts: { credential?: string; wo
     ...(opts.body === undefined ? {} : { payload: opts.form ? new URLSearchParams(opts.body as Record<string, string>).toString() : (opts.body as object) }),
   });
   const added = (await allEvents()).slice(before);
+  const claimed = key !== undefined && (await h.database.db.selectFrom('idempotency_keys').select('key').where('key', '=', key).executeTakeFirst()) !== undefined;
+  if (res.statusCode < 300 && claimed && op.event && !opts.changesNothing && res.headers['idempotent-replayed'] === undefined) {
+    assert.ok(committedMarks.length > marksBefore, `${op.key} wrote with a claimed Idempotency-Key, but its transaction never marked the claim committed (writeTransaction)`);
+  }
   if (res.statusCode < 300) {
     if (!opts.changesNothing) succeeded.add(op.key);
     if (!op.event || opts.changesNothing) {
@@ -270,6 +304,39 @@ describe('every write operation', () => {
       succeeded.add('POST /v1/setup');
     } finally {
       await fresh.close();
+    }
+
+    // Single sign-on's callback, a read that records the session it makes, on a platform of its own
+    // with an OpenID provider.
+    const publicUrl = 'http://localhost:8080';
+    const idp = await startProvider(`${publicUrl}/v1/auth/oidc/callback`);
+    const sso = await createTestApp({ config: { publicUrl, oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, autoCreate: true } } });
+    try {
+      idp.accounts['every-write'] = { email: 'sso@idp.example', email_verified: true, name: 'Single' };
+      const callback = operationOf('GET', '/v1/auth/oidc/callback');
+      const ssoEvents = () => sso.database.db.selectFrom('events').selectAll().orderBy('id').execute();
+      const headers = { 'user-agent': 'every-write-test/1.0' };
+      const refused = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/callback?state=nope&code=nope', headers, remoteAddress: '203.0.113.9' });
+      assert.equal(refused.statusCode, 400, refused.body);
+      assert.deepEqual((await ssoEvents()).map((e) => e.type), ['session.failed'], `${callback.key} failed yet recorded an event`);
+      const start = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/start', headers });
+      const cookies = [start.headers['set-cookie']].flat().map(String);
+      const binding = cookies.find((c) => c.startsWith('wsp_oidc='))!.split(';')[0]!;
+      const back = await idp.signIn(String(start.headers.location), 'every-write');
+      const before = (await ssoEvents()).length;
+      const done = await sso.app.inject({ method: 'GET', url: `${back.pathname}${back.search}`, headers: { ...headers, cookie: binding }, remoteAddress: '203.0.113.9' });
+      assert.equal(done.statusCode, 302, done.body);
+      const added = (await ssoEvents()).slice(before);
+      assert.ok(callback.event, `${callback.key} names its event`);
+      assert.deepEqual(added.map((e) => e.type), [callback.event], `${callback.key} must record exactly ${callback.event}`);
+      assert.equal(added[0]!.request_id, done.headers['x-request-id']);
+      assert.equal(added[0]!.ip, '203.0.113.9');
+      assert.equal(added[0]!.user_agent, 'every-write-test/1.0');
+      assert.equal(added[0]!.resource_type, 'session');
+      succeeded.add(callback.key);
+    } finally {
+      await sso.close();
+      await idp.close();
     }
 
     // Every write of the document was shown to succeed above, and every one naming an event to fail too.

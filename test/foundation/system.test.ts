@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
 
-/** CONTRACT §8: the unauthenticated operational routes. */
+/** docs/spec-gaps.md, "Conventions": the unauthenticated operational routes. */
 let h: TestApp;
 let s: Seed;
 before(async () => {

@@ -1,6 +1,6 @@
 /**
  * An operation's own statuses plus those the request pipeline documents on every route
- * (`pipelineStatuses` in src/http/schemas.ts): 422 and 500 everywhere, 413 and 415 on writes,
+ * (`pipelineStatuses` in src/http/openapi.ts): 422 and 500 everywhere, 413 and 415 on writes,
  * 401, 403 and 429 on authenticated routes, and 409 (an Idempotency-Key in flight) on their writes.
  */
 export function withPipelineStatuses(method: string, own: string[], opts: { public?: boolean; database?: false; conditional?: false } = {}): string[] {

@@ -4,7 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 
 /**
- * CONTRACT §1 errors: every malformed request gets its 4xx in the envelope, never a 500, never a
+ * docs/spec-gaps.md, "Conventions" errors: every malformed request gets its 4xx in the envelope, never a 500, never a
  * stack trace or SQL; every response carries x-request-id; none carries x-powered-by.
  */
 let h: TestApp;

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 
-/** CONTRACT §1 ETags, on PATCH /v1/workspaces/{id}. */
+/** docs/spec-gaps.md, "Conventions" ETags, on PATCH /v1/workspaces/{id}. */
 let h: TestApp;
 let s: Seed;
 before(async () => {

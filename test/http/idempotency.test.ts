@@ -4,10 +4,11 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 import { dumpAllRows } from '../helpers/db.js';
 import { DeleteQueryNode, InsertQueryNode, PostgresDriver, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
-import { claimKey, completeKey, fingerprint, markCommitted, releaseKey } from '../../src/http/idempotency.js';
+import { claimKey, completeKey, fingerprint, releaseKey } from '../../src/http/idempotency.js';
+import { markWriteCommitted } from '../../src/db/write-transaction.js';
 import { secretClient } from '../secrets/secret-client.js';
 
-/** CONTRACT §1 Idempotency-Key. */
+/** docs/spec-gaps.md, "Conventions" Idempotency-Key. */
 let h: TestApp;
 let s: Seed;
 before(async () => {
@@ -407,7 +408,7 @@ describe('a write that committed while its answer was lost', () => {
     await h.database.db
       .transaction()
       .execute(async (trx) => {
-        await markCommitted(trx, held);
+        await markWriteCommitted(trx, held);
         throw new Error('rolled back');
       })
       .catch(() => undefined);

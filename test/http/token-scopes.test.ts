@@ -1,47 +1,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyContextConfig } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { V1_AREAS } from '../../src/areas.js';
+import { Type } from '@sinclair/typebox';
 import { loadConfig } from '../../src/config.js';
 import { checkTokenScopes } from '../../src/http/token-scopes.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
-import { openTestDatabase, as, firstError } from '../helpers/harness.js';
-import { registerSecret } from '../helpers/log-scan.js';
+import { as, firstError } from '../helpers/harness.js';
+import { buildWith } from '../helpers/build-with.js';
 
 /**
  * Issue 48.11: a route's token scope is declared with the route, and start-up refuses a route a
  * workspace API token can reach that declares none (src/http/token-scopes.ts). Before, a hook
  * filled the scope in from a table of tags, and a route whose tag was not in it needed none.
  */
-type Mount = (typeof V1_AREAS)[number];
-
-/** Builds the whole app with one more area (`extra`) mounted under /v1, as the real ones are. */
-async function buildWith(extra: Mount) {
-  const testDb = await openTestDatabase();
-  const masterKey = randomBytes(32).toString('base64');
-  registerSecret(masterKey);
-  const areas = V1_AREAS as Mount[];
-  areas.push(extra);
-  try {
-    const app = await buildApp({ config: { ...loadConfig({}), dataDir: testDb.dataDir, publicUrl: 'http://localhost:8080', masterKey }, database: testDb.database });
-    return { app, db: testDb.database.db, close: async () => (await app.close(), await testDb.cleanup()) };
-  } catch (err) {
-    await testDb.cleanup();
-    throw err;
-  } finally {
-    areas.pop();
-  }
-}
-
 const EXTRA = '/extra/people';
 const answer = async () => ({ data: [] });
+/** The rest of the route's policy, declared (test/http/route-policy.test.ts holds it). */
+const SCHEMA = { operationId: 'listExtraPeople', tags: ['workspaces'], response: { 200: Type.Object({ data: Type.Array(Type.String()) }) } };
 
 test('start-up refuses a workspace route that declares no token scope, naming its method and URL', async () => {
   await assert.rejects(
-    buildWith((app) => app.get(EXTRA, { config: { scope: 'workspace' }, schema: { tags: ['workspaces'] } }, answer)),
+    buildWith((app) => app.get(EXTRA, { config: { scope: 'workspace' }, schema: SCHEMA }, answer)),
     (err: Error) => {
       assert.match(err.message, /^GET \/v1\/extra\/people declares no token scope/);
       assert.match(err.message, /tokenScope: null/, 'the message says what to declare');
@@ -51,7 +31,7 @@ test('start-up refuses a workspace route that declares no token scope, naming it
 });
 
 test('the same route declaring its scope starts, shows it in the document, and a token of no scope is refused it (403 7025)', async () => {
-  const built = await buildWith((app) => app.get(EXTRA, { config: { scope: 'workspace', tokenScope: 'members:read' }, schema: { tags: ['workspaces'] } }, answer));
+  const built = await buildWith((app) => app.get(EXTRA, { config: { scope: 'workspace', tokenScope: 'members:read' }, schema: SCHEMA }, answer));
   try {
     const doc = (await built.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     assert.equal(doc.paths[`/v1${EXTRA}`].get['x-required-scope'], 'members:read');

@@ -2,7 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Kysely } from 'kysely';
-import type { DB, MachineStatus } from '../../src/db/tables.js';
+import type { DB } from '../../src/db/tables.js';
+import type { MachineStatus } from '../../src/compute/tables.js';
 import { newId, ulid } from '../../src/shared/ids.js';
 import { gauge } from '../../src/platform-metrics/service.js';
 import { platformMetricsStore, type Buckets, type Interval } from '../../src/platform-metrics/store.js';
@@ -10,7 +11,7 @@ import { computeTestApp, runningMachine, type ComputeTest } from '../compute/set
 import { PROPERTY_SEED } from '../helpers/property.js';
 
 /**
- * The machines gauge reads only the lives that overlap the range asked (src/platform-metrics/store.ts);
+ * The machines gauge reads only the lives that overlap the range asked (src/compute/machines/store.ts, `lives`);
  * whatever the history, it must count what reading the whole history counts. The reference is the
  * earlier reading: every row, and every machine.created and machine.deleted event up to the range's end.
  */

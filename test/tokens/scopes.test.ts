@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 import { TOKEN_SCOPES } from '../../src/auth/scopes.js';
 
-/** CONTRACT §12's token scopes: given at creation, shown in lists, enforced (every operation: test/security/tenant-isolation.test.ts). */
+/** docs/spec-gaps.md, "Token scopes"'s token scopes: given at creation, shown in lists, enforced (every operation: test/security/tenant-isolation.test.ts). */
 let h: TestApp;
 let s: Seed;
 before(async () => {

@@ -412,6 +412,8 @@ export interface paths {
         /**
          * Single sign-on: where the OpenID provider sends the browser back
          * @description Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its `wsp_oidc` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the `wsp_session` cookie and redirects (302) to the `return_to` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).
+         *
+         *     Records the event `session.created` (GET /v1/audit_events, webhooks).
          */
         get: operations["finishOidcSignIn"];
         put?: never;
@@ -1615,7 +1617,7 @@ export interface paths {
         };
         /**
          * A platform metric's points over a time range
-         * @description Computed from the workspace's own records and events at the time of the call (CONTRACT §10). Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.
+         * @description Computed from the workspace's own records and events at the time of the call. Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.
          *
          *     API tokens need the scope `dashboards:read` (403, 7025).
          */
@@ -1637,7 +1639,7 @@ export interface paths {
         };
         /**
          * The workspace's audit log, newest first (owner or admin)
-         * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect (CONTRACT §11): an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
+         * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect: an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
          *
          *     API tokens need the scope `audit:read` (403, 7025).
          */
@@ -2268,7 +2270,7 @@ export interface components {
             name: string;
             /** @description Unix seconds, in the future; absent or null: never expires */
             expires_at?: number | null;
-            /** @description What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
+            /** @description What the token may do; absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
             scopes?: ("dashboards:read" | "dashboards:write" | "secrets:read" | "secrets:write" | "secrets:access" | "installs:read" | "installs:write" | "compute:read" | "compute:write" | "tokens:read" | "audit:read" | "webhooks:read" | "webhooks:write" | "members:read")[];
         };
         /** CreateVersionBody */

@@ -49,7 +49,11 @@ export function intFlag(ctx: CommandContext, name: string, min: number, max: num
 
 /** An id argument: canonical (`tok_...`) or bare, as the API accepts both; anything else is refused here. */
 export function idArg(ctx: CommandContext, index: number, name: string, prefix: string): string {
-  const v = arg(ctx, index, name);
+  return idOf(arg(ctx, index, name), name, prefix);
+}
+
+/** An id given as a flag's value or an argument, checked as `idArg` checks one. */
+export function idOf(v: string, name: string, prefix: string): string {
   if (!new RegExp(`^(${prefix}_)?[0-9A-Za-z]{1,60}$`).test(v)) throw new UsageError(`${name} must look like ${prefix}_<id>, got "${v}"`);
   return v;
 }

@@ -1,4 +1,4 @@
-import { Command as Commander, CommanderError, Option } from 'commander';
+import { Command as Commander, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { UsageError, type Parsed } from '../args.js';
 import type { Command } from './command.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -82,11 +82,20 @@ function define(parent: Commander, word: string, c: Command, io: Io): void {
     .argument('[arguments...]')
     .showHelpAfterError(usageHint(c))
     .addHelpText('after', `\n${EXIT_CODES_HELP}`);
-  for (const f of c.flags ?? []) cmd.addOption(new Option(`${c.shorts?.[f] ? `-${c.shorts[f]}, ` : ''}--${f} <${placeholder(c, f)}>`));
+  // A flag where a value belongs is that flag, not the value (`--name --json`): commander would
+  // take any next word as the value.
+  const flagWords = new Set([...[...(c.flags ?? []), ...(c.lists ?? []), ...(c.booleans ?? []), ...GLOBAL_FLAGS, 'help', 'version'].map((f) => `--${f}`), '-y', '-h', '-V']);
+  for (const s of Object.values(c.shorts ?? {})) flagWords.add(`-${s}`);
+  const value = (v: string) => {
+    if (flagWords.has(v)) throw new InvalidArgumentError(NEEDS_A_VALUE);
+    return v;
+  };
+  for (const f of c.flags ?? []) cmd.addOption(new Option(`${c.shorts?.[f] ? `-${c.shorts[f]}, ` : ''}--${f} <${placeholder(c, f)}>`).argParser(value));
   for (const f of c.lists ?? []) {
-    cmd.addOption(new Option(`${c.shorts?.[f] ? `-${c.shorts[f]}, ` : ''}--${f} <${placeholder(c, f)}>`).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]));
+    cmd.addOption(new Option(`${c.shorts?.[f] ? `-${c.shorts[f]}, ` : ''}--${f} <${placeholder(c, f)}>`).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), value(v)]));
   }
   for (const b of c.booleans ?? []) cmd.addOption(new Option(`${c.shorts?.[b] ? `-${c.shorts[b]}, ` : ''}--${b}`));
+  globalFlags(cmd);
   cmd.action(async (positionals: string[], _opts: unknown, self: Commander) => {
     const globals = self.optsWithGlobals<{ json?: boolean; yes?: boolean }>();
     timeStyleFor(io);
@@ -97,6 +106,22 @@ function define(parent: Commander, word: string, c: Command, io: Io): void {
       throw err;
     }
   });
+}
+
+/**
+ * The global flags that may come after a command too (`wsp secrets list --json`). The program
+ * reads its own options only before the command (commander's positional options): read anywhere,
+ * a global flag shadowed a command's own of the same name, so `wsp secrets access sec_X --version
+ * secv_Y` printed the program's version and exited 0. `--version` counts only before the command,
+ * as git's and gh's do; `--json` and `--yes` are declared again on every command and group (hidden
+ * from their help, which lists the program's global options).
+ */
+export const GLOBAL_FLAGS = ['json', 'yes'] as const;
+const NEEDS_A_VALUE = 'needs a value';
+function globalFlags(cmd: Commander): Commander {
+  cmd.addOption(new Option('--json').hideHelp());
+  cmd.addOption(new Option('-y, --yes').hideHelp());
+  return cmd;
 }
 
 /** A usage error raised by a command's own checks, with the command it belongs to. */
@@ -120,7 +145,8 @@ export function buildProgram(commands: readonly Command[], io: Io, errors: { wri
   const program = new Commander('wsp')
     .usage('<command> [arguments] [--json] [--yes]')
     .description('The Workspace Platform command: run the server, or work with one as a client.')
-    .version(`wsp ${packageVersion()}`, '-V, --version', 'print the version of wsp')
+    .version(`wsp ${packageVersion()}`, '-V, --version', 'print the version of wsp (before any command: `wsp --version`)')
+    .enablePositionalOptions()
     .option('--json', 'print one JSON document on stdout (errors as one on stderr); times in ISO 8601')
     .option('-y, --yes', 'answer yes to confirmations (needed for destructive commands outside a terminal)')
     .helpCommand('help [command]', 'help for a command')
@@ -156,7 +182,9 @@ export function buildProgram(commands: readonly Command[], io: Io, errors: { wri
       .description(about)
       .helpCommand(false)
       .configureOutput(output(io, errors, `wsp ${key}`))
+      .configureHelp({ showGlobalOptions: true, sortSubcommands: false, subcommandTerm })
       .showHelpAfterError(`Run \`wsp ${key} --help\` for its commands.`);
+    globalFlags(made);
     groups.set(key, made);
     return made;
   };
@@ -179,7 +207,8 @@ export function rephrase(message: string, prefix = 'wsp'): string {
     .replace(/^error: unknown option '([^']+)'/m, 'error: unknown flag $1')
     .replace(/^error: unknown command '([^']+)'\n\(Did you mean ([^?]+)\?\)/m, `error: unknown command "${named}$1"; did you mean "${prefix} $2"?`)
     .replace(/^error: unknown command '([^']+)'/m, `error: unknown command "${named}$1"`)
-    .replace(/^error: option '(-\w, )?(--[\w-]+)(?: <[^>]*>)?' argument missing/m, 'error: $2 needs a value');
+    .replace(/^error: option '(-\w, )?(--[\w-]+)(?: <[^>]*>)?' argument missing/m, 'error: $2 needs a value')
+    .replace(/^error: option '(-\w, )?(--[\w-]+)(?: <[^>]*>)?' argument '[^']*' is invalid\. needs a value/m, 'error: $2 needs a value');
 }
 
 /** A failure as `--json` prints it on stderr: one document, with the API's envelope entries when there were some. */
@@ -215,7 +244,13 @@ export async function runProgram(commands: readonly Command[], argv: string[], i
       return EXIT.USAGE;
     }
     const exitCode = err instanceof CliError ? err.exitCode : EXIT.FAILED;
-    const message = err instanceof Error ? err.message : String(err);
+    // `wsp login` cannot help a command that runs with WSP_TOKEN: that token wins over any login.
+    const tokenRefused = err instanceof CliError && err.api?.status === 401 && Boolean(io.env.WSP_TOKEN?.trim());
+    const message = tokenRefused
+      ? 'the server refused the token in WSP_TOKEN (unknown, expired or revoked): set a valid token, or unset WSP_TOKEN to use your login'
+      : err instanceof Error
+        ? err.message
+        : String(err);
     io.err.write(json ? errorDocument(message, exitCode, err) : `error: ${message}\n`);
     return exitCode;
   }

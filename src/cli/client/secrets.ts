@@ -4,12 +4,12 @@ import { send, workspaceClient } from './api.js';
 import { confirm } from './confirm.js';
 import { deleteCommand } from './deletes.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
-import { arg, idArg, noMoreArgs, type Command } from './command.js';
+import { arg, idArg, idOf, noMoreArgs, type Command } from './command.js';
 import { writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, time, type Io } from './output.js';
 
-/** CONTRACT §4: a payload is at most 64 KiB; reading stops just past that. */
+/** docs/spec-gaps.md, "Secrets": a payload is at most 64 KiB; reading stops just past that. */
 const MAX_PAYLOAD = 65536;
 
 async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
@@ -71,11 +71,16 @@ const secretsDelete = deleteCommand({
 
 const secretsCreate: Command = {
   name: 'secrets create',
-  usage: 'NAME',
+  usage: '--name NAME',
   summary: 'create a secret (with no version yet)',
+  flags: ['name'],
+  details: 'Every create names its resource with --name; `secrets create NAME` is still accepted, as before.',
   async run(ctx) {
-    const name = arg(ctx, 0, 'the secret name');
-    noMoreArgs(ctx, 1);
+    // --name as every other create has it; the positional form of earlier releases still works.
+    const flag = stringFlag(ctx.args, 'name');
+    if (flag !== undefined && ctx.args.positionals.length > 0) throw new UsageError('give the name once: --name NAME');
+    const name = flag ?? arg(ctx, 0, 'the secret name (--name NAME)');
+    noMoreArgs(ctx, flag === undefined ? 1 : 0);
     const { c, api } = workspaceClient(ctx);
     const secret = await send(c.server, api.POST('/v1/secrets', { body: { name } }));
     if (ctx.json) return printJson(ctx.io, secret);
@@ -149,13 +154,17 @@ const secretsAddVersion: Command = {
 
 const secretsAccess: Command = {
   name: 'secrets access',
-  usage: 'sec_ID [secv_ID | latest] [--output FILE]',
+  usage: 'sec_ID [secv_ID | latest] [--version secv_ID] [--output FILE]',
   summary: "print an enabled version's payload (raw bytes; --json: base64); default: the newest enabled",
-  flags: ['output'],
-  details: 'Without a version id (or with `latest`) the newest enabled version is read. With --output the payload is written to FILE (mode 0600) instead of stdout.',
+  flags: ['output', 'version'],
+  details:
+    'Without a version id (or with `latest`) the newest enabled version is read; the version may be given as the second argument or as --version (not both). With --output the payload is written to FILE (mode 0600) instead of stdout.',
   async run(ctx) {
     const id = idArg(ctx, 0, 'the secret id', 'sec');
-    const vid = ctx.args.positionals[1] === undefined || ctx.args.positionals[1] === 'latest' ? 'latest' : idArg(ctx, 1, 'the version id', 'secv');
+    const flagged = stringFlag(ctx.args, 'version');
+    if (flagged !== undefined && ctx.args.positionals[1] !== undefined) throw new UsageError('give the version once: as the second argument or as --version');
+    const named = flagged ?? ctx.args.positionals[1];
+    const vid = named === undefined || named === 'latest' ? 'latest' : flagged !== undefined ? idOf(flagged, 'the version id', 'secv') : idArg(ctx, 1, 'the version id', 'secv');
     noMoreArgs(ctx, 2);
     const output = stringFlag(ctx.args, 'output');
     const { c, api } = workspaceClient(ctx);

@@ -9,8 +9,9 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.post(
     '/compute/configs',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'compute_config.created' },
       schema: {
+        operationId: 'createComputeConfig',
         tags: ['compute'],
         summary: 'Create a compute config',
         description:
@@ -28,6 +29,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
     {
       config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
+        operationId: 'listComputeConfigs',
         tags: ['compute'],
         summary: "The workspace's compute configs, newest first",
         headers: requestHeaders(),
@@ -43,6 +45,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
     {
       config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
+        operationId: 'getComputeConfig',
         tags: ['compute'],
         summary: 'A compute config',
         headers: requestHeaders(),
@@ -60,8 +63,9 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.delete(
     '/compute/configs/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'compute_config.deleted' },
       schema: {
+        operationId: 'deleteComputeConfig',
         tags: ['compute'],
         summary: 'Delete a compute config (If-Match)',
         description: "409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).",

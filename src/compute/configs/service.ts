@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { ComputeConfigsTable } from '../../db/tables.js';
+import type { ComputeConfigsTable } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
@@ -12,6 +12,7 @@ import { configViolations, type CatalogSource } from '../catalog.js';
 import { compileGlob } from './glob.js';
 import { computeConfigStore } from './store.js';
 import type { CreateComputeConfigBody } from './schemas.js';
+import { writeTransaction } from '../../db/write-transaction.js';
 
 export interface ComputeConfigDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'events'> {
   catalog: CatalogSource;
@@ -58,7 +59,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, catalog
         created_at: now,
         updated_at: now,
       };
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         await computeConfigStore.insert(trx, row);
         await events.record(trx, ctx, 'compute_config.created', id, { name: row.name, provider: row.provider, region: row.region, image: row.image });
       });
@@ -80,7 +81,7 @@ export function createComputeConfigService({ db, engine, clock, cursors, catalog
     /** Refused (409) while machines that are not over still need the config's account. */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const id = canonicalId('cc', rawId);
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         const row = await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('compute config');
         assertIfMatch(ifMatch, row.etag);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { ComputeConfigsTable, DB, MachineStatus } from '../../db/tables.js';
+import type { ComputeConfigsTable, MachineStatus } from '../tables.js';
+import type { DB } from '../../db/tables.js';
 import { forUpdate, type Engine } from '../../db/database.js';
 
 /** Machines in these states still need their config's provider account. */

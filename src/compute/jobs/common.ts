@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { MachinesTable } from '../../db/tables.js';
+import type { MachinesTable } from '../tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { PermanentJobError, publicFailure, type JobFailure } from '../../jobs/failure.js';
 import { ErrorCodes } from '../../shared/errors.js';

@@ -1,7 +1,7 @@
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { newEtag } from '../../shared/etag.js';
-import type { MachinesTable } from '../../db/tables.js';
+import type { MachinesTable } from '../tables.js';
 import type { ComputeProvider } from '../provider/types.js';
 import { machineStore } from '../machines/store.js';
 import { suspensionStore } from '../suspensions/store.js';

@@ -1,4 +1,4 @@
-import type { MachinesTable } from '../../db/tables.js';
+import type { MachinesTable } from '../tables.js';
 
 /** A stored machine as the API shows it. */
 export function toMachine(row: MachinesTable) {

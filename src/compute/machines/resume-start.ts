@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { ComputeSuspensionsTable, DB, MachinesTable } from '../../db/tables.js';
+import type { ComputeSuspensionsTable, MachinesTable } from '../tables.js';
+import type { DB } from '../../db/tables.js';
 import { nowSeconds, type Clock } from '../../shared/clock.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { ApiError } from '../../shared/errors.js';

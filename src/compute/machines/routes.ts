@@ -9,8 +9,9 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.created' },
       schema: {
+        operationId: 'createMachine',
         tags: ['compute'],
         summary: 'Create a machine from a compute config',
         description:
@@ -31,6 +32,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
     {
       config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
+        operationId: 'listMachines',
         tags: ['compute'],
         summary: "The workspace's machines, newest first",
         headers: requestHeaders(),
@@ -46,6 +48,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
     {
       config: { scope: 'workspace', tokenScope: 'compute:read' },
       schema: {
+        operationId: 'getMachine',
         tags: ['compute'],
         summary: 'A machine',
         headers: requestHeaders(),
@@ -63,12 +66,13 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines/:id(^[^:]+)::suspend',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.suspended' },
       // The body is optional: none at all means `{}`.
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
       },
       schema: {
+        operationId: 'suspendMachine',
         tags: ['compute'],
         summary: 'Suspend a running machine (If-Match): snapshot it, then delete its server',
         description:
@@ -89,8 +93,9 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
     '/machines/:id(^[^:]+)::resume',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.resumed' },
       schema: {
+        operationId: 'resumeMachine',
         tags: ['compute'],
         summary: 'Resume a suspended machine: recreate its server from the snapshot',
         description:
@@ -110,8 +115,9 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.delete(
     '/machines/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.deleted' },
       schema: {
+        operationId: 'deleteMachine',
         tags: ['compute'],
         summary: 'Delete a machine (If-Match): its server and any snapshot at the provider, then the machine',
         description:

@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { MachinesTable, MachineStatus } from '../../db/tables.js';
+import type { MachinesTable, MachineStatus } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds } from '../../shared/clock.js';
@@ -20,6 +20,7 @@ import { startSuspend } from './suspend-start.js';
 import { startResume } from './resume-start.js';
 import { suspensionStore } from '../suspensions/store.js';
 import type { CreateMachineBody } from './schemas.js';
+import { writeTransaction } from '../../db/write-transaction.js';
 
 export interface MachineServiceDeps extends Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'jobs' | 'events'> {
   accounts: ProviderAccounts;
@@ -92,7 +93,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         created_at: now,
         updated_at: now,
       };
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         // Under the config's row lock: a concurrent delete of the config waits, then sees this machine.
         if (!(await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, config.id))) throw notFound('compute config', ['body', 'compute_config_id']);
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
@@ -120,7 +121,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
     /** Starts the suspension (snapshot, then delete the server) as an operation. */
     async suspend(ctx: WorkspaceContext, rawId: string, ifMatch: string, reason: 'manual' | 'downgrade') {
       const id = canonicalId('mch', rawId);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('machine');
         assertIfMatch(ifMatch, row.etag);
@@ -136,7 +137,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
     /** `POST /v1/machines/{id}:resume`: what its suspension's `:resume` does. If-Match is checked when sent. */
     async resume(ctx: WorkspaceContext, rawId: string, ifMatch: string | undefined) {
       const id = canonicalId('mch', rawId);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('machine');
         if (ifMatch !== undefined) assertIfMatch(ifMatch, row.etag);
@@ -158,7 +159,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
      */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<{ operation_id: string }> {
       const id = canonicalId('mch', rawId);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const row = await machineStore.getLocked(trx, engine, ctx.workspaceId, id);
         if (!row) throw notFound('machine');
         assertIfMatch(ifMatch, row.etag);

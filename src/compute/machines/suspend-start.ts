@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, MachinesTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { MachinesTable } from '../tables.js';
 import { nowSeconds, type Clock } from '../../shared/clock.js';
 import type { JobQueue } from '../../jobs/queue.js';
 import { newEtag } from '../../shared/etag.js';

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { ComputeSuspensionsTable, DB } from '../../db/tables.js';
+import type { ComputeSuspensionsTable } from '../tables.js';
+import type { DB } from '../../db/tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { nowSeconds } from '../../shared/clock.js';
 import { newEtag } from '../../shared/etag.js';

@@ -1,4 +1,4 @@
-import type { ComputeSuspensionsTable } from '../../db/tables.js';
+import type { ComputeSuspensionsTable } from '../tables.js';
 
 /** A stored suspension as the spec shows it. */
 export function toSuspension(row: ComputeSuspensionsTable) {

@@ -10,8 +10,9 @@ export function suspensionRoutes(app: App, suspensions: SuspensionService): void
   app.get(
     '/compute/suspensions',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:read' },
+      config: { scope: 'workspace', tokenScope: 'compute:read', operationIdWhy: 'a list, answered as a bare array rather than {data: [...]}' },
       schema: {
+        operationId: 'listComputeSuspensions',
         tags: ['compute'],
         summary: "The workspace's suspended machines",
         description: 'A bare array (not the list envelope), newest first. No parameters.',
@@ -25,8 +26,9 @@ export function suspensionRoutes(app: App, suspensions: SuspensionService): void
   app.post(
     '/compute/suspensions/:id(^[^:]+)::resume',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write' },
+      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.resumed' },
       schema: {
+        operationId: 'resumeComputeSuspension',
         tags: ['compute'],
         summary: 'Resume a suspended machine: recreate its server from the snapshot',
         description:

@@ -1,6 +1,6 @@
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
-import type { SuspensionState } from '../../db/tables.js';
+import type { SuspensionState } from '../tables.js';
 import { canonicalId } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
 import { machineStore } from '../machines/store.js';
@@ -8,6 +8,7 @@ import { toMachine } from '../machines/representation.js';
 import { startResume } from '../machines/resume-start.js';
 import { suspensionStore } from './store.js';
 import { toSuspension } from './representation.js';
+import { writeTransaction } from '../../db/write-transaction.js';
 
 /** States of a suspension that is not over: the others no longer exist for callers. */
 const OPEN: SuspensionState[] = ['active', 'resuming'];
@@ -25,7 +26,7 @@ export function createSuspensionService({ db, engine, clock, jobs, events }: Pic
      */
     async resume(ctx: WorkspaceContext, rawId: string) {
       const id = canonicalId('susp', rawId);
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, ctx, async (trx) => {
         const found = await suspensionStore.get(trx, ctx.workspaceId, id);
         if (!found) throw notFound('suspension');
         // The machine's lock first, then the suspension's: the order of every other writer.

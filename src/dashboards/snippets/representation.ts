@@ -1,4 +1,4 @@
-import type { SnippetsTable } from '../../db/tables.js';
+import type { SnippetsTable } from '../tables.js';
 import type { Snippet } from './schemas.js';
 
 // display_type is written only from the schema's enum.

@@ -11,8 +11,9 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.post(
     '/snippets',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'snippet.created' },
       schema: {
+        operationId: 'createSnippet',
         tags,
         summary: 'Create a snippet',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
@@ -31,6 +32,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'listSnippets',
         tags,
         summary: "The workspace's snippets, newest first",
         headers: requestHeaders(),
@@ -46,6 +48,7 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
     {
       config: { scope: 'workspace', tokenScope: 'dashboards:read' },
       schema: {
+        operationId: 'getSnippet',
         tags,
         summary: 'A snippet',
         headers: requestHeaders(),
@@ -63,8 +66,9 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.patch(
     '/snippets/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'snippet.updated' },
       schema: {
+        operationId: 'updateSnippet',
         tags,
         summary: 'Change a snippet (If-Match); a change gives it a new etag',
         description: 'A PATCH that changes nothing keeps the etag. Widgets that pin the old etag show it in `snippet_etag_drift`.',
@@ -85,8 +89,10 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
     app.post(
       `/snippets/:id(^[^:]+)::${action}`,
       {
-        config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+        // Archiving an archived snippet (or unarchiving an active one) changes nothing and records nothing.
+        config: { scope: 'workspace', tokenScope: 'dashboards:write', event: action === 'archive' ? 'snippet.archived' : 'snippet.unarchived' },
         schema: {
+          operationId: action === 'archive' ? 'archiveSnippet' : 'unarchiveSnippet',
           tags,
           summary: action === 'archive' ? 'Archive a snippet (If-Match)' : 'Make an archived snippet active again (If-Match)',
           description:
@@ -109,8 +115,9 @@ export function snippetRoutes(app: App, snippets: SnippetService): void {
   app.delete(
     '/snippets/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:write' },
+      config: { scope: 'workspace', tokenScope: 'dashboards:write', event: 'snippet.deleted' },
       schema: {
+        operationId: 'deleteSnippet',
         tags,
         summary: 'Delete a snippet (If-Match)',
         description: 'Revisions that use it show `current_state: missing`; restoring one of them is blocked (409, 7100).',

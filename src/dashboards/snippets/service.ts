@@ -2,7 +2,8 @@ import type { EventType } from '../../events/event-type-schemas.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import type { Kysely } from 'kysely';
-import type { DB, SnippetsTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { SnippetsTable } from '../tables.js';
 import type { Engine } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
 import { nowSeconds, type Clock } from '../../shared/clock.js';
@@ -12,6 +13,7 @@ import { etagMismatch, newEtag, parseIfMatch, assertIfMatch } from '../../shared
 import { snippetStore, type SnippetChanges } from './store.js';
 import type { CreateSnippetBody, Snippet, UpdateSnippetBody } from './schemas.js';
 import { toSnippet } from './representation.js';
+import { writeTransaction } from '../../db/write-transaction.js';
 
 /**
  * For dashboards (the snippets' public face inside their area): the state and etag now of the
@@ -48,7 +50,7 @@ export function createSnippetService({ db, clock, cursors, events }: Pick<Servic
     assertIfMatch(ifMatch, current.etag);
     if (Object.entries(changes).every(([k, v]) => current[k as keyof SnippetsTable] === v)) return toSnippet(current);
     const next: SnippetChanges = { ...changes, etag: newEtag(), updated_at: nowSeconds(clock) };
-    const written = await db.transaction().execute(async (trx) => {
+    const written = await writeTransaction(db, ctx, async (trx) => {
       if (!(await snippetStore.updateIf(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch), next))) return false;
       await events.record(trx, ctx, type, current.id, { name: next.name ?? current.name, fields: Object.keys(changes).sort() });
       return true;
@@ -75,7 +77,7 @@ export function createSnippetService({ db, clock, cursors, events }: Pick<Servic
         created_at: now,
         updated_at: now,
       };
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, ctx, async (trx) => {
         await snippetStore.insert(trx, row);
         await events.record(trx, ctx, 'snippet.created', row.id, { name: row.name });
       });
@@ -109,7 +111,7 @@ export function createSnippetService({ db, clock, cursors, events }: Pick<Servic
     /** Gone for good: revisions that use it show it as `missing`, and cannot be restored. */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
       const current = await visible(ctx, rawId);
-      const deleted = await db.transaction().execute(async (trx) => {
+      const deleted = await writeTransaction(db, ctx, async (trx) => {
         if (!(await snippetStore.deleteIf(trx, ctx.workspaceId, current.id, parseIfMatch(ifMatch)))) return false;
         await events.record(trx, ctx, 'snippet.deleted', current.id, { name: current.name });
         return true;

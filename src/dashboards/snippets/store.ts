@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, SnippetsTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { SnippetsTable } from '../tables.js';
 import { forUpdate, ifEtag, type Engine } from '../../db/database.js';
 
 export type SnippetChanges = Partial<Pick<SnippetsTable, 'name' | 'source' | 'display_type' | 'state'>> & Pick<SnippetsTable, 'etag' | 'updated_at'>;

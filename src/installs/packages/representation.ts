@@ -1,4 +1,4 @@
-import type { PackagesTable, PackageVersionsTable } from '../../db/tables.js';
+import type { PackagesTable, PackageVersionsTable } from '../tables.js';
 import type { Package, PackageVersion } from './schemas.js';
 
 export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at });

@@ -20,8 +20,9 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:write' },
+      config: { scope: 'workspace', tokenScope: 'installs:write', event: 'package.created' },
       schema: {
+        operationId: 'createPackage',
         tags: ['packages'],
         summary: 'Create a package',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
@@ -37,6 +38,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'listPackages',
         tags: ['packages'],
         summary: "The workspace's packages, newest first",
         headers: requestHeaders(),
@@ -52,6 +54,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'getPackage',
         tags: ['packages'],
         summary: 'A package',
         headers: requestHeaders(),
@@ -65,8 +68,9 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages/:id/versions',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:write' },
+      config: { scope: 'workspace', tokenScope: 'installs:write', event: 'package_version.created' },
       schema: {
+        operationId: 'createPackageVersion',
         tags: ['packages'],
         summary: 'Publish a version of a package (immutable)',
         description:
@@ -85,6 +89,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'listPackageVersions',
         tags: ['packages'],
         summary: "A package's versions, newest first, without their files",
         headers: requestHeaders(),
@@ -101,6 +106,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'getPackageVersion',
         tags: ['packages'],
         summary: 'A package version with its files',
         headers: requestHeaders(),
@@ -114,9 +120,9 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages/:id/versions/:version_id(^[^:]+)::preview',
     {
-      // Renders and writes nothing: a read.
-      config: { scope: 'workspace', tokenScope: 'installs:read' },
+      config: { scope: 'workspace', tokenScope: 'installs:read', event: null, eventWhy: 'a preview renders and writes nothing: a read' },
       schema: {
+        operationId: 'previewPackageVersion',
         tags: ['packages'],
         summary: "See a version's rendered files with some values, before installing it",
         description:

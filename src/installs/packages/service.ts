@@ -1,5 +1,5 @@
 import type { ServiceDeps } from '../../deps.js';
-import type { PackageVersionsTable } from '../../db/tables.js';
+import type { PackageVersionsTable } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { isUniqueViolation } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
@@ -13,6 +13,7 @@ import type { CreatePackageBody, CreateVersionBody, Package, PackageVersion } fr
 import { toPackage, toVersion } from './representation.js';
 import { MAX_RENDER_STEPS, TemplateRenderError } from './templates.js';
 import { renderPoolFor, WorkspaceRendersBusy } from '../renders/render-pool.js';
+import { writeTransaction } from '../../db/write-transaction.js';
 
 export function createPackageService({ db, clock, cursors, jobs, config, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'config' | 'events'>) {
   async function visiblePackage(ctx: WorkspaceContext, rawId: string) {
@@ -25,7 +26,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
     async create(ctx: WorkspaceContext, body: CreatePackageBody): Promise<Package> {
       const row = { id: newId('pkg'), workspace_id: ctx.workspaceId, name: body.name, created_at: nowSeconds(clock) };
       try {
-        await db.transaction().execute(async (trx) => {
+        await writeTransaction(db, ctx, async (trx) => {
           await packageStore.insert(trx, row);
           await events.record(trx, ctx, 'package.created', row.id, { name: row.name });
         });
@@ -61,7 +62,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
         created_at: nowSeconds(clock),
       };
       try {
-        await db.transaction().execute(async (trx) => {
+        await writeTransaction(db, ctx, async (trx) => {
           await packageStore.insertVersion(trx, row);
           const event: VersionPublished = { workspace_id: ctx.workspaceId, package_id: pkg.id, version_id: row.id };
           await jobs.enqueue(trx, { kind: VERSION_PUBLISHED, payload: event });

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, PackagesTable, PackageVersionsTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { PackagesTable, PackageVersionsTable } from '../tables.js';
 
 const SUMMARY = ['id', 'package_id', 'workspace_id', 'semver', 'created_at'] as const;
 

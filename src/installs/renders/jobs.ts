@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { DB, RendersTable } from '../../db/tables.js';
+import type { DB } from '../../db/tables.js';
+import type { RendersTable } from '../tables.js';
 import type { ServiceDeps } from '../../deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';
@@ -19,7 +20,7 @@ import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
-import { lockWorkspace } from '../../db/workspace-lock.js';
+import { identity } from '../../identity/service.js';
 
 /** How long a render waits for the repositories' volume before it fails (7058). */
 const VOLUME_WAIT_LIMIT_MS = 60 * 60_000;
@@ -193,7 +194,7 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     const limit = config.quotas.workspaceRepositoryBytes;
     return db.transaction().execute(async (trx) => {
       await installStore.lock(trx, installId);
-      await lockWorkspace(trx, workspaceId);
+      await identity.lockWorkspace(trx, workspaceId);
       const total = (await installStore.repositoryBytesTotal(trx, workspaceId, installId)) + bytes;
       if (total > limit) return `the workspace's repositories would take ${total} bytes together, more than its quota of ${limit} bytes`;
       await installStore.update(trx, installId, { repository_bytes: bytes });

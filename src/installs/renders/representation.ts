@@ -1,4 +1,4 @@
-import type { RendersTable } from '../../db/tables.js';
+import type { RendersTable } from '../tables.js';
 import type { Render } from './schemas.js';
 
 export const toRender = (row: RendersTable): Render => ({

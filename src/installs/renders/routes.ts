@@ -11,6 +11,7 @@ export function renderRoutes(app: App, renders: RenderService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'listInstallRenders',
         tags: ['installs'],
         summary: "An install's renders, newest first",
         headers: requestHeaders(),
@@ -27,6 +28,7 @@ export function renderRoutes(app: App, renders: RenderService): void {
     {
       config: { scope: 'workspace', tokenScope: 'installs:read' },
       schema: {
+        operationId: 'getRender',
         tags: ['installs'],
         summary: 'A render',
         description: 'States: `queued` → `running` → `succeeded` | `failed`; a queued render is `superseded` when a newer one is made, a running one when a newer one reaches the branch first.',

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { DB, RendersTable } from '../../db/tables.js';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../../db/tables.js';
+import type { RendersTable } from '../tables.js';
+import { bucketed, type Buckets } from '../../events/minute-counts.js';
 
 export const renderStore = {
   insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
@@ -89,5 +91,21 @@ export const renderStore = {
   ): Promise<boolean> => {
     const res = await db.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
+  },
+
+  /**
+   * The workspace's renders created in each bucket (its index `b`, counted `n`), of one install or
+   * every one, in any state or the one they are in now: the platform metric `renders`.
+   */
+  countsByBucket: (db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }) => {
+    let q = db
+      .selectFrom('renders')
+      .select([bucketed(b).as('b'), sql<number>`count(*)`.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('created_at', '>', b.from)
+      .where('created_at', '<=', b.from + b.count * b.step);
+    if (f.install) q = q.where('install_id', '=', f.install);
+    if (f.status) q = q.where('state', '=', f.status as never);
+    return q.groupBy('b').execute();
   },
 };

@@ -1,0 +1,82 @@
+/**
+ * The installs area's tables, as stored: packages and their versions, installs, their values and
+ * renders. Each joins `DB` here, by declaration merging (src/db/tables.ts says why); the area's
+ * modules import their row types from this file.
+ */
+declare module '../db/tables.js' {
+  interface DB {
+    packages: PackagesTable;
+    package_versions: PackageVersionsTable;
+    installs: InstallsTable;
+    render_values: RenderValuesTable;
+    renders: RendersTable;
+  }
+}
+
+export interface PackagesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface PackageVersionsTable {
+  id: string;
+  workspace_id: string;
+  package_id: string;
+  semver: string;
+  /** JSON object: normalized path to Mustache template */
+  files: string;
+  created_at: number;
+}
+
+export interface InstallsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  package_id: string;
+  desired_version_id: string;
+  current_version_id: string | null;
+  /** JSON object */
+  values_json: string;
+  automatic_updates_enabled: number;
+  /** The last render number given out for this install. */
+  render_seq: number;
+  /** The number of the render `current_version_id` came from (0: none yet). */
+  current_render_seq: number;
+  /** The repository's size on disk as last measured (after a render or a repository maintenance); null: not yet. */
+  repository_bytes: number | null;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded';
+
+export interface RendersTable {
+  id: string;
+  workspace_id: string;
+  install_id: string;
+  /** 1, 2, ... per install, in creation order: the order renders reach the branch. */
+  seq: number;
+  package_version_id: string;
+  /** The values this render uses, fixed when it is created: their digest in `render_values`. */
+  values_digest: string;
+  state: RenderState;
+  render_hash: string | null;
+  tree_sha: string | null;
+  commit_sha: string | null;
+  operation_id: string;
+  restored_from_render_id: string | null;
+  message: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Each distinct set of an install's values, once: renders name theirs by digest. */
+export interface RenderValuesTable {
+  install_id: string;
+  /** SHA-256 (hex) of `values_json` as stored. */
+  digest: string;
+  values_json: string;
+}
