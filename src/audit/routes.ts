@@ -3,12 +3,13 @@ import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { workspaceCtx } from '../http/context.js';
 import { AuditEventList, ListAuditEventsQuery } from './schemas.js';
 import type { AuditService } from './service.js';
+import { guarded } from '../auth/roles.js';
 
 export function auditRoutes(app: App, audit: AuditService): void {
   app.get(
     '/audit_events',
     {
-      config: { scope: 'workspace', tokenScope: 'audit:read' },
+      config: { scope: 'workspace', ...guarded('audit.read'), tokenScope: 'audit:read' },
       schema: {
         operationId: 'listAuditEvents',
         tags: ['audit'],
