@@ -83,9 +83,10 @@ describe('every guarded action, per role', () => {
         for (const [role, session] of Object.entries(people)) {
           const res = await send(call, as(session, s.workspaceId));
           const where = `${role} ${call.method} ${call.url}: ${res.body}`;
+          // The refusals below prove the request well-formed (a 422 would come first); an allowed
+          // caller gets past the role to the service (404, 409, or its own checks).
           if (roles.includes(role as never)) {
             assert.notEqual(res.statusCode, 403, where);
-            assert.notEqual(res.statusCode, 422, where);
           } else {
             assert.equal(res.statusCode, 403, where);
             assert.equal(firstError(res.json()).code, role === 'viewer' ? 7027 : 7023, where);
@@ -98,7 +99,7 @@ describe('every guarded action, per role', () => {
 });
 
 test('the permissions of GET /v1/me are the routes\' own: every guarded action a route declares is in the list with its roles and token scope, and each name of the list but `write` guards a route', async () => {
-  const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Record<string, unknown>>> };
   const used = new Set<string>();
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -131,9 +132,10 @@ describe('the viewer', () => {
     const headers = as(viewer.session, s.workspaceId);
     const writes: Call[] = [
       { method: 'POST', url: '/v1/secrets', payload: { name: 'from-a-viewer' } },
-      { method: 'POST', url: '/v1/dashboards', payload: { name: 'from a viewer' } },
+      { method: 'DELETE', url: '/v1/dashboards/dash_0000000000000000000000000a', headers: ETAG },
+      { method: 'POST', url: '/v1/secrets/sec_0000000000000000000000000a/versions/secv_0000000000000000000000000a:disable', headers: ETAG },
       { method: 'POST', url: '/v1/packages', payload: { name: 'from-a-viewer' } },
-      { method: 'POST', url: '/v1/compute/configs', payload: { name: 'from-a-viewer' } },
+      { method: 'POST', url: '/v1/machines/mch_0000000000000000000000000a:suspend', payload: {}, headers: ETAG },
     ];
     for (const call of writes) {
       const res = await send(call, headers);
