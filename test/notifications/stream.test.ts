@@ -98,6 +98,23 @@ describe('the stream', () => {
     }
   });
 
+  test("curl's Accept (*/*), text/*, and no Accept at all get the stream; a q=0 for the type is refused (406)", async () => {
+    for (const accept of ['*/*', 'text/*', '', 'application/json, */*;q=0.1']) {
+      const stream = await open(`${base}/v1/notifications/stream`, as(s.owner.session, undefined, { accept }));
+      try {
+        assert.equal(stream.status, 200, `Accept: ${accept || '(none)'}`);
+        assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+      } finally {
+        stream.close();
+      }
+    }
+    for (const accept of ['text/event-stream;q=0, */*', 'text/html', 'application/*']) {
+      const refused = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.owner.session, undefined, { accept }) });
+      assert.equal(refused.statusCode, 406, accept);
+      assert.equal(firstError(refused.json()).code, 7026);
+    }
+  });
+
   test('refusals: no credential 401, an API token 403 (7024), a malformed Last-Event-ID 422, no Accept: text/event-stream 406', async () => {
     const plain = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.owner.session, undefined, { accept: 'application/json' }) });
     assert.equal(plain.statusCode, 406);
