@@ -92,7 +92,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Who the caller is: user, workspace, role, credential kind
+         * Who the caller is: user, workspace, role and permissions, memberships, credential kind
          * @description The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.
          *
          *     Any API token of the workspace may call this, whatever its scopes, since it describes only the calling credential (the token's id, its own workspace's id and name).
@@ -4353,6 +4353,21 @@ export interface operations {
                      *         "name": "Production"
                      *       },
                      *       "role": "owner",
+                     *       "permissions": [
+                     *         "write"
+                     *       ],
+                     *       "memberships": [
+                     *         {
+                     *           "workspace": {
+                     *             "id": "string",
+                     *             "name": "Production"
+                     *           },
+                     *           "role": "owner",
+                     *           "permissions": [
+                     *             "write"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "csrf_token": "string"
                      *     }
                      */
@@ -4383,7 +4398,20 @@ export interface operations {
                             name: string;
                         } | null;
                         /** @description The role in that workspace; null without one */
-                        role: "owner" | "admin" | "member" | "viewer" | null;
+                        role: ("owner" | "admin" | "member" | "viewer") | null;
+                        /** @description In `workspace`; null when the call names none */
+                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
+                        /** @description Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token */
+                        memberships: {
+                            workspace: {
+                                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
+                                id: string;
+                                name: string;
+                            };
+                            role: "owner" | "admin" | "member" | "viewer";
+                            /** @description The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here. */
+                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
+                        }[];
                         /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
                         csrf_token?: string;
                     };
