@@ -43,7 +43,14 @@ const Me = Type.Object(
     role: Type.Union([RoleName, Type.Null()]),
     permissions: Type.Union([Permissions, Type.Null()], { description: 'In `workspace`; null when the call names none' }),
     memberships: Type.Array(
-      Type.Object({ workspace: Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), role: RoleName, permissions: Permissions }, { additionalProperties: false }),
+      Type.Object(
+        {
+          workspace: Type.Object({ id: Type.String({ description: 'The workspace id' }), name: Type.String({ description: "The workspace's name" }) }, { additionalProperties: false, description: 'The workspace of the membership' }),
+          role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')], { description: "The user's role there" }),
+          permissions: Permissions,
+        },
+        { additionalProperties: false },
+      ),
       { description: "Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token" },
     ),
     csrf_token: Type.Optional(Type.String({ description: 'Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token' })),

@@ -4403,11 +4403,14 @@ export interface operations {
                         permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
                         /** @description Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token */
                         memberships: {
+                            /** @description The workspace of the membership */
                             workspace: {
-                                /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
+                                /** @description The workspace id */
                                 id: string;
+                                /** @description The workspace's name */
                                 name: string;
                             };
+                            /** @description The user's role there */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here. */
                             permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
