@@ -25,6 +25,7 @@ import { conditionalGets } from './http/conditional-get.js';
 import { listCache } from './http/list-cache.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { checkTokenScopes } from './http/token-scopes.js';
+import { checkRouteRoles } from './http/route-roles.js';
 import { checkRouteEvents } from './http/route-events.js';
 import { checkOperationIds } from './http/operation-ids.js';
 import type { App } from './http/fastify-types.js';
@@ -133,6 +134,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // in its description.
   documentPipelineErrors(app);
   checkTokenScopes(app);
+  checkRouteRoles(app);
   checkRouteEvents(app);
   checkOperationIds(app);
   // Bodies are JSON (docs/spec-gaps.md, "Conventions"): Fastify's built-in text/plain parser would let a text body

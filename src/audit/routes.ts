@@ -4,12 +4,13 @@ import { workspaceCtx } from '../http/context.js';
 import { AuditEventList, ListAuditEventsQuery, ListMyEventsQuery } from './schemas.js';
 import { requestCtx } from '../http/context.js';
 import type { AuditService } from './service.js';
+import { guarded } from '../auth/roles.js';
 
 export function auditRoutes(app: App, audit: AuditService): void {
   app.get(
     '/audit_events',
     {
-      config: { scope: 'workspace', tokenScope: 'audit:read' },
+      config: { scope: 'workspace', ...guarded('audit.read'), tokenScope: 'audit:read' },
       schema: {
         operationId: 'listAuditEvents',
         tags: ['audit'],

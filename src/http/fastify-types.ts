@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Permission } from '../auth/roles.js';
 import type { Role } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { ListAlongside, ListRead } from '../auth/authenticator.js';
@@ -45,8 +46,16 @@ declare module 'fastify' {
      * step, a resource the path does not name.
      */
     operationIdWhy?: string;
-    /** Roles allowed to call the route (token management: owner, admin). */
+    /**
+     * Roles of the users allowed to call the route (docs/spec-gaps.md, "Roles (issue 50)"). Absent:
+     * every role reads, and a workspace write needs a writer (owner, admin, member: a viewer is
+     * refused, 7027). A route narrower than that names the guarded action in `permission`
+     * (`...guarded('secrets.delete')`, src/auth/roles.ts); one a viewer may write declares
+     * `roles: EVERY_ROLE`. Tokens are judged by `tokenScope`, never by roles.
+     */
     roles?: readonly Role[];
+    /** The guarded action the route's `roles` stand for, as `GET /v1/me` lists it (src/auth/roles.ts). */
+    permission?: Permission;
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
     taggedUnauthorized?: boolean;
     /** HTTP Basic accepted besides Bearer (the password is the credential): the routes git calls. */

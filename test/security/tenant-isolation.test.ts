@@ -38,10 +38,26 @@ const ROLE_ROUTES = new Set([
   'POST /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
-/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48). */
-const MANAGER_ROUTES = new Set(
-  ['GET /v1/workspaces/{id}/invitations', 'GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
-);
+/**
+ * Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48),
+ * and the irreversible deletions (docs/spec-gaps.md, "Roles (issue 50)").
+ */
+const MANAGER_ROUTES = new Set([
+  'GET /v1/workspaces/{id}/invitations',
+  'GET /v1/audit_events',
+  'POST /v1/webhooks',
+  'GET /v1/webhooks',
+  'GET /v1/webhooks/{id}',
+  'PATCH /v1/webhooks/{id}',
+  'DELETE /v1/webhooks/{id}',
+  'POST /v1/webhooks/{id}:test',
+  'GET /v1/webhooks/{id}/deliveries',
+  'POST /v1/webhooks/{id}/deliveries/{did}:retry',
+  'DELETE /v1/secrets/{id}',
+  'POST /v1/secrets/{id}/versions/{vid}:destroy',
+  'DELETE /v1/machines/{id}',
+  'DELETE /v1/compute/configs/{id}',
+]);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
