@@ -134,7 +134,7 @@ test('paginate follows next_cursor to the end, keeping the query, and stops when
 test('DataOf is what a call answers: the named schema where there is one, the inline shape where not', () => {
   const created: DataOf<'/v1/dashboards', 'post'> extends Dashboard ? true : false = true;
   const read: DataOf<'/v1/dashboards/{id}'> extends Dashboard ? true : false = true;
-  const me: DataOf<'/v1/me'> extends { csrf_token?: string; role: 'owner' | 'admin' | 'member' | null } ? true : false = true;
+  const me: DataOf<'/v1/me'> extends { csrf_token?: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null } ? true : false = true;
   assert.ok(created && read && me);
 });
 
