@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Request counts and latencies by route and status, job queue depths, and the process metrics, in the Prometheus text format.
+         * @description Request counts and latencies by route and status, route schemas still compiling, the retained heap and the process metrics (CPU, memory, event-loop delay, handles), in the Prometheus text format.
          */
         get: operations["getPrometheusMetrics"];
         put?: never;
