@@ -6,6 +6,7 @@ import type { Workspace } from '@workspace-platform/sdk';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
 import { SessionContext, isAdmin, type Me } from './session.js';
 import { SignIn } from './views/sign-in.js';
+import { FirstRun } from './views/first-run.js';
 import { NotFound } from './views/not-found.js';
 import { InboxLink, Notifications, useInbox } from './views/notifications.js';
 import { DashboardsView } from './views/dashboards/list.js';
@@ -96,6 +97,11 @@ function Shell() {
   const inbox = useInbox(Boolean(session.me));
   const [error, setError] = useState<string | null>(null);
   useEffect(() => void session.load(), []);
+  // Asked only of a signed-out visitor: true while the server has no user (its first run).
+  const [firstRun, setFirstRun] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    if (session.me === null && firstRun === undefined) void api.GET('/v1/setup', {}).then((res) => setFirstRun(res.data?.required ?? false));
+  }, [session.me]);
 
   useEffect(() => {
     if (session.me === null && !PUBLIC.includes(location.path)) {
@@ -120,6 +126,19 @@ function Shell() {
     return (
       <main id="main">
         <AcceptInvitation signedIn={false} onAccepted={joined} />
+      </main>
+    );
+  }
+  if (session.me === null && firstRun === undefined) return <p class="loading" role="status">Loading…</p>;
+  if (session.me === null && firstRun) {
+    return (
+      <main id="main">
+        <FirstRun
+          onDone={async (workspaceId) => {
+            setFirstRun(false);
+            await joined(workspaceId);
+          }}
+        />
       </main>
     );
   }
