@@ -168,6 +168,10 @@ function Shell() {
             value={currentWorkspace() ?? ''}
             onChange={async (e) => {
               setWorkspace((e.target as HTMLSelectElement).value);
+              // A resource's page of the old workspace would show it under the new one's name
+              // (or say it does not exist): the new workspace's list of the same area instead.
+              const area = AREAS.find((a) => location.path.startsWith(`${a.href}/`));
+              if (area) location.route(area.href);
               await session.load();
             }}
           >
@@ -194,7 +198,8 @@ function Shell() {
         <main id="main">
           <SessionContext.Provider value={session.me}>
             <InboxContext.Provider value={inbox}>
-              <Router>
+              {/* Keyed by the workspace: a switch remounts the view, so none keeps the old workspace's data. */}
+              <Router key={currentWorkspace() ?? ''}>
                 <Route path="/console/" component={ToDashboards} />
                 <Route path="/console/sign-in" component={ToDashboards} />
                 <Route path="/console/dashboards" component={DashboardsView} />
