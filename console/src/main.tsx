@@ -6,6 +6,7 @@ import type { Workspace } from '@workspace-platform/sdk';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
 import { SessionContext, isAdmin, type Me } from './session.js';
 import { SignIn } from './views/sign-in.js';
+import { FirstRun } from './views/first-run.js';
 import { NotFound } from './views/not-found.js';
 import { InboxLink, Notifications, useInbox } from './views/notifications.js';
 import { DashboardsView } from './views/dashboards/list.js';
@@ -96,6 +97,11 @@ function Shell() {
   const inbox = useInbox(Boolean(session.me));
   const [error, setError] = useState<string | null>(null);
   useEffect(() => void session.load(), []);
+  // Asked only of a signed-out visitor: true while the server has no user (its first run).
+  const [firstRun, setFirstRun] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    if (session.me === null && firstRun === undefined) void api.GET('/v1/setup', {}).then((res) => setFirstRun(res.data?.required ?? false));
+  }, [session.me]);
 
   useEffect(() => {
     if (session.me === null && !PUBLIC.includes(location.path)) {
@@ -120,6 +126,19 @@ function Shell() {
     return (
       <main id="main">
         <AcceptInvitation signedIn={false} onAccepted={joined} />
+      </main>
+    );
+  }
+  if (session.me === null && firstRun === undefined) return <p class="loading" role="status">Loading…</p>;
+  if (session.me === null && firstRun) {
+    return (
+      <main id="main">
+        <FirstRun
+          onDone={async (workspaceId) => {
+            setFirstRun(false);
+            await joined(workspaceId);
+          }}
+        />
       </main>
     );
   }
@@ -149,6 +168,10 @@ function Shell() {
             value={currentWorkspace() ?? ''}
             onChange={async (e) => {
               setWorkspace((e.target as HTMLSelectElement).value);
+              // A resource's page of the old workspace would show it under the new one's name
+              // (or say it does not exist): the new workspace's list of the same area instead.
+              const area = AREAS.find((a) => location.path.startsWith(`${a.href}/`));
+              if (area) location.route(area.href);
               await session.load();
             }}
           >
@@ -175,7 +198,8 @@ function Shell() {
         <main id="main">
           <SessionContext.Provider value={session.me}>
             <InboxContext.Provider value={inbox}>
-              <Router>
+              {/* Keyed by the workspace: a switch remounts the view, so none keeps the old workspace's data. */}
+              <Router key={currentWorkspace() ?? ''}>
                 <Route path="/console/" component={ToDashboards} />
                 <Route path="/console/sign-in" component={ToDashboards} />
                 <Route path="/console/dashboards" component={DashboardsView} />
