@@ -4,7 +4,7 @@ import { useContext, useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso';
 import type { Workspace } from '@workspace-platform/sdk';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
-import { SessionContext, isAdmin, type Me } from './session.js';
+import { SessionContext, can, type Me, type Permission } from './session.js';
 import { SignIn } from './views/sign-in.js';
 import { FirstRun } from './views/first-run.js';
 import { NotFound } from './views/not-found.js';
@@ -57,17 +57,18 @@ function useSession() {
   return { me, workspaces, load, signedOut: () => setMe(null) };
 }
 
-const AREAS: { href: string; label: string; admin?: boolean }[] = [
+/** The areas; `needs`: the permission without which the area's page would answer 403 (GET /v1/me). */
+const AREAS: { href: string; label: string; needs?: Permission }[] = [
   { href: '/console/dashboards', label: 'Dashboards' },
   { href: '/console/secrets', label: 'Secrets' },
   { href: '/console/packages', label: 'Packages' },
   { href: '/console/installs', label: 'Installs' },
   { href: '/console/compute', label: 'Compute' },
   { href: '/console/machines', label: 'Machines' },
-  { href: '/console/admin/members', label: 'Members', admin: true },
-  { href: '/console/admin/tokens', label: 'API tokens', admin: true },
-  { href: '/console/admin/webhooks', label: 'Webhooks', admin: true },
-  { href: '/console/admin/audit', label: 'Audit log', admin: true },
+  { href: '/console/admin/members', label: 'Members' },
+  { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
+  { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
+  { href: '/console/admin/audit', label: 'Audit log', needs: 'audit.read' },
   { href: '/console/account/sessions', label: 'Your sessions' },
 ];
 
@@ -76,7 +77,7 @@ function Nav({ me }: { me: Me }) {
   return (
     <nav aria-label="Areas" class="nav">
       <ul>
-        {AREAS.filter((a) => !a.admin || isAdmin(me)).map((a) => (
+        {AREAS.filter((a) => !a.needs || can(me, a.needs)).map((a) => (
           <li key={a.href}>
             <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) ? 'page' : undefined}>
               {a.label}
