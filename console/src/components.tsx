@@ -8,6 +8,7 @@ import { useContext, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api.js';
 import { can, SessionContext, type Permission } from './session.js';
 import { fieldErrors, relative } from './format.js';
+import { useTick } from './hooks.js';
 
 /**
  * Its children only when the caller may take the action (GET /v1/me's `permissions`); else
@@ -27,6 +28,7 @@ export function Loaded<T>({ load, what, children }: { load: { data: T | null; er
 
 /** A Unix time as people read it (relative), with the exact time on hover and for machines. */
 export function Time({ at }: { at: number | null | undefined }) {
+  useTick();
   if (at === null || at === undefined) return <span class="muted">—</span>;
   const date = new Date(at * 1000);
   return (

@@ -80,3 +80,26 @@ export function useAction() {
   };
   return { error, busy, run, clear: () => setError(null) };
 }
+
+const tickers = new Set<() => void>();
+let tickTimer: ReturnType<typeof setInterval> | undefined;
+
+/**
+ * Re-renders the caller every 30 s, so that "3 minutes ago" does not stay on screen for an hour;
+ * one timer for the whole page, stopped when nothing on it shows a relative time.
+ */
+export function useTick(): void {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const tick = () => setTick((n) => n + 1);
+    tickers.add(tick);
+    tickTimer ??= setInterval(() => tickers.forEach((f) => f()), 30_000);
+    return () => {
+      tickers.delete(tick);
+      if (tickers.size === 0 && tickTimer !== undefined) {
+        clearInterval(tickTimer);
+        tickTimer = undefined;
+      }
+    };
+  }, []);
+}

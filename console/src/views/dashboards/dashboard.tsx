@@ -87,7 +87,7 @@ export function DashboardView() {
             </PageHead>
             {d.description && <p class="lead">{d.description}</p>}
             <p class="muted">
-              Updated <Time at={d.updated_at} />
+              Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={range.to} />
             </p>
             {reset.error ? <p role="alert" class="error">{explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}</p> : null}
             {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'dashboard', 'delete') ?? messageOf(remove.error)}</p> : null}

@@ -42,7 +42,7 @@ export function DashboardsView() {
                 { header: 'Name', cell: (d) => <a href={`/console/dashboards/${d.id}`}>{d.name}</a> },
                 { header: 'Purpose', cell: (d) => d.purpose.replace('_', ' ') },
                 { header: 'Widgets', cell: (d) => d.widgets.length },
-                { header: 'Updated', cell: (d) => <Time at={d.updated_at} /> },
+                { header: 'Layout changed', cell: (d) => <Time at={d.updated_at} /> },
               ]}
             />
           );
