@@ -10,10 +10,15 @@
 // machine is not killed for being slow on a loaded one, and a file that hangs is still ended. A
 // file killed for its time fails, and the runner says which test was under way (the reporter keeps
 // that in WSP_TEST_PROGRESS).
-// WSP_TEST_CONCURRENCY (default 4): files run at once. npm run soak raises the one, lowers the other.
-// WSP_TEST_RECORD_TIMINGS=1 writes this run's durations to test/timings.json.
+// Files run at once: as many as the cores' CPU allows, each counted at the CPU it used per second
+// of its last recorded run (test/timings.json's `cpu`; one core when there is no record): many
+// files mostly wait (servers, leases, child processes), and a fixed number either idles the
+// cores or starves them. At most 3 per core. WSP_TEST_CONCURRENCY=N: N at a time, whatever they
+// use (npm run soak and npm run faults set it).
+// WSP_TEST_RECORD_TIMINGS=1 writes this run's durations and CPU to test/timings.json.
 // A file whose source holds the line `// wsp-test: alone` measures time (a latency bound under an
-// attack): it runs after the others, with no other file beside it, so what it measures is its own.
+// attack, against a baseline it measures in the same run): such files run first, one at a time,
+// with only files that use little CPU beside them (BESIDE_ALONE), so what they measure is theirs.
 //
 // Why its own scheduler rather than `node --test`: one pool for both engines, longest files
 // first (test/timings.json), so no core idles while the last long file of one engine finishes;
@@ -27,7 +32,15 @@ import { buildTests, BUNDLES } from './build-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const filters = process.argv.slice(2);
-const concurrency = Number(process.env.WSP_TEST_CONCURRENCY || 4);
+/** Files run at once: WSP_TEST_CONCURRENCY if set, a fixed number; else as many as the cores' CPU allows (see `rateOf`). */
+const fixedConcurrency = process.env.WSP_TEST_CONCURRENCY ? Number(process.env.WSP_TEST_CONCURRENCY) : undefined;
+const cores = os.availableParallelism();
+/** At most this many at once however little CPU they use: each holds servers, memory and PostgreSQL connections. */
+const maxAtOnce = fixedConcurrency ?? 3 * cores;
+/** The CPU (in cores) that the files running beside a file that measures time may use together. */
+const BESIDE_ALONE = 0.35;
+/** How long the longest waiting run may be passed by lighter ones before it waits for room. */
+const HEAD_WAIT_MS = 20_000;
 const timeoutMs = Number(process.env.WSP_TEST_TIMEOUT_MS || 120_000);
 const TIMINGS = path.join(root, 'test/timings.json');
 
@@ -131,6 +144,21 @@ const jobs = files.flatMap((file) =>
 // Longest first; a file with no recorded time may be long: it goes first too.
 const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
 jobs.sort((a, b) => expected(b) - expected(a));
+/**
+ * The CPU a run is expected to keep busy, in cores: its CPU over its wall time when last recorded
+ * (test/timings.json's `cpu`: the file's process and the processes it started and waited for).
+ * A file with no record counts as one core. The PostgreSQL server's own work is in no file's
+ * figure: a run on PostgreSQL counts PG_SHARE more of its own (the ratio of the server's CPU to the
+ * files' in a whole run, docs/reliability.md).
+ */
+function rateOf(job) {
+  const ms = timings[job.label]?.[job.file];
+  const cpu = timings.cpu?.[job.label]?.[job.file];
+  if (!ms || cpu === undefined) return 1;
+  const rate = (cpu / ms) * (job.engine === 'postgres' ? 1 + PG_SHARE : 1);
+  return Math.min(cores, Math.max(0.05, rate));
+}
+const PG_SHARE = 0.3;
 /** How long a file may run before it is killed (see the top of this file). */
 const limitFor = (job) => Math.max(timeoutMs, 3 * (timings[job.label]?.[job.file] ?? 0));
 
@@ -225,29 +253,71 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const onceCount = jobs.filter((j) => j.label === 'once').length;
 console.log(
-  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${concurrency} at a time ===\n`,
+  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${fixedConcurrency ? `${fixedConcurrency} at a time` : `as many at a time as ${cores} cores' CPU allows (at most ${maxAtOnce})`} ===\n`,
 );
 const startedAll = Date.now();
 const pgCpuAtStart = postgresCpuMs();
 const results = [];
 const isAlone = (job) => /^\/\/ wsp-test: alone$/m.test(fs.readFileSync(path.join(root, job.file), 'utf8'));
-const pooled = [...jobs.entries()].filter(([, job]) => !isAlone(job));
-const alone = [...jobs.entries()].filter(([, job]) => isAlone(job));
-async function drain(queue, width) {
-  await Promise.all(
-    Array.from({ length: Math.min(width, queue.length) }, async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const result = await runJob(next[1], next[0]);
-        results.push(result);
-        const ok = result.code === 0 && !result.timedOut;
-        process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
-        if (result.timedOut) process.stdout.write(`✖ killed after ${result.limitMs} ms (WSP_TEST_TIMEOUT_MS, or 3 × its recorded duration); ${result.underWay}\n`);
-      }
-    }),
-  );
-}
-await drain(pooled, concurrency);
-await drain(alone, 1);
+const queue = jobs.map((job, index) => ({ job, index, alone: isAlone(job), rate: rateOf(job) }));
+// The files that measure time first, each beside light files only (see `fits`): run last, they
+// were a serial tail of about 150 s after the pool had drained.
+queue.sort((a, b) => Number(b.alone) - Number(a.alone));
+await new Promise((allDone) => {
+  /** The runs under way. */
+  const now = new Set();
+  /** When the head of the queue was first passed over for a lighter file (see `pick`). */
+  let headWaitingSince;
+  const report = (result) => {
+    results.push(result);
+    const ok = result.code === 0 && !result.timedOut;
+    process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
+    if (result.timedOut) process.stdout.write(`✖ killed after ${result.limitMs} ms (WSP_TEST_TIMEOUT_MS, or 3 × its recorded duration); ${result.underWay}\n`);
+  };
+  const fits = (next) => {
+    if (now.size === 0) return true;
+    if (now.size >= maxAtOnce) return false;
+    if (fixedConcurrency) return !next.alone && ![...now].some((r) => r.alone);
+    const load = [...now].reduce((n, r) => n + r.rate, 0);
+    // Beside a file that measures time, only files that use little CPU, and little of it together.
+    const aloneRunning = [...now].some((r) => r.alone);
+    if (next.alone || aloneRunning) {
+      const others = [...now].filter((r) => !r.alone);
+      if (next.alone) return !aloneRunning && others.reduce((n, r) => n + r.rate, 0) <= BESIDE_ALONE;
+      return next.rate <= BESIDE_ALONE && others.reduce((n, r) => n + r.rate, 0) + next.rate <= BESIDE_ALONE;
+    }
+    return load + next.rate <= cores;
+  };
+  /**
+   * The longest run that fits; a lighter one may pass the head of the queue (the longest) only
+   * for HEAD_WAIT_MS, after which the head waits for room, so a heavy long file is not starved
+   * into the tail.
+   */
+  const pick = () => {
+    if (queue.length === 0) return undefined;
+    if (fits(queue[0])) {
+      headWaitingSince = undefined;
+      return queue.shift();
+    }
+    headWaitingSince ??= Date.now();
+    if (Date.now() - headWaitingSince > HEAD_WAIT_MS && !queue[0].alone) return undefined;
+    const at = queue.findIndex((q) => fits(q));
+    return at < 0 ? undefined : queue.splice(at, 1)[0];
+  };
+  const fill = () => {
+    for (let next = pick(); next; next = pick()) {
+      const run = next;
+      now.add(run);
+      runJob(run.job, run.index).then((result) => {
+        now.delete(run);
+        report(result);
+        fill();
+      });
+    }
+    if (queue.length === 0 && now.size === 0) allDone();
+  };
+  fill();
+});
 
 if (engines.includes('postgres') && pgUrl) await dropTestSchemas(pgUrl);
 fs.rmSync(reportDir, { recursive: true, force: true });
