@@ -2,7 +2,9 @@
 // npm test: every test file on SQLite and on PostgreSQL (a file that cannot touch a database runs
 // once); fails if any file fails, or if any test is skipped that EXPECTED_SKIPS does not name.
 //
-// PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
+// PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh);
+// WSP_TEST_PG_THROWAWAY=1 says the given server is deleted after the run (.ci/run), so the run's
+// test schemas are not dropped first.
 // WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only; arguments narrow the
 // files (any file whose path contains one of them).
 // WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole, or three times its last
@@ -89,6 +91,8 @@ if (files.length === 0) {
 
 const engines = (process.env.WSP_TEST_ENGINES || 'sqlite,postgres').split(',').map((s) => s.trim());
 let pgUrl = process.env.WSP_TEST_PG_URL;
+/** Whether the server is deleted after the run, and its test schemas with it. */
+const pgIsThrowaway = !pgUrl || process.env.WSP_TEST_PG_THROWAWAY === '1';
 /** The data directory of a PostgreSQL this run started: the at-rest tests must scan its files (test/secrets/byte-scan.ts). */
 let pgDataDir = process.env.WSP_TEST_PG_DATA_DIR;
 if (engines.includes('postgres') && !pgUrl) {
@@ -104,7 +108,7 @@ if (engines.includes('postgres') && !pgUrl) {
   process.on('exit', () => spawnSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', pgDir]));
 }
 
-/** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end. */
+/** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end, unless the server is thrown away. */
 const runId = `${Math.random().toString(36).slice(2, 8)}_`;
 const TEST_BUILD = await buildTests(runId.slice(0, -1), testDir);
 
@@ -319,7 +323,10 @@ await new Promise((allDone) => {
   fill();
 });
 
-if (engines.includes('postgres') && pgUrl) await dropTestSchemas(pgUrl);
+// A server thrown away after the run (started here, or by .ci/run, which says so with
+// WSP_TEST_PG_THROWAWAY=1) keeps them: dropping a run's few hundred schemas took minutes after the
+// last file had ended.
+if (engines.includes('postgres') && pgUrl && !pgIsThrowaway) await dropTestSchemas(pgUrl);
 fs.rmSync(reportDir, { recursive: true, force: true });
 fs.rmSync(TEST_BUILD, { recursive: true, force: true });
 
