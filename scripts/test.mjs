@@ -282,7 +282,7 @@ const results = [];
 const isAlone = (job) => /^\/\/ wsp-test: alone$/m.test(fs.readFileSync(path.join(root, job.file), 'utf8'));
 const queue = jobs.map((job, index) => ({ job, index, alone: isAlone(job), rate: rateOf(job) }));
 // The files that measure time first, each beside light files only (see `fits`): run last, they
-// were a serial tail of about 150 s after the pool had drained.
+// were a serial tail after the pool had drained (310 s in the run of 2026-11-28, docs/reliability.md §10).
 queue.sort((a, b) => Number(b.alone) - Number(a.alone));
 await new Promise((allDone) => {
   /** The runs under way. */
