@@ -2,7 +2,9 @@
 // npm test: every test file on SQLite and on PostgreSQL (a file that cannot touch a database runs
 // once); fails if any file fails, or if any test is skipped that EXPECTED_SKIPS does not name.
 //
-// PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
+// PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh);
+// WSP_TEST_PG_THROWAWAY=1 says the given server is deleted after the run (.ci/run), so the run's
+// test schemas are not dropped first.
 // WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only; arguments narrow the
 // files (any file whose path contains one of them).
 // WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole, or three times its last
@@ -10,10 +12,15 @@
 // machine is not killed for being slow on a loaded one, and a file that hangs is still ended. A
 // file killed for its time fails, and the runner says which test was under way (the reporter keeps
 // that in WSP_TEST_PROGRESS).
-// WSP_TEST_CONCURRENCY (default 4): files run at once. npm run soak raises the one, lowers the other.
-// WSP_TEST_RECORD_TIMINGS=1 writes this run's durations to test/timings.json.
+// Files run at once: as many as the cores' CPU allows, each counted at the CPU it used per second
+// of its last recorded run (test/timings.json's `cpu`; one core when there is no record): many
+// files mostly wait (servers, leases, child processes), and a fixed number either idles the
+// cores or starves them. At most 3 per core. WSP_TEST_CONCURRENCY=N: N at a time, whatever they
+// use (npm run soak and npm run faults set it).
+// WSP_TEST_RECORD_TIMINGS=1 writes this run's durations and CPU to test/timings.json.
 // A file whose source holds the line `// wsp-test: alone` measures time (a latency bound under an
-// attack): it runs after the others, with no other file beside it, so what it measures is its own.
+// attack, against a baseline it measures in the same run): such files run first, one at a time,
+// with only files that use little CPU beside them (BESIDE_ALONE), so what they measure is theirs.
 //
 // Why its own scheduler rather than `node --test`: one pool for both engines, longest files
 // first (test/timings.json), so no core idles while the last long file of one engine finishes;
@@ -27,7 +34,15 @@ import { buildTests, BUNDLES } from './build-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const filters = process.argv.slice(2);
-const concurrency = Number(process.env.WSP_TEST_CONCURRENCY || 4);
+/** Files run at once: WSP_TEST_CONCURRENCY if set, a fixed number; else as many as the cores' CPU allows (see `rateOf`). */
+const fixedConcurrency = process.env.WSP_TEST_CONCURRENCY ? Number(process.env.WSP_TEST_CONCURRENCY) : undefined;
+const cores = os.availableParallelism();
+/** At most this many at once however little CPU they use: each holds servers, memory and PostgreSQL connections. */
+const maxAtOnce = fixedConcurrency ?? 3 * cores;
+/** The CPU (in cores) that the files running beside a file that measures time may use together. */
+const BESIDE_ALONE = 0.35;
+/** How long the longest waiting run may be passed by lighter ones before it waits for room. */
+const HEAD_WAIT_MS = 20_000;
 const timeoutMs = Number(process.env.WSP_TEST_TIMEOUT_MS || 120_000);
 const TIMINGS = path.join(root, 'test/timings.json');
 
@@ -76,6 +91,8 @@ if (files.length === 0) {
 
 const engines = (process.env.WSP_TEST_ENGINES || 'sqlite,postgres').split(',').map((s) => s.trim());
 let pgUrl = process.env.WSP_TEST_PG_URL;
+/** Whether the server is deleted after the run, and its test schemas with it. */
+const pgIsThrowaway = !pgUrl || process.env.WSP_TEST_PG_THROWAWAY === '1';
 /** The data directory of a PostgreSQL this run started: the at-rest tests must scan its files (test/secrets/byte-scan.ts). */
 let pgDataDir = process.env.WSP_TEST_PG_DATA_DIR;
 if (engines.includes('postgres') && !pgUrl) {
@@ -91,7 +108,7 @@ if (engines.includes('postgres') && !pgUrl) {
   process.on('exit', () => spawnSync('bash', [path.join(root, 'scripts/pg-throwaway.sh'), 'stop', pgDir]));
 }
 
-/** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end. */
+/** Test apps each get a schema `t_<run id>...` (test/helpers/harness.ts); this run's are dropped at the end, unless the server is thrown away. */
 const runId = `${Math.random().toString(36).slice(2, 8)}_`;
 const TEST_BUILD = await buildTests(runId.slice(0, -1), testDir);
 
@@ -131,6 +148,38 @@ const jobs = files.flatMap((file) =>
 // Longest first; a file with no recorded time may be long: it goes first too.
 const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
 jobs.sort((a, b) => expected(b) - expected(a));
+/**
+ * The CPU a run is expected to keep busy, in cores: its CPU over its wall time when last recorded
+ * (test/timings.json's `cpu`: the file's process and the processes it started and waited for),
+ * scaled so that the recorded runs together average MEAN_RATE. Scaled, because a run recorded on
+ * a loaded machine has every file's wall time stretched and its CPU per second shrunk alike
+ * (2026-11-28: 0.25 core a file on average at 4 at once, with two other suites on the cores):
+ * what is kept is which files use more of a core than others. A file with no record counts as one
+ * core. The PostgreSQL server's own work is in no file's figure: a run on PostgreSQL counts
+ * PG_SHARE more (the server's CPU over the PostgreSQL runs' in that run: 226 s against 967 s).
+ */
+function rateOf(job) {
+  const ms = timings[job.label]?.[job.file];
+  const cpu = timings.cpu?.[job.label]?.[job.file];
+  if (!ms || cpu === undefined) return 1;
+  const rate = (cpu / ms) * rateScale * (job.engine === 'postgres' ? 1 + PG_SHARE : 1);
+  return Math.min(1, Math.max(0.05, rate));
+}
+const PG_SHARE = 0.25;
+/** Half a core a file on average: 4 at once on 2 cores, the fixed number before, which ran well. */
+const MEAN_RATE = 0.5;
+const rateScale = (() => {
+  let cpu = 0;
+  let wall = 0;
+  for (const [label, byFile] of Object.entries(timings.cpu ?? {})) {
+    for (const [file, ms] of Object.entries(byFile)) {
+      if (!timings[label]?.[file]) continue;
+      cpu += ms;
+      wall += timings[label][file];
+    }
+  }
+  return cpu > 0 ? MEAN_RATE / (cpu / wall) : 1;
+})();
 /** How long a file may run before it is killed (see the top of this file). */
 const limitFor = (job) => Math.max(timeoutMs, 3 * (timings[job.label]?.[job.file] ?? 0));
 
@@ -225,30 +274,76 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const onceCount = jobs.filter((j) => j.label === 'once').length;
 console.log(
-  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${concurrency} at a time ===\n`,
+  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${fixedConcurrency ? `${fixedConcurrency} at a time` : `as many at a time as ${cores} cores' CPU allows (at most ${maxAtOnce})`} ===\n`,
 );
 const startedAll = Date.now();
+const pgCpuAtStart = postgresCpuMs();
 const results = [];
 const isAlone = (job) => /^\/\/ wsp-test: alone$/m.test(fs.readFileSync(path.join(root, job.file), 'utf8'));
-const pooled = [...jobs.entries()].filter(([, job]) => !isAlone(job));
-const alone = [...jobs.entries()].filter(([, job]) => isAlone(job));
-async function drain(queue, width) {
-  await Promise.all(
-    Array.from({ length: Math.min(width, queue.length) }, async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) {
-        const result = await runJob(next[1], next[0]);
-        results.push(result);
-        const ok = result.code === 0 && !result.timedOut;
-        process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
-        if (result.timedOut) process.stdout.write(`✖ killed after ${result.limitMs} ms (WSP_TEST_TIMEOUT_MS, or 3 × its recorded duration); ${result.underWay}\n`);
-      }
-    }),
-  );
-}
-await drain(pooled, concurrency);
-await drain(alone, 1);
+const queue = jobs.map((job, index) => ({ job, index, alone: isAlone(job), rate: rateOf(job) }));
+// The files that measure time first, each beside light files only (see `fits`): run last, they
+// were a serial tail after the pool had drained (310 s in the run of 2026-11-28, docs/reliability.md §10).
+queue.sort((a, b) => Number(b.alone) - Number(a.alone));
+await new Promise((allDone) => {
+  /** The runs under way. */
+  const now = new Set();
+  /** When the head of the queue was first passed over for a lighter file (see `pick`). */
+  let headWaitingSince;
+  const report = (result) => {
+    results.push(result);
+    const ok = result.code === 0 && !result.timedOut;
+    process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
+    if (result.timedOut) process.stdout.write(`✖ killed after ${result.limitMs} ms (WSP_TEST_TIMEOUT_MS, or 3 × its recorded duration); ${result.underWay}\n`);
+  };
+  const fits = (next) => {
+    if (now.size === 0) return true;
+    if (now.size >= maxAtOnce) return false;
+    if (fixedConcurrency) return !next.alone && ![...now].some((r) => r.alone);
+    const load = [...now].reduce((n, r) => n + r.rate, 0);
+    // Beside a file that measures time, only files that use little CPU, and little of it together.
+    const aloneRunning = [...now].some((r) => r.alone);
+    if (next.alone || aloneRunning) {
+      const others = [...now].filter((r) => !r.alone);
+      if (next.alone) return !aloneRunning && others.reduce((n, r) => n + r.rate, 0) <= BESIDE_ALONE;
+      return next.rate <= BESIDE_ALONE && others.reduce((n, r) => n + r.rate, 0) + next.rate <= BESIDE_ALONE;
+    }
+    return load + next.rate <= cores;
+  };
+  /**
+   * The longest run that fits; a lighter one may pass the head of the queue (the longest) only
+   * for HEAD_WAIT_MS, after which the head waits for room, so a heavy long file is not starved
+   * into the tail.
+   */
+  const pick = () => {
+    if (queue.length === 0) return undefined;
+    if (fits(queue[0])) {
+      headWaitingSince = undefined;
+      return queue.shift();
+    }
+    headWaitingSince ??= Date.now();
+    if (Date.now() - headWaitingSince > HEAD_WAIT_MS && !queue[0].alone) return undefined;
+    const at = queue.findIndex((q) => fits(q));
+    return at < 0 ? undefined : queue.splice(at, 1)[0];
+  };
+  const fill = () => {
+    for (let next = pick(); next; next = pick()) {
+      const run = next;
+      now.add(run);
+      runJob(run.job, run.index).then((result) => {
+        now.delete(run);
+        report(result);
+        fill();
+      });
+    }
+    if (queue.length === 0 && now.size === 0) allDone();
+  };
+  fill();
+});
 
-if (engines.includes('postgres') && pgUrl) await dropTestSchemas(pgUrl);
+// A server thrown away after the run (started here, or by .ci/run, which says so with
+// WSP_TEST_PG_THROWAWAY=1) keeps them: dropping a run's few hundred schemas took minutes after the
+// last file had ended.
+if (engines.includes('postgres') && pgUrl && !pgIsThrowaway) await dropTestSchemas(pgUrl);
 fs.rmSync(reportDir, { recursive: true, force: true });
 fs.rmSync(TEST_BUILD, { recursive: true, force: true });
 
@@ -274,6 +369,8 @@ for (const label of [...engines, 'once']) {
   const cpuOf = (k) => (rs.reduce((n, r) => n + (r[k] ?? 0), 0) / 1000).toFixed(0);
   console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${cpuOf('cpuMs')} s, with the processes the files started ${cpuOf('treeCpuMs')} s)`);
 }
+const pgCpuAtEnd = postgresCpuMs();
+if (pgCpuAtStart !== undefined && pgCpuAtEnd !== undefined) console.log(`PostgreSQL server cpu ${((pgCpuAtEnd - pgCpuAtStart) / 1000).toFixed(1)} s (its processes, ended ones included)`);
 console.log('slowest runs (wall time; CPU of the test process itself, and with the processes it started):');
 for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 12)) {
   console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  ${((r.treeCpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  [${r.label}] ${r.file}`);
@@ -288,9 +385,14 @@ if (process.env.WSP_TEST_RESULTS) {
   fs.writeFileSync(process.env.WSP_TEST_RESULTS, JSON.stringify(results.map(({ output, ...r }) => r), null, 1));
 }
 if (process.env.WSP_TEST_RECORD_TIMINGS === '1') {
-  const next = { ...timings };
-  for (const r of results) next[r.label] = { ...next[r.label], [r.file]: r.ms };
-  for (const label of Object.keys(next)) next[label] = Object.fromEntries(Object.entries(next[label]).sort(([a], [b]) => a.localeCompare(b)));
+  const next = { ...timings, cpu: { ...timings.cpu } };
+  for (const r of results) {
+    next[r.label] = { ...next[r.label], [r.file]: r.ms };
+    const cpu = r.treeCpuMs ?? r.cpuMs;
+    if (cpu !== undefined && !r.timedOut) next.cpu[r.label] = { ...next.cpu[r.label], [r.file]: cpu };
+  }
+  const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+  for (const label of Object.keys(next)) next[label] = label === 'cpu' ? sorted(Object.fromEntries(Object.entries(next.cpu).map(([l, o]) => [l, sorted(o)]))) : sorted(next[label]);
   fs.writeFileSync(TIMINGS, `${JSON.stringify(next, null, 2)}\n`);
   console.log(`durations written to ${path.relative(root, TIMINGS)}`);
 }
@@ -308,5 +410,20 @@ async function dropTestSchemas(url) {
     console.error(`could not drop the test schemas: ${err.message}`);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/**
+ * The CPU the test PostgreSQL has used so far: the postmaster's own and that of the backends it
+ * has reaped (one a connection), which no file's figures hold. Linux only; undefined elsewhere.
+ */
+function postgresCpuMs() {
+  try {
+    const pid = fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0].trim();
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return undefined;
   }
 }

@@ -96,3 +96,28 @@ test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS with the proces
   while (alive(serverPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   assert.equal(alive(serverPid), false, 'the server started by the killed file is gone too');
 });
+
+test('a file marked `// wsp-test: alone` runs first, and no file with no record of using little CPU runs beside it', () => {
+  const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-runner-log-')), 'log');
+  dirs.push(path.dirname(log));
+  // Each file notes when it began and ended; the alone one stays a while, so a file beside it would overlap.
+  const noting = (name: string, ms: number, alone = false) =>
+    [
+      ...(alone ? ['// wsp-test: alone'] : []),
+      `import { test } from 'node:test';`,
+      `import fs from 'node:fs';`,
+      `test('${name}', async () => {`,
+      `  fs.appendFileSync(${JSON.stringify(log)}, '${name} from ' + Date.now() + '\\n');`,
+      `  await new Promise((r) => setTimeout(r, ${ms}));`,
+      `  fs.appendFileSync(${JSON.stringify(log)}, '${name} to ' + Date.now() + '\\n');`,
+      `});`,
+    ].join('\n');
+  const { code, out } = runOn({ 'a.test.ts': noting('a', 300), 'b.test.ts': noting('b', 300), 'z.test.ts': noting('z', 1500, true) });
+  assert.equal(code, 0, out);
+  const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  const at = (name: string, what: string) => Number(lines.find(([n, w]) => n === name && w === what)?.[2]);
+  const spans = ['a', 'b', 'z'].map((name) => ({ name, from: at(name, 'from'), to: at(name, 'to') }));
+  assert.ok(spans.every((s) => s.from > 0 && s.to >= s.from), JSON.stringify(lines));
+  const alone = spans.find((s) => s.name === 'z')!;
+  for (const other of spans.filter((s) => s.name !== 'z')) assert.ok(other.from >= alone.to, `${other.name} began before the alone file ended: ${JSON.stringify(spans)}`);
+});
