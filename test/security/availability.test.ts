@@ -5,7 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, type TestApp, type TestAppOptions, type Seed } from '../helpers/harness.js';
 import { loadConfig } from '../../src/config.js';
 import { MAX_RENDER_STEPS } from '../../src/installs/packages/templates.js';
 
@@ -158,10 +158,10 @@ async function quietHealth(base: string): Promise<{ p50: number; p99: number }> 
 }
 
 /** An app with a seed, listening on loopback for the describe block it is called in (read its fields in tests). */
-function listeningApp(): { readonly h: TestApp; readonly s: Seed; readonly base: string } {
+function listeningApp(config: TestAppOptions['config'] = {}): { readonly h: TestApp; readonly s: Seed; readonly base: string } {
   const app = {} as { h: TestApp; s: Seed; base: string };
   before(async () => {
-    app.h = await createTestApp();
+    app.h = await createTestApp({ config });
     app.s = await app.h.seed();
     await app.h.app.listen({ port: 0, host: '127.0.0.1' });
     app.base = `http://127.0.0.1:${(app.h.app.server.address() as AddressInfo).port}`;
@@ -214,7 +214,10 @@ describe('a version built to make path checks quadratic', () => {
 });
 
 describe('a template built to loop for seconds (the template bomb)', () => {
-  const app = listeningApp();
+  // The step limit is what this holds, and a step count does not depend on the machine's speed;
+  // the render's time limit (10 s by default) would end the same bomb first on a machine busy
+  // enough to run a million steps slower than that. It has its own test (test/installs/render-pool).
+  const app = listeningApp({ renders: { ...loadConfig({}).renders, timeoutMs: 120_000 } });
 
   test('eight installs of it render on the render threads and fail on their step limit; /healthz p99 stays within 250 ms of its quiet p99 (x4)', async (t) => {
     const call = async (method: string, url: string, payload: unknown) => {
