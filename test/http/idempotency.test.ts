@@ -1,6 +1,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dumpAllRows } from '../helpers/db.js';
 import { DeleteQueryNode, InsertQueryNode, PostgresDriver, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
@@ -9,13 +10,8 @@ import { markWriteCommitted } from '../../src/db/write-transaction.js';
 import { secretClient } from '../secrets/secret-client.js';
 
 /** CONTRACT §1 Idempotency-Key. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 let n = 0;
 const uniqueKey = () => `key-${Date.now()}-${n++}`;
