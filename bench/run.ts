@@ -83,7 +83,7 @@ async function sample(server: Server, name: string, req: Request): Promise<strin
 }
 
 /**
- * The project's event-loop delay p99 in ms, from its /metrics (open, no credential: CONTRACT
+ * The project's event-loop delay p99 in ms, from its /metrics (open, no credential: docs/spec-gaps.md
  * §8's operational routes): prom-client's nodejs_eventloop_lag_p99_seconds, read from a
  * perf_hooks monitorEventLoopDelay histogram that prom-client resets on every collection. So a
  * scrape right before a run empties it and the scrape right after reads the run alone. The

@@ -135,7 +135,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   checkTokenScopes(app);
   checkRouteEvents(app);
   checkOperationIds(app);
-  // Bodies are JSON (CONTRACT §1): Fastify's built-in text/plain parser would let a text body
+  // Bodies are JSON (docs/spec-gaps.md, "Conventions"): Fastify's built-in text/plain parser would let a text body
   // through to validation (422) instead of the 415 every other non-JSON type gets.
   app.removeContentTypeParser('text/plain');
   installJsonParser(app);
@@ -146,7 +146,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const authenticate = createAuthenticator({ clock, verifyJwt, lookups: deps.credentials });
 
   await app.register(swagger, openApiOptions(config.publicUrl));
-  // The reference page and its assets are public (CONTRACT §8), like the document itself.
+  // The reference page and its assets are public (docs/spec-gaps.md, "Conventions"), like the document itself.
   installReferencePage(app, () => app.swagger());
 
   installNotFound(app);

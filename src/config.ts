@@ -62,7 +62,7 @@ export interface Config {
   trustProxy: false | number | string[];
   /** OAuth client ids the device flow accepts: `wsp-cli` and those in WSP_OAUTH_CLIENT_IDS. */
   oauthClientIds: string[];
-  /** The compute provider (CONTRACT §5); without a URL the embedded simulation is used. */
+  /** The compute provider (docs/spec-gaps.md, "Compute"); without a URL the embedded simulation is used. */
   provider: {
     id: string;
     url: string | undefined;

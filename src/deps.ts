@@ -26,7 +26,7 @@ export interface ServiceDeps {
   log: Logger;
   /** Background work: `jobs.enqueue(trx, job)`, in the write's transaction. */
   jobs: JobQueue;
-  /** Events (CONTRACT §11): `events.record(trx, ctx, type, resourceId)`, in the write's transaction. */
+  /** Events (docs/spec-gaps.md, "Events and the audit log"): `events.record(trx, ctx, type, resourceId)`, in the write's transaction. */
   events: EventLog;
   /**
    * The compute area's clock when it is not `clock`: given only by whoever starts the process

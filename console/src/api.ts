@@ -1,6 +1,6 @@
 /**
  * The console's only way to the server: the generated SDK (packages/sdk, @workspace-platform/sdk) on this origin, with the
- * cookie session of CONTRACT §9. Writes carry the session's CSRF token (from GET /v1/me) and
+ * cookie session of docs/spec-gaps.md, "Accounts and sign-in". Writes carry the session's CSRF token (from GET /v1/me) and
  * every call the workspace chosen (Service-Context).
  */
 import { createClient, type ErrorEnvelope } from '@workspace-platform/sdk';

@@ -49,7 +49,7 @@ export function safeReturnTo(raw: string | undefined): string {
 const failed = (reason: string) => new ApiError('OIDC_FAILED', { message: `Single sign-on failed: ${reason}. No session was made; start again.` });
 
 /**
- * Single sign-on with OpenID Connect (CONTRACT §9): the authorization code flow with PKCE, a
+ * Single sign-on with OpenID Connect (docs/spec-gaps.md, "Accounts and sign-in"): the authorization code flow with PKCE, a
  * state and a nonce, through `openid-client`, which also checks the ID token (signature, issuer,
  * audience, expiry, nonce). A user is found by the provider's subject, then by a verified
  * email (which links the subject); a stranger is let in only with a pending invitation for
@@ -119,7 +119,7 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
       try {
         return await finish(query, browser, client_);
       } catch (err) {
-        // A single sign-on that failed is a failed sign-in (CONTRACT §11), whoever it was.
+        // A single sign-on that failed is a failed sign-in (docs/spec-gaps.md, "Events and the audit log"), whoever it was.
         if (err instanceof ApiError && err.entries[0]?.code === ErrorCodes.OIDC_FAILED.code) {
           const source = { workspaceId: null, actor: { kind: 'anonymous' as const, id: null }, credentialId: null, origin: originOfClient(client_) };
           await deps.events.record(db, source, 'session.failed', 'none', { method: 'oidc' });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 
-/** CONTRACT §9. Checked by the schemas before any hashing: an over-long password costs nothing. */
+/** docs/spec-gaps.md, "Accounts and sign-in". Checked by the schemas before any hashing: an over-long password costs nothing. */
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 256;
 

@@ -15,7 +15,7 @@ const OIDC_COOKIE_PATH = '/v1/auth/oidc';
 import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
-/** Inviting and revoking are an owner's or admin's (CONTRACT §9). */
+/** Inviting and revoking are an owner's or admin's (docs/spec-gaps.md, "Accounts and sign-in"). */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin invites people and revokes invitations; a token has no role (7023)' } } as const;
 
 export interface AccountRouteOptions {

@@ -3,7 +3,7 @@ import { PathId, patterned, UnixSeconds } from '../http/schemas.js';
 
 /** An email as people type them: one @, no spaces; compared case-insensitively. */
 export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com', 'ada@example.com'), description: 'An email address (compared case-insensitively)' });
-/** What a new password must be (CONTRACT §9: 12-256 characters); checked before any hashing. */
+/** What a new password must be (docs/spec-gaps.md, "Accounts and sign-in": 12-256 characters); checked before any hashing. */
 export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);

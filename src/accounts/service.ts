@@ -21,7 +21,7 @@ import { invitationStore } from './store.js';
 import type { AcceptInvitationBody, SetupBody, SignInBody } from './schemas.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
-/** CONTRACT §9: an invitation is good for seven days. */
+/** docs/spec-gaps.md, "Accounts and sign-in": an invitation is good for seven days. */
 export const INVITATION_SECONDS = 7 * 24 * 3600;
 
 /** Who a request comes from, for the session it may make. */
@@ -31,12 +31,12 @@ export interface Client {
   requestId?: string | undefined;
 }
 
-/** A client as its events record it (CONTRACT §11). */
+/** A client as its events record it (docs/spec-gaps.md, "Events and the audit log"). */
 export const originOfClient = (c: Client): RequestOrigin => ({ requestId: c.requestId ?? '', ip: c.ip, userAgent: c.userAgent?.slice(0, 512) ?? null });
 
 export type AccountDeps = Pick<ServiceDeps, 'db' | 'clock' | 'config' | 'cursors' | 'events'>;
 
-/** Only an owner grants or takes away the owner role (CONTRACT §9). */
+/** Only an owner grants or takes away the owner role (docs/spec-gaps.md, "Accounts and sign-in"). */
 export function requireOwnerFor(ctx: WorkspaceContext, ...roles: (Role | null | undefined)[]): void {
   if (roles.includes('owner') && ctx.role !== 'owner') throw new ApiError('OWNER_REQUIRED');
 }
@@ -176,7 +176,7 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
     },
 
     /**
-     * The first run without an operator (CONTRACT §9): while there is no user, the setup code
+     * The first run without an operator (docs/spec-gaps.md, "Accounts and sign-in"): while there is no user, the setup code
      * printed at start makes the first owner, a workspace and a cookie session; afterwards 410.
      */
     async setup(body: SetupBody, client: Client, codeHash: string | null) {

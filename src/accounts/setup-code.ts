@@ -8,7 +8,7 @@ import { identity } from '../identity/service.js';
 const KEY = 'setup_code_hash';
 
 /**
- * The first-run setup code (CONTRACT §9): while the database has no user, each start of the
+ * The first-run setup code (docs/spec-gaps.md, "Accounts and sign-in"): while the database has no user, each start of the
  * server makes a new one, keeps its hash, and answers it for the log; null once a user exists.
  * Whoever can read the server's log may make the first owner, as whoever can run `wsp admin`.
  */

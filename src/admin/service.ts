@@ -24,7 +24,7 @@ export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 /** What the operator's own changes to a user record as their actor: the platform's operator, not a user. */
 const OPERATOR: EventSource = { workspaceId: null, actor: { kind: 'system', id: null }, credentialId: null };
 
-/** The operator commands of CONTRACT §2, usable from the CLI and from tests alike. */
+/** The operator commands of docs/spec-gaps.md, "Credentials and tokens", usable from the CLI and from tests alike. */
 export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: SessionPolicy = loadConfig({}).sessions) {
   const now = () => nowSeconds(clock);
   // A user's own events belong to no workspace: nothing subscribes to them.
@@ -84,7 +84,7 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
       return { user_id: userId, released: user.email };
     },
 
-    /** Sets (or replaces) a user's password: CONTRACT §9's 12-256 characters, hashed with argon2id. */
+    /** Sets (or replaces) a user's password: docs/spec-gaps.md, "Accounts and sign-in"'s 12-256 characters, hashed with argon2id. */
     async setPassword(userId: string, password: string): Promise<{ user_id: string; password_set: true }> {
       if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) throw new AdminError(`a password is ${PASSWORD_MIN}-${PASSWORD_MAX} characters; this one is ${password.length}`);
       await requireUser(userId);
@@ -145,7 +145,7 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
 
     /**
      * All of it or nothing: one transaction, so a failure leaves no half-made workspace behind.
-     * Once the database has a user it is refused unless forced (CONTRACT §9); an email and a
+     * Once the database has a user it is refused unless forced (docs/spec-gaps.md, "Accounts and sign-in"); an email and a
      * password let the owner sign in (POST /v1/sessions).
      */
     async bootstrap(opts: { force?: boolean; email?: string | undefined; password?: string | undefined } = {}): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {

@@ -14,7 +14,7 @@ export function auditRoutes(app: App, audit: AuditService): void {
         tags: ['audit'],
         summary: "The workspace's audit log, newest first (owner or admin)",
         description:
-          'Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect (CONTRACT §11): an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.',
+          'Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect: an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.',
         headers: requestHeaders(),
         querystring: ListAuditEventsQuery,
         response: { 200: AuditEventList, ...errorResponses(401, 403, 422) },

@@ -15,7 +15,7 @@ export type AuditServiceDeps = Pick<ServiceDeps, 'db' | 'cursors' | 'clock' | 'c
 const PURGE_BATCH = 5000;
 
 
-/** The audit log (CONTRACT §11): a workspace's events, for its owners and admins and `audit:read` tokens. */
+/** The audit log (docs/spec-gaps.md, "Events and the audit log"): a workspace's events, for its owners and admins and `audit:read` tokens. */
 export function createAuditService({ db, cursors, clock, config }: AuditServiceDeps) {
   return {
     list(ctx: WorkspaceContext, q: ListAuditEventsQuery) {

@@ -62,7 +62,7 @@ export interface Authenticated {
   listRead: ListRead | null;
 }
 
-/** The Authorization header, else the `wsp_session` cookie's value (CONTRACT §9: only where no header is sent). */
+/** The Authorization header, else the `wsp_session` cookie's value (docs/spec-gaps.md, "Accounts and sign-in": only where no header is sent). */
 export type Authenticator = (authorization: string | undefined, sessionCookie?: string, alongside?: ListAlongside) => Promise<Authenticated>;
 
 const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message ? { message } : {});

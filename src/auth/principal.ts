@@ -18,7 +18,7 @@ export type Principal =
       cookie?: { csrfToken: string | null; expiresAt: number };
     }
   | { kind: 'jwt'; userId: string; subject: string; /** The JWT's exp (Unix seconds): what it approves may not outlive it. */ expiresAt: number }
-  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (CONTRACT §12). */ scopes: readonly TokenScope[] | null };
+  | { kind: 'api_token'; tokenId: string; workspaceId: string; /** null: every scope (docs/spec-gaps.md, "Token scopes"). */ scopes: readonly TokenScope[] | null };
 
 /** The one request context every service function receives. */
 export interface RequestContext {

@@ -1,5 +1,5 @@
 /**
- * The scopes of CONTRACT §12, as data for the token schemas (the rules: ./scopes.ts).
+ * The scopes of docs/spec-gaps.md, "Token scopes", as data for the token schemas (the rules: ./scopes.ts).
  * `members:read` is this project's addition (issue 48): the members and pending invitations of
  * the token's workspace, which hold people's emails.
  */

@@ -1,5 +1,5 @@
 /**
- * Token scopes (CONTRACT §12): what a workspace API token may do. A token made without
+ * Token scopes (docs/spec-gaps.md, "Token scopes"): what a workspace API token may do. A token made without
  * `scopes` holds every one; `:write` implies `:read` of its area; `secrets:access` (reading
  * payloads) is never implied. Sessions and JWTs act for a user and have no scopes: their role
  * decides.

@@ -64,7 +64,7 @@ export function pathWorkspace(ctx: WorkspaceContext, rawId: string): string {
   return id;
 }
 
-/** An API token acts only within its scopes (CONTRACT §12); users are judged by their role. */
+/** An API token acts only within its scopes (docs/spec-gaps.md, "Token scopes"); users are judged by their role. */
 export function requireScope(principal: Principal, scope: TokenScope): void {
   if (principal.kind !== 'api_token' || grants(principal.scopes, scope)) return;
   throw new ApiError('SCOPE_REQUIRED', { message: `This API token lacks the scope ${scope}: make a token with it (POST /v1/api_tokens, scopes)`, metadata: { required_scope: scope } });

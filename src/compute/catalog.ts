@@ -7,7 +7,7 @@ import type { ComputeCatalog } from './catalog-schemas.js';
 /** How long an answer of the provider's catalog is used before it is asked again. */
 export const CATALOG_TTL_SECONDS = 60;
 
-/** CONTRACT §13's catalog, in the provider's words (prices in cents of its currency, gross): the route's schema. */
+/** docs/spec-gaps.md, "Lifecycles"'s catalog, in the provider's words (prices in cents of its currency, gross): the route's schema. */
 export type Catalog = ComputeCatalog;
 
 const cents = (gross: number) => Math.round(gross * 100);

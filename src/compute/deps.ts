@@ -8,7 +8,7 @@ import { catalogSource, type CatalogSource } from './catalog.js';
 export interface ComputeDeps extends ServiceDeps {
   /** One client per provider token: what the provider said of its rate limit holds for the next call. */
   accounts: ProviderAccounts;
-  /** The secrets area's service, for bring-your-own provider accounts (CONTRACT §5). */
+  /** The secrets area's service, for bring-your-own provider accounts (docs/spec-gaps.md, "Compute"). */
   secrets: SecretLookup;
   /** What the provider offers, kept briefly: shared by this process's requests. */
   catalog: CatalogSource;

@@ -8,7 +8,7 @@ const SECURITY = { 'content-security-policy': CONSOLE_CSP, 'x-frame-options': 'D
 const ASSET = /^[A-Za-z0-9_-]+-[A-Z0-9]{8}\.(js|css|map|txt)$/;
 
 /**
- * The web console (CONTRACT §10) at /console/: a single-page application that only calls /v1
+ * The web console (docs/spec-gaps.md, "Platform metrics and the console") at /console/: a single-page application that only calls /v1
  * like any client. Every path under /console/ that is not an asset answers the page (the
  * application routes in the browser); assets carry their content hash in their names, so they
  * are cached for a year and never go stale.
@@ -33,7 +33,7 @@ export function consoleRoutes(app: App): void {
   };
 
   app.get('/console', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 308));
-  // CONTRACT §10: the server's root is the console (a browser pointed at the host lands there).
+  // docs/spec-gaps.md, "Platform metrics and the console": the server's root is the console (a browser pointed at the host lands there).
   app.get('/', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
   // The console's own addresses carry its state in their query (`?range=7d`, `?next=...`): the page takes any.
   const pageRoute = { config: { auth: 'none' as const, database: false as const }, schema: { hide: true, querystring: Type.Object({}, { additionalProperties: true }) } };

@@ -31,7 +31,7 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
   }
 
   /**
-   * Writes to the dashboard under its lock. Checks in the order of CONTRACT §1: the dashboard
+   * Writes to the dashboard under its lock. Checks in the order of docs/spec-gaps.md, "Conventions": the dashboard
    * and whatever `find` looks up (404), then If-Match, then the rules of `change` (409).
    */
   async function write<T>(

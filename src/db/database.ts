@@ -259,7 +259,7 @@ export const sqliteFile = (dataDir: string) => path.join(dataDir, 'wsp.sqlite');
 
 /**
  * Runs `fn` in a transaction: `db`'s own when it already is one, a new one otherwise. A write of
- * one statement and the event that records it (CONTRACT §11) commit together this way.
+ * one statement and the event that records it (docs/spec-gaps.md, "Events and the audit log") commit together this way.
  */
 export function inTransaction<T>(db: Kysely<DB>, fn: (trx: Kysely<DB>) => Promise<T>): Promise<T> {
   return db.isTransaction ? fn(db) : db.transaction().execute(fn);

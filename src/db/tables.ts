@@ -78,7 +78,7 @@ export interface JobsTable {
   updated_at: number;
 }
 
-/** CONTRACT §11: one row per write, secret access and sign-in (src/events). */
+/** docs/spec-gaps.md, "Events and the audit log": one row per write, secret access and sign-in (src/events). */
 export interface EventsTable {
   id: string;
   workspace_id: string | null;

@@ -1,5 +1,5 @@
 /**
- * Every event type (CONTRACT §11), `<resource>.<verb>`, with what it records. The resource
+ * Every event type (docs/spec-gaps.md, "Events and the audit log"), `<resource>.<verb>`, with what it records. The resource
  * type of an event is the part before the dot. The OpenAPI document lists these (the audit
  * log's `type` filter), and webhooks subscribe to them.
  */

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 
-/** The browser session's cookie (CONTRACT §9). */
+/** The browser session's cookie (docs/spec-gaps.md, "Accounts and sign-in"). */
 export const SESSION_COOKIE = 'wsp_session';
 
 /**

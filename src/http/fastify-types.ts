@@ -19,10 +19,10 @@ declare module 'fastify' {
     auth?: 'none' | 'optional';
     /** false for an unauthenticated route that never reads the database (no 503 7054 documented on it). */
     database?: false;
-    /** Workspace resolution of CONTRACT §2; absent means no context is resolved. */
+    /** Workspace resolution of docs/spec-gaps.md, "Credentials and tokens"; absent means no context is resolved. */
     scope?: Scope;
     /**
-     * The scope an API token needs (CONTRACT §12), or null with `tokenScopeWhy`. Every route a
+     * The scope an API token needs (docs/spec-gaps.md, "Token scopes"), or null with `tokenScopeWhy`. Every route a
      * workspace API token can reach (any `scope` but 'user', and an `auth: 'optional'` one)
      * declares it here: start-up refuses one that does not (src/http/token-scopes.ts).
      */
@@ -30,7 +30,7 @@ declare module 'fastify' {
     /** Why a route with `tokenScope: null` needs none: tokens are refused anyway, or open to any token (and why that is harmless). */
     tokenScopeWhy?: NoTokenScope;
     /**
-     * The event the route records when it succeeds (CONTRACT §11), or null with `eventWhy`. Every
+     * The event the route records when it succeeds (docs/spec-gaps.md, "Events and the audit log"), or null with `eventWhy`. Every
      * write (POST, PUT, PATCH, DELETE) declares it, and so does a read that records one (a secret's
      * `:access`): start-up refuses a write that declares neither (src/http/route-events.ts), and
      * the document shows it (`x-event-type`). A page outside the document whose one form does
@@ -54,7 +54,7 @@ declare module 'fastify' {
     /**
      * Well-formedness a schema cannot express because it needs the clock (a time in the future):
      * run by the pipeline after schema validation and before Service-Context and role, so its
-     * 422 comes before any 403 (CONTRACT §1). Throws an ApiError; `now` is the injected clock's.
+     * 422 comes before any 403 (docs/spec-gaps.md, "Conventions"). Throws an ApiError; `now` is the injected clock's.
      */
     validate?: (request: FastifyRequest, now: number) => void;
     /**

@@ -7,7 +7,7 @@ import { nowSeconds, type Clock } from '../shared/clock.js';
 import { parseIfMatch } from '../shared/etag.js';
 import type { WriteClaim } from '../db/write-transaction.js';
 
-/** Results are kept this long, as CONTRACT §1 says. */
+/** Results are kept this long, as docs/spec-gaps.md, "Conventions" says. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** A claim not completed by then is taken to be abandoned (its server died). */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;

@@ -97,7 +97,7 @@ const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
   .join('\n');
 
-/** What every operation shares about API token scopes and the general rate limit (CONTRACT §12). */
+/** What every operation shares about API token scopes and the general rate limit (docs/spec-gaps.md, "Token scopes"). */
 const ACCESS_NOTES = [
   `**Token scopes.** A workspace API token made with \`scopes\` may call only the operations whose \`x-required-scope\` it holds (${TOKEN_SCOPES.map((x) => `\`${x}\``).join(', ')}); a \`:write\` scope implies the \`:read\` of its area, \`secrets:access\` is never implied; otherwise 403 with code 7025 and \`metadata.required_scope\`. An operation a token can reach without a scope says so with \`x-required-scope: null\` and \`x-token-scope-why\`: \`tokens: "refused"\` (it needs a user's role or a user, so no token may call it) or \`tokens: "open"\` (any token of the workspace may, and \`why\` says why that is harmless). A token made without \`scopes\` holds them all; sessions and JWTs act by their user's role.`,
   '**Rate limit.** When the server sets `WSP_RATE_LIMIT_PER_MINUTE`, requests are counted per credential and per workspace across every server instance, and every answer carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); past the limit, 429 (7007) with `Retry-After`.',

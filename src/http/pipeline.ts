@@ -37,12 +37,12 @@ interface PipelineDeps {
 }
 
 /**
- * CONTRACT §9: a write made with the session cookie carries the session's CSRF token in
+ * docs/spec-gaps.md, "Accounts and sign-in": a write made with the session cookie carries the session's CSRF token in
  * X-CSRF-Token, and comes from this server's origin when the browser says where it comes from.
  * A page elsewhere can make the browser send the cookie, but can read neither the token nor
  * change Origin.
  */
-/** What the events of a request record of where it came from (CONTRACT §11). */
+/** What the events of a request record of where it came from (docs/spec-gaps.md, "Events and the audit log"). */
 export function originOf(request: FastifyRequest): RequestOrigin {
   const ua = request.headers['user-agent'];
   return { requestId: request.id, ip: request.ip ?? null, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : null };

@@ -59,7 +59,7 @@ export interface WindowState {
 }
 
 /**
- * The general rate limit (CONTRACT §12, WSP_RATE_LIMIT_PER_MINUTE): fixed one-minute windows per
+ * The general rate limit (docs/spec-gaps.md, "Token scopes", WSP_RATE_LIMIT_PER_MINUTE): fixed one-minute windows per
  * key counted in the database (one upsert per request and key), so every server instance
  * shares each credential's and each workspace's budget.
  */

@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '../events/event-type-schemas.js';
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Holds every write route to the event it declares it records on success (CONTRACT §11):
+ * Holds every write route to the event it declares it records on success (docs/spec-gaps.md, "Events and the audit log"):
  * `config.event`, or `event: null` with `eventWhy` (a preview and git's upload-pack only read; a
  * device authorization is a client's, before anyone is signed in). A read declares one only when
  * it records one (a secret's `:access`). A write that declares nothing stops start-up, so no write

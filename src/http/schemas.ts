@@ -1,6 +1,6 @@
 import { Type, type Static, type TObject, type TOptional, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
-/** The bounds of an Idempotency-Key header (CONTRACT §1: an empty or over-long one is 422). */
+/** The bounds of an Idempotency-Key header (docs/spec-gaps.md, "Conventions": an empty or over-long one is 422). */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 64;
 
 /**

@@ -9,7 +9,7 @@ import { errorResponses } from './schemas.js';
 import { packageRoot } from '../shared/package-root.js';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 
-/** Unauthenticated operational routes of CONTRACT §8. */
+/** Unauthenticated operational routes of docs/spec-gaps.md, "Conventions". */
 export interface Readiness {
   /** What is wrong with the installs' repository volume (missing, read-only, full); null when it can be written. */
   repositories(): { problem: string; message: string } | null;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { TOKEN_SCOPES } from '../auth/scopes.js';
 
 /**
- * Holds every route a workspace API token can reach to the token scope it declares (CONTRACT §12):
+ * Holds every route a workspace API token can reach to the token scope it declares (docs/spec-gaps.md, "Token scopes"):
  * `config.tokenScope`, or `tokenScope: null` with `tokenScopeWhy`. A route that declares nothing
  * stops start-up, so no route is ever open to tokens by omission; nothing is filled in here.
  * Tokens cannot reach routes without a credential (`auth: 'none'`) or for users only
@@ -19,7 +19,7 @@ export function checkTokenScopes(app: FastifyInstance<any, any, any, any, any>):
     const why = config?.tokenScopeWhy;
     if (scope === undefined) {
       throw new Error(
-        `${where} declares no token scope: an API token can reach it, so its config needs \`tokenScope: '<area>:read'\` (or another scope of CONTRACT §12), or \`tokenScope: null\` with \`tokenScopeWhy: { tokens: 'refused' | 'open', why }\``,
+        `${where} declares no token scope: an API token can reach it, so its config needs \`tokenScope: '<area>:read'\` (or another scope of src/auth/scopes.ts), or \`tokenScope: null\` with \`tokenScopeWhy: { tokens: 'refused' | 'open', why }\``,
       );
     }
     if (scope === null) {

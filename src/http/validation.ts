@@ -95,7 +95,7 @@ export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, an
 /**
  * Rules a schema cannot say (the uniqueness of ids within a body), run once the schema passes,
  * keyed by the schema object a route declares. Part of validation, so their ApiError is
- * answered where CONTRACT §1 puts 422s: before Service-Context, roles and existence.
+ * answered where docs/spec-gaps.md, "Conventions" puts 422s: before Service-Context, roles and existence.
  */
 const rulesAfterSchema = new WeakMap<object, (data: unknown) => void>();
 
@@ -250,6 +250,8 @@ function discriminatorValues(schema: unknown, tag: string): unknown[] {
   });
 }
 
+const TYPE_WORDS: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
+
 function describe(err: ErrorObject, path: string[]): string {
   const field = path.length > 1 ? path.slice(1).join('.') : path[0] ?? 'value';
   const p = err.params as Record<string, unknown>;
@@ -274,6 +276,29 @@ function describe(err: ErrorObject, path: string[]): string {
     }
     case 'format':
       return `${field} must be ${FORMAT_WORDS[String(p.format)] ?? `a valid ${String(p.format)}`}`;
+    // Words for the bounds, not ajv's "must NOT have fewer than 12 characters": people read these.
+    case 'minLength':
+      return Number(p.limit) === 1 ? `${field} must not be empty` : `${field} must be at least ${String(p.limit)} characters long`;
+    case 'maxLength':
+      return `${field} must be at most ${String(p.limit)} characters long`;
+    case 'minItems':
+      return Number(p.limit) === 1 ? `${field} must not be an empty list` : `${field} must have at least ${String(p.limit)} items`;
+    case 'maxItems':
+      return `${field} must have at most ${String(p.limit)} items`;
+    case 'minProperties':
+      return `${field} must have at least ${String(p.limit)} ${Number(p.limit) === 1 ? 'entry' : 'entries'}`;
+    case 'maxProperties':
+      return `${field} must have at most ${String(p.limit)} entries`;
+    case 'minimum':
+      return `${field} must be at least ${String(p.limit)}`;
+    case 'maximum':
+      return `${field} must be at most ${String(p.limit)}`;
+    case 'exclusiveMinimum':
+      return `${field} must be greater than ${String(p.limit)}`;
+    case 'exclusiveMaximum':
+      return `${field} must be less than ${String(p.limit)}`;
+    case 'type':
+      return `${field} must be ${String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ')}`;
     default:
       return `${field} ${err.message ?? 'is not valid'}`;
   }

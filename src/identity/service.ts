@@ -12,7 +12,7 @@ import { identityStore } from './store.js';
  * area reads and renames workspaces through it too: a workspace's row, its memberships and its
  * lock are one set of tables, this area's (src/identity/tables.ts).
  */
-/** How emails are compared: trimmed, lower-cased (CONTRACT §9: case-insensitive). */
+/** How emails are compared: trimmed, lower-cased (docs/spec-gaps.md, "Accounts and sign-in": case-insensitive). */
 export const emailKey = (email: string) => email.trim().toLowerCase();
 
 export const identity = {

@@ -14,7 +14,7 @@ export const MAX_INFLATED_BYTES = 8 * 1024 * 1024;
 
 /**
  * The body of `POST .../git-upload-pack`, checked before the route's 403 and 404 like any
- * other input (CONTRACT §1's order): git's content type (415 otherwise), not empty (422),
+ * other input (docs/spec-gaps.md, "Conventions"'s order): git's content type (415 otherwise), not empty (422),
  * inflated when git sent it gzip-encoded (bad gzip 422, too big inflated 413; any encoding
  * other than gzip or identity 415). Returns the bytes git upload-pack reads.
  */

@@ -7,6 +7,7 @@ import type { NotificationStreams, StreamCredential } from './stream.js';
 import type { Principal } from '../auth/principal.js';
 import { canonicalId } from '../shared/ids.js';
 import { Type } from '@sinclair/typebox';
+import { admits } from '../http/accept.js';
 import { ApiError } from '../shared/errors.js';
 
 /** User-scoped (no Service-Context needed; a workspace API token gets 403), with the spec's tagged 401. */
@@ -30,9 +31,10 @@ export function notificationRoutes(app: App, notifications: NotificationService,
     async (request, reply) => {
       const ctx = requestCtx(request);
       const userId = callerUserId(ctx);
-      // EventSource always asks for text/event-stream; a client that does not would wait forever on a stream it cannot read.
-      if (!/(^|,)\s*text\/event-stream\b/i.test(String(request.headers.accept ?? ''))) {
-        throw new ApiError('NOT_ACCEPTABLE', { message: 'This route answers only text/event-stream: send Accept: text/event-stream (EventSource does)', path: ['headers', 'accept'] });
+      // A client that accepts only something else (JSON) would wait forever on a stream it cannot read;
+      // one that names no type, or any (curl's */*), gets the stream.
+      if (!admits(request.headers.accept, 'text/event-stream')) {
+        throw new ApiError('NOT_ACCEPTABLE', { message: 'This route answers only text/event-stream: send Accept: text/event-stream (EventSource does) or */*', path: ['headers', 'accept'] });
       }
       const last = request.headers['last-event-id'];
       const slot = await streams.admit(userId, streamCredential(ctx.principal), last === undefined ? null : canonicalId('ntf', last));

@@ -11,7 +11,7 @@ import { notificationStore } from './store.js';
 export interface StreamTiming {
   /** How often the process's one poller looks in the database for every stream (every instance's notifications and credential changes show up). */
   pollMs: number;
-  /** CONTRACT §11: a comment line this often, so proxies and clients keep the connection. */
+  /** docs/spec-gaps.md, "Live notifications": a comment line this often, so proxies and clients keep the connection. */
   keepAliveMs: number;
   /**
    * Ids are made from each instance's clock when the row is written, and rows commit in

@@ -12,7 +12,7 @@ import { identity } from '../identity/service.js';
 import { nowSeconds } from '../shared/clock.js';
 
 /**
- * Device authorization (RFC 8628, CONTRACT §2). Mounted at the root, not under /v1: the
+ * Device authorization (RFC 8628, docs/spec-gaps.md, "Credentials and tokens"). Mounted at the root, not under /v1: the
  * `/device` page and `/.well-known/oauth-authorization-server` live outside it. Form bodies
  * are parsed only in the inner scope of the OAuth endpoints and the page, so every other route
  * still refuses them with 415. Its housekeeping job: ./worker.ts.

@@ -119,7 +119,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
       if (action !== 'approve' && action !== 'deny') return html(reply, 400, signInFor(userCode, 'Choose Approve or Deny.'));
       const principal = await signedIn(request);
       if (!principal) {
-        // The same per-address limit as failed authentication everywhere else (CONTRACT §1).
+        // The same per-address limit as failed authentication everywhere else (docs/spec-gaps.md, "Conventions").
         const wait = cookieValue(request.headers.cookie, SESSION_COOKIE) === undefined ? 0 : deps.authFailures.hit(request.ip);
         if (wait > 0) return html(reply.header('retry-after', String(wait)), 429, signInFor(userCode, `Too many failed sign-ins from this address. Try again in ${wait} seconds.`));
         return html(reply, 401, signInFor(userCode, 'Sign in first: your session has ended or you are not signed in.'));
@@ -129,7 +129,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
       }
       if (!userCode.trim()) return html(reply, 400, await approveFor(principal, userCode, 'Enter the code your device shows.'));
       try {
-        // The same request, address and agent in the audit log as the API's approve (CONTRACT §11).
+        // The same request, address and agent in the audit log as the API's approve (docs/spec-gaps.md, "Events and the audit log").
         const ctx = { principal, workspaceId: null, role: null, actorId: principal.userId, origin: originOf(request) };
         const login = await devices.decide(ctx, userCode, request.ip, action);
         return html(reply, 200, decidedPage(login.state, login.user_code, login.client_id));

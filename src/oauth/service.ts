@@ -14,7 +14,7 @@ import { DEVICE_CODE_GRANT, type DeviceAuthorizationResponse, type DeviceLogin, 
 import { displayUserCode, newUserCode, normalizeUserCode } from './user-code.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
-/** CONTRACT §2: a code lives 15 minutes; the device polls every 5 s, 5 s more per slow_down. */
+/** docs/spec-gaps.md, "Credentials and tokens": a code lives 15 minutes; the device polls every 5 s, 5 s more per slow_down. */
 export const DEVICE_CODE_TTL_SECONDS = 900;
 export const POLL_INTERVAL_SECONDS = 5;
 export const SLOW_DOWN_SECONDS = 5;
@@ -123,7 +123,7 @@ export function createDeviceService({ db, clock, config, events }: Pick<ServiceD
       if (!row) throw new ApiError('USER_CODE_UNKNOWN', { path: ['body', 'user_code'] });
       await guesses.giveBack(keys);
       const state = decision === 'approve' ? 'approved' : 'denied';
-      // A login approved with a JWT may not outlive it (CONTRACT §9).
+      // A login approved with a JWT may not outlive it (docs/spec-gaps.md, "Accounts and sign-in").
       const notAfter = ctx.principal.kind === 'jwt' ? ctx.principal.expiresAt : null;
       await writeTransaction(db, ctx, async (trx) => {
         if (!(await deviceStore.decide(trx, row.id, state, userId, now, notAfter))) {

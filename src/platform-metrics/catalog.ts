@@ -1,6 +1,6 @@
 import type { MetricKey, PlatformMetric } from './schemas.js';
 
-/** The platform metrics of CONTRACT §10, in the order they are listed. */
+/** The platform metrics of docs/spec-gaps.md, "Platform metrics and the console", in the order they are listed. */
 export const PLATFORM_METRICS: readonly (PlatformMetric & { key: MetricKey })[] = [
   {
     key: 'machines_running',

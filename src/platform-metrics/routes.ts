@@ -30,7 +30,7 @@ export function platformMetricsRoutes(app: App, metrics: PlatformMetricsService)
         tags: ['platform_metrics'],
         summary: "A platform metric's points over a time range",
         description:
-          "Computed from the workspace's own records and events at the time of the call (CONTRACT §10). Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.",
+          "Computed from the workspace's own records and events at the time of the call. Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.",
         headers: requestHeaders(),
         params: MetricKeyPath,
         querystring: SeriesQuery,

@@ -43,7 +43,7 @@ export function bucketsOf(q: SeriesQuery, now: number): Buckets {
   return { from, step, count };
 }
 
-/** Platform metrics (CONTRACT §10): series computed from the workspace's own records and events. */
+/** Platform metrics (docs/spec-gaps.md, "Platform metrics and the console"): series computed from the workspace's own records and events. */
 export function createPlatformMetricsService({ db, clock, engine, log }: PlatformMetricsDeps) {
   const countingFailed = (err: unknown) => log.warn({ err }, 'counting closed minutes of events failed; the series reads the events instead');
   /** `now`: the time the series' buckets were cut at, read once (a second ticking between two reads would split them). */

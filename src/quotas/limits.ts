@@ -1,5 +1,5 @@
 /**
- * Per-workspace quotas (CONTRACT §12), each an operator's WSP_QUOTA_* setting (src/config.ts).
+ * Per-workspace quotas (docs/spec-gaps.md, "Token scopes"), each an operator's WSP_QUOTA_* setting (src/config.ts).
  * One tenant must not fill the shared disk or the render threads for the others.
  */
 export interface Quotas {

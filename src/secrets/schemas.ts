@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, UnixSeconds } from '../http/schemas.js';
 import { BASE64_BYTES } from '../http/schemas.js';
 
-/** CONTRACT §4: at most 64 KiB of payload, decoded. */
+/** docs/spec-gaps.md, "Secrets": at most 64 KiB of payload, decoded. */
 export const MAX_PAYLOAD_BYTES = 65536;
 /** The base64 length of MAX_PAYLOAD_BYTES: a bound for the document; the decoded size is `x-base64-bytes`'s. */
 const MAX_PAYLOAD_BASE64 = Math.ceil(MAX_PAYLOAD_BYTES / 3) * 4;
@@ -30,7 +30,7 @@ export type CreateSecretBody = Static<typeof CreateSecretBody>;
 
 export const VersionState = Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('destroyed')]);
 
-/** The spec's secret version; `comment` and `destroyed_at` are omitted when unset (CONTRACT §1). */
+/** The spec's secret version; `comment` and `destroyed_at` are omitted when unset (docs/spec-gaps.md, "Conventions"). */
 export const SecretVersion = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 55, description: '`secv_<id>`' }),
@@ -77,7 +77,7 @@ export const SecretListQuery = PageQuery(100, 50, {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only the secret with exactly this name (names are unique in a workspace): a list of one, or empty' })),
 });
 
-/** The version id that names a secret's newest enabled version (CONTRACT §13). */
+/** The version id that names a secret's newest enabled version (docs/spec-gaps.md, "Lifecycles"). */
 export const LATEST_VERSION = 'latest';
 
 const SecretId = PathId(54, 'Secret id, `sec_<id>` or bare; length 1-54');

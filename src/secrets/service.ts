@@ -18,7 +18,7 @@ import { writeTransaction } from '../db/write-transaction.js';
 export type SecretServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'log' | 'events'>;
 
 /**
- * Secrets and their versions (CONTRACT §4). Builds its envelope from the config, so building
+ * Secrets and their versions (docs/spec-gaps.md, "Secrets"). Builds its envelope from the config, so building
  * the service loads (or on first start creates) the master key; call `verifyMasterKey` before
  * serving.
  */
@@ -210,7 +210,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       return toVersion(outcome.row);
     },
 
-    /** For compute (CONTRACT §5): whether `secretId` (canonical or bare) names a secret of the workspace. */
+    /** For compute (docs/spec-gaps.md, "Compute"): whether `secretId` (canonical or bare) names a secret of the workspace. */
     async exists(workspaceId: string, secretId: string): Promise<boolean> {
       return (await secretStore.getSecret(db, workspaceId, canonicalId('sec', secretId))) !== undefined;
     },

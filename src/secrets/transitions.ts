@@ -6,7 +6,7 @@ export type VersionAction = 'enable' | 'disable' | 'destroy';
 const TARGET: Record<VersionAction, SecretVersionState> = { enable: 'enabled', disable: 'disabled', destroy: 'destroyed' };
 
 /**
- * The state table of a secret version (the spec's enable, CONTRACT §4 for the rest):
+ * The state table of a secret version (the spec's enable, docs/spec-gaps.md, "Secrets" for the rest):
  *
  * | from \ action | enable    | disable   | destroy   |
  * |---------------|-----------|-----------|-----------|

@@ -10,7 +10,7 @@ import type { SessionService } from './service.js';
 /** A user credential's user (scope 'user' has already refused workspace API tokens). */
 const userOf = (p: Principal) => (p.kind === 'api_token' ? '' : p.userId);
 
-/** CONTRACT §9: a person sees the sessions they hold and ends any of them. */
+/** docs/spec-gaps.md, "Accounts and sign-in": a person sees the sessions they hold and ends any of them. */
 export function sessionRoutes(app: App, sessions: SessionService, opts: { secureCookie: boolean }): void {
   app.get(
     '/sessions',

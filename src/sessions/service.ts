@@ -31,7 +31,7 @@ export interface NewSession {
   ip?: string | undefined;
   /** A hard end (Unix seconds), e.g. the exp of the JWT that approved a device login. */
   notAfter?: number | null | undefined;
-  /** Records `session.created` in the session's transaction (CONTRACT §11); absent for an operator's session. */
+  /** Records `session.created` in the session's transaction (docs/spec-gaps.md, "Events and the audit log"); absent for an operator's session. */
   event?: { log: EventLog; origin?: RequestOrigin | undefined } | undefined;
 }
 

@@ -1,6 +1,6 @@
 import { pooledRandom } from './random-pool.js';
 
-/** Prefixes of CONTRACT §1; a wire id is `<prefix>_<lower-case ULID>`. */
+/** Prefixes of docs/spec-gaps.md, "Conventions"; a wire id is `<prefix>_<lower-case ULID>`. */
 export const ID_PREFIXES = {
   workspace: 'ws',
   user: 'usr',

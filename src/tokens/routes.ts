@@ -7,7 +7,7 @@ import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenLis
 import { TOKEN_LIST_PREFIX, tokenListName, type TokenService } from './service.js';
 
 const MANAGERS = ['owner', 'admin'] as const;
-/** Token management is a person's: CONTRACT §2 lets no token make or revoke tokens. */
+/** Token management is a person's: docs/spec-gaps.md, "Credentials and tokens" lets no token make or revoke tokens. */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023)' } } as const;
 
 /** The part of CreateTokenBody a schema cannot say: `expires_at` is in the future (the route's `config.validate`). */

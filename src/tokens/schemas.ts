@@ -18,7 +18,7 @@ export const CreateTokenBody = Type.Object(
         uniqueItems: true,
         maxItems: TOKEN_SCOPES.length,
         description:
-          'What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas).',
+          'What the token may do; absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas).',
       }),
     ),
   },

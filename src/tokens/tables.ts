@@ -18,6 +18,6 @@ export interface ApiTokensTable {
   created_at: number;
   created_by: string;
   last_used_at: number | null;
-  /** Space-separated scopes (CONTRACT §12); null: all of them. */
+  /** Space-separated scopes (docs/spec-gaps.md, "Token scopes"); null: all of them. */
   scopes: string | null;
 }

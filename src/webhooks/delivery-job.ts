@@ -13,7 +13,7 @@ import { webhookStore } from './store.js';
 import { WEBHOOK_DELIVER, type DeliverJob } from './job-kinds.js';
 import { afterAttempt, gate, PROBE_SECONDS } from './circuit.js';
 
-/** CONTRACT §11: the waits before each retry, after the first attempt fails (WSP_WEBHOOK_RETRY_DELAYS_SECONDS changes them). */
+/** docs/spec-gaps.md, "Webhooks": the waits before each retry, after the first attempt fails (WSP_WEBHOOK_RETRY_DELAYS_SECONDS changes them). */
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose deliveries have failed this long, without a success between, is disabled. */
 export const DISABLE_AFTER_SECONDS = 86_400;

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { createHmac } from 'node:crypto';
 import { guardedLookup, isPrivateAddress, type AddressPolicy } from './address-policy.js';
 
-/** CONTRACT §11: a 2xx within this time is a success; anything else is a failed attempt. */
+/** docs/spec-gaps.md, "Webhooks": a 2xx within this time is a success; anything else is a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** What is kept of a failing receiver's answer, for the delivery log. */
 const ERROR_BODY_BYTES = 512;

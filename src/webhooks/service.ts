@@ -49,7 +49,7 @@ export const toDelivery = (r: WebhookDeliveriesTable): Delivery => ({
   created_at: Number(r.created_at),
 });
 
-/** Webhooks (CONTRACT §11): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
+/** Webhooks (docs/spec-gaps.md, "Webhooks"): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
 export function createWebhookService(deps: WebhookServiceDeps) {
   const { db, engine, clock, cursors, config, jobs, events } = deps;
   const keyring = keyringFromConfig(config);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, seal } from '../secrets/crypto.js';
 import type { Keyring } from '../secrets/master-key.js';
 
-/** `whsec_` + base64 of 24 random bytes (CONTRACT §11), as the Standard Webhooks libraries read it. */
+/** `whsec_` + base64 of 24 random bytes (docs/spec-gaps.md, "Webhooks"), as the Standard Webhooks libraries read it. */
 export const newSigningSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The secret sealed under the current master key, bound to its webhook's id. */

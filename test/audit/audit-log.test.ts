@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
 import { EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
 
-/** GET /v1/audit_events (CONTRACT §11): who may read it, its filters and pages, its retention. */
+/** GET /v1/audit_events (docs/spec-gaps.md, "Events and the audit log"): who may read it, its filters and pages, its retention. */
 let h: TestApp;
 let s: Seed;
 let other: Seed;

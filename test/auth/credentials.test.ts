@@ -9,7 +9,7 @@ import { apiTokenChecksum, hasValidChecksum } from '../../src/auth/credentials.j
 import { crc32 } from 'node:zlib';
 import { base62 } from '../../src/shared/crypto.js';
 
-/** CONTRACT §2: what a bearer credential must look like, and how API tokens are made and kept. */
+/** docs/spec-gaps.md, "Credentials and tokens": what a bearer credential must look like, and how API tokens are made and kept. */
 const h = useTestApp();
 const s = h.seeded;
 
@@ -93,7 +93,7 @@ describe('malformed and unknown credentials: 401 7010 with WWW-Authenticate: Bea
   });
 });
 
-describe('workspace API token format (CONTRACT §2)', () => {
+describe('workspace API token format (docs/spec-gaps.md, "Credentials and tokens")', () => {
   test('CRC-32 (IEEE) is the standard one: crc32("123456789") = 0xCBF43926; base62 is 0-9A-Za-z, MSB first, 0-padded', () => {
     assert.equal(crc32('123456789'), 0xcbf43926);
     assert.equal(crc32Reference('123456789'), 0xcbf43926);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair, exportJWK, exportSPKI, type CryptoKey } from 'jose';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
 
-/** CONTRACT §2: WSP_JWT_JWKS_URL, served here by a local HTTP server on 127.0.0.1. */
+/** docs/spec-gaps.md, "Credentials and tokens": WSP_JWT_JWKS_URL, served here by a local HTTP server on 127.0.0.1. */
 const ISS = 'https://idp.jwks.test';
 const AUD = 'wsp-api';
 

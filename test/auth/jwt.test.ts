@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 /**
- * CONTRACT §2: OAuth2 JWTs verified with jose against a configured key; ES256 and RS256 only,
+ * docs/spec-gaps.md, "Credentials and tokens": OAuth2 JWTs verified with jose against a configured key; ES256 and RS256 only,
  * the algorithm following the key; issuer and audience required; `sub` a user id or a linked
  * subject. A JWT is a broad credential.
  */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 
-/** CONTRACT §2: session tokens idle out after 30 days, are extended on use, and can be revoked. */
+/** docs/spec-gaps.md, "Credentials and tokens": session tokens idle out after 30 days, are extended on use, and can be revoked. */
 const h = useTestApp();
 const s = h.seeded;
 

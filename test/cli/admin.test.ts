@@ -12,7 +12,7 @@ import { adminJson, adminJsonOf, runWsp, wspEnv, type RunResult } from '../helpe
 import { runAdmin } from '../../src/cli/admin.js';
 
 /**
- * CONTRACT §2 operator commands against the database of an app running in this process: what
+ * docs/spec-gaps.md, "Credentials and tokens" operator commands against the database of an app running in this process: what
  * they write, the app sees at once. Each behaviour only a real process shows (its exit code, the
  * one JSON line on stdout, creating and migrating a database on a fresh machine, an unreachable
  * database as one line and no stack trace) is checked by running `node bin/wsp.js admin ...` as a

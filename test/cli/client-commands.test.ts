@@ -228,6 +228,18 @@ describe('wsp notifications', () => {
 });
 
 describe('wsp secrets', () => {
+  test('create names the secret with --name, as every create does; the positional form still works; both at once is usage', async () => {
+    const configDir = await loggedIn(s.member.userId);
+    const flagged = await runCli(['secrets', 'create', '--name', 'named-by-flag', '--json'], { configDir });
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.equal(JSON.parse(flagged.stdout).name, 'named-by-flag');
+    const both = await runCli(['secrets', 'create', 'one', '--name', 'two'], { configDir });
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /give the name once: --name NAME/);
+    const help = await runCli(['secrets', 'create', '--help'], { configDir });
+    assert.match(help.stdout, /wsp secrets create --name NAME/);
+  });
+
   test('round trip: create, add versions from stdin and a file, access byte for byte, disable, enable, destroy', async () => {
     const configDir = await loggedIn(s.member.userId);
     const created = await runCli(['secrets', 'create', 'db-password', '--json'], { configDir });

@@ -41,6 +41,18 @@ test('WSP_TOKEN wins over the stored login (as GH_TOKEN does)', async () => {
   assert.deepEqual(names(run.stdout), ['theirs'], 'the token of the other workspace, on the stored server');
 });
 
+test('a WSP_TOKEN the server refuses is said to be refused (exit 3), not "run wsp login", which could not help', async () => {
+  const forged = `${other.apiToken.slice(0, -6)}AAAAAA`;
+  const run = await runCli(['secrets', 'list'], { configDir, env: { WSP_TOKEN: forged, WSP_SERVER: server } });
+  assert.equal(run.code, 3);
+  assert.match(run.stderr, /^error: the server refused the token in WSP_TOKEN \(unknown, expired or revoked\)/m);
+  assert.doesNotMatch(run.stderr, /wsp login`/);
+  const json = await runCli(['secrets', 'list', '--json'], { configDir, env: { WSP_TOKEN: 'wsp_not_a_token_at_all_1234567890' } });
+  assert.equal(json.code, 3);
+  assert.equal(JSON.parse(json.stderr).error.kind, 'not_logged_in');
+  assert.match(JSON.parse(json.stderr).error.message, /refused the token in WSP_TOKEN/);
+});
+
 test('WSP_WORKSPACE names the workspace over the stored one', async () => {
   await h.admin.addMember(other.workspaceId, s.admin.userId, 'member');
   const run = await runCli(['secrets', 'list', '--json'], { configDir, env: { WSP_WORKSPACE: other.workspaceId } });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { type TestApp, type Seed } from '../helpers/harness.js';
 import { loggedInServer, runCli, runCliOk } from './cli-harness.js';
 
-/** The CLI of CONTRACT §11: `wsp audit list` and `wsp webhooks ...` (the admin's session). */
+/** The CLI of docs/spec-gaps.md, "Events and the audit log": `wsp audit list` and `wsp webhooks ...` (the admin's session). */
 let h: TestApp;
 let s: Seed;
 let configDir: string;

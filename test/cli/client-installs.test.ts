@@ -71,3 +71,56 @@ test('an operation that does not finish in --timeout: exit 1', async () => {
   assert.equal(run.code, 1);
   assert.match(run.stderr, /not done after 1 s/);
 });
+
+test('installs create waits for the first render: its state when the command returns', async () => {
+  const { pkg, v1 } = await f.installed();
+  await h.app.jobs.runDue();
+  let waits = 0;
+  const run = await runCli(['installs', 'create', '--name', 'waits-for-render', '--package', pkg.id, '--package-version', v1.id, '--values', '-', '--json'], {
+    configDir,
+    stdin: '{"who":"there"}',
+    onSleep: async () => {
+      waits++;
+      await h.app.jobs.runDue();
+    },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(waits >= 1, 'it waited for the render');
+  const made = JSON.parse(run.stdout);
+  assert.equal(made.last_render.state, 'succeeded');
+  assert.equal(made.current_version.id, v1.id);
+});
+
+test('installs update whose render fails (a missing value) exits 1 with the render’s error, not "queued" and 0', async () => {
+  const { install } = await f.installed();
+  await h.app.jobs.runDue();
+  const run = await runCli(['installs', 'update', install.id, '--values', '-'], { configDir, stdin: '{"nobody":"x"}', onSleep: () => h.app.jobs.runDue().then(() => undefined) });
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stderr, /^error: render rnd_\w+ failed: hello\.txt: no value for \{\{who\}\} \[7310\]$/m);
+  assert.equal((await f.getInstall(install.id)).last_render.state, 'failed');
+
+  const json = await runCli(['installs', 'update', install.id, '--values', '-', '--json'], { configDir, stdin: '{"nobody":"y"}', onSleep: () => h.app.jobs.runDue().then(() => undefined) });
+  assert.equal(json.code, 1);
+  assert.equal(JSON.parse(json.stderr).error.exit_code, 1);
+  assert.match(JSON.parse(json.stderr).error.message, /no value for \{\{who\}\}/);
+});
+
+test('--no-wait returns at once with the render queued; a change that renders nothing waits for nothing', async () => {
+  const { install } = await f.installed();
+  await h.app.jobs.runDue();
+  let waits = 0;
+  const onSleep = () => {
+    waits++;
+  };
+  const queued = await runCli(['installs', 'update', install.id, '--values', '-', '--no-wait'], { configDir, stdin: '{"who":"later"}', onSleep });
+  assert.equal(queued.code, 0, queued.stderr);
+  assert.match(queued.stderr, /render rnd_\w+ is queued \(operation op_\w+\)/);
+  assert.match(queued.stdout, /^last render: +rnd_\w+ \(queued\)$/m);
+  assert.equal(waits, 0);
+  await h.app.jobs.runDue();
+
+  const toggled = await runCli(['installs', 'update', install.id, '--auto-update'], { configDir, onSleep });
+  assert.equal(toggled.code, 0, toggled.stderr);
+  assert.equal(waits, 0, 'turning automatic updates on starts no render');
+  assert.match(toggled.stdout, /^auto-update: +on$/m);
+});

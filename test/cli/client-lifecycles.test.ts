@@ -6,7 +6,7 @@ import { as, type TestApp, type Seed } from '../helpers/harness.js';
 import { installFixture } from '../installs/fixture.js';
 import { loggedInServer, runCli } from './cli-harness.js';
 
-/** The CLI of CONTRACT §13 on the embedded provider: compute catalog, machines list/resume/delete, secrets by name and latest, packages preview. */
+/** The CLI of docs/spec-gaps.md, "Lifecycles" on the embedded provider: compute catalog, machines list/resume/delete, secrets by name and latest, packages preview. */
 let h: TestApp;
 let s: Seed;
 let f: ReturnType<typeof installFixture>;

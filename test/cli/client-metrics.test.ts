@@ -42,15 +42,18 @@ test('metrics list names each metric with its kind and filters; series prints th
   assert.match(unknown.stderr, /no platform metric nope/);
 });
 
-test('renders files lists a commit\'s files; --path prints one', async () => {
+test('renders files lists a commit\'s files; --path prints one; a path the commit or version lacks is exit 1 (an answer), not 2 (usage)', async () => {
   const f = installFixture(h, s);
-  const { install } = await f.installed({ who: 'cli' });
+  const { install, pkg, v1 } = await f.installed({ who: 'cli' });
   await h.app.jobs.runDue();
   const [render] = await f.renders(install.id);
   const table = await wsp('renders', 'files', render.id);
   assert.match(table.stdout, /hello\.txt\s+13/);
   assert.equal((await wsp('renders', 'files', render.id, '--path', 'hello.txt')).stdout, 'Hello cli v1\n');
   const missing = await runCli(['renders', 'files', render.id, '--path', 'nope.txt'], { configDir });
-  assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /no file nope\.txt/);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^error: the commit [0-9a-f]{10} has no file nope\.txt$/m);
+  const noTemplate = await runCli(['packages', 'version', pkg.id, v1.id, '--path', 'nope.txt'], { configDir });
+  assert.equal(noTemplate.code, 1);
+  assert.match(noTemplate.stderr, /^error: version 1\.0\.0 has no file nope\.txt$/m);
 });

@@ -146,7 +146,7 @@ test('workspace, members, invitations, tokens, sessions, notifications', async (
 });
 
 test('secrets, dashboards, snippets, metrics', async () => {
-  const secret = await json(['secrets', 'create', 'every-secret']);
+  const secret = await json(['secrets', 'create', '--name', 'every-secret']);
   assert.ok((await list(['secrets', 'list', '--name', 'every-secret'])).some((x) => x.id === secret.id));
   assert.equal((await json(['secrets', 'get', secret.id])).name, 'every-secret');
   const version = await json(['secrets', 'add-version', secret.id, '--comment', 'first'], { stdin: 'hunter2' });

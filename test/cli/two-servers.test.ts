@@ -4,7 +4,7 @@ import { ENGINE, openTestDatabase, type TestDatabase } from '../helpers/harness.
 import { adminJson, api, startServer, type ServerProcess } from '../helpers/processes.js';
 
 /**
- * CONTRACT §1 and §8: the guarantees hold across server instances because the store is the
+ * docs/spec-gaps.md, "Conventions" and §8: the guarantees hold across server instances because the store is the
  * database. On PostgreSQL two `wsp serve` processes share one database and requests are spread
  * over both; on SQLite (one process by design) the same requests go to a single process.
  */

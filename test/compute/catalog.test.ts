@@ -4,7 +4,7 @@ import { as, firstError } from '../helpers/harness.js';
 import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
 import { computeTestApp, CONFIG_BODY, createConfig, type ComputeTest } from './setup.js';
 
-/** CONTRACT §13: GET /v1/compute/catalog from the provider (the HTTP adapter against the stub of its API), kept briefly. */
+/** docs/spec-gaps.md, "Lifecycles": GET /v1/compute/catalog from the provider (the HTTP adapter against the stub of its API), kept briefly. */
 let t: ComputeTest;
 before(async () => {
   t = await computeTestApp();

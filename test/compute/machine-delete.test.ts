@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { BYO_TOKEN, computeTestApp, secondInstance, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
 
-/** CONTRACT §13: DELETE /v1/machines/{id}, POST /v1/machines/{id}:resume, and the compute config's 409 naming its machines. */
+/** docs/spec-gaps.md, "Lifecycles": DELETE /v1/machines/{id}, POST /v1/machines/{id}:resume, and the compute config's 409 naming its machines. */
 let t: ComputeTest;
 before(async () => {
   t = await computeTestApp();

@@ -4,7 +4,7 @@ import { runWsp } from '../helpers/processes.js';
 import { computeTestApp, getMachine, getOperation, runningMachine, suspensions, type ComputeTest } from './setup.js';
 
 /**
- * CONTRACT §5: `downgrade` is the reason when the platform suspends a machine for a plan
+ * docs/spec-gaps.md, "Compute": `downgrade` is the reason when the platform suspends a machine for a plan
  * downgrade. The platform does that through `wsp admin machine suspend` (the real binary,
  * offline against the database), which queues the same job as the API's `:suspend`.
  */

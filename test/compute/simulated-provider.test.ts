@@ -16,7 +16,7 @@ const inject = (method: 'GET' | 'POST', url: string, payload?: object, extra: Re
   h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });
 
 describe('the embedded simulated provider', () => {
-  test("offers CONTRACT §5's catalog: cx22, cx32, cpx11, cax11 in fsn1, nbg1, hel1; ubuntu-24.04 and debian-12", async () => {
+  test("offers the catalog of docs/spec-gaps.md, Compute: cx22, cx32, cpx11, cax11 in fsn1, nbg1, hel1; ubuntu-24.04 and debian-12", async () => {
     const bad = await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'acme', region: 'ash', image: 'centos-7', machine_type_filter: 'ccx*' });
     assert.equal(bad.statusCode, 422);
     assert.deepEqual(bad.json().errors.map((e: { path: string[] }) => e.path), [['body', 'region'], ['body', 'image'], ['body', 'machine_type_filter']]);

@@ -13,7 +13,7 @@ import { publicAddress, type PublicAddress } from '../helpers/public-address.js'
 import { CHROMIUM, CHROMIUM_ARGS, chromiumMissing } from '../helpers/chromium.js';
 
 /**
- * The web console (CONTRACT §10, issue 19) in Debian's headless Chromium against a real `wsp
+ * The web console (docs/spec-gaps.md, "Platform metrics and the console", issue 19) in Debian's headless Chromium against a real `wsp
  * serve`: signing in with a password, the dashboards of the workspace, switching workspace,
  * reloading a view, the inbox's badge kept live by the notification stream, marking a notice
  * read, signing out. Every request must stay on the console's origin and the page

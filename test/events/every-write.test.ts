@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { startProvider } from '../helpers/oidc-provider.js';
 
 /**
- * CONTRACT §11, derived from the OpenAPI document: every write operation that names an event
+ * docs/spec-gaps.md, "Events and the audit log", derived from the OpenAPI document: every write operation that names an event
  * (`x-event-type`, from the `config.event` its route declares) records exactly that one event
  * when it succeeds, and none when it fails (before or inside its transaction); the writes that
  * name none (`event: null`) record nothing, and are exactly the ones listed here.

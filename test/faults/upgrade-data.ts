@@ -40,7 +40,7 @@ export const VOLATILE = new Set([
 
 /**
  * Lists whose members end with time, not by the upgrade: the fixture's suspension a day after it
- * was made (it was made with a retention of one day), its invitation seven days after (CONTRACT
+ * was made (it was made with a retention of one day), its invitation seven days after (docs/spec-gaps.md
  * §9). The fixture is committed once and read for months: without this, the test would fail a
  * day after the fixture was made, for what the clock did.
  */

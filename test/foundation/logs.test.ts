@@ -17,7 +17,7 @@ function lineCollector(lines: string[]): Writable {
   });
 }
 
-/** CONTRACT §8 logs: JSON lines (pino) with a request id; credentials never written. */
+/** docs/spec-gaps.md, "Conventions" logs: JSON lines (pino) with a request id; credentials never written. */
 const lines: string[] = [];
 const stream = lineCollector(lines);
 

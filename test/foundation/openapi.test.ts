@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { createTestApp, as, type TestApp } from '../helpers/harness.js';
 
 /**
- * The OpenAPI document (CONTRACT §8): 3.1, version 1.0.0, HTTP bearer security, and every
+ * The OpenAPI document (docs/spec-gaps.md, "Conventions"): 3.1, version 1.0.0, HTTP bearer security, and every
  * authenticated /v1 operation documents its 401 and 422, each error response being the one
  * shared ErrorEnvelope component.
  */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { as } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 
-/** CONTRACT §8: the unauthenticated operational routes. */
+/** docs/spec-gaps.md, "Conventions": the unauthenticated operational routes. */
 const h = useTestApp();
 const s = h.seeded;
 

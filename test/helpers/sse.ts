@@ -19,7 +19,9 @@ export interface SseStream {
 /** Opens `GET url` with `Accept: text/event-stream` and parses what arrives; resolves once the status line is in. */
 export function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false }, (res) => {
+    // An empty value leaves the header out (a client that sends no Accept at all).
+    const sent = Object.fromEntries(Object.entries({ accept: 'text/event-stream', ...headers }).filter(([, v]) => v !== ''));
+    const req = http.get(url, { headers: sent, agent: false }, (res) => {
       let buffer = '';
       let ended = false;
       const stream: SseStream = {

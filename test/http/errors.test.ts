@@ -5,7 +5,7 @@ import { createTestApp, as, firstError, type TestApp } from '../helpers/harness.
 import { useTestApp } from '../helpers/test-app.js';
 
 /**
- * CONTRACT §1 errors: every malformed request gets its 4xx in the envelope, never a 500, never a
+ * docs/spec-gaps.md, "Conventions" errors: every malformed request gets its 4xx in the envelope, never a 500, never a
  * stack trace or SQL; every response carries x-request-id; none carries x-powered-by.
  */
 const h = useTestApp();

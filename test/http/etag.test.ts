@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 
-/** CONTRACT §1 ETags, on PATCH /v1/workspaces/{id}. */
+/** docs/spec-gaps.md, "Conventions" ETags, on PATCH /v1/workspaces/{id}. */
 const h = useTestApp();
 const s = h.seeded;
 

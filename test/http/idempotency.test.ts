@@ -9,7 +9,7 @@ import { claimKey, completeKey, fingerprint, releaseKey } from '../../src/http/i
 import { markWriteCommitted } from '../../src/db/write-transaction.js';
 import { secretClient } from '../secrets/secret-client.js';
 
-/** CONTRACT §1 Idempotency-Key. */
+/** docs/spec-gaps.md, "Conventions" Idempotency-Key. */
 const h = useTestApp();
 const s = h.seeded;
 

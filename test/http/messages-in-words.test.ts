@@ -5,7 +5,7 @@ import { PATTERN_WORDS } from '../../src/http/schemas.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
 /**
- * CONTRACT §13: validation messages name what is allowed in words or lists, never a regular
+ * docs/spec-gaps.md, "Lifecycles": validation messages name what is allowed in words or lists, never a regular
  * expression. Walks every operation of the OpenAPI document: each value its request schema
  * constrains by a pattern, an enum or a discriminator is sent wrong, on its own, and the
  * message at its path must say what is allowed without showing a regular expression.
@@ -193,4 +193,23 @@ test('a session without Service-Context is told what to send, not how many works
   const message: string = res.json().errors[0].message;
   assert.match(message, /Service-Context: ws_<id>/);
   assert.doesNotMatch(message, /several/);
+});
+
+test("bounds and types in words, not ajv's (\"must NOT have fewer than 12 characters\")", async () => {
+  const cases: { payload: unknown; url: string; method: 'POST'; message: string; path: string[] }[] = [
+    { method: 'POST', url: '/v1/invitations:accept', payload: { token: 'inv_x', name: 'Ada', password: 'short' }, path: ['body', 'password'], message: 'password must be at least 12 characters long' },
+    { method: 'POST', url: '/v1/secrets', payload: { name: '' }, path: ['body', 'name'], message: 'name must not be empty' },
+    { method: 'POST', url: '/v1/secrets', payload: { name: 7 }, path: ['body', 'name'], message: 'name must be a string' },
+    { method: 'POST', url: '/v1/secrets', payload: { name: 'x'.repeat(300) }, path: ['body', 'name'], message: 'name must be at most 100 characters long' },
+  ];
+  for (const c of cases) {
+    const res = await h.app.inject({ method: c.method, url: c.url, headers: as(s.member.session, s.workspaceId), payload: c.payload as object });
+    assert.equal(res.statusCode, 422, `${c.url} ${res.body}`);
+    const entry = (res.json().errors as { message: string; path: string[] }[]).find((e) => JSON.stringify(e.path) === JSON.stringify(c.path));
+    assert.ok(entry, res.body);
+    assert.equal(entry.message, c.message);
+  }
+  const limit = await h.app.inject({ method: 'GET', url: '/v1/secrets?limit=0', headers: as(s.member.session, s.workspaceId) });
+  assert.equal(limit.statusCode, 422);
+  assert.equal(limit.json().errors[0].message, 'limit must be at least 1');
 });

@@ -5,7 +5,7 @@ import { loadConfig, ConfigError } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';
 
 /**
- * CONTRACT §1: failed authentications are rate limited per client address (30 a minute, then
+ * docs/spec-gaps.md, "Conventions": failed authentications are rate limited per client address (30 a minute, then
  * 429 with Retry-After until the window ends; requests that authenticate are neither counted
  * nor refused); WSP_RATE_LIMIT_PER_MINUTE, when set, limits requests per credential.
  */

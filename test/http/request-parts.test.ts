@@ -49,7 +49,7 @@ before(async () => {
 
 /** A concrete URL of a documented path: each parameter a short well-formed id. */
 const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, 'abc');
-/** The OAuth endpoints answer in RFC 6749's format (400 JSON), not the envelope (CONTRACT §2). */
+/** The OAuth endpoints answer in RFC 6749's format (400 JSON), not the envelope (docs/spec-gaps.md, "Credentials and tokens"). */
 const OAUTH_FORMAT = new Set(['/v1/oauth/device_authorization', '/v1/oauth/token']);
 
 describe('a route takes only the parts it declares', () => {

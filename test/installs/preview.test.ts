@@ -38,6 +38,8 @@ describe('POST /v1/packages/{id}/versions/{vid}:preview', () => {
     const missing = await preview(pkg.id, v.id);
     assert.equal(missing.statusCode, 422);
     assert.deepEqual(firstError(missing.json()), { code: 7310, message: 'config.yaml: no value for {{replicas}}', path: ['body', 'values'] });
+    const two = await f.publish(pkg.id, '1.1.0', { 'config.yaml': 'replicas: {{replicas}}\nimage: {{image}}', 'other.txt': '{{region}}' });
+    assert.deepEqual(firstError((await preview(pkg.id, two.id)).json()), { code: 7310, message: 'config.yaml: no value for {{replicas}}, {{image}}; other.txt: no value for {{region}}', path: ['body', 'values'] });
 
     const bomb = await f.publish(pkg.id, '2.0.0', { 'x.txt': '{{#a}}{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}}{{/a}}{{/a}}' });
     const started = Date.now();
@@ -81,7 +83,7 @@ describe('last_render on the install', () => {
     await h.app.jobs.runDue();
     const failed = (await f.getInstall(install.id)).last_render;
     assert.equal(failed.state, 'failed');
-    assert.equal(failed.error, 'conf/app.yaml: no value for {{who}}');
+    assert.equal(failed.error, 'conf/app.yaml: no value for {{who}}; hello.txt: no value for {{who}}');
     const listed = (await f.ok('GET', '/v1/installs?limit=100')).data.find((i: { id: string }) => i.id === install.id);
     assert.deepEqual(listed.last_render, failed);
   });

@@ -11,7 +11,7 @@ import { publicAddress, type PublicAddress } from '../helpers/public-address.js'
 /**
  * The git command line is the judge: a listening server, an install rendered at v1, updated to
  * v2 and restored to v1, then `git clone <clone_url>` over HTTP with the credentials of
- * CONTRACT §2. git runs as a child process (asynchronously: the server is in this process).
+ * docs/spec-gaps.md, "Credentials and tokens". git runs as a child process (asynchronously: the server is in this process).
  */
 let h: TestApp;
 let s: Seed;

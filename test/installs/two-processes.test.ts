@@ -8,7 +8,7 @@ import { captureLines } from '../helpers/log-scan.js';
 
 /**
  * `wsp serve --no-worker` serves and runs no job; `wsp worker` runs jobs and serves nothing; and
- * with several processes on one PostgreSQL each job runs once (CONTRACT §6): installs' renders
+ * with several processes on one PostgreSQL each job runs once (docs/spec-gaps.md, "Packages, installs, renders"): installs' renders
  * queued while no worker runs (WSP_TWO_PROCESSES_INSTALLS of them: 40 in npm test, 200 in
  * npm run soak:fuzz), then two `wsp worker` processes take them at once. Every commit is
  * counted in the repositories. On SQLite (one process by design) one worker takes them.

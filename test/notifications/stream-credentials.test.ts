@@ -10,7 +10,7 @@ import { notify } from '../../src/notifications/service.js';
 import { loadConfig } from '../../src/config.js';
 
 /**
- * Issue 48, item 5: a live notification stream (CONTRACT §11) ends within a few seconds of its
+ * Issue 48, item 5: a live notification stream (docs/spec-gaps.md, "Live notifications") ends within a few seconds of its
  * credential ending: the session revoked (by the user, through another instance, by an operator)
  * or expired (idle, absolute lifetime), the JWT past its exp, the user's memberships changed.
  * Before, a stream kept sending titles and bodies, kept alive by its comments, until the client

@@ -11,7 +11,7 @@ import type { KyselyPlugin } from 'kysely';
 import { liveSessionIds } from '../../src/sessions/service.js';
 import { identity } from '../../src/identity/service.js';
 
-/** GET /v1/notifications/stream (CONTRACT §11): Server-Sent Events over real HTTP. */
+/** GET /v1/notifications/stream (docs/spec-gaps.md, "Live notifications"): Server-Sent Events over real HTTP. */
 let h: TestApp;
 let s: Seed;
 let base: string;
@@ -95,6 +95,23 @@ describe('the stream', () => {
     } finally {
       light.close();
       backlog.close();
+    }
+  });
+
+  test("curl's Accept (*/*), text/*, and no Accept at all get the stream; a q=0 for the type is refused (406)", async () => {
+    for (const accept of ['*/*', 'text/*', '', 'application/json, */*;q=0.1']) {
+      const stream = await open(`${base}/v1/notifications/stream`, as(s.owner.session, undefined, { accept }));
+      try {
+        assert.equal(stream.status, 200, `Accept: ${accept || '(none)'}`);
+        assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+      } finally {
+        stream.close();
+      }
+    }
+    for (const accept of ['text/event-stream;q=0, */*', 'text/html', 'application/*']) {
+      const refused = await h.app.inject({ method: 'GET', url: '/v1/notifications/stream', headers: as(s.owner.session, undefined, { accept }) });
+      assert.equal(refused.statusCode, 406, accept);
+      assert.equal(firstError(refused.json()).code, 7026);
     }
   });
 

@@ -8,7 +8,7 @@ import { gauge } from '../../src/platform-metrics/service.js';
 import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
 
-/** GET /v1/platform_metrics and their series (CONTRACT §10), computed from the workspace's records and events. */
+/** GET /v1/platform_metrics and their series (docs/spec-gaps.md, "Platform metrics and the console"), computed from the workspace's records and events. */
 let t: ComputeTest;
 before(async () => {
   t = await computeTestApp();

@@ -276,7 +276,7 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
   });
   assert.equal(takenOver.length, orphaned.filter((o) => o.kind.startsWith('render.')).length, `every render job the dead workers held was taken over: ${JSON.stringify(orphaned)}`);
 
-  // Events (CONTRACT §11) committed with their changes: every token, version, install and
+  // Events (docs/spec-gaps.md, "Events and the audit log") committed with their changes: every token, version, install and
   // restore render there is has its one event, and no event names one that is not there.
   const db = tdb.database.db;
   const eventsOf = async (type: string) => (await db.selectFrom('events').select('resource_id').where('type', '=', type).execute()).map((e) => e.resource_id);

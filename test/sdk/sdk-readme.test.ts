@@ -64,5 +64,5 @@ test('each example runs against a real server and prints what it says', async ()
 
   assert.match(await out(2), /^mch-\w+ is running\n$/);
 
-  assert.match(await out(3), /^404 7002\n422 7003 at body\.name: name must NOT have fewer than 1 characters \(body\.name\) \[7003\]\n$/);
+  assert.match(await out(3), /^404 7002\n422 7003 at body\.name: name must not be empty \(body\.name\) \[7003\]\n$/);
 });

@@ -8,7 +8,7 @@ import { secretClient } from './secret-client.js';
 import { databaseBytes, findNeedles, needle, type Needle } from './byte-scan.js';
 
 /**
- * CONTRACT §4: neither a payload nor an unwrapped key ever reaches the database or a log.
+ * docs/spec-gaps.md, "Secrets": neither a payload nor an unwrapped key ever reaches the database or a log.
  * The bytes themselves are searched (database files, WAL, rows, log lines), with controls that
  * show the search does find what is stored.
  */

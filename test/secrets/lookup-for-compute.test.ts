@@ -7,7 +7,7 @@ import { CursorCodec } from '../../src/shared/cursor.js';
 import { createSecretService, type SecretService } from '../../src/secrets/service.js';
 import { secretClient } from './secret-client.js';
 
-/** What the compute area uses of secrets (CONTRACT §5): existence in a workspace and the newest enabled payload. */
+/** What the compute area uses of secrets (docs/spec-gaps.md, "Compute"): existence in a workspace and the newest enabled payload. */
 let h: TestApp;
 let s: Seed;
 let other: Seed;

@@ -223,7 +223,7 @@ export interface DocOperation {
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Record<string, any> }> };
   responses: Record<string, unknown>;
   security?: unknown[];
-  /** The scope an API token needs (CONTRACT §12); null: none, and `x-token-scope-why` says why. Absent: no token gets past its workspace rule (routes for users only). */
+  /** The scope an API token needs (docs/spec-gaps.md, "Token scopes"); null: none, and `x-token-scope-why` says why. Absent: no token gets past its workspace rule (routes for users only). */
   'x-required-scope'?: string | null;
   'x-token-scope-why'?: { tokens: 'refused' | 'open'; why: string };
   description?: string;

@@ -10,7 +10,7 @@ import { startLogin } from '../oauth/device-helpers.js';
 import { buildTenant, caller, documentRoutes, leaked, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
 
 /**
- * CONTRACT §1-2, STYLE ("one shared cross-tenant test run against every route"), issue 9.2:
+ * docs/spec-gaps.md, "Conventions"-2, STYLE ("one shared cross-tenant test run against every route"), issue 9.2:
  * workspace A holds one resource of every kind; EVERY route of the OpenAPI document is called
  * by every kind of attacker the issue lists: credentials of another workspace (B's owner by
  * session and by JWT, admin, member, API token), another workspace's Service-Context (B's
@@ -28,7 +28,7 @@ type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 const ISS = 'https://issuer.test';
 const AUD = 'workspace-platform';
 
-/** Routes that need the owner or admin role (CONTRACT §2): 403 7023 for a member or an API token. */
+/** Routes that need the owner or admin role (docs/spec-gaps.md, "Credentials and tokens"): 403 7023 for a member or an API token. */
 const ROLE_ROUTES = new Set([
   'POST /v1/api_tokens',
   'DELETE /v1/api_tokens/{id}',
@@ -38,7 +38,7 @@ const ROLE_ROUTES = new Set([
   'POST /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
-/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (CONTRACT §11): the audit log, webhooks, pending invitations (members:read, issue 48). */
+/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48). */
 const MANAGER_ROUTES = new Set(
   ['GET /v1/workspaces/{id}/invitations', 'GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
 );
@@ -46,7 +46,7 @@ const MANAGER_ROUTES = new Set(
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
 };
-/** User-scoped routes with path ids (CONTRACT §7): no workspace; an API token is 403 7024; unowned ids answer 204. */
+/** User-scoped routes with path ids (docs/spec-gaps.md, "Notifications"): no workspace; an API token is 403 7024; unowned ids answer 204. */
 const USER_ROUTES = new Set(['PATCH /v1/notifications/{id}/read', 'DELETE /v1/sessions/{id}']);
 /**
  * How each route without path ids relates to workspaces (the route's `scope`): `workspace`
@@ -676,7 +676,7 @@ test("the log of everything above holds none of A's or B's credentials or secret
   assert.deepEqual(hits, []);
 });
 
-test("the events recorded by everything above (CONTRACT §11) hold none of A's or B's credentials or secret payloads", async () => {
+test("the events recorded by everything above hold none of A's or B's credentials or secret payloads", async () => {
   const rows = await h.database.db.selectFrom('events').selectAll().execute();
   assert.ok(rows.length > 50, `${rows.length} events`);
   const needles = [...A.credentials, ...B.credentials];

@@ -6,7 +6,7 @@ import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 
 /**
- * CONTRACT §9, the session parts (issue 15, item 5): a person lists the sessions they hold and
+ * docs/spec-gaps.md, "Accounts and sign-in", the session parts (issue 15, item 5): a person lists the sessions they hold and
  * ends any of them; sessions end at an absolute lifetime whatever the use; one user holds a
  * bounded number; a device login approved with a JWT ends no later than that JWT.
  */

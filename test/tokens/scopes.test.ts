@@ -4,7 +4,7 @@ import { as, firstError } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 import { TOKEN_SCOPES } from '../../src/auth/scopes.js';
 
-/** CONTRACT §12's token scopes: given at creation, shown in lists, enforced (every operation: test/security/tenant-isolation.test.ts). */
+/** docs/spec-gaps.md, "Token scopes"'s token scopes: given at creation, shown in lists, enforced (every operation: test/security/tenant-isolation.test.ts). */
 const h = useTestApp();
 const s = h.seeded;
 

@@ -5,7 +5,7 @@ import { adminJson, api, startServer, type ServerProcess } from '../helpers/proc
 import { startReceiver } from './receiver.js';
 
 /**
- * CONTRACT §11 with real processes: webhook deliveries made by two `wsp serve` processes on one
+ * docs/spec-gaps.md, "Webhooks" with real processes: webhook deliveries made by two `wsp serve` processes on one
  * PostgreSQL (one on SQLite) reach a real receiver, verified with `standardwebhooks`, once per
  * event when it answers 2xx, also when it fails the first two attempts of each; a `kill -9` of a
  * process in the middle of deliveries loses none (another process, or the restarted one, sends

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { webhookStore } from '../../src/webhooks/store.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
-/** Webhooks (CONTRACT §11) against a real receiver on loopback that verifies with `standardwebhooks`. */
+/** Webhooks (docs/spec-gaps.md, "Webhooks") against a real receiver on loopback that verifies with `standardwebhooks`. */
 let h: TestApp;
 let s: Seed;
 let secret: string | undefined;

@@ -1617,7 +1617,7 @@ export interface paths {
         };
         /**
          * A platform metric's points over a time range
-         * @description Computed from the workspace's own records and events at the time of the call (CONTRACT §10). Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.
+         * @description Computed from the workspace's own records and events at the time of the call. Point i is at `from + (i+1)·step`: a gauge's value then, or a counter's total over the step that ends then. An unknown key, or a `version` the metric is not at, is 404 (the widget naming it should say so). A filter the metric does not take is 422.
          *
          *     API tokens need the scope `dashboards:read` (403, 7025).
          */
@@ -1639,7 +1639,7 @@ export interface paths {
         };
         /**
          * The workspace's audit log, newest first (owner or admin)
-         * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect (CONTRACT §11): an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
+         * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect: an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
          *
          *     API tokens need the scope `audit:read` (403, 7025).
          */
@@ -2270,7 +2270,7 @@ export interface components {
             name: string;
             /** @description Unix seconds, in the future; absent or null: never expires */
             expires_at?: number | null;
-            /** @description What the token may do (CONTRACT §12); absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
+            /** @description What the token may do; absent: everything. `:write` implies `:read` of its area; `secrets:access` (reading payloads) is never implied. An empty list allows only what needs no scope (the workspace, operations, quotas). */
             scopes?: ("dashboards:read" | "dashboards:write" | "secrets:read" | "secrets:write" | "secrets:access" | "installs:read" | "installs:write" | "compute:read" | "compute:write" | "tokens:read" | "audit:read" | "webhooks:read" | "webhooks:write" | "members:read")[];
         };
         /** CreateVersionBody */

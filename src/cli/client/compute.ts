@@ -3,11 +3,10 @@ import { apiAs, send, workspaceClient } from './api.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { confirm } from './confirm.js';
 import { deleteCommand } from './deletes.js';
-import { durationOption } from './durations.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, printTable, time } from './output.js';
-import { waitForOperation } from './operations.js';
+import { noWait, WAIT_DETAILS, waitForOperation, waitTimeout } from './operations.js';
 
 const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 
@@ -76,19 +75,17 @@ export const machinesList: Command = {
  */
 async function followOperation(ctx: CommandContext, c: { server: string }, api: ReturnType<typeof apiAs>, machineId: string, opId: string | null | undefined, verb: string, done: string): Promise<void> {
   if (!opId) throw new CliError('the server answered without an operation', EXIT.FAILED);
-  if (ctx.args.flags['no-wait'] === true) {
+  if (noWait(ctx)) {
     if (ctx.json) return printJson(ctx.io, { machine_id: machineId, operation_id: opId });
     ctx.io.out.write(`${verb} ${machineId}: operation ${opId}.\n`);
     return;
   }
-  const timeout = durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
-  const operation = await waitForOperation(ctx, c.server, api, opId, timeout, `${verb} ${machineId} (operation ${opId})`);
+  const operation = await waitForOperation(ctx, c.server, api, opId, waitTimeout(ctx), `${verb} ${machineId} (operation ${opId})`);
   if (ctx.json) printJson(ctx.io, { machine_id: machineId, operation });
   if (operation.error) throw new CliError(`${verb.toLowerCase()} ${machineId} failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
   if (!ctx.json) ctx.io.out.write(`${done} ${machineId}.\n`);
 }
 
-const WAIT_DETAILS = 'Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed or timed out; --no-wait returns at once with the operation id.';
 
 /** `delete`, `resume` and `suspend`: send under the machine's etag, then follow the operation. */
 function machineChange(action: 'delete' | 'resume' | 'suspend'): Command {
@@ -108,7 +105,7 @@ function machineChange(action: 'delete' | 'resume' | 'suspend'): Command {
     async run(ctx) {
       const id = idArg(ctx, 0, 'the machine id', 'mch');
       noMoreArgs(ctx, 1);
-      durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+      waitTimeout(ctx);
       const { c, api } = workspaceClient(ctx);
       if (action === 'delete') await confirm(ctx, `Delete machine ${id}`, 'Its server and snapshot at the provider are deleted.');
       const machine = await send(c.server, api.GET('/v1/machines/{id}', { params: { path: { id } } }));
@@ -164,7 +161,7 @@ export const machinesCreate: Command = {
   details: WAIT_DETAILS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
-    durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+    waitTimeout(ctx);
     const body = {
       compute_config_id: stringFlag(ctx.args, 'config', true),
       server_type: stringFlag(ctx.args, 'type', true),
@@ -293,7 +290,7 @@ export const suspensionsResume: Command = {
   async run(ctx) {
     const id = idArg(ctx, 0, 'the suspension id', 'susp');
     noMoreArgs(ctx, 1);
-    durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+    waitTimeout(ctx);
     const { c, api } = workspaceClient(ctx);
     const m = await send(c.server, api.POST('/v1/compute/suspensions/{id}:resume', { params: { path: { id } } }));
     await followOperation(ctx, c, api, m.id, m.operation_id, 'Resuming', 'Resumed');

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send, workspaceClient } from './api.js';
-import { durationOption } from './durations.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { readJsonObject } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { printFields, printJson, time } from './output.js';
-import { waitForOperation } from './operations.js';
+import { noWait, WAIT_DETAILS, WAIT_USAGE, waitForOperation, waitTimeout } from './operations.js';
 import type { CommandContext } from './command.js';
 import type { Install } from '@workspace-platform/sdk';
 
@@ -26,6 +25,25 @@ function printInstall(ctx: CommandContext, i: Install, said?: string): void {
     ['values', JSON.stringify(i.values)],
     ['updated', time(i.updated_at)],
   ]);
+}
+
+/**
+ * After a write that may have queued a render: the render it queued (none when the write changed
+ * nothing that renders), waited for unless --no-wait; a failed render is exit 1 with its error,
+ * so `wsp installs update ... && deploy` never deploys what did not render.
+ */
+async function followRender(ctx: CommandContext, server: string, api: ReturnType<typeof apiAs>, install: Install, before: string | null, said: string): Promise<void> {
+  const queued = install.last_render;
+  if (!queued || queued.id === before) return printInstall(ctx, install, `${said}.`);
+  const render = await send(server, api.GET('/v1/renders/{id}', { params: { path: { id: queued.id } } }));
+  if (noWait(ctx)) return printInstall(ctx, install, `${said}; render ${render.id} is queued (operation ${render.operation_id}).`);
+  const operation = await waitForOperation(ctx, server, api, render.operation_id, waitTimeout(ctx), `Rendering ${render.id} (operation ${render.operation_id})`);
+  const now = await send(server, api.GET('/v1/installs/{id}', { params: { path: { id: install.id } } }));
+  if (operation.error) {
+    if (ctx.json) printJson(ctx.io, now);
+    throw new CliError(`render ${render.id} failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
+  }
+  printInstall(ctx, now, `${said}; render ${render.id} succeeded.`);
 }
 
 export const installsList: Command = {
@@ -75,13 +93,14 @@ const autoUpdate = (ctx: CommandContext) => (ctx.args.flags['auto-update'] === t
 
 export const installsCreate: Command = {
   name: 'installs create',
-  usage: '--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update]',
-  summary: 'install a package version: it is rendered into a new git repository',
-  flags: ['name', 'package', 'package-version', 'values'],
-  booleans: ['auto-update'],
-  details: '--values FILE ("-": stdin) is a JSON object of template values. The first render is queued at once; `wsp installs get` shows how it went.',
+  usage: `--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update] ${WAIT_USAGE}`,
+  summary: 'install a package version: it is rendered into a new git repository, and waits for the render',
+  flags: ['name', 'package', 'package-version', 'values', 'timeout'],
+  booleans: ['auto-update', 'no-wait'],
+  details: `--values FILE ("-": stdin) is a JSON object of template values. ${WAIT_DETAILS}`,
   async run(ctx) {
     noMoreArgs(ctx, 0);
+    waitTimeout(ctx);
     const values = await valuesOf(ctx);
     const body = {
       name: stringFlag(ctx.args, 'name', true),
@@ -92,19 +111,21 @@ export const installsCreate: Command = {
     };
     const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/installs', { body }));
-    printInstall(ctx, made, `Created ${made.id}; its first render is queued.`);
+    await followRender(ctx, c.server, api, made, null, `Created ${made.id}`);
   },
 };
 
 export const installsUpdate: Command = {
   name: 'installs update',
-  usage: 'inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update]',
-  summary: 'change the version or values of an install (a new render when they change)',
-  flags: ['package-version', 'values'],
-  booleans: ['auto-update', 'no-auto-update'],
+  usage: `inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update] ${WAIT_USAGE}`,
+  summary: 'change the version or values of an install; a new render when they change, waited for',
+  flags: ['package-version', 'values', 'timeout'],
+  booleans: ['auto-update', 'no-auto-update', 'no-wait'],
+  details: `Reads the install's etag for If-Match. ${WAIT_DETAILS}`,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
+    waitTimeout(ctx);
     const values = await valuesOf(ctx);
     const version = stringFlag(ctx.args, 'package-version');
     const auto = autoUpdate(ctx);
@@ -112,7 +133,8 @@ export const installsUpdate: Command = {
     if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values or --auto-update/--no-auto-update');
     const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
-    printInstall(ctx, await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body })));
+    const changed = await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body }));
+    await followRender(ctx, c.server, api, changed, current.last_render?.id ?? null, `Updated ${changed.id}`);
   },
 };
 
@@ -187,17 +209,18 @@ export const renderGet: Command = {
 
 export const installsRestore: Command = {
   name: 'installs restore',
-  usage: 'inst_ID --render rnd_ID [--timeout 10m]',
+  usage: `inst_ID --render rnd_ID ${WAIT_USAGE}`,
   summary: "restore a succeeded render as a new commit, and wait for it (progress on a terminal)",
   flags: ['render', 'timeout'],
+  booleans: ['no-wait'],
   details: `Reads the install's etag for If-Match and sends an Idempotency-Key, so a retried request never restores twice.
-Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed or timed out.`,
+${WAIT_DETAILS}`,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
     const renderId = stringFlag(ctx.args, 'render', true);
     if (!/^(rnd_)?[0-9A-Za-z]{1,60}$/.test(renderId)) throw new UsageError(`--render must look like rnd_<id>, got "${renderId}"`);
-    const timeout = durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+    const timeout = waitTimeout(ctx);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
 
@@ -210,6 +233,11 @@ Waits until the operation is done (default at most 10m): exit 0 when it succeede
       }),
     );
     const opId = restored.render.operation_id;
+    if (noWait(ctx)) {
+      if (ctx.json) return printJson(ctx.io, restored);
+      ctx.io.out.write(`Restoring ${restored.render.id}: operation ${opId}.\n`);
+      return;
+    }
 
     const operation = await waitForOperation(ctx, c.server, api, opId, timeout, `Restoring ${restored.render.id} (operation ${opId})`);
     const render = await send(c.server, api.GET('/v1/renders/{id}', { params: { path: { id: restored.render.id } } }));

@@ -33,7 +33,7 @@ export const notificationsList: Command = {
 };
 
 /**
- * The API answers 204 for any well-formed id (CONTRACT: nothing leaks about others'), so the CLI
+ * The API answers 204 for any well-formed id (docs/spec-gaps.md: nothing leaks about others'), so the CLI
  * looks for the notification among the user's own first: one that is not there is reported as
  * the 404 it is for this user, and one already read is said to be, rather than "marked read".
  */

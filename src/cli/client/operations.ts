@@ -36,7 +36,13 @@ export async function waitForOperation(ctx: CommandContext, server: string, api:
 }
 
 /** `--timeout` of the commands that wait, as they all read it. */
-const waitTimeout = (ctx: CommandContext) => durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+export const waitTimeout = (ctx: CommandContext) => durationOption(ctx.args.flags, 'timeout', 600, { min: 1, max: 86400 });
+
+/** Every command that starts work waits for it unless told `--no-wait`: a script's next line may rely on it. */
+export const noWait = (ctx: CommandContext) => ctx.args.flags['no-wait'] === true;
+
+export const WAIT_USAGE = '[--timeout 10m] [--no-wait]';
+export const WAIT_DETAILS = 'Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed (with its error) or timed out; --no-wait returns at once with the operation id.';
 
 function printOperation(ctx: CommandContext, op: Operation): void {
   if (ctx.json) return printJson(ctx.io, op);

@@ -103,7 +103,7 @@ export const packagesVersion: Command = {
     const only = stringFlag(ctx.args, 'path');
     if (only !== undefined) {
       const text = v.files[only];
-      if (text === undefined) throw new UsageError(`version ${v.semver} has no file ${only}`);
+      if (text === undefined) throw new CliError(`version ${v.semver} has no file ${only}`, EXIT.FAILED);
       if (ctx.json) return printJson(ctx.io, { path: only, template: text });
       ctx.io.out.write(text);
       return;

@@ -244,7 +244,13 @@ export async function runProgram(commands: readonly Command[], argv: string[], i
       return EXIT.USAGE;
     }
     const exitCode = err instanceof CliError ? err.exitCode : EXIT.FAILED;
-    const message = err instanceof Error ? err.message : String(err);
+    // `wsp login` cannot help a command that runs with WSP_TOKEN: that token wins over any login.
+    const tokenRefused = err instanceof CliError && err.api?.status === 401 && Boolean(io.env.WSP_TOKEN?.trim());
+    const message = tokenRefused
+      ? 'the server refused the token in WSP_TOKEN (unknown, expired or revoked): set a valid token, or unset WSP_TOKEN to use your login'
+      : err instanceof Error
+        ? err.message
+        : String(err);
     io.err.write(json ? errorDocument(message, exitCode, err) : `error: ${message}\n`);
     return exitCode;
   }

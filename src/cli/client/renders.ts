@@ -1,7 +1,8 @@
-import { stringFlag, UsageError } from '../args.js';
+import { stringFlag } from '../args.js';
 import { apiAs, send } from './api.js';
 import { idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
+import { CliError, EXIT } from './exit-codes.js';
 import { printJson, printTable } from './output.js';
 
 export const rendersFiles: Command = {
@@ -17,9 +18,9 @@ export const rendersFiles: Command = {
     const path = stringFlag(ctx.args, 'path');
     if (path !== undefined) {
       const file = tree.files.find((f) => f.path === path);
-      if (!file) throw new UsageError(`the commit ${tree.commit_sha.slice(0, 10)} has no file ${path}`);
+      if (!file) throw new CliError(`the commit ${tree.commit_sha.slice(0, 10)} has no file ${path}`, EXIT.FAILED);
       if (ctx.json) return printJson(ctx.io, file);
-      if (file.content === null) throw new UsageError(`${path} is not text (${file.size} bytes)`);
+      if (file.content === null) throw new CliError(`${path} is not text (${file.size} bytes)`, EXIT.FAILED);
       ctx.io.out.write(file.content);
       return;
     }

@@ -9,7 +9,7 @@ import { writePrivateFile } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { printFields, printJson, time, type Io } from './output.js';
 
-/** CONTRACT §4: a payload is at most 64 KiB; reading stops just past that. */
+/** docs/spec-gaps.md, "Secrets": a payload is at most 64 KiB; reading stops just past that. */
 const MAX_PAYLOAD = 65536;
 
 async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
@@ -71,11 +71,16 @@ const secretsDelete = deleteCommand({
 
 const secretsCreate: Command = {
   name: 'secrets create',
-  usage: 'NAME',
+  usage: '--name NAME',
   summary: 'create a secret (with no version yet)',
+  flags: ['name'],
+  details: 'Every create names its resource with --name; `secrets create NAME` is still accepted, as before.',
   async run(ctx) {
-    const name = arg(ctx, 0, 'the secret name');
-    noMoreArgs(ctx, 1);
+    // --name as every other create has it; the positional form of earlier releases still works.
+    const flag = stringFlag(ctx.args, 'name');
+    if (flag !== undefined && ctx.args.positionals.length > 0) throw new UsageError('give the name once: --name NAME');
+    const name = flag ?? arg(ctx, 0, 'the secret name (--name NAME)');
+    noMoreArgs(ctx, flag === undefined ? 1 : 0);
     const { c, api } = workspaceClient(ctx);
     const secret = await send(c.server, api.POST('/v1/secrets', { body: { name } }));
     if (ctx.json) return printJson(ctx.io, secret);

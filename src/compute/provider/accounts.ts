@@ -38,7 +38,7 @@ export function createProviderAccounts(config: Config['provider'], clock: Clock)
   };
 }
 
-/** What compute needs of the secrets area (CONTRACT §5's bring-your-own machine account). */
+/** What compute needs of the secrets area (docs/spec-gaps.md, "Compute"'s bring-your-own machine account). */
 export interface SecretLookup {
   exists(workspaceId: string, secretId: string): Promise<boolean>;
   newestEnabledPayload(workspaceId: string, secretId: string): Promise<Buffer | null>;

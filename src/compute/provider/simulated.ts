@@ -1,6 +1,6 @@
 import { ProviderError, type ComputeProvider, type Labels, type ProviderAction, type ProviderImage, type ProviderServer, type ServerType } from './types.js';
 
-/** The catalog of CONTRACT §5: what the embedded provider offers. */
+/** The catalog of docs/spec-gaps.md, "Compute": what the embedded provider offers. */
 const LOCATION_NAMES: Record<string, string> = { fsn1: 'Falkenstein DC Park 1', nbg1: 'Nuremberg DC Park 1', hel1: 'Helsinki DC Park 1' };
 const LOCATIONS = Object.keys(LOCATION_NAMES);
 const SERVER_TYPES: { name: string; cores: number; memoryGb: number; diskGb: number; architecture: string; monthlyGross: number }[] = [

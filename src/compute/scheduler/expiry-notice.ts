@@ -2,7 +2,7 @@ import type { ComputeSuspensionsTable } from '../tables.js';
 import type { NewNotification } from '../../notifications/service.js';
 
 export const DAY = 86_400;
-/** CONTRACT §5: `info` when 7 days or less remain, `warning` when 1 day or less remains. */
+/** docs/spec-gaps.md, "Compute": `info` when 7 days or less remain, `warning` when 1 day or less remains. */
 export const INFO_WITHIN = 7 * DAY;
 export const WARNING_WITHIN = 1 * DAY;
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Sessions a person can see and end (CONTRACT §9): how each was issued, from where, and a hard
+ * Sessions a person can see and end (docs/spec-gaps.md, "Accounts and sign-in"): how each was issued, from where, and a hard
  * end (`not_after`) for a device login approved with a JWT, which must not outlive that JWT. The
  * absolute lifetime itself (WSP_SESSION_MAX_DAYS from `created_at`) is configuration, applied
  * when a session is used, so changing it applies to every session.

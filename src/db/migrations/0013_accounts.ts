@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Accounts and sign-in (CONTRACT §9): a user's email as a sign-in key (unique, compared
+ * Accounts and sign-in (docs/spec-gaps.md, "Accounts and sign-in"): a user's email as a sign-in key (unique, compared
  * lower-cased), a password hash, OpenID Connect subjects linked to users, the CSRF token of
  * each session (for cookie sessions), failed sign-in counters, invitations, and the state of
  * single sign-on logins under way.

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Token scopes (CONTRACT §12): what a workspace API token may do, as a space-separated list of
+ * Token scopes (docs/spec-gaps.md, "Token scopes"): what a workspace API token may do, as a space-separated list of
  * scopes; null (every token made before, and one made without `scopes`) holds them all.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The general rate limit (CONTRACT §12, WSP_RATE_LIMIT_PER_MINUTE) counted in the database, so
+ * The general rate limit (docs/spec-gaps.md, "Token scopes", WSP_RATE_LIMIT_PER_MINUTE) counted in the database, so
  * that every server instance shares it: one row per credential and per workspace, its requests
  * (`failures`, the column name the window counters share) in the current one-minute window.
  */

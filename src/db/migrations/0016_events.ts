@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Events (CONTRACT §11): one row per write, secret access and sign-in, inserted in the
+ * Events (docs/spec-gaps.md, "Events and the audit log"): one row per write, secret access and sign-in, inserted in the
  * transaction of the change it describes. `workspace_id` is null for a user's own events (a
  * sign-in, a session ended) that belong to no workspace. Ids are time-ordered, so the audit
  * log pages newest first by id; the indexes serve its filters and the retention purge.

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Webhooks (CONTRACT §11): endpoints of a workspace, and one delivery per event and endpoint,
+ * Webhooks (docs/spec-gaps.md, "Webhooks"): endpoints of a workspace, and one delivery per event and endpoint,
  * made in the transaction of the event (unique per endpoint and event: each event reaches each
  * endpoint once). The signing secret is sealed under the master key (`secret_key_id` names it).
  */

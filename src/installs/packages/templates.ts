@@ -89,6 +89,8 @@ export const outputTooLarge = (limit: number) => `the rendered files are larger 
 class Renderer {
   private chars = 0;
   private steps = 0;
+  /** The tags of the file being rendered that had no value: all of them are named, not the first. */
+  readonly missing = new Set<string>();
 
   constructor(private readonly budget: RenderBudget) {}
 
@@ -104,7 +106,10 @@ class Renderer {
   private variable(token: Token, stack: unknown[]): string {
     const value = lookup(stack, token[1]);
     const tag = token[0] === 'name' ? `{{${token[1]}}}` : `{{{${token[1]}}}}`;
-    if (value === undefined || value === null) throw new TemplateRenderError(`no value for ${tag}`);
+    if (value === undefined || value === null) {
+      this.missing.add(tag);
+      return '';
+    }
     if (typeof value === 'object') {
       throw new TemplateRenderError(`${tag} is ${Array.isArray(value) ? 'a list' : 'an object'}; a variable needs a string, number or boolean`);
     }
@@ -163,15 +168,22 @@ export interface RenderedFile {
 }
 
 /**
- * Renders every file with the same values; the first failure names its file and variable. Runs
- * on a render thread (src/installs/renders/render-pool.ts), never on the server's event loop.
+ * Renders every file with the same values. Missing values are named all at once, file by file
+ * (`a.txt: no value for {{x}}, {{y}}; b.txt: no value for {{z}}`), so one round of fixing the
+ * values is enough; any other failure stops at once and names its file. Runs on a render thread
+ * (src/installs/renders/render-pool.ts), never on the server's event loop.
  */
 export function renderFiles(files: Record<string, string>, values: Record<string, unknown>, budget: RenderBudget): RenderedFile[] {
   const renderer = new Renderer(budget);
+  const missing: string[] = [];
   let bytes = 0;
-  return Object.entries(files).map(([path, source]) => {
+  const rendered = Object.entries(files).map(([path, source]) => {
     try {
       const content = Buffer.from(renderer.render(parseTemplate(source), [values]), 'utf8');
+      if (renderer.missing.size > 0) {
+        missing.push(`${path}: no value for ${[...renderer.missing].join(', ')}`);
+        renderer.missing.clear();
+      }
       bytes += content.length;
       if (bytes > budget.maxOutputBytes) throw new TemplateRenderError(outputTooLarge(budget.maxOutputBytes));
       return { path, content };
@@ -180,4 +192,6 @@ export function renderFiles(files: Record<string, string>, values: Record<string
       throw err;
     }
   });
+  if (missing.length > 0) throw new TemplateRenderError(missing.join('; '));
+  return rendered;
 }

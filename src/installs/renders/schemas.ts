@@ -3,7 +3,7 @@ import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../../h
 
 const nullable = <T extends ReturnType<typeof Type.String>>(s: T, description: string) => Type.Union([s, Type.Null()], { description });
 
-/** The spec's render, every field always present (CONTRACT §1: null where it does not apply). */
+/** The spec's render, every field always present (docs/spec-gaps.md, "Conventions": null where it does not apply). */
 export const Render = Type.Object(
   {
     id: Type.String(),

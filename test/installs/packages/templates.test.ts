@@ -87,4 +87,13 @@ describe('strict Mustache rendering', () => {
     assert.deepEqual(out.map((o) => [o.path, o.content.toString('hex')]), [['a.txt', Buffer.from('A é').toString('hex')], ['b/c.txt', Buffer.from('C é').toString('hex')]]);
     assert.throws(() => renderFiles({ 'a.txt': '{{x}}', 'b.txt': '{{y}}' }, { x: 1 }, BUDGET), /^TemplateRenderError|b\.txt: no value for \{\{y\}\}/);
   });
+
+  test('every missing value is named, file by file, once each: one round of fixing the values is enough', () => {
+    const files = { 'a.txt': '{{x}} {{y}} {{x}}', 'b.txt': 'fine {{v}}', 'c.txt': '{{z}}', 'd.txt': '{{#list}}{{w}}{{/list}}{{&raw}}' };
+    assert.throws(
+      () => renderFiles(files, { v: 1, list: [1, 2] }, BUDGET),
+      (err: Error) => err instanceof TemplateRenderError && err.message === 'a.txt: no value for {{x}}, {{y}}; c.txt: no value for {{z}}; d.txt: no value for {{w}}, {{{raw}}}',
+    );
+    assert.doesNotThrow(() => renderFiles(files, { v: 1, list: [1], x: 1, y: 2, z: 3, w: 4, raw: '<' }, BUDGET));
+  });
 });
