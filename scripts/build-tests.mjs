@@ -47,9 +47,9 @@ export async function buildTests(name, testDir = path.join(root, 'test')) {
     fs.symlinkSync(path.join(root, entry), path.join(dir, entry));
   }
   await build({
-    // The render threads' module, found through WSP_RENDER_WORKER (src/installs/renders/render-pool.ts).
-    entryPoints: [...testFiles(testDir), { in: path.join(root, 'src/installs/renders/render-worker.ts'), out: 'render-worker' }],
-    define: { WSP_RENDER_WORKER: JSON.stringify(pathToFileURL(path.join(dir, BUNDLES, 'render-worker.js')).href) },
+    // The render threads' module, found through WSP_RENDER_THREAD_MODULE (src/installs/renders/render-pool.ts).
+    entryPoints: [...testFiles(testDir), { in: path.join(root, 'src/installs/renders/render-thread.ts'), out: 'render-thread' }],
+    define: { WSP_RENDER_THREAD_MODULE: JSON.stringify(pathToFileURL(path.join(dir, BUNDLES, 'render-thread.js')).href) },
     outdir: path.join(dir, BUNDLES),
     outbase: testDir,
     bundle: true,

@@ -7,6 +7,7 @@
 // UI, which serves its page's assets from its own directory.
 import { build } from 'esbuild';
 import path from 'node:path';
+import { BUNDLE_EXTERNALS } from './bundle-externals.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const common = {
@@ -14,7 +15,7 @@ const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3', '@node-rs/argon2', '@fastify/swagger-ui', 'pg-native', 'tsx/esm/api'],
+  external: BUNDLE_EXTERNALS,
   // For `node --enable-source-maps bin/wsp.js ...` when a stack trace should name the sources.
   sourcemap: 'linked',
   logLevel: 'warning',
@@ -27,7 +28,7 @@ await build({
   // The render threads' module is a bundle of its own beside it (src/installs/renders/render-pool.ts).
   // import.meta.url is the bundle's own URL, as it was; import.meta.resolve is only reached when
   // running from the TypeScript sources (a render thread loading tsx), never from the bundle.
-  define: { WSP_RENDER_WORKER: JSON.stringify('./render-worker.mjs'), 'import.meta.url': '__wspBundleUrl', 'import.meta.resolve': 'require.resolve' },
+  define: { WSP_RENDER_THREAD_MODULE: JSON.stringify('./render-thread.mjs'), 'import.meta.url': '__wspBundleUrl', 'import.meta.resolve': 'require.resolve' },
   // Strict, as the ES modules it is made of (and as the ES module bundle it replaced ran every
   // package it holds).
   banner: { js: `"use strict"; const __wspBundleUrl = require('node:url').pathToFileURL(__filename).href;` },
@@ -37,7 +38,7 @@ await build({
 });
 await build({
   ...common,
-  entryPoints: [{ in: path.join(root, 'dist/installs/renders/render-worker.js'), out: 'render-worker' }],
+  entryPoints: [{ in: path.join(root, 'dist/installs/renders/render-thread.js'), out: 'render-thread' }],
   outExtension: { '.js': '.mjs' },
   format: 'esm',
   // Bundled CommonJS packages call require(); an ES module has none of its own.

@@ -5,7 +5,11 @@
 // PostgreSQL: WSP_TEST_PG_URL if set, else a throwaway server started here (scripts/pg-throwaway.sh).
 // WSP_TEST_ENGINES=sqlite (or postgres) narrows the run, for local work only; arguments narrow the
 // files (any file whose path contains one of them).
-// WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole; it is then killed and fails.
+// WSP_TEST_TIMEOUT_MS (default 120000) bounds each file as a whole, or three times its last
+// recorded duration (test/timings.json) where that is longer: a file that takes 100 s on a quiet
+// machine is not killed for being slow on a loaded one, and a file that hangs is still ended. A
+// file killed for its time fails, and the runner says which test was under way (the reporter keeps
+// that in WSP_TEST_PROGRESS).
 // WSP_TEST_CONCURRENCY (default 4): files run at once. npm run soak raises the one, lowers the other.
 // WSP_TEST_RECORD_TIMINGS=1 writes this run's durations to test/timings.json.
 // A file whose source holds the line `// wsp-test: alone` measures time (a latency bound under an
@@ -127,11 +131,15 @@ const jobs = files.flatMap((file) =>
 // Longest first; a file with no recorded time may be long: it goes first too.
 const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
 jobs.sort((a, b) => expected(b) - expected(a));
+/** How long a file may run before it is killed (see the top of this file). */
+const limitFor = (job) => Math.max(timeoutMs, 3 * (timings[job.label]?.[job.file] ?? 0));
 
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-report-'));
 
 function runJob(job, index) {
   const report = path.join(reportDir, `${index}.json`);
+  const progress = path.join(reportDir, `${index}.running.json`);
+  const limitMs = limitFor(job);
   const args = [
     '--enable-source-maps',
     '--test-reporter=spec',
@@ -144,6 +152,7 @@ function runJob(job, index) {
     ...process.env,
     WSP_TEST_ENGINE: job.engine,
     WSP_TEST_RUN_ID: runId,
+    WSP_TEST_PROGRESS: progress,
     ...(pgUrl ? { WSP_TEST_PG_URL: pgUrl } : {}),
     ...(pgDataDir ? { WSP_TEST_PG_DATA_DIR: pgDataDir } : {}),
   };
@@ -163,7 +172,7 @@ function runJob(job, index) {
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup(child);
-    }, timeoutMs);
+    }, limitMs);
     child.on('exit', () => killGroup(child));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -174,9 +183,27 @@ function runJob(job, index) {
       } catch {
         // killed before the reporter wrote: the output says what happened
       }
-      resolve({ ...job, code, signal, timedOut, ms: Date.now() - started, output: Buffer.concat(output).toString(), ...summary });
+      const underWay = timedOut ? whatWasRunning(progress) : undefined;
+      resolve({ ...job, code, signal, timedOut, limitMs, underWay, ms: Date.now() - started, output: Buffer.concat(output).toString(), ...summary });
     });
   });
+}
+
+/** What a killed file was doing, from the progress its reporter kept (scripts/test-reporter.mjs). */
+function whatWasRunning(progress) {
+  let state;
+  try {
+    state = JSON.parse(fs.readFileSync(progress, 'utf8'));
+  } catch {
+    return 'no test had started: the file was loading, or in a before hook of the file';
+  }
+  const { running, lastDone } = state;
+  if (running.length > 0) {
+    const inner = running.at(-1);
+    // node:test runs a before or beforeEach hook once the test it precedes is dequeued: the hook is under way in its name.
+    return `under way: ${running.map((r) => `"${r.name}"`).join(' › ')} (for ${((Date.now() - inner.since) / 1000).toFixed(1)} s, the test or a hook run before it)`;
+  }
+  return lastDone ? `no test under way: a hook, or the file's own code, after "${lastDone}" ended` : 'no test had started: a before hook of the file';
 }
 
 /** Kills a test file's process and whatever it left running in its group. */
@@ -213,7 +240,7 @@ async function drain(queue, width) {
         results.push(result);
         const ok = result.code === 0 && !result.timedOut;
         process.stdout.write(`\n${ok ? '✔' : '✖'} ${result.file} [${result.label}] (${(result.ms / 1000).toFixed(1)} s)\n${result.output}`);
-        if (result.timedOut) process.stdout.write(`✖ killed after ${timeoutMs} ms (WSP_TEST_TIMEOUT_MS)\n`);
+        if (result.timedOut) process.stdout.write(`✖ killed after ${result.limitMs} ms (WSP_TEST_TIMEOUT_MS, or 3 × its recorded duration); ${result.underWay}\n`);
       }
     }),
   );
@@ -244,15 +271,16 @@ for (const label of [...engines, 'once']) {
   if (rs.length === 0) continue;
   const sum = (k) => rs.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
   const cpu = rs.reduce((n, r) => n + r.ms, 0);
-  console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${(rs.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / 1000).toFixed(0)} s)`);
+  const cpuOf = (k) => (rs.reduce((n, r) => n + (r[k] ?? 0), 0) / 1000).toFixed(0);
+  console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${cpuOf('cpuMs')} s, with the processes the files started ${cpuOf('treeCpuMs')} s)`);
 }
-console.log('slowest runs (wall time, CPU of the test process itself):');
+console.log('slowest runs (wall time; CPU of the test process itself, and with the processes it started):');
 for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 12)) {
-  console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  [${r.label}] ${r.file}`);
+  console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  cpu ${((r.cpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  ${((r.treeCpuMs ?? 0) / 1000).toFixed(1).padStart(5)} s  [${r.label}] ${r.file}`);
 }
 console.log(`skips (${skipLines.length}; the expected ones are listed in scripts/test.mjs):`);
 for (const line of skipLines) console.log(line);
-for (const r of failedRuns) console.log(`✖ failed: ${r.file} [${r.label}]${r.timedOut ? ' (timed out)' : ''}`);
+for (const r of failedRuns) console.log(`✖ failed: ${r.file} [${r.label}]${r.timedOut ? ` (timed out; ${r.underWay})` : ''}`);
 if (unexpected.length) console.log(`✖ ${unexpected.length} unexpected skip(s): a skip must be named in EXPECTED_SKIPS (scripts/test.mjs)`);
 console.log(`wall time ${((Date.now() - startedAll) / 1000).toFixed(1)} s`);
 

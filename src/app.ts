@@ -22,14 +22,15 @@ import { FixedWindowLimiter, SharedRateLimit } from './http/rate-limit.js';
 import { systemRoutes } from './http/system-routes.js';
 import { installReferencePage } from './http/reference-page.js';
 import { conditionalGets } from './http/conditional-get.js';
-import { listVersions } from './http/list-versions.js';
+import { listCache } from './http/list-cache.js';
 import { documentPipelineErrors, DocumentedErrorEnvelope, openApiOptions } from './http/openapi.js';
 import { checkTokenScopes } from './http/token-scopes.js';
+import { checkRouteRoles } from './http/route-roles.js';
 import { checkRouteEvents } from './http/route-events.js';
 import { checkOperationIds } from './http/operation-ids.js';
 import type { App } from './http/fastify-types.js';
 import { settingsStore } from './db/settings.js';
-import { createDeps } from './deps.js';
+import { createDeps } from './service-deps.js';
 import { ROOT_AREAS, V1_AREAS } from './areas.js';
 import type { RunnerOptions } from './jobs/runner.js';
 import { createRunner } from './worker.js';
@@ -133,6 +134,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   // in its description.
   documentPipelineErrors(app);
   checkTokenScopes(app);
+  checkRouteRoles(app);
   checkRouteEvents(app);
   checkOperationIds(app);
   // Bodies are JSON (docs/spec-gaps.md, "Conventions"): Fastify's built-in text/plain parser would let a text body
@@ -164,7 +166,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   // After the pipeline's own hooks: a versioned list's 304 before its page is read; every other
   // GET's answer gets its ETag, and a 304 when it is unchanged.
-  listVersions(app, db);
+  listCache(app, db);
   conditionalGets(app);
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 

@@ -1,5 +1,5 @@
 import type { App } from './http/fastify-types.js';
-import type { ServiceDeps } from './deps.js';
+import type { ServiceDeps } from './service-deps.js';
 import { mountIdentity } from './identity/mount.js';
 import { mountWorkspaces } from './workspaces/mount.js';
 import { mountTokens } from './tokens/mount.js';

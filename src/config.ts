@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Type, type StaticDecode } from '@sinclair/typebox';
@@ -27,7 +28,7 @@ export interface Config {
     /** Unset: DEFAULT_JWT_MAX_LIFETIME_SECONDS (src/auth/jwt.ts). */
     maxLifetimeSeconds?: number;
   };
-  /** WSP_MASTER_KEY: wraps secrets' data keys; unset: a 0600 key file in dataDir (src/secrets/master-key.ts). */
+  /** WSP_MASTER_KEY (or the content of WSP_MASTER_KEY_FILE): wraps secrets' data keys; unset: a 0600 key file in dataDir (src/secrets/master-key.ts). */
   masterKey: string | undefined;
   /** WSP_MASTER_KEY_PREVIOUS: older master keys still accepted for unwrapping, during a rotation. */
   masterKeyPrevious: string[];
@@ -131,6 +132,7 @@ export const Environment = Type.Object({
   WSP_JWT_AUDIENCE: text('The aud every accepted JWT must carry (required with a JWT key)'),
   WSP_JWT_MAX_LIFETIME_SECONDS: count('The longest a JWT may live (exp - iat) and the oldest it may be (now - iat)', 86400, 1),
   WSP_MASTER_KEY: text("Wraps secrets' data keys: base64 of 32 bytes; unset: a 0600 key file in WSP_DATA_DIR"),
+  WSP_MASTER_KEY_FILE: text('A file holding WSP_MASTER_KEY (a container secret such as /run/secrets/wsp_master_key); not with WSP_MASTER_KEY'),
   WSP_MASTER_KEY_PREVIOUS: text('Older master keys still accepted for unwrapping during a rotation, comma-separated'),
   WSP_RATE_LIMIT_PER_MINUTE: count('Requests a minute per credential and per workspace, shared by every server instance; unset: no general limit', undefined, 1),
   WSP_AUTH_FAILURES_PER_MINUTE: count('Failed authentications per client address a minute', 30, 1),
@@ -270,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`WSP_RENDER_MEMORY_MB must be at least ${Math.ceil((RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) / 1024 / 1024)} with WSP_QUOTA_RENDER_OUTPUT_BYTES=${e.WSP_QUOTA_RENDER_OUTPUT_BYTES}`);
   }
   const oidc = oidcSettings(e);
+  const masterKey = masterKeyOf(e);
   const previous = list(e.WSP_MASTER_KEY_PREVIOUS);
   // Never echo a key: it is key material.
   if (previous.some((k) => !MASTER_KEY_TEXT.test(k))) throw new ConfigError(refusal('WSP_MASTER_KEY_PREVIOUS', ''));
@@ -286,7 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (e.WSP_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     logLevel: e.WSP_LOG_LEVEL ?? e.LOG_LEVEL!,
     jwt: { jwksUrl: e.WSP_JWT_JWKS_URL, publicKey: e.WSP_JWT_PUBLIC_KEY, issuer: e.WSP_JWT_ISSUER, audience: e.WSP_JWT_AUDIENCE, maxLifetimeSeconds: e.WSP_JWT_MAX_LIFETIME_SECONDS! },
-    masterKey: e.WSP_MASTER_KEY,
+    masterKey,
     masterKeyPrevious: previous,
     rateLimitPerMinute: e.WSP_RATE_LIMIT_PER_MINUTE,
     authFailuresPerMinute: e.WSP_AUTH_FAILURES_PER_MINUTE!,
@@ -343,6 +346,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perWorkspace: Math.min(e.WSP_WEBHOOK_DELIVERY_CONCURRENCY!, e.WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE ?? Math.max(1, Math.floor(e.WSP_WEBHOOK_DELIVERY_CONCURRENCY! / 4))),
     },
   };
+}
+
+/**
+ * WSP_MASTER_KEY, or the content of WSP_MASTER_KEY_FILE: an orchestrator's secret is a file
+ * (Compose and Kubernetes mount it under /run/secrets), and the key then never appears in the
+ * container's environment. From there on the two are one setting: the key the operator gives.
+ * The file's mode is not checked as master.key's is: the orchestrator owns it, and a secret
+ * mounted from a host file keeps that file's owner, which the server's user often is not.
+ */
+function masterKeyOf(e: StaticDecode<typeof Environment>): string | undefined {
+  if (e.WSP_MASTER_KEY_FILE === undefined) return e.WSP_MASTER_KEY;
+  if (e.WSP_MASTER_KEY !== undefined) throw new ConfigError('WSP_MASTER_KEY and WSP_MASTER_KEY_FILE are both set: give the key one way');
+  let text: string;
+  try {
+    text = fs.readFileSync(e.WSP_MASTER_KEY_FILE, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError(`WSP_MASTER_KEY_FILE: ${e.WSP_MASTER_KEY_FILE} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  // Never echo a key: it is key material.
+  if (!MASTER_KEY_TEXT.test(text)) throw new ConfigError(`WSP_MASTER_KEY_FILE: ${e.WSP_MASTER_KEY_FILE} must hold the base64 of exactly 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
+  return text;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);

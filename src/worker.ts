@@ -6,13 +6,13 @@ import { JobRunner, type JobDefinition, type JobPool, type RunnerOptions } from 
 import { maintenanceJobs } from './jobs/maintenance.js';
 import { completeOperation } from './operations/service.js';
 import { createSecretService } from './secrets/service.js';
-import { installsJobs } from './installs/worker.js';
-import { computeJobs } from './compute/worker.js';
-import { oauthJobs } from './oauth/worker.js';
-import { accountsJobs } from './accounts/worker.js';
-import { auditJobs } from './audit/worker.js';
+import { installsJobs } from './installs/job-definitions.js';
+import { computeJobs } from './compute/job-definitions.js';
+import { oauthJobs } from './oauth/job-definitions.js';
+import { accountsJobs } from './accounts/job-definitions.js';
+import { auditJobs } from './audit/job-definitions.js';
 import { webhookDeliveryPool, webhookJobs } from './webhooks/delivery-job.js';
-import { createDeps, type ServiceDeps } from './deps.js';
+import { createDeps, type ServiceDeps } from './service-deps.js';
 import { loggerOf, loggerOptions } from './log.js';
 import { exitOnSignal } from './shutdown.js';
 

@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { createContext } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso';
+import type { Workspace } from '@workspace-platform/sdk';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
 import { SessionContext, isAdmin, type Me } from './session.js';
 import { SignIn } from './views/sign-in.js';
@@ -26,8 +27,6 @@ import { SessionsView } from './views/account/sessions.js';
 import { AcceptInvitation } from './views/invite.js';
 import './styles.css';
 
-type Workspace = { id: string; name: string; role: string | null };
-
 /** The inbox, shared by the header's badge and the notifications view. */
 export const InboxContext = createContext<ReturnType<typeof useInbox> | null>(null);
 
@@ -48,11 +47,11 @@ function useSession() {
     }
     setCsrfToken(who.data.csrf_token ?? null);
     const list = await api.GET('/v1/workspaces', {});
-    const all = (list.data?.data ?? []) as Workspace[];
+    const all = list.data?.data ?? [];
     setWorkspaces(all);
     if (!currentWorkspace() || !all.some((w) => w.id === currentWorkspace())) setWorkspace(all[0]?.id ?? null);
     const inWorkspace = await api.GET('/v1/me', {});
-    setMe((inWorkspace.data as Me | undefined) ?? (who.data as Me));
+    setMe(inWorkspace.data ?? who.data);
   };
   return { me, workspaces, load, signedOut: () => setMe(null) };
 }

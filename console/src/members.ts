@@ -1,16 +1,15 @@
 import { useContext } from 'preact/hooks';
+import type { Member } from '@workspace-platform/sdk';
 import { api } from './api.js';
-import { useLoad } from './ui.js';
+import { useLoad } from './hooks.js';
 import { SessionContext } from './session.js';
-
-export type Member = { user_id: string; email: string | null; name: string | null; role: string; joined_at: number };
 
 /** The workspace's members by user id, to name authors and actors; empty until loaded. */
 export function useMembers() {
   const me = useContext(SessionContext);
   const ws = me?.workspace?.id ?? '';
-  const load = useLoad(() => api.GET('/v1/workspaces/{id}/members', { params: { path: { id: ws }, query: { limit: 100 } as never } }), [ws]);
-  const list = ((load.data as { data?: Member[] } | null)?.data ?? []) as Member[];
+  const load = useLoad(() => api.GET('/v1/workspaces/{id}/members', { params: { path: { id: ws }, query: { limit: 100 } } }), [ws]);
+  const list = load.data?.data ?? [];
   return { list, load, byId: new Map(list.map((m) => [m.user_id, m])) };
 }
 

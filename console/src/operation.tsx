@@ -1,7 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { Operation } from '@workspace-platform/sdk';
 import { api } from './api.js';
-
-type Operation = { id: string; kind: string; done: boolean; error: { code: number; message: string } | null };
 
 /**
  * Long work (a render, a restore, a machine's suspension) as a line that says it is under way
@@ -15,7 +14,7 @@ export function OperationProgress({ id, onDone }: { id: string; onDone?: () => v
     const poll = async () => {
       const res = await api.GET('/v1/operations/{id}', { params: { path: { id } } });
       if (stopped) return;
-      const now = (res.data as Operation | undefined) ?? null;
+      const now = res.data ?? null;
       setOp(now);
       if (now?.done) onDone?.();
       else timer = setTimeout(poll, 750);

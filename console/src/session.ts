@@ -1,10 +1,8 @@
 import { createContext } from 'preact';
+import type { DataOf } from '@workspace-platform/sdk';
 
-export interface Me {
-  user: { id: string; name: string | null; email: string | null } | null;
-  workspace: { id: string; name: string } | null;
-  role: string | null;
-}
+/** The caller as GET /v1/me answers it: who, in which workspace, with which role. */
+export type Me = DataOf<'/v1/me'>;
 
 /** The signed-in caller, for the views the router renders (they re-render when it changes). */
 export const SessionContext = createContext<Me | null>(null);

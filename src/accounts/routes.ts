@@ -13,8 +13,8 @@ const OIDC_START = '/v1/auth/oidc/start';
 const OIDC_BINDING_COOKIE = 'wsp_oidc';
 const OIDC_COOKIE_PATH = '/v1/auth/oidc';
 import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
+import { guarded } from '../auth/roles.js';
 
-const MANAGERS = ['owner', 'admin'] as const;
 /** Inviting and revoking are an owner's or admin's (docs/spec-gaps.md, "Accounts and sign-in"). */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin invites people and revokes invitations; a token has no role (7023)' } } as const;
 
@@ -22,8 +22,8 @@ export interface AccountRouteOptions {
   secureCookie: boolean;
   /** Single sign-on; null when it is off. */
   oidc: Oidc | null;
-  /** The hash of the setup code printed at start (null once a user exists). */
-  setupCodeHash: () => Promise<string | null>;
+  /** The hashes of the setup codes printed at start (src/accounts/setup-code.ts). */
+  setupCodeHashes: () => Promise<string[]>;
   now: () => number;
 }
 
@@ -128,7 +128,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.post(
     '/workspaces/:id/invitations',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'invitation.created' },
+      config: { scope: 'workspace', ...guarded('invitations.manage'), ...NO_TOKEN, event: 'invitation.created' },
       schema: {
         operationId: 'createWorkspaceInvitation',
         tags: ['workspaces'],
@@ -147,7 +147,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
     '/workspaces/:id/invitations',
     {
       // Users need the role (the service checks it); tokens the scope, as for the members list.
-      config: { scope: 'workspace', tokenScope: 'members:read' },
+      config: { scope: 'workspace', ...guarded('invitations.read'), tokenScope: 'members:read' },
       schema: {
         operationId: 'listWorkspaceInvitations',
         tags: ['workspaces'],
@@ -165,7 +165,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
   app.delete(
     '/workspaces/:id/invitations/:inv',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'invitation.revoked' },
+      config: { scope: 'workspace', ...guarded('invitations.manage'), ...NO_TOKEN, event: 'invitation.revoked' },
       schema: {
         operationId: 'deleteWorkspaceInvitation',
         tags: ['workspaces'],
@@ -221,7 +221,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       },
     },
     async (request, reply) => {
-      const { done, session } = await accounts.setup(request.body, clientOf(request), await opts.setupCodeHash());
+      const { done, session } = await accounts.setup(request.body, clientOf(request), await opts.setupCodeHashes());
       setCookie(reply, session);
       return reply.code(201).send(done);
     },

@@ -6,7 +6,7 @@ export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^
 /** What a new password must be (docs/spec-gaps.md, "Accounts and sign-in": 12-256 characters); checked before any hashing. */
 export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
-const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 
 export const SignInBody = Type.Object(
   {

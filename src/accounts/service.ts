@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { DB } from '../db/tables.js';
 import type { RequestOrigin } from '../events/record.js';
 import type { Role } from '../auth/principal.js';
@@ -179,9 +179,9 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
      * The first run without an operator (docs/spec-gaps.md, "Accounts and sign-in"): while there is no user, the setup code
      * printed at start makes the first owner, a workspace and a cookie session; afterwards 410.
      */
-    async setup(body: SetupBody, client: Client, codeHash: string | null) {
+    async setup(body: SetupBody, client: Client, codeHashes: string[]) {
       if (await identity.anyUser(db)) throw new ApiError('SETUP_DONE');
-      if (codeHash === null || hashToken(body.code.trim()) !== codeHash) throw new ApiError('FORBIDDEN', { message: 'The setup code is not the one the server printed at start', path: ['body', 'code'] });
+      if (!codeHashes.includes(hashToken(body.code.trim()))) throw new ApiError('FORBIDDEN', { message: 'The setup code is not the one the server printed at start', path: ['body', 'code'] });
       const now = nowSeconds(clock);
       const userId = newId('usr');
       const ws = { id: newId('ws'), name: body.workspace_name, etag: newEtag(), created_at: now, updated_at: now };

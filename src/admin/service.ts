@@ -19,7 +19,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 /** Re-exported for the operator commands' callers: areas throw it too (src/shared/errors.ts). */
 export { AdminError };
 
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
+export const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
 
 /** What the operator's own changes to a user record as their actor: the platform's operator, not a user. */
 const OPERATOR: EventSource = { workspaceId: null, actor: { kind: 'system', id: null }, credentialId: null };

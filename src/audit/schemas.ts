@@ -1,19 +1,29 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, UnixSeconds } from '../http/schemas.js';
-import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../events/event-type-schemas.js';
+import { ACCOUNT_EVENT_TYPES, EVENT_TYPES, EVENT_TYPE_NAMES, type EventType } from '../events/event-type-schemas.js';
 import { MAX_UNIX_SECONDS } from '../tokens/schemas.js';
 
-const PREFIXES = [...new Set(EVENT_TYPE_NAMES.map((t) => t.slice(0, t.indexOf('.'))))];
+/** The types and `<resource>.*` of every resource among `types`. */
+const filtersOf = (types: readonly string[]) => [...types, ...[...new Set(types.map((t) => t.slice(0, t.indexOf('.'))))].map((p) => `${p}.*`)];
 
-/** An event type or `<resource>.*`: what the audit log's filter and webhook subscriptions take. */
-export const EVENT_TYPE_FILTERS = [...EVENT_TYPE_NAMES, ...PREFIXES.map((p) => `${p}.*`)];
+/** An event type or `<resource>.*`: what webhook subscriptions take. */
+export const EVENT_TYPE_FILTERS = filtersOf(EVENT_TYPE_NAMES);
 
-const typeList = EVENT_TYPE_NAMES.map((t) => `\`${t}\`: ${EVENT_TYPES[t]}`).join('\n- ');
+const ACCOUNT_TYPES: readonly string[] = ACCOUNT_EVENT_TYPES;
+const WORKSPACE_EVENT_TYPES = EVENT_TYPE_NAMES.filter((t) => !ACCOUNT_TYPES.includes(t));
+const typeList = (types: readonly EventType[]) => types.map((t) => `\`${t}\`: ${EVENT_TYPES[t]}`).join('\n- ');
 
+/** The audit log's filter offers only what a workspace's log can hold: a sign-in belongs to no workspace. */
 export const EventTypeFilter = Type.Unsafe<string>({
   type: 'string',
-  enum: EVENT_TYPE_FILTERS,
-  description: `An event type, or \`<resource>.*\` for every type of a resource. The types:\n- ${typeList}`,
+  enum: filtersOf(WORKSPACE_EVENT_TYPES),
+  description: `An event type, or \`<resource>.*\` for every type of a resource. The types:\n- ${typeList(WORKSPACE_EVENT_TYPES)}\n\nSign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.`,
+});
+
+export const AccountEventTypeFilter = Type.Unsafe<string>({
+  type: 'string',
+  enum: filtersOf(ACCOUNT_EVENT_TYPES),
+  description: `An event type, or \`<resource>.*\`. The types:\n- ${typeList(ACCOUNT_EVENT_TYPES)}`,
 });
 
 export const AuditEvent = Type.Object(
@@ -52,3 +62,13 @@ export const ListAuditEventsQuery = PageQuery(100, 50, {
   until: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'Only events before this time (Unix seconds)' })),
 });
 export type ListAuditEventsQuery = Static<typeof ListAuditEventsQuery>;
+
+const Since = Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'Only events at or after this time (Unix seconds)' });
+const Until = Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'Only events before this time (Unix seconds)' });
+
+export const ListMyEventsQuery = PageQuery(100, 50, {
+  type: Type.Optional(AccountEventTypeFilter),
+  since: Type.Optional(Since),
+  until: Type.Optional(Until),
+});
+export type ListMyEventsQuery = Static<typeof ListMyEventsQuery>;

@@ -23,6 +23,25 @@ export const auditStore = {
     return q.orderBy('id', 'desc').limit(take).execute();
   },
 
+  /**
+   * A person's own events of no workspace, newest first: those they did (signed in, approved a
+   * device) and those about them (a failed sign-in naming their account, their address released).
+   */
+  pageOfUser(db: Kysely<DB>, userId: string, types: readonly string[], f: AuditFilter, take: number, beforeId: string | null) {
+    let q = db
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', 'is', null)
+      .where((eb) => eb.or([eb('actor_id', '=', userId), eb('resource_id', '=', userId)]))
+      .where('type', 'in', types);
+    if (f.type?.endsWith('.*')) q = q.where('resource_type', '=', f.type.slice(0, -2));
+    else if (f.type) q = q.where('type', '=', f.type);
+    if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
+    if (f.until !== undefined) q = q.where('created_at', '<', f.until);
+    if (beforeId) q = q.where('id', '<', beforeId);
+    return q.orderBy('id', 'desc').limit(take).execute();
+  },
+
   /** Deletes events older than `before`, a batch at a time (a year of them would hold a lock too long at once). */
   async purgeBatch(db: Kysely<DB>, before: number, batch: number): Promise<number> {
     const ids = db.selectFrom('events').select('id').where('created_at', '<', before).limit(batch);

@@ -8,7 +8,7 @@ import type { TokenScope } from './scopes.js';
 
 /**
  * What authentication needs of the areas that keep credentials, handed over by the composition
- * root (src/deps.ts): the sessions, tokens and identity areas answer these from their stores.
+ * root (src/service-deps.ts): the sessions, tokens and identity areas answer these from their stores.
  */
 export interface CredentialLookups {
   /**
@@ -29,7 +29,7 @@ export interface CredentialLookups {
 
 /**
  * A list whose version the credential's own statement reads too, so that a conditional read of
- * the caller's own list (src/http/list-versions.ts) makes one round trip, not two: the list named
+ * the caller's own list (src/http/list-cache.ts) makes one round trip, not two: the list named
  * `prefix` + the id of the credential's workspace (an API token's) or user (a session's).
  */
 export interface ListAlongside {

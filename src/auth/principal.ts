@@ -6,7 +6,7 @@ import type { TokenScope } from './scopes.js';
  * A user's role in a workspace (the memberships of src/identity/tables.ts store it): what the
  * authorization of a workspace route checks, so the machinery names it here.
  */
-export type Role = 'owner' | 'admin' | 'member';
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 
 /** Who is calling, as proven by the bearer credential. */
 export type Principal =

@@ -1,5 +1,6 @@
 import { grants, type TokenScope } from './scopes.js';
 import type { Role } from './principal.js';
+import { EVERY_ROLE, WRITERS } from './roles.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { canonicalId } from '../shared/ids.js';
 import type { CredentialLookups } from './authenticator.js';
@@ -45,8 +46,27 @@ export function requireRoleOfUser(ctx: RequestContext, roles: readonly Role[]): 
   if (ctx.principal.kind !== 'api_token') requireRole(ctx, roles);
 }
 
+/**
+ * The role a route needs (docs/spec-gaps.md, "Roles (issue 50)"): its declared `roles`, else, for
+ * a write in a workspace, the writers', so that no write route can forget the viewer. API tokens
+ * are judged by their scope (`tokenScope`, checked next) and never a role; a route no token may
+ * call (`tokenScope: null` with `roles`) refuses them here as before.
+ */
+export function requireRouteRole(ctx: RequestContext, route: { scope?: Scope | undefined; roles?: readonly Role[] | undefined; tokenScope?: TokenScope | null | undefined }, write: boolean): void {
+  const roles = route.roles ?? (route.scope === 'workspace' && write ? WRITERS : undefined);
+  if (!roles) return;
+  if (ctx.principal.kind === 'api_token') {
+    // A list of every role narrows nobody: the route judges a token itself (removing a member).
+    if (route.roles && !route.tokenScope && EVERY_ROLE.some((r) => !route.roles!.includes(r))) requireRole(ctx, route.roles);
+    return;
+  }
+  requireRole(ctx, roles);
+}
+
 export function requireRole(ctx: RequestContext, roles: readonly Role[]): void {
   if (ctx.role && roles.includes(ctx.role)) return;
+  // A viewer is told so by a code of its own: it reads, and this needs more than reading.
+  if (ctx.role === 'viewer') throw new ApiError('VIEWER_READ_ONLY', { message: `A viewer cannot do this: it needs the workspace role ${roles.join(' or ')}` });
   const message =
     ctx.principal.kind === 'api_token'
       ? `A workspace API token cannot do this; it needs a user with role ${roles.join(' or ')}`

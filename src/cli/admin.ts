@@ -24,7 +24,7 @@ which they create and migrate if needed. --json prints one JSON object.
   wsp admin user set-password --user USR            the password (12-256 characters) read from stdin
   wsp admin user verify-email --user USR            vouch for the user's address (single sign-on may then find them by it)
   wsp admin user release-email --user USR           free an address its account never proved (so its owner can accept an invitation)
-  wsp admin member add --workspace WS --user USR --role owner|admin|member
+  wsp admin member add --workspace WS --user USR --role owner|admin|member|viewer
   wsp admin member remove --workspace WS --user USR  end a membership (not the last owner's)
   wsp admin session create --user USR [--json]      -> {session_token}
   wsp admin session revoke --session SES | --user USR --all

@@ -1,6 +1,6 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
-import { computeDeps } from './deps.js';
+import type { ServiceDeps } from '../service-deps.js';
+import { computeDeps } from './compute-deps.js';
 import { createComputeConfigService } from './configs/service.js';
 import { computeConfigRoutes } from './configs/routes.js';
 import { createMachineService } from './machines/service.js';
@@ -9,7 +9,7 @@ import { createSuspensionService } from './suspensions/service.js';
 import { suspensionRoutes } from './suspensions/routes.js';
 import { catalogRoutes } from './catalog-routes.js';
 
-/** The compute area's routes: the provider's catalog, configs, machines, suspensions (its jobs: ./worker.ts). */
+/** The compute area's routes: the provider's catalog, configs, machines, suspensions (its jobs: ./job-definitions.ts). */
 export function mountCompute(app: App, deps: ServiceDeps): void {
   const area = computeDeps(deps);
   computeConfigRoutes(app, createComputeConfigService(area), area.accounts.providerId);

@@ -1,5 +1,5 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { createSnippetService } from './snippets/service.js';
 import { snippetRoutes } from './snippets/routes.js';
 import { createDashboardService } from './service.js';

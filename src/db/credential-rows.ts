@@ -6,7 +6,7 @@ import { prepared } from './prepared.js';
  * A credential's row by its token's hash (sessions, API tokens), compiled once (prepared.ts):
  * alone, or with the version of the list named `listPrefix` + the row's `owner` column in the same
  * statement (`list_version`, null before the list's first write), so that a read of the caller's
- * own list makes one round trip with its credential (src/http/list-versions.ts).
+ * own list makes one round trip with its credential (src/http/list-cache.ts).
  */
 export function credentialByHash<Row>(credential: (db: Kysely<DB>) => SelectQueryBuilder<DB, any, Row>, owner: string) {
   const ownList = (prefix: unknown) => sql<number | string | null>`(select version from list_versions where list = ${prefix} || ${sql.ref(owner)})`;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from './tables.js';
 
 export const settingsStore = {
@@ -16,6 +16,21 @@ export const settingsStore = {
   },
 
   get: async (db: Kysely<DB>, key: string): Promise<string | null> => (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null,
+
+  /**
+   * The values of the key and of every key `<key>.<anything>`: compared by their first bytes,
+   * exactly, as neither LIKE (its `_` is a wildcard, and SQLite's ignores case) nor a range
+   * (PostgreSQL orders text by the database's collation) would.
+   */
+  family: async (db: Kysely<DB>, key: string): Promise<string[]> => {
+    const prefix = `${key}.`;
+    const rows = await db
+      .selectFrom('settings')
+      .select('value')
+      .where((eb) => eb.or([eb('key', '=', key), eb(sql<string>`substr(${sql.ref('key')}, 1, ${sql.lit(prefix.length)})`, '=', prefix)]))
+      .execute();
+    return rows.map((row) => row.value);
+  },
 
   set: (db: Kysely<DB>, key: string, value: string) =>
     db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute(),

@@ -61,4 +61,19 @@ export const EVENT_TYPES = {
 export type EventType = keyof typeof EVENT_TYPES;
 export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as EventType[];
 
+/**
+ * The types recorded with no workspace: a person's own sign-ins, sessions, device approvals and
+ * address. They appear in that person's security log (GET /v1/me/events), never in a
+ * workspace's audit log, whose filter therefore does not offer them.
+ */
+export const ACCOUNT_EVENT_TYPES = [
+  'session.created',
+  'session.failed',
+  'session.revoked',
+  'user.email_verified',
+  'user.email_released',
+  'device_authorization.approved',
+  'device_authorization.denied',
+] as const satisfies readonly EventType[];
+
 export const resourceTypeOf = (type: EventType): string => type.slice(0, type.indexOf('.'));

@@ -52,7 +52,7 @@ export class EventLog {
   constructor(private readonly clock: Clock) {}
 
   /**
-   * Adds what every event sets off (src/deps.ts, once per process). A name subscribed twice is
+   * Adds what every event sets off (src/service-deps.ts, once per process). A name subscribed twice is
    * refused: its side effect would run twice per event (two deliveries' worth of work each time).
    */
   subscribe(name: string, subscriber: EventSubscriber): void {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Permission } from '../auth/roles.js';
 import type { Role } from '../auth/principal.js';
 import type { Principal, RequestContext } from '../auth/principal.js';
 import type { ListAlongside, ListRead } from '../auth/authenticator.js';
@@ -45,8 +46,16 @@ declare module 'fastify' {
      * step, a resource the path does not name.
      */
     operationIdWhy?: string;
-    /** Roles allowed to call the route (token management: owner, admin). */
+    /**
+     * Roles of the users allowed to call the route (docs/spec-gaps.md, "Roles (issue 50)"). Absent:
+     * every role reads, and a workspace write needs a writer (owner, admin, member: a viewer is
+     * refused, 7027). A route narrower than that names the guarded action in `permission`
+     * (`...guarded('secrets.delete')`, src/auth/roles.ts); one a viewer may write declares
+     * `roles: EVERY_ROLE`. Tokens are judged by `tokenScope`, never by roles.
+     */
     roles?: readonly Role[];
+    /** The guarded action the route's `roles` stand for, as `GET /v1/me` lists it (src/auth/roles.ts). */
+    permission?: Permission;
     /** The notification endpoints' 401 body: `{_tag: "Unauthorized", ...}` with no entries. */
     taggedUnauthorized?: boolean;
     /** HTTP Basic accepted besides Bearer (the password is the credential): the routes git calls. */
@@ -58,7 +67,7 @@ declare module 'fastify' {
      */
     validate?: (request: FastifyRequest, now: number) => void;
     /**
-     * A GET of a list whose rows bump a version (src/http/list-versions.ts): the list's key for
+     * A GET of a list whose rows bump a version (src/http/list-cache.ts): the list's key for
      * this request (`<table>:<owner>`), so a conditional read is answered from that version. Its
      * page carries the version it was read at (src/db/json-rows.ts), which tags the answer.
      */
@@ -87,7 +96,7 @@ declare module 'fastify' {
     ctx: RequestContext | null;
     /** The Idempotency-Key claim this request holds (null when it replays a stored response). */
     idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
-    /** The ETag of a versioned answer being made (src/http/list-versions.ts): kept under it once sent. */
+    /** The ETag of a versioned answer being made (src/http/list-cache.ts): kept under it once sent. */
     versionTag: string | null;
     /** The version of the list `listWithCredential` names, as the credential's statement read it. */
     listRead: ListRead | null;

@@ -138,9 +138,9 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
       info: {
         title: 'Workspace Platform API',
         version: packageVersion(),
-        // No licence is granted to the platform (package.json: UNLICENSED); LICENSE says so,
-        // and the server serves it where this link points (docs/decisions.md).
-        license: { name: 'Proprietary: all rights reserved', url: `${publicUrl}/license` },
+        // Apache-2.0 (package.json, LICENSE); the server serves the LICENSE file it ships with
+        // where this link points. OpenAPI 3.1 takes an SPDX `identifier` or a `url`, not both.
+        license: { name: 'Apache-2.0', url: `${publicUrl}/license` },
         description: `Workspaces, dashboards, secrets, installs, compute and notifications.\n\nEvery error uses the envelope \`{success: false, errors: [{code, message, path?, metadata?}], result: {}}\`.\n\n${ACCESS_NOTES}\n\n| code | status | name | meaning |\n|---|---|---|---|\n${errorTable}`,
       },
       servers: [{ url: serverUrl(publicUrl), description: 'This Workspace Platform server' }],

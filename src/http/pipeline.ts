@@ -6,7 +6,7 @@ import type { DB } from '../db/tables.js';
 import { isDatabaseUnavailable, isStorageFull, isTemporarilyRefused } from '../db/unavailable.js';
 import { RepositoryVolumeError } from '../git/volume.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
-import { requireRole, requireScope, resolveContext } from '../auth/workspace-context.js';
+import { requireRouteRole, requireScope, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { validationFailure } from './validation.js';
@@ -193,7 +193,7 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     }
     request.ctx = await resolveContext(deps.roleOf, request.principal, named, config.scope, originOf(request));
     if (requests && request.ctx.workspaceId) await countRequest(reply, `w:${request.ctx.workspaceId}`, 'all the credentials of this workspace together');
-    if (config.roles) requireRole(request.ctx, config.roles);
+    requireRouteRole(request.ctx, config, isWrite);
     if (config.tokenScope) requireScope(request.principal, config.tokenScope);
 
     if (key === undefined || !isWrite) return;

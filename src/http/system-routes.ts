@@ -56,7 +56,10 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readin
 
   // The OpenAPI document's info.license links here: the terms ship with the server.
   const licence = fs.readFileSync(path.join(packageRoot(), 'LICENSE'), 'utf8');
-  const LicenceText = { description: 'The terms, as plain text', content: { 'text/plain': { schema: { type: 'string' }, example: licence } } };
+  // The example is the text's opening lines: the whole of it would be copied into every
+  // client generated from the document (the SDK's openapi.json and schema.ts).
+  const opening = `${licence.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 3).join('\n')}\n...`;
+  const LicenceText = { description: 'The terms, as plain text (Apache License 2.0)', content: { 'text/plain': { schema: { type: 'string' }, example: opening } } };
   app.get('/license', { config: { auth: 'none', database: false }, schema: { operationId: 'getLicense', tags: ['system'], summary: 'The licence of this software', description: 'The terms under which this server is used, as plain text (the LICENSE file it ships with).', security: [], response: { 200: LicenceText, ...errorResponses(422) } } }, async (_request, reply) => {
     reply.header('content-type', 'text/plain; charset=utf-8');
     return licence;

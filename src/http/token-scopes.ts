@@ -29,7 +29,6 @@ export function checkTokenScopes(app: FastifyInstance<any, any, any, any, any>):
     } else {
       if (!(TOKEN_SCOPES as readonly string[]).includes(scope)) throw new Error(`${where} declares the token scope ${String(scope)}, which is not one of ${TOKEN_SCOPES.join(', ')}`);
       if (why) throw new Error(`${where} declares a token scope and \`tokenScopeWhy\`: the reason goes only with \`tokenScope: null\``);
-      if (config?.roles) throw new Error(`${where} needs a role, which no API token has: declare \`tokenScope: null\` with \`tokenScopeWhy: { tokens: 'refused', why }\``);
     }
     if (!route.schema) return;
     const note =

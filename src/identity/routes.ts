@@ -6,6 +6,14 @@ import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { ApiError } from '../shared/errors.js';
 import { identity } from './service.js';
+import { PERMISSION_NAMES, permissionsOfRole, permissionsOfToken } from '../auth/roles.js';
+import type { Role } from '../auth/principal.js';
+
+const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
+const Permissions = Type.Array(Type.Union(PERMISSION_NAMES.map((p) => Type.Literal(p))), {
+  description:
+    'The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here.',
+});
 
 const Me = Type.Object(
   {
@@ -32,7 +40,19 @@ const Me = Type.Object(
       Type.Null(),
     ]),
     workspace: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false }), Type.Null()]),
-    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Null()]),
+    role: Type.Union([RoleName, Type.Null()]),
+    permissions: Type.Union([Permissions, Type.Null()], { description: 'In `workspace`; null when the call names none' }),
+    memberships: Type.Array(
+      Type.Object(
+        {
+          workspace: Type.Object({ id: Type.String({ description: 'The workspace id' }), name: Type.String({ description: "The workspace's name" }) }, { additionalProperties: false, description: 'The workspace of the membership' }),
+          role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')], { description: "The user's role there" }),
+          permissions: Permissions,
+        },
+        { additionalProperties: false },
+      ),
+      { description: "Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token" },
+    ),
     csrf_token: Type.Optional(Type.String({ description: 'Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token' })),
   },
   { additionalProperties: false, description: 'Who the caller is. `workspace` is the one Service-Context names (or the token belongs to), else null.' },
@@ -46,7 +66,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
       schema: {
         operationId: 'getMe',
         tags: ['identity'],
-        summary: 'Who the caller is: user, workspace, role, credential kind',
+        summary: 'Who the caller is: user, workspace, role and permissions, memberships, credential kind',
         description: 'The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.',
         headers: requestHeaders(),
         response: { 200: Me, ...errorResponses(401, 403, 422) },
@@ -57,11 +77,15 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
       const p = ctx.principal;
       const user = p.kind === 'api_token' ? null : await identity.user(db, p.userId);
       const ws = ctx.workspaceId ? await identity.workspace(db, ctx.workspaceId) : undefined;
+      const memberships = p.kind === 'api_token' ? [] : await identity.workspacesOf(db, p.userId);
+      const permissions = p.kind === 'api_token' ? permissionsOfToken(p.scopes) : ctx.role ? permissionsOfRole(ctx.role) : null;
       return {
         credential: { kind: p.kind, id: p.kind === 'session' ? p.sessionId : p.kind === 'api_token' ? p.tokenId : p.subject },
         user: user ? { id: user.id, name: user.name, email: user.email, email_verified: user.email_verified === 1 } : null,
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
+        permissions,
+        memberships: memberships.map((m) => ({ workspace: { id: m.id, name: m.name }, role: m.role as Role, permissions: permissionsOfRole(m.role as Role) })),
         ...(p.kind === 'session' && p.cookie?.csrfToken ? { csrf_token: p.cookie.csrfToken } : {}),
       };
     },

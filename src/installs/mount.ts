@@ -1,6 +1,6 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
-import { installDeps } from './deps.js';
+import type { ServiceDeps } from '../service-deps.js';
+import { installDeps } from './install-deps.js';
 import { createPackageService } from './packages/service.js';
 import { packageRoutes } from './packages/routes.js';
 import { createRenderService } from './renders/service.js';
@@ -11,7 +11,7 @@ import { installRoutes } from './routes.js';
 import { createRepositoryService } from './repository-service.js';
 import { repositoryRoutes } from './repository-routes.js';
 
-/** Packages, installs and renders (one history): their routes (the jobs that render into git: ./worker.ts). */
+/** Packages, installs and renders (one history): their routes (the jobs that render into git: ./job-definitions.ts). */
 export function mountInstalls(app: App, deps: ServiceDeps): void {
   const area = installDeps(deps);
   packageRoutes(app, createPackageService(area));

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { InstallsTable, RendersTable } from './tables.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { Config } from '../config.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import { newId } from '../shared/ids.js';

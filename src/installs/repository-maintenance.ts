@@ -1,5 +1,5 @@
 import type { JobDefinition } from '../jobs/runner.js';
-import type { InstallDeps } from './deps.js';
+import type { InstallDeps } from './install-deps.js';
 import { installStore } from './store.js';
 import { renderStore } from './renders/store.js';
 import { REPOSITORY_MAINTENANCE } from './job-kinds.js';

@@ -11,6 +11,7 @@ import { GitBytes, GitInfoRefsQuery, GitProtocolHeader, InstallParams, InstallRe
 import { RenderParams } from './renders/schemas.js';
 import { ignoreIdempotencyKey, MAX_INFLATED_BYTES, uploadPackRequestBody } from './upload-pack-request.js';
 import type { RepositoryService } from './repository-service.js';
+import { EVERY_ROLE } from '../auth/roles.js';
 
 const CREDENTIALS =
   'The credential goes as git sends it to any git host: the password of HTTP Basic, with any user name ' +
@@ -106,6 +107,8 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
       {
         config: {
           scope: 'workspace',
+          // A POST that only reads (a fetch): a viewer clones too.
+          roles: EVERY_ROLE,
           tokenScope: 'installs:read',
           basicAuth: true,
           event: null,

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import type { RepositoryStorage } from '../git/repository-storage.js';
 import { advertiseUploadPack, startUploadPack, UploadPackRefused } from '../git/smart-http.js';

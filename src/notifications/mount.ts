@@ -1,5 +1,5 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { liveSessionIds } from '../sessions/service.js';
 import { identity } from '../identity/service.js';
 import { createNotificationService } from './service.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { NotificationsTable } from './tables.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { userIdOf, type RequestContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
@@ -11,7 +11,7 @@ import { NOTIFICATION_LIST_PREFIX, notificationListName, notificationStore } fro
 import type { ListNotificationsQuery, Notification } from './schemas.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
-/** The list_versions name of this list (src/http/list-versions.ts). */
+/** The list_versions name of this list (src/http/list-cache.ts). */
 export { NOTIFICATION_LIST_PREFIX, notificationListName };
 
 export type Severity = 'info' | 'warning' | 'critical';

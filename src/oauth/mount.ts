@@ -1,6 +1,6 @@
 import formbody from '@fastify/formbody';
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import { FixedWindowLimiter } from '../http/rate-limit.js';
 import { createDeviceService } from './service.js';
@@ -15,7 +15,7 @@ import { nowSeconds } from '../shared/clock.js';
  * Device authorization (RFC 8628, docs/spec-gaps.md, "Credentials and tokens"). Mounted at the root, not under /v1: the
  * `/device` page and `/.well-known/oauth-authorization-server` live outside it. Form bodies
  * are parsed only in the inner scope of the OAuth endpoints and the page, so every other route
- * still refuses them with 415. Its housekeeping job: ./worker.ts.
+ * still refuses them with 415. Its housekeeping job: ./job-definitions.ts.
  */
 export function mountOauth(app: App, deps: ServiceDeps): void {
   const devices = createDeviceService(deps);

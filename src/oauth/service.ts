@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { RequestContext } from '../auth/principal.js';
 import { hashToken } from '../auth/credentials.js';
 import { createSession } from '../sessions/service.js';

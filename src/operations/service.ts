@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { userIdOf } from '../auth/principal.js';
 import { ApiError, notFound } from '../shared/errors.js';

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { nowSeconds } from '../shared/clock.js';
 import { pathWorkspace } from '../auth/workspace-context.js';

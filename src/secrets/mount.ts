@@ -1,5 +1,5 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { createSecretService } from './service.js';
 import { secretRoutes } from './routes.js';
 

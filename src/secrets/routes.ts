@@ -20,6 +20,7 @@ import {
 import type { SecretService } from './service.js';
 import type { VersionAction } from './transitions.js';
 import type { EventType } from '../events/event-type-schemas.js';
+import { guarded } from '../auth/roles.js';
 
 const WORKSPACE = { scope: 'workspace' } as const;
 const TAGS = ['secrets'];
@@ -104,7 +105,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
   app.delete(
     '/secrets/:id',
     {
-      config: { ...WORKSPACE, tokenScope: 'secrets:write', event: 'secret.deleted' },
+      config: { ...WORKSPACE, ...guarded('secrets.delete'), tokenScope: 'secrets:write', event: 'secret.deleted' },
       schema: {
         operationId: 'deleteSecret',
         tags: TAGS,
@@ -185,7 +186,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     '/secrets/:id/versions/:vid(^[^:]+)::access',
     {
       // Reading a payload is its own scope, never implied by secrets:read or secrets:write.
-      config: { ...WORKSPACE, tokenScope: 'secrets:access', event: 'secret_version.accessed' },
+      config: { ...WORKSPACE, ...guarded('secrets.access'), tokenScope: 'secrets:access', event: 'secret_version.accessed' },
       schema: {
         operationId: 'accessSecretVersion',
         tags: TAGS,
@@ -205,7 +206,8 @@ export function secretRoutes(app: App, secrets: SecretService): void {
     app.post(
       `/secrets/:id/versions/:vid(^[^:]+)::${action}`,
       {
-        config: { ...WORKSPACE, tokenScope: 'secrets:write', event },
+        // Destroying is irreversible: owners and admins only (docs/spec-gaps.md, "Roles (issue 50)"); enable and disable stay open to members.
+        config: { ...WORKSPACE, ...(action === 'destroy' ? guarded('secret_versions.destroy') : {}), tokenScope: 'secrets:write', event },
         schema: {
           operationId,
           tags: TAGS,

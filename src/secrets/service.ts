@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { SecretVersionsTable } from './tables.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { WorkspaceContext } from '../auth/principal.js';

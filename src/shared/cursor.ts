@@ -106,7 +106,7 @@ export interface JsonPageRow {
 /**
  * A page by id whose items the database wrote and joined as JSON, in one row (`jsonPage`, src/db/
  * json-rows.ts): the answer is assembled from that text, never parsed or built as objects, and
- * carries the list's version read in the same statement (src/http/list-versions.ts makes its ETag).
+ * carries the list's version read in the same statement (src/http/list-cache.ts makes its ETag).
  */
 export async function pageByIdAsJson<Item>(
   cursors: CursorCodec,

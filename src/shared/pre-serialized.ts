@@ -6,7 +6,7 @@
 export class PreSerialized {
   constructor(
     readonly json: string,
-    /** A versioned list's page: the version it was read at (src/http/list-versions.ts tags it). */
+    /** A versioned list's page: the version it was read at (src/http/list-cache.ts tags it). */
     readonly listVersion?: { list: string; version: number },
   ) {}
 

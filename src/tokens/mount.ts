@@ -1,5 +1,5 @@
 import type { App } from '../http/fastify-types.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { createTokenService } from './service.js';
 import { tokenRoutes } from './routes.js';
 

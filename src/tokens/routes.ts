@@ -5,8 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, envelope, validationError } from '../shared/errors.js';
 import { CreatedToken, CreateTokenBody, ListTokensQuery, TokenIdParams, TokenList } from './schemas.js';
 import { TOKEN_LIST_PREFIX, tokenListName, type TokenService } from './service.js';
+import { guarded } from '../auth/roles.js';
 
-const MANAGERS = ['owner', 'admin'] as const;
 /** Token management is a person's: docs/spec-gaps.md, "Credentials and tokens" lets no token make or revoke tokens. */
 const NO_TOKEN = { tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023)' } } as const;
 
@@ -22,7 +22,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.post(
     '/api_tokens',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, validate: expiresInFuture, event: 'api_token.created' },
+      config: { scope: 'workspace', ...guarded('api_tokens.manage'), ...NO_TOKEN, validate: expiresInFuture, event: 'api_token.created' },
       schema: {
         operationId: 'createApiToken',
         tags: ['tokens'],
@@ -61,7 +61,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.delete(
     '/api_tokens/:id',
     {
-      config: { scope: 'workspace', roles: MANAGERS, ...NO_TOKEN, event: 'api_token.revoked' },
+      config: { scope: 'workspace', ...guarded('api_tokens.manage'), ...NO_TOKEN, event: 'api_token.revoked' },
       schema: {
         operationId: 'deleteApiToken',
         tags: ['tokens'],

@@ -15,7 +15,7 @@ import type { CreateTokenBody, ListedToken } from './schemas.js';
 import { parseStoredScopes, storedScopes, type TokenScope } from '../auth/scopes.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
-/** The list_versions name of this list (src/http/list-versions.ts). */
+/** The list_versions name of this list (src/http/list-cache.ts). */
 export { TOKEN_LIST_PREFIX, tokenListName };
 
 export interface TokenServiceDeps {

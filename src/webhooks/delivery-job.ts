@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { Config } from '../config.js';
 import type { JobDefinition, JobPool } from '../jobs/runner.js';
 import { RetryLaterError } from '../jobs/failure.js';

@@ -6,6 +6,7 @@ import { requireRoleOfUser } from '../auth/workspace-context.js';
 import type { FastifyRequest } from 'fastify';
 import { CreatedWebhook, CreateWebhookBody, Delivery, DeliveryIdParams, DeliveryList, ListDeliveriesQuery, ListWebhooksQuery, UpdateWebhookBody, Webhook, WebhookIdParams, WebhookList } from './schemas.js';
 import type { WebhookService } from './service.js';
+import { guarded } from '../auth/roles.js';
 
 const TAGS = ['webhooks'];
 /** Owners and admins; API tokens by their scope (webhooks:read / webhooks:write). */
@@ -22,7 +23,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.created' },
+      config: { scope: 'workspace', ...guarded('webhooks.manage'), tokenScope: 'webhooks:write', event: 'webhook.created' },
       schema: {
         operationId: 'createWebhook',
         tags: TAGS,
@@ -43,7 +44,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
+      config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
       schema: { operationId: 'listWebhooks', tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
     },
     async (request) => webhooks.list(manager(request), request.query.limit, request.query.cursor),
@@ -52,7 +53,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
+      config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
       schema: { operationId: 'getWebhook', tags: TAGS, summary: 'Get a webhook endpoint (owner or admin)', headers: requestHeaders(), params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) } },
     },
     async (request, reply) => {
@@ -65,7 +66,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.patch(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.updated' },
+      config: { scope: 'workspace', ...guarded('webhooks.manage'), tokenScope: 'webhooks:write', event: 'webhook.updated' },
       schema: {
         operationId: 'updateWebhook',
         tags: TAGS,
@@ -87,7 +88,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.delete(
     '/webhooks/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.deleted' },
+      config: { scope: 'workspace', ...guarded('webhooks.manage'), tokenScope: 'webhooks:write', event: 'webhook.deleted' },
       schema: {
         operationId: 'deleteWebhook',
         tags: TAGS,
@@ -106,7 +107,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id(^[^:]+)::test',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook.tested' },
+      config: { scope: 'workspace', ...guarded('webhooks.manage'), tokenScope: 'webhooks:write', event: 'webhook.tested' },
       schema: {
         operationId: 'testWebhook',
         tags: TAGS,
@@ -123,7 +124,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.get(
     '/webhooks/:id/deliveries',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:read' },
+      config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
       schema: {
         operationId: 'listWebhookDeliveries',
         tags: TAGS,
@@ -141,7 +142,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
     '/webhooks/:id/deliveries/:did(^[^:]+)::retry',
     {
-      config: { scope: 'workspace', tokenScope: 'webhooks:write', event: 'webhook_delivery.retried' },
+      config: { scope: 'workspace', ...guarded('webhooks.manage'), tokenScope: 'webhooks:write', event: 'webhook_delivery.retried' },
       schema: {
         operationId: 'retryWebhookDelivery',
         tags: TAGS,

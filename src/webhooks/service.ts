@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 import { enforceQuota } from '../quotas/enforce.js';

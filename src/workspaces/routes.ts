@@ -5,6 +5,7 @@ import { quoteEtag } from '../http/etag.js';
 import { ChangeRoleBody, CreateWorkspaceBody, Member, MemberList, MemberParams, UpdateWorkspaceBody, Workspace, WorkspaceList, WorkspaceParams } from './schemas.js';
 import { PageQuery, NoContent } from '../http/schemas.js';
 import type { WorkspaceService } from './service.js';
+import { EVERY_ROLE, guarded } from '../auth/roles.js';
 
 export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.get(
@@ -55,7 +56,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' }, event: 'workspace.updated' },
+      config: { scope: 'workspace', ...guarded('workspace.manage'), tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' }, event: 'workspace.updated' },
       schema: {
         operationId: 'updateWorkspace',
         tags: ['workspaces'],
@@ -117,7 +118,7 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id/members/:user_id',
     {
-      config: { scope: 'workspace', roles: ['owner', 'admin'], tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" }, event: 'member.updated' },
+      config: { scope: 'workspace', ...guarded('members.manage'), tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" }, event: 'member.updated' },
       schema: {
         operationId: 'updateWorkspaceMember',
         tags: ['workspaces'],
@@ -135,9 +136,10 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.delete(
     '/workspaces/:id/members/:user_id',
     {
-      // Not `roles`: a member may remove themselves, so the service judges the role.
+      // Every role: a member, a viewer too, may remove themselves (leave), so the service judges the role.
       config: {
         scope: 'workspace',
+        roles: EVERY_ROLE,
         tokenScope: null,
         tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin removes a member, or the member themselves; a token is neither (7023)' },
         event: 'member.removed',

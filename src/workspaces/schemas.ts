@@ -5,7 +5,7 @@ export const Workspace = Type.Object(
   {
     id: Type.String(),
     name: Type.String(),
-    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Null()], {
+    role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer'), Type.Null()], {
       description: "The caller's role; null for a workspace API token",
     }),
     etag: Type.String(),
@@ -26,7 +26,7 @@ export const UpdateWorkspaceBody = Type.Object(
 
 export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { title: 'CreateWorkspaceBody', additionalProperties: false });
 
-const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 
 export const Member = Type.Object(
   {

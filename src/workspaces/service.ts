@@ -1,5 +1,5 @@
 import { sourceOf } from '../events/record.js';
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { RequestContext, WorkspaceContext } from '../auth/principal.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { pathWorkspace, requireRole } from '../auth/workspace-context.js';
@@ -110,10 +110,10 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
       const { id } = await visible(ctx, rawId);
       const userId = canonicalId('usr', rawUserId);
       const self = ctx.principal.kind !== 'api_token' && ctx.principal.userId === userId;
-      if (!self && ctx.role !== 'owner' && ctx.role !== 'admin') throw new ApiError('ROLE_REQUIRED', { message: 'Removing another member needs the owner or admin role' });
+      if (!self) requireRole(ctx, ['owner', 'admin']);
       await writeTransaction(db, ctx, async (trx) => {
         const actor = await lockedActorRole(trx, ctx, id);
-        if (!self && actor !== 'owner' && actor !== 'admin') throw new ApiError('ROLE_REQUIRED', { message: 'Removing another member needs the owner or admin role' });
+        if (!self) requireRole({ ...ctx, role: actor }, ['owner', 'admin']);
         const current = await identity.roleOf(trx, id, userId);
         if (!current) throw notFound('member');
         if (current === 'owner' && !self && actor !== 'owner') throw new ApiError('OWNER_REQUIRED');

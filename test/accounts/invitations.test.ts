@@ -133,4 +133,24 @@ describe('first run: POST /v1/setup', () => {
       await fresh.close();
     }
   });
+
+  test('every code issued while there is no user is valid: several servers starting on one database each log one, and any of them sets up', async () => {
+    const fresh = await createTestApp();
+    try {
+      // Three starts at once (compose.yaml's servers and a restart): none overwrites another.
+      const codes = await Promise.all([1, 2, 3].map(() => issueSetupCode(fresh.database.db)));
+      assert.equal(new Set(codes).size, 3);
+      const body = { email: 'first@example.com', name: 'First', password: PASSWORD, workspace_name: 'Acme' };
+      assert.equal((await fresh.app.inject({ method: 'POST', url: '/v1/setup', payload: { ...body, code: 'AAAA-BBBB-CCCC' } })).statusCode, 403);
+      // A prefix of a code's key is not a code.
+      assert.equal((await fresh.app.inject({ method: 'POST', url: '/v1/setup', payload: { ...body, code: codes[0]!.slice(0, 9) } })).statusCode, 403);
+      const res = await fresh.app.inject({ method: 'POST', url: '/v1/setup', payload: { ...body, code: codes[0] } });
+      assert.equal(res.statusCode, 201, res.body);
+      // Done once: another of the codes finds the setup made.
+      const other = await fresh.app.inject({ method: 'POST', url: '/v1/setup', payload: { ...body, email: 'second@example.com', code: codes[2] } });
+      assert.equal(other.statusCode, 410);
+    } finally {
+      await fresh.close();
+    }
+  });
 });

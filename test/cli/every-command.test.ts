@@ -250,8 +250,11 @@ test('compute, machines, operations', async () => {
 });
 
 test('audit log and webhooks', async () => {
-  const events = await list(['audit', 'list', '--type', 'secret.*', '--limit', '5']);
-  assert.ok(events.every((e) => e.type.startsWith('secret.') && ISO.test(e.created_at)));
+  const events = await list(['audit', 'list', '--type', 'secret.*', '--limit', '5', '--from', '2000-01-01']);
+  assert.ok(events.length > 0 && events.every((e) => e.type.startsWith('secret.') && ISO.test(e.created_at)));
+  assert.deepEqual(await list(['audit', 'list', '--type', 'secret.*', '--to', '2000-01-01']), []);
+  const mine = await list(['audit', 'mine', '--type', 'session.*']);
+  assert.ok(mine.every((e) => e.type.startsWith('session.') && e.workspace_id === null));
   const hook = await json(['webhooks', 'create', '--url', 'https://93.184.216.34/hook', '--events', 'secret.*']);
   assert.match(hook.secret, /^whsec_/);
   assert.ok((await list(['webhooks', 'list'])).some((w) => w.id === hook.id));

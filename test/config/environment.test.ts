@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { ConfigError, Environment, loadConfig } from '../../src/config.js';
@@ -74,4 +75,22 @@ test('connection deadlines: seconds in the environment, the header deadline at m
     maxHeaderBytes: 16384,
   });
   assert.equal(loadConfig({ WSP_REQUEST_TIMEOUT_SECONDS: '60' }).http.headersTimeoutMs, 10_000);
+});
+
+test('WSP_MASTER_KEY_FILE: the key is the file\'s content (a container secret); not with WSP_MASTER_KEY; a bad file is named, its content never shown', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-key-file-'));
+  try {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const file = path.join(dir, 'wsp_master_key');
+    // A secret file as orchestrators mount it: readable by others, ending in a newline.
+    fs.writeFileSync(file, `${key}\n`, { mode: 0o644 });
+    assert.equal(loadConfig({ WSP_MASTER_KEY_FILE: file }).masterKey, key);
+    assert.equal(loadConfig({ WSP_MASTER_KEY: key }).masterKey, key);
+    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: file, WSP_MASTER_KEY: key }), (e: Error) => e instanceof ConfigError && /both set/.test(e.message));
+    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: path.join(dir, 'absent') }), (e: Error) => e instanceof ConfigError && e.message.includes('absent') && e.message.includes('ENOENT'));
+    fs.writeFileSync(file, 'not-a-key-at-all\n');
+    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: file }), (e: Error) => e instanceof ConfigError && e.message.includes(file) && !e.message.includes('not-a-key-at-all'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

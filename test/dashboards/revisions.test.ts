@@ -256,7 +256,7 @@ describe('revisions are immutable, in the database too', () => {
   });
 });
 
-describe('a page of revisions kept by its versions (migration 0020, src/http/list-versions.ts)', () => {
+describe('a page of revisions kept by its versions (migration 0020, src/http/list-cache.ts)', () => {
   const statements = <T>(fn: () => Promise<T>) => statementsWhile(h.database.db, fn);
 
   test('read again at the same versions: the same bytes and ETag, no revision or snippet read; If-None-Match is 304', async () => {

@@ -83,7 +83,7 @@ interface Procedure {
 async function backupUnderWrites(t: TestContext, procedure: Procedure): Promise<void> {
   const server = await startServer(env);
   processes.push(server);
-  const c = client(boot.session_token, boot.workspace_id);
+  const c = client(boot.session_token, boot.workspace_id, { retry: false });
   const url = server.url;
   const pkg = await c.ok(url, 'POST', '/v1/packages', { name: 'backup' });
   const version = await c.ok(url, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });

@@ -85,7 +85,7 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
     t.diagnostic('SQLite is a file in the server process: there is no database server to restart (its outage analogue is test/reliability/database-outage.test.ts)');
     return;
   }
-  const c = client(boot.session_token, boot.workspace_id);
+  const c = client(boot.session_token, boot.workspace_id, { retry: false });
   const url = server!.url;
   const pkg = await c.ok(url, 'POST', '/v1/packages', { name: 'restart' });
   const version = await c.ok(url, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });
@@ -130,7 +130,7 @@ test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounde
       const started = performance.now();
       execFileSync('bash', [script, 'restart', mode, clusterDir]);
       const restartedAt = performance.now();
-      await waitFor('the server to answer again', async () => (await api(url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token })).status === 200, { timeoutMs: 60_000, intervalMs: 50 });
+      await waitFor('the server to answer again', async () => (await api(url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token, retry: false })).status === 200, { timeoutMs: 60_000, intervalMs: 50 });
       const recoveryMs = performance.now() - restartedAt;
       const ackedBefore = load.acked.length;
       const patchedBefore = patches.acked.length;

@@ -62,7 +62,7 @@ type Render = { id: string; state: string; commit_sha: string | null; message: s
 test('the repository volume read-only, then missing: restores answer 503 (7058) and renders wait, saying why; /readyz names it; everything else works; all completes once it is back', { skip, timeout: LONG ? 600_000 : 120_000 }, async (t: TestContext) => {
   server = await startServer(env);
   const url = server.url;
-  const c = client(boot.session_token, boot.workspace_id);
+  const c = client(boot.session_token, boot.workspace_id, { retry: false });
   const renders = async (installId: string): Promise<Render[]> => c.all(url, `/v1/installs/${installId}/renders`);
   const settled = async (installId: string) => {
     const list = await renders(installId);

@@ -62,7 +62,7 @@ function caller(base: string, ws: SoakWorkspace, tally: MixTally): Call {
         res = { status: r.status, text, body: text.startsWith('{') ? JSON.parse(text) : text };
       } else {
         const credential = opts.credential === null ? undefined : opts.credential ?? ws.session;
-        res = await api(base, method, url, { ...(credential ? { credential } : {}), workspaceId: ws.workspaceId, ...(opts.body === undefined ? {} : { body: opts.body }), ...(opts.headers ? { headers: opts.headers } : {}) });
+        res = await api(base, method, url, { ...(credential ? { credential } : {}), workspaceId: ws.workspaceId, ...(opts.body === undefined ? {} : { body: opts.body }), ...(opts.headers ? { headers: opts.headers } : {}), idempotencyKey: false });
       }
     } catch (e) {
       tally.record(route, 'network', performance.now() - t0, false, (e as Error).message);

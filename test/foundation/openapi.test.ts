@@ -218,8 +218,12 @@ test('every operation has an operationId, unique, in camelCase, named by one rul
 });
 
 test('info: the licence, served where it links; the server is the public URL, or this one while that is the default', async () => {
-  const info = doc.info as { license?: { url?: string } };
+  const info = doc.info as { license?: { name?: string; url?: string } };
+  assert.equal(info.license?.name, 'Apache-2.0');
   assert.equal(info.license?.url, 'http://localhost:8080/license');
+  // The served text is the Apache License 2.0, as package.json and the SDK's say.
+  assert.match(fs.readFileSync('LICENSE', 'utf8'), /^\s*Apache License\s+Version 2\.0, January 2004\b/);
+  for (const file of ['package.json', 'packages/sdk/package.json']) assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { license: string }).license, 'Apache-2.0', file);
   const licence = await h.app.inject({ method: 'GET', url: '/license' });
   assert.equal(licence.statusCode, 200);
   assert.match(licence.headers['content-type'] as string, /^text\/plain/);

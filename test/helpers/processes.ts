@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { captureLines, harvest, harvestAuthorization, installLogScan, registerSecret } from './log-scan.js';
 
@@ -149,30 +151,58 @@ export async function startServer(env: Record<string, string>, args: string[] = 
   };
 }
 
-/** fetch with a bearer credential and an optional Service-Context; JSON in and out. */
-export async function api(
-  base: string,
-  method: string,
-  url: string,
-  opts: { credential?: string; workspaceId?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+export interface ApiOptions {
+  credential?: string;
+  workspaceId?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /**
+   * Default true: a 503 with Retry-After (the database not reached in time, as a process starved
+   * of CPU by other work can be) is waited out and the request sent again, at most
+   * `API_RETRIES` times, as the SDK's transport does (packages/sdk/src/transport.ts): only a
+   * request that is safe to repeat, a GET, HEAD or OPTIONS or a write with an Idempotency-Key; a
+   * POST without one is given one, as the SDK gives it. false: sent once as given and answered
+   * as it came, a 503 included (the fault tests, which count the answers a fault gets).
+   */
+  retry?: boolean;
+  /** false: a POST without an Idempotency-Key is sent without one (and so is not retried). */
+  idempotencyKey?: boolean;
+}
+
+/** How many times `api` sends a request again after a 503 with Retry-After (the SDK's default is 2). */
+export const API_RETRIES = 3;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** fetch with a bearer credential and an optional Service-Context; JSON in and out; a 503 with Retry-After retried (ApiOptions.retry). */
+export async function api(base: string, method: string, url: string, opts: ApiOptions = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.credential) headers.authorization = `Bearer ${opts.credential}`;
   if (opts.workspaceId) headers['service-context'] = opts.workspaceId;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const retry = opts.retry !== false;
+  const hasKey = Object.keys(headers).some((k) => k.toLowerCase() === 'idempotency-key');
+  if (retry && method === 'POST' && !hasKey && opts.idempotencyKey !== false) headers['idempotency-key'] = randomUUID();
+  const repeatable = retry && (SAFE_METHODS.has(method) || 'idempotency-key' in headers || hasKey);
   harvestAuthorization(headers.authorization);
-  const res = await fetch(base + url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
-  const text = await res.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = text;
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(base + url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+    const text = await res.text();
+    const retryAfter = res.headers.get('retry-after');
+    if (res.status === 503 && retryAfter !== null && /^\d+$/.test(retryAfter) && repeatable && attempt < API_RETRIES) {
+      await sleep(Math.min(30, Number(retryAfter)) * 1000);
+      continue;
+    }
+    let body: unknown = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = text;
+    }
+    // What was accepted or answered: credentials, and secret payloads.
+    if (res.ok) {
+      harvest(opts.body, true);
+      harvest(body, true);
+    }
+    return { status: res.status, headers: res.headers, body, text };
   }
-  // What was accepted or answered: credentials, and secret payloads.
-  if (res.ok) {
-    harvest(opts.body, true);
-    harvest(body, true);
-  }
-  return { status: res.status, headers: res.headers, body, text };
 }

@@ -79,7 +79,7 @@ export class WriteLoad extends LaneLoad<Write> {
 
   /** One request of the load, classified; resolves with its status. */
   async send(w: Write): Promise<Write> {
-    const { status, code, res } = await this.timed(w.path, () => api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key } }));
+    const { status, code, res } = await this.timed(w.path, () => api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key }, retry: false }));
     w.status = status;
     if (!res) return w;
     this.lastCode = code;
@@ -215,6 +215,7 @@ export class PatchLoad extends LaneLoad<Patch> {
         workspaceId: this.workspaceId,
         body: { name: p.key },
         headers: { 'if-match': p.ifMatch, 'idempotency-key': p.key },
+        retry: false,
       }),
     );
     return res ? { ...answer, body: res.body } : answer;
@@ -227,7 +228,7 @@ export class PatchLoad extends LaneLoad<Patch> {
         let etag: string | null = null;
         while (this.running) {
           if (etag === null) {
-            const now = await api(this.base(), 'GET', `/v1/dashboards/${dashboardId}`, { credential: this.credential, workspaceId: this.workspaceId }).catch(() => null);
+            const now = await api(this.base(), 'GET', `/v1/dashboards/${dashboardId}`, { credential: this.credential, workspaceId: this.workspaceId, retry: false }).catch(() => null);
             if (now?.status !== 200) {
               await new Promise((r) => setTimeout(r, 100));
               continue;

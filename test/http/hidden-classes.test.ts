@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { useTestApp } from '../helpers/test-app.js';
 import { hiddenClassChanges, sameHiddenClass } from '../helpers/hidden-class.js';
 import { classifyCredential } from '../../src/auth/credentials.js';
-import { credentialLookups } from '../../src/deps.js';
+import { credentialLookups } from '../../src/service-deps.js';
 import { nowSeconds } from '../../src/shared/clock.js';
 import { TOKEN_LIST_PREFIX } from '../../src/tokens/store.js';
 import { NOTIFICATION_LIST_PREFIX } from '../../src/notifications/store.js';

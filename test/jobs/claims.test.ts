@@ -111,18 +111,36 @@ describe('claims skip jobs another worker holds (FOR UPDATE SKIP LOCKED)', () =>
     // Another worker's transaction holds the row lock on the job every claim would take first.
     const holder = new pg.Client({ connectionString: h.dbEnv.DATABASE_URL });
     await holder.connect();
+    const watcher = new pg.Client({ connectionString: h.dbEnv.DATABASE_URL });
+    await watcher.connect();
     try {
       await holder.query('begin');
       const locked = await holder.query('select id from jobs where id = $1 for update', [first]);
       assert.equal(locked.rowCount, 1);
-      const started = Date.now();
+      const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
       const claim = jobStore.claim(h.database.db, h.database.engine, 'skipper', h.clock.nowMs(), 60_000, [kind]);
-      // A plain FOR UPDATE (or none: the UPDATE's own row lock) would wait for the holder's commit.
-      const timeout = new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 3000).unref());
-      const got = await Promise.race([claim, timeout]);
+      // A plain FOR UPDATE (or none: the UPDATE's own row lock) would wait for the holder's commit:
+      // PostgreSQL then shows a session blocked by the holder. Seen, not guessed from a time (a
+      // claim slowed by a loaded machine is not a claim waiting on a lock). Asked on a connection
+      // of its own, outside the holder's transaction: inside one, pg_stat_activity is the snapshot
+      // of its first read.
+      let answered = false;
+      void claim.then(
+        () => (answered = true),
+        () => (answered = true),
+      );
+      const blocked = (async () => {
+        while (!answered) {
+          const { rows } = await watcher.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [holderPid]);
+          if (rows[0]!.n > 0) return 'blocked' as const;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return claim;
+      })();
+      const got = await Promise.race([claim, blocked]);
       assert.notEqual(got, 'blocked', 'the claim waited on the locked row instead of skipping it');
       assert.equal((got as { id: string }).id, second, 'the next due job, not the locked one');
-      assert.ok(Date.now() - started < 3000);
+      await blocked;
       await holder.query('rollback');
       await claim;
       const after = await jobStore.claim(h.database.db, h.database.engine, 'skipper', h.clock.nowMs(), 60_000, [kind]);
@@ -130,6 +148,7 @@ describe('claims skip jobs another worker holds (FOR UPDATE SKIP LOCKED)', () =>
     } finally {
       await holder.query('rollback').catch(() => {});
       await holder.end();
+      await watcher.end();
     }
   });
 });

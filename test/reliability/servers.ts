@@ -3,12 +3,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { api } from '../helpers/processes.js';
+import { api, type ApiOptions } from '../helpers/processes.js';
 
-/** Calls for real server processes (test/helpers/processes.ts's api) as one credential. */
-export function client(credential: string, workspaceId?: string) {
+/**
+ * Calls for real server processes (test/helpers/processes.ts's api) as one credential; `retry:
+ * false` for a load whose every answer is counted (a fault's 503s among them), see ApiOptions.
+ */
+export function client(credential: string, workspaceId?: string, opts: Pick<ApiOptions, 'retry'> = {}) {
   const call = (base: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
-    api(base, method, url, { credential, ...(workspaceId ? { workspaceId } : {}), ...(body === undefined ? {} : { body }), headers });
+    api(base, method, url, { credential, ...(workspaceId ? { workspaceId } : {}), ...(body === undefined ? {} : { body }), headers, ...opts });
   return {
     call,
     async ok(base: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {

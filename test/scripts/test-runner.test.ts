@@ -67,7 +67,7 @@ function alive(pid: number): boolean {
   }
 }
 
-test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS with the processes it started, and fails the run', async () => {
+test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS with the processes it started, fails the run, and the test under way is named', async () => {
   const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-runner-pid-')), 'server.pid');
   dirs.push(path.dirname(pidFile));
   // Like a test that started a server and hung: the server must not outlive the run.
@@ -81,10 +81,14 @@ test('a file that never ends is killed after WSP_TEST_TIMEOUT_MS with the proces
     `  return new Promise(() => setInterval(() => {}, 1000));`,
     `});`,
   ].join('\n');
-  const { code, out } = runOn({ 'hangs.test.ts': hangs }, { WSP_TEST_TIMEOUT_MS: '3000' });
+  const hook = `import { test, before } from 'node:test';\nbefore(() => new Promise(() => setInterval(() => {}, 1000)));\ntest('never reached', () => {});\n`;
+  const { code, out } = runOn({ 'hangs.test.ts': hangs, 'hook.test.ts': hook }, { WSP_TEST_TIMEOUT_MS: '3000' });
   assert.equal(code, 1, out);
   assert.match(out, /killed after 3000 ms/);
-  assert.match(out, /✖ failed: .*hangs\.test\.ts \[once\] \(timed out\)/);
+  assert.match(out, /✖ failed: .*hangs\.test\.ts \[once\] \(timed out; under way: "waits" \(for \d/);
+  assert.match(out, /✖ killed after 3000 ms .*; under way: "waits"/);
+  // A before hook runs once the first test is dequeued: that test is named, with the hook as the other possibility.
+  assert.match(out, /✖ failed: .*hook\.test\.ts \[once\] \(timed out; under way: "never reached" \(for [\d.]+ s, the test or a hook run before it\)/);
   const serverPid = Number(fs.readFileSync(pidFile, 'utf8'));
   assert.ok(serverPid > 0);
   // SIGKILL is delivered at once, but the kernel may take a moment to reap.

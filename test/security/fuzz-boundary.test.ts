@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { F, NASTY, ONLY, authorizationOf, fuzzSetup, fuzzTeardown, h, judge, reroutes, report, routes, segment, sendableId, tallies, tally, wellFormed, withDeadline } from './fuzz-support.js';
+import { noStream } from './tenant-fixture.js';
 
 /**
  * Issue 9.1, the boundary half of the fuzzing (fuzz-routes.test.ts is the generated half):
@@ -73,7 +74,7 @@ test('every boundary value in every path id, query parameter and top-level body 
       let url = route.path;
       route.params.forEach((p) => (url = url.replace(`{${p.name}}`, segment(ids ?? F.ids[p.kind]!))));
       const qs = new URLSearchParams({ ...(route.path.endsWith('/info/refs') ? { service: 'git-upload-pack' } : {}), ...query }).toString();
-      const headers: Record<string, string> = { authorization: (await authorizationOf(route, 'owner', ''))!, 'service-context': F.seed.workspaceId };
+      const headers: Record<string, string> = { ...noStream(route), authorization: (await authorizationOf(route, 'owner', ''))!, 'service-context': F.seed.workspaceId };
       if (route.method !== 'GET') {
         headers['if-match'] = '*';
         headers['idempotency-key'] = `b-${sent}`;

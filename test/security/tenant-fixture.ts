@@ -242,6 +242,16 @@ export interface DocRoute {
 }
 
 /**
+ * The headers that keep an injected request from holding a stream open (an inject answers only
+ * when the response ends): a route that answers `text/event-stream` is asked for JSON, which it
+ * refuses (406 7026) after every check before its handler. test/notifications/stream.test.ts
+ * streams over real HTTP.
+ */
+export function noStream(route: { op: DocOperation }): Record<string, string> {
+  return JSON.stringify(route.op.responses['200'] ?? {}).includes('text/event-stream') ? { accept: 'application/json' } : {};
+}
+
+/**
  * Paths whose parameter names something every workspace has (a platform metric), not a
  * resource of one: the suites call them at a fixed value, as they call lists, and judge them as
  * lists (nothing of another workspace in the answer).

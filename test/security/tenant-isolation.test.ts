@@ -7,7 +7,7 @@ import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/harness.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { startLogin } from '../oauth/device-helpers.js';
-import { buildTenant, caller, documentRoutes, leaked, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
+import { buildTenant, caller, documentRoutes, leaked, noStream, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
 
 /**
  * docs/spec-gaps.md, "Conventions"-2, STYLE ("one shared cross-tenant test run against every route"), issue 9.2:
@@ -38,10 +38,26 @@ const ROLE_ROUTES = new Set([
   'POST /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
-/** Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48). */
-const MANAGER_ROUTES = new Set(
-  ['GET /v1/workspaces/{id}/invitations', 'GET /v1/audit_events', 'POST /v1/webhooks', 'GET /v1/webhooks', 'GET /v1/webhooks/{id}', 'PATCH /v1/webhooks/{id}', 'DELETE /v1/webhooks/{id}', 'POST /v1/webhooks/{id}:test', 'GET /v1/webhooks/{id}/deliveries', 'POST /v1/webhooks/{id}/deliveries/{did}:retry'],
-);
+/**
+ * Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48),
+ * and the irreversible deletions (docs/spec-gaps.md, "Roles (issue 50)").
+ */
+const MANAGER_ROUTES = new Set([
+  'GET /v1/workspaces/{id}/invitations',
+  'GET /v1/audit_events',
+  'POST /v1/webhooks',
+  'GET /v1/webhooks',
+  'GET /v1/webhooks/{id}',
+  'PATCH /v1/webhooks/{id}',
+  'DELETE /v1/webhooks/{id}',
+  'POST /v1/webhooks/{id}:test',
+  'GET /v1/webhooks/{id}/deliveries',
+  'POST /v1/webhooks/{id}/deliveries/{did}:retry',
+  'DELETE /v1/secrets/{id}',
+  'POST /v1/secrets/{id}/versions/{vid}:destroy',
+  'DELETE /v1/machines/{id}',
+  'DELETE /v1/compute/configs/{id}',
+]);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {
   'GET /v1/installs/{id}/repository.git/info/refs': { service: 'git-upload-pack' },
@@ -78,6 +94,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'GET /v1/sessions': 'user',
   'GET /v1/notifications': 'user',
   'GET /v1/notifications/stream': 'user',
+  'GET /v1/me/events': 'user',
   'POST /v1/oauth/device/approve': 'user',
   'POST /v1/oauth/device/deny': 'user',
   'POST /v1/api_tokens': 'workspace',
@@ -203,7 +220,7 @@ function bodyFor(route: Route): unknown {
 }
 
 function headersFor(route: Route): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = noStream(route);
   for (const p of route.op.parameters ?? []) {
     if (p.in !== 'header' || !p.required) continue;
     if (p.name === 'if-match') headers['if-match'] = '*'; // would match any version, were the resource reachable
@@ -488,12 +505,13 @@ function ownStatus(route: Route): number {
   switch (route.key) {
     case 'DELETE /v1/sessions/current':
       return 204;
-    // The suite asks for no media type: a stream is refused rather than held open (test/notifications/stream.test.ts streams).
+    // The suite asks a stream for JSON (noStream): it is refused rather than held open.
     case 'GET /v1/notifications/stream':
       return 406;
     case 'POST /v1/workspaces':
       return 201;
     case 'GET /v1/notifications':
+    case 'GET /v1/me/events':
     case 'GET /v1/sessions':
     case 'POST /v1/oauth/device/approve':
     case 'POST /v1/oauth/device/deny':

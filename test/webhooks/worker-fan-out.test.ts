@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { createDeps } from '../../src/deps.js';
+import { createDeps } from '../../src/service-deps.js';
 import { EventLog } from '../../src/events/record.js';
 import { DISABLE_AFTER_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { startReceiver } from './receiver.js';
@@ -20,7 +20,7 @@ import { masterKey } from '../reliability/servers.js';
 
 /**
  * Issue 48, item 13: side effects of events are wired once, for every kind of process
- * (src/deps.ts, createDeps), not by the HTTP wiring. A `webhook.disabled` event is recorded by the
+ * (src/service-deps.ts, createDeps), not by the HTTP wiring. A `webhook.disabled` event is recorded by the
  * delivery job, so by `wsp worker` too, which builds no web server: with only a worker running,
  * an endpoint fails for a day (the worker's clock is moved: test/helpers/work-moved-clock.ts) and
  * is disabled, and a second endpoint subscribed to `webhook.*` receives the `webhook.disabled`
@@ -107,8 +107,13 @@ test('wsp worker alone: an endpoint failing for a day is disabled, and the webho
   assert.equal(failing.received.length, 2, 'the first attempt and its retry, a day later');
   const endpoint = await db.selectFrom('webhooks').select(['state']).where('id', '=', f.id).executeTakeFirstOrThrow();
   assert.equal(endpoint.state, 'disabled');
-  // Once: one delivery of the event to the endpoint, succeeded.
-  const made = await db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('webhook_id', '=', w.id).where('event_id', '=', body.id).execute();
+  // Once: one delivery of the event to the endpoint, succeeded. The worker records the attempt
+  // after the receiver's answer reaches it: on a loaded machine that can be after the lines above.
+  const deliveries = () => db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('webhook_id', '=', w.id).where('event_id', '=', body.id).execute();
+  const made = await waitFor('the delivery of webhook.disabled to be recorded', async () => {
+    const rows = await deliveries();
+    return rows.length > 0 && rows.every((r) => r.state !== 'pending') ? rows : null;
+  }, { timeoutMs: 30_000, detail: async () => JSON.stringify(await deliveries()) });
   assert.deepEqual(made, [{ state: 'succeeded', attempts: 1 }]);
   assert.equal(await worker.stop(), 0);
   processes.splice(processes.indexOf(worker), 1);

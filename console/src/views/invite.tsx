@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Field, FormError, fieldErrors, inputProps, useAction } from '../ui.js';
+import { Field, FormError, inputProps } from '../components.js';
+import { fieldErrors } from '../format.js';
+import { useAction } from '../hooks.js';
 
 /**
  * The page an invitation link opens (`/console/invite#<secret>`): the secret stays in the
@@ -16,10 +18,10 @@ export function AcceptInvitation({ signedIn, onAccepted }: { signedIn: boolean; 
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = signedIn ? { token } : { token, name, password };
-    const res = await accept.run(() => api.POST('/v1/invitations:accept', { body } as never));
+    const res = await accept.run(() => api.POST('/v1/invitations:accept', { body }));
     if (res.ok) {
       history.replaceState(null, '', location.pathname);
-      await onAccepted((res.data as { workspace_id: string }).workspace_id);
+      if (res.data) await onAccepted(res.data.workspace_id);
     }
   };
   if (!token) return <p role="alert" class="error">This link has no invitation in it: open the whole link you were sent.</p>;

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
+// Named Notice here: `Notification` is also the browser's (the Notifications API).
+import type { Notification as Notice } from '@workspace-platform/sdk';
 import { api, messageOf } from '../api.js';
-
-export type Notice = { id: string; title: string; body: string; severity: string; read_at: number | null; created_at: number };
 
 /**
  * The caller's unread notifications, kept live by the notification stream (Server-Sent Events):
@@ -20,12 +20,13 @@ export function useInbox(signedIn: boolean) {
         for (const n of incoming) known.set(n.id, known.get(n.id) ?? n);
         return [...known.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
       });
+    // An event's data is the notification as the list gives it (src/notifications/stream.ts writes toNotification).
     stream.addEventListener('notification', (e) => merge([JSON.parse((e as MessageEvent<string>).data) as Notice]));
     let listed = false;
     const list = () => {
       if (listed) return;
       listed = true;
-      void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => res.data && merge(res.data.data as Notice[]));
+      void api.GET('/v1/notifications', { params: { query: { limit: 50 } } }).then((res) => res.data && merge(res.data.data));
     };
     stream.addEventListener('open', list);
     // A stream refused for good (one tab past WSP_STREAMS_PER_USER: 429) still shows the list, without live updates.

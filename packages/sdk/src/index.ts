@@ -9,7 +9,7 @@
  * Every call answers `{ data, error, response }` (`error` is the typed envelope); `unwrap`
  * turns that into the data or a thrown `WspError`. See README.md.
  */
-import createFetchClient, { type Client } from 'openapi-fetch';
+import createFetchClient, { type Client, type ClientPathsWithMethod, type MethodResponse } from 'openapi-fetch';
 import type { components, paths } from './schema.js';
 import { transport, type TransportOptions } from './transport.js';
 import { paginate, type ItemOf, type ListPath, type PaginateInit } from './paging.js';
@@ -44,6 +44,15 @@ export type ApiToken = Schemas['ListedToken'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookDelivery = Schemas['Delivery'];
 export type AuditEvent = Schemas['AuditEvent'];
+
+type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
+
+/**
+ * What a call answers when it succeeds, by its path and method (GET when left out):
+ * `DataOf<'/v1/me'>`, `DataOf<'/v1/dashboards', 'post'>`. For the answers the document gives
+ * no name of their own; a named one is also `Schemas['Name']`.
+ */
+export type DataOf<P extends ClientPathsWithMethod<Client<paths>, M>, M extends Method = 'get'> = MethodResponse<Client<paths>, M, P>;
 
 export interface ClientOptions extends TransportOptions {
   /** The server's URL, e.g. `https://wsp.example.com`, with or without `/v1` at the end. */

@@ -92,7 +92,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Who the caller is: user, workspace, role, credential kind
+         * Who the caller is: user, workspace, role and permissions, memberships, credential kind
          * @description The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.
          *
          *     Any API token of the workspace may call this, whatever its scopes, since it describes only the calling credential (the token's id, its own workspace's id and name).
@@ -157,6 +157,8 @@ export interface paths {
          * Rename the workspace (owner or admin; If-Match)
          * @description API tokens cannot call this: an owner or admin renames the workspace; a token has no role (7023).
          *
+         *     Users need the role owner or admin (the permission `workspace.manage` of `GET /v1/me`).
+         *
          *     Records the event `workspace.updated` (GET /v1/audit_events, webhooks).
          */
         patch: operations["updateWorkspace"];
@@ -200,6 +202,8 @@ export interface paths {
          *
          *     API tokens cannot call this: an owner or admin removes a member, or the member themselves; a token is neither (7023).
          *
+         *     Any member of the workspace may call this, a viewer included.
+         *
          *     Records the event `member.removed` (GET /v1/audit_events, webhooks).
          */
         delete: operations["deleteWorkspaceMember"];
@@ -210,6 +214,8 @@ export interface paths {
          * @description Only an owner grants the owner role or takes it away (403 7049); the last owner keeps it (409 7043).
          *
          *     API tokens cannot call this: an owner or admin changes a member's role; a token has no role (7023).
+         *
+         *     Users need the role owner or admin (the permission `members.manage` of `GET /v1/me`).
          *
          *     Records the event `member.updated` (GET /v1/audit_events, webhooks).
          */
@@ -259,6 +265,8 @@ export interface paths {
          *
          *     API tokens cannot call this: an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023).
          *
+         *     Users need the role owner or admin (the permission `api_tokens.manage` of `GET /v1/me`).
+         *
          *     Records the event `api_token.created` (GET /v1/audit_events, webhooks).
          */
         post: operations["createApiToken"];
@@ -283,6 +291,8 @@ export interface paths {
          * @description The token is deleted at once; the very next request with it is 401.
          *
          *     API tokens cannot call this: an owner or admin makes and revokes tokens; a token has no role, so no token can make another (7023).
+         *
+         *     Users need the role owner or admin (the permission `api_tokens.manage` of `GET /v1/me`).
          *
          *     Records the event `api_token.revoked` (GET /v1/audit_events, webhooks).
          */
@@ -436,6 +446,8 @@ export interface paths {
          * @description Not yet accepted, revoked or expired. Never shows an invitation's secret.
          *
          *     API tokens need the scope `members:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `invitations.read` of `GET /v1/me`).
          */
         get: operations["listWorkspaceInvitations"];
         put?: never;
@@ -444,6 +456,8 @@ export interface paths {
          * @description The `url` carries the invitation's secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).
          *
          *     API tokens cannot call this: an owner or admin invites people and revokes invitations; a token has no role (7023).
+         *
+         *     Users need the role owner or admin (the permission `invitations.manage` of `GET /v1/me`).
          *
          *     Records the event `invitation.created` (GET /v1/audit_events, webhooks).
          */
@@ -469,6 +483,8 @@ export interface paths {
          * @description Its link answers 410 from then on. One that was used, revoked or never existed: 404.
          *
          *     API tokens cannot call this: an owner or admin invites people and revokes invitations; a token has no role (7023).
+         *
+         *     Users need the role owner or admin (the permission `invitations.manage` of `GET /v1/me`).
          *
          *     Records the event `invitation.revoked` (GET /v1/audit_events, webhooks).
          */
@@ -658,6 +674,8 @@ export interface paths {
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
          *
+         *     Users need the role owner or admin (the permission `secrets.delete` of `GET /v1/me`).
+         *
          *     Records the event `secret.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: operations["deleteSecret"];
@@ -730,6 +748,8 @@ export interface paths {
          * @description Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer's `id` says which); a secret with none answers 404 saying so.
          *
          *     API tokens need the scope `secrets:access` (403, 7025).
+         *
+         *     Users need the role owner or admin or member (the permission `secrets.access` of `GET /v1/me`).
          *
          *     Records the event `secret_version.accessed` (GET /v1/audit_events, webhooks).
          */
@@ -805,6 +825,8 @@ export interface paths {
          *
          *     API tokens need the scope `secrets:write` (403, 7025).
          *
+         *     Users need the role owner or admin (the permission `secret_versions.destroy` of `GET /v1/me`).
+         *
          *     Records the event `secret_version.destroyed` (GET /v1/audit_events, webhooks).
          */
         post: operations["destroySecretVersion"];
@@ -862,6 +884,8 @@ export interface paths {
          *
          *     API tokens need the scope `compute:write` (403, 7025).
          *
+         *     Users need the role owner or admin (the permission `compute_configs.delete` of `GET /v1/me`).
+         *
          *     Records the event `compute_config.deleted` (GET /v1/audit_events, webhooks).
          */
         delete: operations["deleteComputeConfig"];
@@ -917,6 +941,8 @@ export interface paths {
          * @description Answers 202 with the `operation_id` of the deletion; the machine reads `deleting` until the provider confirms that its server and snapshot are gone, then 404, and its suspension is no longer listed (at once). A provider outage only delays the deletion. Running, suspended, failed and expired machines can be deleted; one that an operation is changing (creating, suspending, resuming, deleting) is 409 (7408) with `metadata.status` and `metadata.operation_id`.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `machines.delete` of `GET /v1/me`).
          *
          *     Records the event `machine.deleted` (GET /v1/audit_events, webhooks).
          */
@@ -1150,6 +1176,8 @@ export interface paths {
          * @description Renders as an install would (the same render threads, step, time and memory limits, and the workspace's output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.
          *
          *     API tokens need the scope `installs:read` (403, 7025).
+         *
+         *     Any member of the workspace may call this, a viewer included.
          */
         post: operations["previewPackageVersion"];
         delete?: never;
@@ -1642,8 +1670,30 @@ export interface paths {
          * @description Every write, every secret access and every sign-in is recorded as an event in the same transaction as its effect: an event exists exactly when its change committed. Events never hold a secret payload, a token or a password. Kept WSP_AUDIT_RETENTION_DAYS days (365 by default). Filters combine; a cursor belongs to the filters it was made with.
          *
          *     API tokens need the scope `audit:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `audit.read` of `GET /v1/me`).
          */
         get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own security log, newest first: sign-ins, sessions, device approvals
+         * @description The events of the signed-in person that belong to no workspace: their sign-ins (`session.created`), sign-ins that failed naming their account (`session.failed`, with the address and client that tried), sessions ended, device sign-ins approved or denied, and their address proven or released. Each with the IP address and user agent of the request. A user route: a workspace API token is 403 (7024). Kept as long as the audit log. Filters combine; a cursor belongs to the filters it was made with.
+         */
+        get: operations["listMeEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1664,6 +1714,8 @@ export interface paths {
          * @description Never shows a signing secret.
          *
          *     API tokens need the scope `webhooks:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.read` of `GET /v1/me`).
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -1672,6 +1724,8 @@ export interface paths {
          * @description The answer holds the signing `secret`, shown only here. The URL must be https and reach a public address (a DNS name resolving to a private, loopback or link-local one is refused too), unless the operator allows it (WSP_WEBHOOKS_ALLOW_HTTP, WSP_WEBHOOKS_ALLOW_PRIVATE). A workspace with as many webhooks as its quota (WSP_QUOTA_WEBHOOKS): 409, code 7320. Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.manage` of `GET /v1/me`).
          *
          *     Records the event `webhook.created` (GET /v1/audit_events, webhooks).
          */
@@ -1692,6 +1746,8 @@ export interface paths {
         /**
          * Get a webhook endpoint (owner or admin)
          * @description API tokens need the scope `webhooks:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.read` of `GET /v1/me`).
          */
         get: operations["getWebhook"];
         put?: never;
@@ -1699,6 +1755,8 @@ export interface paths {
         /**
          * Delete a webhook endpoint and its deliveries (owner or admin, If-Match)
          * @description API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.manage` of `GET /v1/me`).
          *
          *     Records the event `webhook.deleted` (GET /v1/audit_events, webhooks).
          */
@@ -1710,6 +1768,8 @@ export interface paths {
          * @description Each field given replaces that field. `enabled: true` enables a disabled endpoint again (its day of failures starts over); `enabled: false` disables it, and its pending deliveries fail (retry them by hand later). A PATCH that changes nothing keeps the etag.
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.manage` of `GET /v1/me`).
          *
          *     Records the event `webhook.updated` (GET /v1/audit_events, webhooks).
          */
@@ -1730,6 +1790,8 @@ export interface paths {
          * @description Records a `webhook.tested` event and delivers it to this endpoint, whatever event types it takes; answers 202 with the delivery, pending (GET .../deliveries shows how it went).
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.manage` of `GET /v1/me`).
          *
          *     Records the event `webhook.tested` (GET /v1/audit_events, webhooks).
          */
@@ -1752,6 +1814,8 @@ export interface paths {
          * @description One per event sent to the endpoint: its state, attempts, the last status and error, and when the next attempt is due.
          *
          *     API tokens need the scope `webhooks:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.read` of `GET /v1/me`).
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1776,6 +1840,8 @@ export interface paths {
          * @description Whatever its state; it becomes `pending` and is sent at once, then retried on failure as any delivery. A disabled endpoint: 409, code 7321 (enable it first).
          *
          *     API tokens need the scope `webhooks:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.manage` of `GET /v1/me`).
          *
          *     Records the event `webhook_delivery.retried` (GET /v1/audit_events, webhooks).
          */
@@ -1822,6 +1888,8 @@ export interface paths {
          * @description The credential goes as git sends it to any git host: the password of HTTP Basic, with any user name (`git clone https://x:sk_svc_...@host/...`, or a credential helper answering the 401's Basic challenge), or as a bearer header (`git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`). A session token or JWT is a broad credential and also names its workspace: as the Basic user name (`ws_...`) or `-c http.extraHeader="Service-Context: ws_..."` (403 without it). Another workspace's install is 404; no or a revoked credential 401. The body may be gzip-encoded (`Content-Encoding: gzip`); as sent it is held to the 1 MiB limit (413), inflated to 8 MiB. A body git refuses is 422 at `["body"]`. An Idempotency-Key is not used: this is a read. Each request runs one git process: a server runs at most 16 at once, at most 4 of them for one credential, 4 for one user (all their sessions together) and 8 for one workspace; beyond that the answer is 429 (7007, this credential, user or workspace) or 503 (7098, this server), with Retry-After. A client that disconnects stops its git process, and so does one that stops reading (WSP_IDLE_TIMEOUT_SECONDS); one fetch runs at most 10 minutes.
          *
          *     API tokens need the scope `installs:read` (403, 7025).
+         *
+         *     Any member of the workspace may call this, a viewer included.
          */
         post: operations["gitUploadPack"];
         delete?: never;
@@ -1959,7 +2027,7 @@ export interface components {
             /** @description The user who joined */
             user_id: string;
             /** @description The role held in the workspace now (a member already keeps theirs) */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
             /** @description The cookie session made for a new user; null when the caller was signed in */
             session_id: string | null;
         };
@@ -2091,7 +2159,7 @@ export interface components {
         /** ChangeRoleBody */
         ChangeRoleBody: {
             /** @description The new role: owner, admin or member */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
         };
         /** ComparisonFilter */
         ComparisonFilter: {
@@ -2223,7 +2291,7 @@ export interface components {
              */
             email: string;
             /** @description The role the person gets on accepting (only an owner invites an owner) */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
         };
         /** CreateMachineBody */
         CreateMachineBody: {
@@ -2323,7 +2391,7 @@ export interface components {
             /** @description Who is invited */
             email: string;
             /** @description The role they get on accepting */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
             /** @description Seven days after it was made */
             expires_at: number;
             /** @description WSP_PUBLIC_URL/console/invite#<secret>: the secret is shown only here */
@@ -2523,7 +2591,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7027 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7308 (409), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -2639,7 +2707,7 @@ export interface components {
             /** @description Who is invited */
             email: string;
             /** @description The role they get on accepting */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
             /** @description Seven days after it was made */
             expires_at: number;
             /** @description When it was made, in Unix seconds */
@@ -2734,7 +2802,7 @@ export interface components {
             /** @description The member's name */
             name: string | null;
             /** @description owner, admin or member */
-            role: "owner" | "admin" | "member";
+            role: "owner" | "admin" | "member" | "viewer";
             /** @description When they joined the workspace, in Unix seconds */
             joined_at: number;
         };
@@ -3838,7 +3906,7 @@ export interface components {
             /** @description What the workspace is called */
             name: string;
             /** @description The caller's role; null for a workspace API token */
-            role: "owner" | "admin" | "member" | null;
+            role: "owner" | "admin" | "member" | "viewer" | null;
             /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
             etag: string;
             /** @description When it was made, in Unix seconds */
@@ -4195,18 +4263,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The terms, as plain text */
+            /** @description The terms, as plain text (Apache License 2.0) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     /**
-                     * @example Workspace Platform
-                     *     Copyright (c) 2026 the Workspace Platform authors. All rights reserved.
-                     *
-                     *     No licence is granted to use, copy, modify or distribute this software or its
-                     *     documentation, except as a written agreement with its authors provides.
+                     * @example Apache License
+                     *     Version 2.0, January 2004
+                     *     http://www.apache.org/licenses/
+                     *     ...
                      */
                     "text/plain": string;
                 };
@@ -4305,6 +4372,21 @@ export interface operations {
                      *         "name": "Production"
                      *       },
                      *       "role": "owner",
+                     *       "permissions": [
+                     *         "write"
+                     *       ],
+                     *       "memberships": [
+                     *         {
+                     *           "workspace": {
+                     *             "id": "string",
+                     *             "name": "Production"
+                     *           },
+                     *           "role": "owner",
+                     *           "permissions": [
+                     *             "write"
+                     *           ]
+                     *         }
+                     *       ],
                      *       "csrf_token": "string"
                      *     }
                      */
@@ -4335,7 +4417,23 @@ export interface operations {
                             name: string;
                         } | null;
                         /** @description The role in that workspace; null without one */
-                        role: "owner" | "admin" | "member" | null;
+                        role: ("owner" | "admin" | "member" | "viewer") | null;
+                        /** @description In `workspace`; null when the call names none */
+                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
+                        /** @description Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token */
+                        memberships: {
+                            /** @description The workspace of the membership */
+                            workspace: {
+                                /** @description The workspace id */
+                                id: string;
+                                /** @description The workspace's name */
+                                name: string;
+                            };
+                            /** @description The user's role there */
+                            role: "owner" | "admin" | "member" | "viewer";
+                            /** @description The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here. */
+                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
+                        }[];
                         /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
                         csrf_token?: string;
                     };
@@ -28562,13 +28660,6 @@ export interface operations {
                  *     - `invitation.accepted`: An invitation was accepted: its user became a member.
                  *     - `api_token.created`: A workspace API token was made (its plaintext is never recorded).
                  *     - `api_token.revoked`: A workspace API token was revoked.
-                 *     - `session.created`: A user signed in (password or single sign-on).
-                 *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
-                 *     - `session.revoked`: A session was ended (signed out, or ended from another session).
-                 *     - `user.email_verified`: A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).
-                 *     - `user.email_released`: An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).
-                 *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
-                 *     - `device_authorization.denied`: A user denied a device sign-in.
                  *     - `notification.read`: A notification was marked read.
                  *     - `secret.created`: A secret was created.
                  *     - `secret.deleted`: A secret and all its versions were deleted.
@@ -28604,12 +28695,262 @@ export interface operations {
                  *     - `webhook.tested`: A test event was sent to a webhook endpoint (POST /v1/webhooks/{id}:test).
                  *     - `webhook.disabled`: A webhook endpoint was disabled after a day of failed deliveries (by the platform).
                  *     - `webhook_delivery.retried`: A delivery was sent again by hand.
+                 *
+                 *     Sign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */
                 resource_id?: string;
+                /** @description Only events at or after this time (Unix seconds) */
+                since?: number;
+                /** @description Only events before this time (Unix seconds) */
+                until?: number;
+                /** @description Items per page, 1-100; 50 when absent */
+                limit?: number;
+                /**
+                 * @description The next_cursor of a previous response
+                 * @example eyJrIjoiMDFKRDNWNVE2WSJ9
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "type": "workspace.created",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "actor": {
+                     *             "kind": "user",
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *           },
+                     *           "credential_id": "string",
+                     *           "resource": {
+                     *             "type": "string",
+                     *             "id": "evt_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *           },
+                     *           "request_id": "string",
+                     *           "ip": "203.0.113.7",
+                     *           "user_agent": "wsp-cli/1.0.0",
+                     *           "created_at": 1764151200,
+                     *           "data": {}
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["AuditEvent"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMeEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description An event type, or `<resource>.*`. The types:
+                 *     - `session.created`: A user signed in (password or single sign-on).
+                 *     - `session.failed`: A sign-in failed (wrong password, unknown email, too many attempts).
+                 *     - `session.revoked`: A session was ended (signed out, or ended from another session).
+                 *     - `user.email_verified`: A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).
+                 *     - `user.email_released`: An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).
+                 *     - `device_authorization.approved`: A user approved a device sign-in (the CLI).
+                 *     - `device_authorization.denied`: A user denied a device sign-in.
+                 */
+                type?: "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "session.*" | "user.*" | "device_authorization.*";
                 /** @description Only events at or after this time (Unix seconds) */
                 since?: number;
                 /** @description Only events before this time (Unix seconds) */

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, ifMatch, OperationFailedError, unwrap, WspError, type Dashboard, type ItemOf } from '../src/index.js';
+import { createClient, ifMatch, OperationFailedError, unwrap, WspError, type Dashboard, type DataOf, type ItemOf } from '../src/index.js';
 
 interface Seen {
   method: string;
@@ -129,6 +129,13 @@ test('paginate follows next_cursor to the end, keeping the query, and stops when
   // The item type is the resource's named schema.
   const typed: ItemOf<'/v1/dashboards'> extends Dashboard ? true : false = true;
   assert.ok(typed);
+});
+
+test('DataOf is what a call answers: the named schema where there is one, the inline shape where not', () => {
+  const created: DataOf<'/v1/dashboards', 'post'> extends Dashboard ? true : false = true;
+  const read: DataOf<'/v1/dashboards/{id}'> extends Dashboard ? true : false = true;
+  const me: DataOf<'/v1/me'> extends { csrf_token?: string; role: 'owner' | 'admin' | 'member' | 'viewer' | null } ? true : false = true;
+  assert.ok(created && read && me);
 });
 
 test('waitForOperation backs off until done; a failed operation throws with its code', async () => {

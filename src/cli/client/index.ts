@@ -15,7 +15,7 @@ import { PACKAGE_COMMANDS } from './packages.js';
 import { operationsGet, operationsWait } from './operations.js';
 import { apiCommand } from './api-command.js';
 import { completionCommand } from './completion.js';
-import { auditList } from './audit.js';
+import { auditList, auditMine } from './audit.js';
 import { WEBHOOK_COMMANDS } from './webhooks.js';
 import { metricsList, metricsSeries } from './metrics.js';
 import { rendersFiles } from './renders.js';
@@ -60,6 +60,7 @@ const COMMANDS: Command[] = [
   operationsGet,
   operationsWait,
   auditList,
+  auditMine,
   ...WEBHOOK_COMMANDS,
   apiCommand,
   completionCommand(() => COMMANDS),

@@ -6,7 +6,7 @@ import { arg, idArg, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, time } from './output.js';
 
-const ROLES = ['owner', 'admin', 'member'] as const;
+const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 type Role = (typeof ROLES)[number];
 
 function role(raw: string | undefined): Role {
@@ -59,7 +59,7 @@ export const membersList: Command = {
 
 export const membersRole: Command = {
   name: 'members role',
-  usage: 'usr_ID owner|admin|member',
+  usage: 'usr_ID owner|admin|member|viewer',
   summary: "change a member's role (owner or admin; only an owner grants or takes owner)",
   async run(ctx) {
     const userId = idArg(ctx, 0, 'the user id', 'usr');
@@ -89,7 +89,7 @@ export const membersRemove: Command = {
 
 export const invitationsCreate: Command = {
   name: 'invitations create',
-  usage: '--email EMAIL [--role member|admin|owner]',
+  usage: '--email EMAIL [--role member|viewer|admin|owner]',
   summary: 'invite someone (owner or admin); the link is shown once and works for 7 days',
   flags: ['email', 'role'],
   async run(ctx) {

@@ -4,6 +4,7 @@ import { workspaceCtx } from '../../http/context.js';
 import { quoteEtag } from '../../http/etag.js';
 import { ComputeConfig, ComputeConfigList, ComputeConfigParams, CreatedComputeConfig, createComputeConfigBody, ListComputeConfigsQuery } from './schemas.js';
 import type { ComputeConfigService } from './service.js';
+import { guarded } from '../../auth/roles.js';
 
 export function computeConfigRoutes(app: App, configs: ComputeConfigService, providerId: string): void {
   app.post(
@@ -63,7 +64,7 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
   app.delete(
     '/compute/configs/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'compute_config.deleted' },
+      config: { scope: 'workspace', ...guarded('compute_configs.delete'), tokenScope: 'compute:write', event: 'compute_config.deleted' },
       schema: {
         operationId: 'deleteComputeConfig',
         tags: ['compute'],

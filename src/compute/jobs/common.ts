@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../../deps.js';
+import type { ServiceDeps } from '../../service-deps.js';
 import type { MachinesTable } from '../tables.js';
 import type { Job } from '../../jobs/runner.js';
 import { PermanentJobError, publicFailure, type JobFailure } from '../../jobs/failure.js';

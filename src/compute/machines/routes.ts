@@ -4,6 +4,7 @@ import { workspaceCtx } from '../../http/context.js';
 import { quoteEtag } from '../../http/etag.js';
 import { CreateMachineBody, ListMachinesQuery, Machine, MachineList, MachineParams, OperationAccepted, SuspendMachineBody } from './schemas.js';
 import type { MachineService } from './service.js';
+import { guarded } from '../../auth/roles.js';
 
 export function machineRoutes(app: App, machines: MachineService): void {
   app.post(
@@ -115,7 +116,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
   app.delete(
     '/machines/:id',
     {
-      config: { scope: 'workspace', tokenScope: 'compute:write', event: 'machine.deleted' },
+      config: { scope: 'workspace', ...guarded('machines.delete'), tokenScope: 'compute:write', event: 'machine.deleted' },
       schema: {
         operationId: 'deleteMachine',
         tags: ['compute'],

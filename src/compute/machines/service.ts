@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../../deps.js';
+import type { ServiceDeps } from '../../service-deps.js';
 import type { MachinesTable, MachineStatus } from '../tables.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { baseOf, canonicalId, newId } from '../../shared/ids.js';

@@ -1,5 +1,5 @@
 import type { EventType } from '../../events/event-type-schemas.js';
-import type { ServiceDeps } from '../../deps.js';
+import type { ServiceDeps } from '../../service-deps.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';

@@ -3,7 +3,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 /**
  * A version per list, bumped by the database on every change of a row the list shows, so a
  * conditional read of the list (If-None-Match) is answered from one indexed row instead of its
- * page (src/http/list-versions.ts). Triggers, not the stores, bump it: every writer of these
+ * page (src/http/list-cache.ts). Triggers, not the stores, bump it: every writer of these
  * tables (a cascade, another instance, an operator's SQL) moves the version too.
  *
  * `list` is `<table>:<owner>`: the API tokens of a workspace, the notifications of a user.

@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
- * Versions for what a page of a dashboard's revisions shows (src/http/list-versions.ts): its
+ * Versions for what a page of a dashboard's revisions shows (src/http/list-cache.ts): its
  * revisions (`dashboard_revisions:<workspace>:<dashboard>`), and the workspace's snippets, whose
  * etag and state each revision's drift is computed from (`snippets:<workspace>`). Bumped by
  * triggers like 0018's, so every writer moves them.

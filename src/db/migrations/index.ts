@@ -22,6 +22,7 @@ import * as revisionListVersions from './0020_revision_list_versions.js';
 import * as accountVerification from './0021_account_verification.js';
 import * as deliveryPool from './0022_delivery_pool.js';
 import * as workspaceLimits from './0023_workspace_limits.js';
+import * as viewerRole from './0024_viewer_role.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0021_account_verification': accountVerification,
   '0022_delivery_pool': deliveryPool,
   '0023_workspace_limits': workspaceLimits,
+  '0024_viewer_role': viewerRole,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -15,6 +15,7 @@ import {
   PreviewBody,
 } from './schemas.js';
 import type { PackageService } from './service.js';
+import { EVERY_ROLE } from '../../auth/roles.js';
 
 export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
@@ -120,7 +121,8 @@ export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
     '/packages/:id/versions/:version_id(^[^:]+)::preview',
     {
-      config: { scope: 'workspace', tokenScope: 'installs:read', event: null, eventWhy: 'a preview renders and writes nothing: a read' },
+      // A POST that only reads: a viewer may preview too.
+      config: { scope: 'workspace', roles: EVERY_ROLE, tokenScope: 'installs:read', event: null, eventWhy: 'a preview renders and writes nothing: a read' },
       schema: {
         operationId: 'previewPackageVersion',
         tags: ['packages'],

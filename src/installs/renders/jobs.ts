@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import type { RendersTable } from '../tables.js';
-import type { ServiceDeps } from '../../deps.js';
+import type { ServiceDeps } from '../../service-deps.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { appendCommit } from '../../git/append-commit.js';
 import { RepositoryVolumeError } from '../../git/volume.js';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { TemplateRenderError, type RenderBudget, type RenderedFile } from '../packages/templates.js';
-import type { RenderTask } from './render-worker.js';
+import type { RenderTask } from './render-thread.js';
 
 /** WSP_RENDER_* (src/config.ts). */
 export interface RenderPoolOptions {
@@ -30,15 +30,15 @@ const IDLE_THREAD_MS = 30_000;
 
 // Set by the bundlers (scripts/bundle.mjs, scripts/build-tests.mjs) to the render thread's own
 // bundle; unbundled (tsc's dist/, or tsx running src/), the thread's module sits beside this one.
-declare const WSP_RENDER_WORKER: string | undefined;
+declare const WSP_RENDER_THREAD_MODULE: string | undefined;
 
-function workerUrl(): URL {
-  if (typeof WSP_RENDER_WORKER === 'string') return new URL(WSP_RENDER_WORKER, import.meta.url);
-  return new URL(import.meta.url.endsWith('.ts') ? './render-worker.ts' : './render-worker.js', import.meta.url);
+function threadUrl(): URL {
+  if (typeof WSP_RENDER_THREAD_MODULE === 'string') return new URL(WSP_RENDER_THREAD_MODULE, import.meta.url);
+  return new URL(import.meta.url.endsWith('.ts') ? './render-thread.ts' : './render-thread.js', import.meta.url);
 }
 
 interface Idle {
-  worker: Worker;
+  thread: Worker;
   timer: NodeJS.Timeout;
 }
 
@@ -51,7 +51,7 @@ interface Idle {
 export class RenderPool {
   private readonly idle: Idle[] = [];
   private live = 0;
-  private readonly waiting: ((worker: Worker) => void)[] = [];
+  private readonly waiting: ((thread: Worker) => void)[] = [];
   private readonly byWorkspace = new Map<string, number>();
   /** Per workspace: renders waiting for one of its places. */
   private readonly turns = new Map<string, (() => void)[]>();
@@ -66,8 +66,8 @@ export class RenderPool {
   async render(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget): Promise<RenderedFile[]> {
     await this.admit(workspaceId);
     try {
-      const worker = await this.take();
-      return await this.run(worker, { filesJson, valuesJson, budget });
+      const thread = await this.take();
+      return await this.run(thread, { filesJson, valuesJson, budget });
     } finally {
       const left = this.byWorkspace.get(workspaceId)! - 1;
       if (left === 0) this.byWorkspace.delete(workspaceId);
@@ -106,19 +106,19 @@ export class RenderPool {
 
   /** Stops every idle thread (those under way stop at their render's end or time limit). */
   async close(): Promise<void> {
-    await Promise.all(this.idle.splice(0).map(({ worker, timer }) => (clearTimeout(timer), this.live--, worker.terminate())));
+    await Promise.all(this.idle.splice(0).map(({ thread, timer }) => (clearTimeout(timer), this.live--, thread.terminate())));
   }
 
   private take(): Promise<Worker> {
     const idle = this.idle.pop();
     if (idle) {
       clearTimeout(idle.timer);
-      idle.worker.ref();
-      return Promise.resolve(idle.worker);
+      idle.thread.ref();
+      return Promise.resolve(idle.thread);
     }
     if (this.live < this.opts.threads) {
       this.live++;
-      const url = workerUrl();
+      const url = threadUrl();
       const options = {
         resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
         // The thread's own output is the server's: nothing of a tenant's template reaches it.
@@ -127,51 +127,51 @@ export class RenderPool {
       };
       // Run from source by tsx (test helpers that start a server that way): tsx's loader is not
       // a thread's own, so the thread registers it before loading its TypeScript module.
-      const worker = url.pathname.endsWith('.ts')
+      const thread = url.pathname.endsWith('.ts')
         ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { ...options, eval: true })
         : new Worker(url, options);
-      return Promise.resolve(worker);
+      return Promise.resolve(thread);
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   /** A thread whose render ended normally serves the next one waiting, or waits itself. */
-  private release(worker: Worker): void {
+  private release(thread: Worker): void {
     const next = this.waiting.shift();
-    if (next) return next(worker);
-    worker.unref();
+    if (next) return next(thread);
+    thread.unref();
     const timer = setTimeout(() => {
-      const at = this.idle.findIndex((i) => i.worker === worker);
+      const at = this.idle.findIndex((i) => i.thread === thread);
       if (at < 0) return;
       this.idle.splice(at, 1);
       this.live--;
-      void worker.terminate();
+      void thread.terminate();
     }, IDLE_THREAD_MS);
     timer.unref();
-    this.idle.push({ worker, timer });
+    this.idle.push({ thread, timer });
   }
 
   /** A thread that was stopped or died: its place goes to a new thread for whoever waits. */
-  private discard(worker: Worker): void {
-    worker.removeAllListeners();
-    void worker.terminate();
+  private discard(thread: Worker): void {
+    thread.removeAllListeners();
+    void thread.terminate();
     this.live--;
     const next = this.waiting.shift();
     if (next) void this.take().then(next);
   }
 
-  private run(worker: Worker, task: RenderTask): Promise<RenderedFile[]> {
+  private run(thread: Worker, task: RenderTask): Promise<RenderedFile[]> {
     const seconds = this.opts.timeoutMs / 1000;
     return new Promise<RenderedFile[]>((resolve, reject) => {
       const done = (outcome: () => void, keep: boolean) => {
         clearTimeout(timer);
-        worker.removeAllListeners('message').removeAllListeners('error').removeAllListeners('exit');
-        if (keep) this.release(worker);
-        else this.discard(worker);
+        thread.removeAllListeners('message').removeAllListeners('error').removeAllListeners('exit');
+        if (keep) this.release(thread);
+        else this.discard(thread);
         outcome();
       };
       const timer = setTimeout(() => done(() => reject(new TemplateRenderError(`the render ran longer than ${seconds} seconds and was stopped`)), false), this.opts.timeoutMs);
-      worker.on('message', (answer: RenderAnswer) => {
+      thread.on('message', (answer: RenderAnswer) => {
         if (answer.ok) {
           const files = answer.files.map(({ path, content }) => ({ path, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) }));
           return done(() => resolve(files), true);
@@ -179,12 +179,12 @@ export class RenderPool {
         if ('renderError' in answer) return done(() => reject(new TemplateRenderError(answer.renderError)), true);
         done(() => reject(new Error(`render thread: ${answer.internal}`)), false);
       });
-      worker.on('error', (err: Error & { code?: string }) => {
+      thread.on('error', (err: Error & { code?: string }) => {
         const own = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
         done(() => reject(own ? new TemplateRenderError(`the render needed more than ${this.opts.memoryMb} MB of memory and was stopped`) : err), false);
       });
-      worker.on('exit', (code) => done(() => reject(new Error(`the render thread exited (code ${code})`)), false));
-      worker.postMessage(task);
+      thread.on('exit', (code) => done(() => reject(new Error(`the render thread exited (code ${code})`)), false));
+      thread.postMessage(task);
     });
   }
 }

@@ -1,7 +1,6 @@
 import { api, messageOf } from '../../api.js';
-import { Badge, ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
-
-type Session = { id: string; created_at: number; last_used_at: number; expires_at: number; issued_by: string; user_agent: string | null; ip: string | null; current: boolean };
+import { Badge, ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 /** The caller's sessions, where they were made and when last used; any but this one can be ended here. */
 export function SessionsView() {
@@ -14,7 +13,7 @@ export function SessionsView() {
       <Loaded load={load} what="sessions">
         {(page) => (
           <ul class="rows">
-            {((page as { data: Session[] }).data).map((s) => (
+            {page.data.map((s) => (
               <li key={s.id}>
                 <span>
                   <strong>{s.user_agent ?? 'Unknown client'}</strong> {s.current && <Badge value="this session" tone="good" />}

@@ -1,34 +1,38 @@
 import { useContext, useState } from 'preact/hooks';
+import type { Member } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { useMembers, type Member } from '../../members.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
+import { useMembers } from '../../members.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors, oneOf } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
-const ROLES = ['owner', 'admin', 'member'] as const;
-type Invitation = { id: string; email: string; role: string; expires_at: number; created_at: number };
+const ROLES: readonly Member['role'][] = ['owner', 'admin', 'member'];
 
 /** Members and their roles, and invitations: pending ones, and new ones with their link shown once. */
 export function MembersView() {
   const me = useContext(SessionContext);
   const ws = me?.workspace?.id ?? '';
   const members = useMembers();
-  const invitations = useLoad(() => api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: ws }, query: { limit: 100 } as never } }), [ws]);
+  const invitations = useLoad(() => api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: ws }, query: { limit: 100 } } }), [ws]);
   const change = useAction();
   const invite = useAction();
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<(typeof ROLES)[number]>('member');
+  const [role, setRole] = useState<Member['role']>('member');
   const [link, setLink] = useState<string | null>(null);
   const errors = fieldErrors(invite.error);
 
-  const setRoleOf = async (m: Member, next: string) => {
-    await change.run(() => api.PATCH('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } }, body: { role: next } } as never));
+  const setRoleOf = async (m: Member, chosen: string) => {
+    const next = oneOf(ROLES, chosen);
+    if (!next) return;
+    await change.run(() => api.PATCH('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } }, body: { role: next } }));
     await members.load.reload();
   };
   const submit = async (e: Event) => {
     e.preventDefault();
-    const res = await invite.run(() => api.POST('/v1/workspaces/{id}/invitations', { params: { path: { id: ws } }, body: { email, role } } as never));
+    const res = await invite.run(() => api.POST('/v1/workspaces/{id}/invitations', { params: { path: { id: ws } }, body: { email, role } }));
     if (res.ok) {
-      setLink((res.data as { url: string }).url);
+      setLink(res.data?.url ?? null);
       setEmail('');
     }
     await invitations.reload();
@@ -67,7 +71,7 @@ export function MembersView() {
                     danger
                     body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
                     onConfirm={async () => {
-                      await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } } as never));
+                      await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } }));
                       await members.load.reload();
                     }}
                   />
@@ -86,7 +90,7 @@ export function MembersView() {
       )}
       <Loaded load={invitations} what="invitations">
         {(page) => {
-          const rows = (page as { data: Invitation[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No pending invitations. Invite someone by email below.</p>;
           return (
             <ul class="rows" aria-labelledby="invitations-title">
@@ -100,7 +104,7 @@ export function MembersView() {
                     title={`Revoke the invitation of ${i.email}?`}
                     body={<p>Its link stops working.</p>}
                     onConfirm={async () => {
-                      await change.run(() => api.DELETE('/v1/workspaces/{id}/invitations/{inv}', { params: { path: { id: ws, inv: i.id } } } as never));
+                      await change.run(() => api.DELETE('/v1/workspaces/{id}/invitations/{inv}', { params: { path: { id: ws, inv: i.id } } }));
                       await invitations.reload();
                     }}
                   />
@@ -116,7 +120,7 @@ export function MembersView() {
           <input type="email" {...inputProps('invite-email', errors['email'])} value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
         </Field>
         <Field label="Role" name="invite-role" error={errors['role']}>
-          <select {...inputProps('invite-role', errors['role'])} value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as 'member')}>
+          <select {...inputProps('invite-role', errors['role'])} value={role} onChange={(e) => setRole(oneOf(ROLES, (e.target as HTMLSelectElement).value) ?? 'member')}>
             {ROLES.map((r) => (
               <option key={r} value={r}>{r}</option>
             ))}

@@ -1,12 +1,14 @@
 import { useContext, useState } from 'preact/hooks';
+import type { Schemas } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad } from '../../ui.js';
-import { TOKEN_SCOPES } from '../../../../src/auth/scope-schemas.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
+import { TOKEN_SCOPES, type TokenScope } from '../../../../src/auth/scope-schemas.js';
 
 const EXPIRIES = { never: 0, '7 days': 7, '30 days': 30, '90 days': 90, '1 year': 365 } as const;
-type Token = { id: string; name: string; prefix: string; expires_at: number | null; created_at: number; created_by: string; last_used_at: number | null; scopes: string[] };
 
 /** The workspace's API tokens; a new one's plaintext is shown once, with a copy button. */
 export function TokensView() {
@@ -17,17 +19,17 @@ export function TokensView() {
   const revoke = useAction();
   const [name, setName] = useState('');
   const [all, setAll] = useState(true);
-  const [scopes, setScopes] = useState<string[]>([]);
+  const [scopes, setScopes] = useState<TokenScope[]>([]);
   const [expiry, setExpiry] = useState<keyof typeof EXPIRIES>('90 days');
-  const [made, setMade] = useState<{ name: string; token: string } | null>(null);
+  const [made, setMade] = useState<Schemas['CreatedToken'] | null>(null);
   const errors = fieldErrors(create.error);
   const submit = async (e: Event) => {
     e.preventDefault();
     const days = EXPIRIES[expiry];
     const body = { name, ...(all ? {} : { scopes }), ...(days ? { expires_at: Math.floor(Date.now() / 1000) + days * 86_400 } : {}) };
-    const res = await create.run(() => api.POST('/v1/api_tokens', { body } as never));
+    const res = await create.run(() => api.POST('/v1/api_tokens', { body }));
     if (res.ok) {
-      setMade(res.data as { name: string; token: string });
+      setMade(res.data ?? null);
       setName('');
     }
     await load.reload();
@@ -43,7 +45,7 @@ export function TokensView() {
       {revoke.error ? <p role="alert" class="error">{messageOf(revoke.error)}</p> : null}
       <Loaded load={load} what="tokens">
         {(page) => {
-          const rows = (page as { data: Token[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No API tokens. Make one below for a script, a CI job or an integration.</p>;
           return (
             <Table

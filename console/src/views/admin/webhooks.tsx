@@ -1,13 +1,14 @@
 import { useContext, useState } from 'preact/hooks';
+import type { Schemas } from '@workspace-platform/sdk';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
-import { EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
-import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, ShownOnce, Table, Time, useAction, useLoad, useRefreshWhile } from '../../ui.js';
+import { EVENT_TYPES, EVENT_TYPE_NAMES, type EventType } from '../../../../src/events/event-type-schemas.js';
+import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { fieldErrors, oneOf } from '../../format.js';
+import { useAction, useLoad, useRefreshWhile } from '../../hooks.js';
 
-type Webhook = { id: string; url: string; event_types: string[]; description: string | null; state: 'enabled' | 'disabled'; disabled_reason: string | null; etag: string; created_at: number };
-type Delivery = { id: string; event_id: string; event_type: string; state: 'pending' | 'succeeded' | 'failed'; attempts: number; next_attempt_at: number | null; last_attempt_at: number | null; last_status: number | null; last_error: string | null; created_at: number };
 
 /** Webhook endpoints, and a new one: its signing secret shown once. */
 export function WebhooksView() {
@@ -16,14 +17,14 @@ export function WebhooksView() {
   const create = useAction();
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [types, setTypes] = useState<string[]>([]);
-  const [made, setMade] = useState<{ url: string; secret: string } | null>(null);
+  const [types, setTypes] = useState<EventType[]>([]);
+  const [made, setMade] = useState<Schemas['CreatedWebhook'] | null>(null);
   const errors = fieldErrors(create.error);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const res = await create.run(() => api.POST('/v1/webhooks', { body: { url, event_types: types, ...(description ? { description } : {}) } } as never));
+    const res = await create.run(() => api.POST('/v1/webhooks', { body: { url, event_types: types, ...(description ? { description } : {}) } }));
     if (res.ok) {
-      setMade(res.data as { url: string; secret: string });
+      setMade(res.data ?? null);
       setUrl('');
       setDescription('');
       setTypes([]);
@@ -40,7 +41,7 @@ export function WebhooksView() {
       )}
       <Loaded load={load} what="webhooks">
         {(page) => {
-          const rows = (page as { data: Webhook[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No webhooks. Add an https endpoint below to be told of changes as they happen.</p>;
           return (
             <ul class="rows">
@@ -70,7 +71,7 @@ export function WebhooksView() {
             multiple
             size={8}
             {...inputProps('webhook-events', errors['event_types'])}
-            onChange={(e) => setTypes([...(e.target as HTMLSelectElement).selectedOptions].map((o) => o.value))}
+            onChange={(e) => setTypes([...(e.target as HTMLSelectElement).selectedOptions].flatMap((o) => oneOf(EVENT_TYPE_NAMES, o.value) ?? []))}
           >
             {EVENT_TYPE_NAMES.map((t) => (
               <option key={t} value={t} selected={types.includes(t)} title={EVENT_TYPES[t]}>
@@ -98,26 +99,25 @@ export function WebhookView() {
   const act = useAction();
   const refresh = () => Promise.all([hook.reload(), deliveries.reload()]);
   // Deliveries under way change by themselves (attempts, retries): the log follows them.
-  useRefreshWhile(((deliveries.data as { data?: Delivery[] } | null)?.data ?? []).some((d) => d.state === 'pending'), deliveries.reload);
+  useRefreshWhile((deliveries.data?.data ?? []).some((d) => d.state === 'pending'), deliveries.reload);
   return (
     <section aria-labelledby="webhook-title">
       <p class="crumbs">
         <a href="/console/admin/webhooks">Webhooks</a> /
       </p>
       <Loaded load={hook} what="the webhook">
-        {(raw) => {
-          const w = raw as Webhook;
+        {(w) => {
           return (
             <>
               <PageHead title={w.url} id="webhook-title">
-                <button type="button" class="secondary" onClick={async () => { await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } } as never)); await refresh(); }}>
+                <button type="button" class="secondary" onClick={async () => { await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } })); await refresh(); }}>
                   Send a test event
                 </button>
                 <button
                   type="button"
                   class="secondary"
                   onClick={async () => {
-                    await act.run(() => api.PATCH('/v1/webhooks/{id}', { params: { path: { id } }, headers: ifMatch(w.etag), body: { enabled: w.state !== 'enabled' } } as never));
+                    await act.run(() => api.PATCH('/v1/webhooks/{id}', { params: { path: { id }, header: ifMatch(w.etag) }, body: { enabled: w.state !== 'enabled' } }));
                     await refresh();
                   }}
                 >
@@ -129,7 +129,7 @@ export function WebhookView() {
                   danger
                   body={<p>No more deliveries are sent to {w.url}; its delivery log goes with it.</p>}
                   onConfirm={async () => {
-                    const res = await act.run(() => api.DELETE('/v1/webhooks/{id}', { params: { path: { id } }, headers: ifMatch(w.etag) } as never));
+                    const res = await act.run(() => api.DELETE('/v1/webhooks/{id}', { params: { path: { id }, header: ifMatch(w.etag) } }));
                     if (res.ok) route('/console/admin/webhooks');
                     else await refresh();
                   }}
@@ -147,7 +147,7 @@ export function WebhookView() {
       <h2>Deliveries</h2>
       <Loaded load={deliveries} what="deliveries">
         {(page) => {
-          const rows = (page as { data: Delivery[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">Nothing sent yet. “Send a test event” sends one now.</p>;
           return (
             <Table
@@ -169,7 +169,7 @@ export function WebhookView() {
                         type="button"
                         class="secondary"
                         onClick={async () => {
-                          await act.run(() => api.POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did: d.id } } } as never));
+                          await act.run(() => api.POST('/v1/webhooks/{id}/deliveries/{did}:retry', { params: { path: { id, did: d.id } } }));
                           await deliveries.reload();
                         }}
                       >

@@ -1,16 +1,13 @@
 import { useContext, useState } from 'preact/hooks';
+import type { operations } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
-import { ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
+import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
-export type Catalog = {
-  provider: string;
-  regions: { id: string; name: string }[];
-  images: { id: string; name: string }[];
-  server_types: { id: string; cores: number; memory_gb: number; disk_gb: number; architecture: string; monthly_price_cents: number; prices: { region: string; monthly_price_cents: number }[] }[];
-};
-export type Config = { id: string; name: string; provider: string; region: string; image: string; machine_type_filter: string; etag: string; created_at: number };
+type NewConfig = operations['createComputeConfig']['requestBody']['content']['application/json'];
 
 export const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 
@@ -18,7 +15,7 @@ export const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 export function ComputeView() {
   const me = useContext(SessionContext);
   const catalog = useLoad(() => api.GET('/v1/compute/catalog', {}), []);
-  const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } as never } }), [me?.workspace?.id]);
+  const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const create = useAction();
   const remove = useAction();
   const [name, setName] = useState('');
@@ -26,11 +23,21 @@ export function ComputeView() {
   const [image, setImage] = useState('');
   const [filter, setFilter] = useState('*');
   const errors = fieldErrors(create.error);
-  const c = catalog.data as Catalog | null;
+  const c = catalog.data;
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = { name, provider: c?.provider, region: region || c?.regions[0]?.id, image: image || c?.images[0]?.id, machine_type_filter: filter };
-    const res = await create.run(() => api.POST('/v1/compute/configs', { body } as never));
+    // The form's button waits for the catalog: its provider, regions and images are the choices.
+    if (!c) return;
+    const body = {
+      name,
+      // The server takes its own provider id (WSP_PROVIDER_ID), which its catalog names; the
+      // SDK's document was generated with the default, so it types the id as that one literal.
+      provider: c.provider as NewConfig['provider'],
+      region: region || (c.regions[0]?.id ?? ''),
+      image: image || (c.images[0]?.id ?? ''),
+      machine_type_filter: filter,
+    };
+    const res = await create.run(() => api.POST('/v1/compute/configs', { body }));
     if (res.ok) setName('');
     await configs.reload();
   };
@@ -42,7 +49,7 @@ export function ComputeView() {
       {remove.error ? <p role="alert" class="error">{messageOf(remove.error)}</p> : null}
       <Loaded load={configs} what="configs">
         {(page) => {
-          const rows = (page as unknown as { data: Config[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No compute configs. A config says where machines run (region) and from what (image); make one below.</p>;
           return (
             <ul class="rows">
@@ -57,7 +64,7 @@ export function ComputeView() {
                     danger
                     body={<p>Machines made from it must be deleted first.</p>}
                     onConfirm={async () => {
-                      await remove.run(() => api.DELETE('/v1/compute/configs/{id}', { params: { path: { id: x.id } }, headers: ifMatch(x.etag) } as never));
+                      await remove.run(() => api.DELETE('/v1/compute/configs/{id}', { params: { path: { id: x.id }, header: ifMatch(x.etag) } }));
                       await configs.reload();
                     }}
                   />

@@ -1,13 +1,13 @@
 import { useContext, useState } from 'preact/hooks';
+import type { Machine } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, relative, useAction, useLoad } from '../../ui.js';
-import { euros, type Catalog, type Config } from './configs.js';
-
-type Machine = { id: string; hostname: string; server_type: string; location: string; status: string; ipv4: string | null; operation_id: string | null; etag: string; created_at: number; compute_config_id: string };
-type Suspension = { id: string; hostname: string; server_type: string; location: string; monthly_cost_cents: number; expires_at: number; created_at: number; reason: string };
+import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors, relative } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
+import { euros } from './configs.js';
 
 /** A glob as the API reads it (`*`, `?`, sets), for offering only the server types a config allows. */
 function globMatch(glob: string, s: string): boolean {
@@ -22,7 +22,7 @@ export function MachinesView() {
   const me = useContext(SessionContext);
   const machines = useLoad(() => api.GET('/v1/machines', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const suspensions = useLoad(() => api.GET('/v1/compute/suspensions', {}), [me?.workspace?.id]);
-  const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } as never } }), [me?.workspace?.id]);
+  const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const catalog = useLoad(() => api.GET('/v1/compute/catalog', {}), []);
   const act = useAction();
   const create = useAction();
@@ -32,23 +32,24 @@ export function MachinesView() {
   const [hostname, setHostname] = useState('');
   const errors = fieldErrors(create.error);
   const refresh = () => Promise.all([machines.reload(), suspensions.reload()]);
-  const allConfigs = ((configs.data as { data?: Config[] } | null)?.data ?? []) as Config[];
+  const allConfigs = configs.data?.data ?? [];
   const config = allConfigs.find((c) => c.id === configId) ?? allConfigs[0];
-  const types = ((catalog.data as Catalog | null)?.server_types ?? []).filter((t) => config && globMatch(config.machine_type_filter, t.id) && t.prices.some((p) => p.region === config.region));
+  const types = (catalog.data?.server_types ?? []).filter((t) => config && globMatch(config.machine_type_filter, t.id) && t.prices.some((p) => p.region === config.region));
 
   // The type chosen, while the config chosen offers it; else the config's first.
   const chosenType = types.some((t) => t.id === serverType) ? serverType : (types[0]?.id ?? '');
   const act1 = async (m: Machine, action: 'suspend' | 'resume') => {
-    const res = await act.run(() => api.POST(`/v1/machines/{id}:${action}` as '/v1/machines/{id}:suspend', { params: { path: { id: m.id } }, headers: ifMatch(m.etag), body: action === 'suspend' ? {} : undefined } as never));
-    if (res.ok) setWatching((res.data as Machine).operation_id);
+    const params = { path: { id: m.id }, header: ifMatch(m.etag) };
+    const res = await act.run(() => (action === 'suspend' ? api.POST('/v1/machines/{id}:suspend', { params, body: {} }) : api.POST('/v1/machines/{id}:resume', { params })));
+    if (res.ok) setWatching(res.data?.operation_id ?? null);
     await refresh();
   };
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = { compute_config_id: config?.id ?? '', server_type: chosenType, ...(hostname ? { hostname } : {}) };
-    const res = await create.run(() => api.POST('/v1/machines', { body } as never));
+    const res = await create.run(() => api.POST('/v1/machines', { body }));
     if (res.ok) {
-      setWatching((res.data as Machine).operation_id);
+      setWatching(res.data?.operation_id ?? null);
       setHostname('');
     }
     await refresh();
@@ -62,7 +63,7 @@ export function MachinesView() {
       {act.error ? <p role="alert" class="error">{messageOf(act.error)}</p> : null}
       <Loaded load={machines} what="machines">
         {(page) => {
-          const rows = (page as { data: Machine[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No machines. Make one below from a compute config.</p>;
           return (
             <ul class="rows">
@@ -91,8 +92,8 @@ export function MachinesView() {
                         confirmLabel="Delete"
                         body={<p>Its server{m.status === 'suspended' ? ' snapshot' : ''} is deleted at the provider. This cannot be undone.</p>}
                         onConfirm={async () => {
-                          const res = await act.run(() => api.DELETE('/v1/machines/{id}', { params: { path: { id: m.id } }, headers: ifMatch(m.etag) } as never));
-                          if (res.ok) setWatching((res.data as { operation_id?: string } | undefined)?.operation_id ?? null);
+                          const res = await act.run(() => api.DELETE('/v1/machines/{id}', { params: { path: { id: m.id }, header: ifMatch(m.etag) } }));
+                          if (res.ok) setWatching(res.data?.operation_id ?? null);
                           await refresh();
                         }}
                       />
@@ -106,8 +107,7 @@ export function MachinesView() {
       </Loaded>
       <h2 id="suspensions-title">Suspensions</h2>
       <Loaded load={suspensions} what="suspensions">
-        {(list) => {
-          const rows = list as Suspension[];
+        {(rows) => {
           if (rows.length === 0) return <p class="empty">No suspended machines. Suspending keeps a machine's disk as a snapshot and stops paying for its server.</p>;
           return (
             <ul class="rows" aria-labelledby="suspensions-title">

@@ -6,9 +6,10 @@ const HEIGHTS = { compact: 110, standard: 200, tall: 340 } as const;
 
 /**
  * A time series drawn by uPlot (docs/decisions.md): it sizes itself to its container and
- * redraws when the container's width changes (a phone turned, a sidebar closed).
+ * redraws when the container's width changes (a phone turned, a sidebar closed). Each point is
+ * `[time, value]`, as a series answers it (the SDK's answers type a pair as an array).
  */
-export function Chart({ points, unit, height, label }: { points: [number, number][]; unit: string; height: keyof typeof HEIGHTS; label: string }) {
+export function Chart({ points, unit, height, label }: { points: number[][]; unit: string; height: keyof typeof HEIGHTS; label: string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;

@@ -1,7 +1,8 @@
 import { useLocation, useRoute } from 'preact-iso';
+import type { Dashboard } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
-import { ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
-import type { Dashboard } from './types.js';
+import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { WidgetCard, type Range } from './widgets.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 
@@ -24,8 +25,7 @@ export function DashboardView() {
   const reset = useAction();
   return (
     <Loaded load={load} what="the dashboard">
-      {(raw) => {
-        const d = raw as unknown as Dashboard;
+      {(d) => {
         const rangeKey = ((location.query['range'] as RangeKey | undefined) && (location.query['range']! in RANGES) ? location.query['range'] : defaultRange(d)) as RangeKey;
         // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
         const now = Math.ceil(Date.now() / 60_000) * 60;
@@ -63,7 +63,7 @@ export function DashboardView() {
                 }
                 onConfirm={async () => {
                   // Either way the page shows the dashboard as it now is: reset, or changed by someone else.
-                  await reset.run(() => api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: d.id } }, headers: ifMatch(d.etag), body: null } as never));
+                  await reset.run(() => api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: d.id }, header: ifMatch(d.etag) }, body: null }));
                   await load.reload();
                 }}
               />

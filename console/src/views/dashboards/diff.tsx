@@ -1,8 +1,9 @@
 import { useLocation, useRoute } from 'preact-iso';
+import type { DashboardRevision as Revision, Widget } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { ConfirmButton, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
-import type { Content, Dashboard, Revision, Widget } from './types.js';
+import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 const show = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
@@ -20,10 +21,13 @@ function Row({ field, before, after }: { field: string; before: unknown; after: 
   );
 }
 
+/** A widget's field by name: a changed field may be one that only some types of widget have. */
+const fieldOf = (w: Record<string, unknown> | undefined, field: string): unknown => w?.[field];
+
 const widgetName = (w: Widget | undefined, id: string) => w?.title ?? (w?.widget_type === 'platform_metric' ? w.metric_key : id);
 
 /** The structural diff of a revision against its parent, side by side: old values left, new right. */
-function Diff({ revision, parent }: { revision: Revision; parent: Content | null }) {
+function Diff({ revision, parent }: { revision: Revision; parent: Revision | null }) {
   const d = revision.structural_diff;
   if (!d || !parent) return <p class="muted">The first revision: nothing before it to compare with.</p>;
   const oldW = new Map(parent.widgets.map((w) => [w.widget_id, w]));
@@ -41,7 +45,7 @@ function Diff({ revision, parent }: { revision: Revision; parent: Content | null
       </thead>
       <tbody>
         {d.dashboard_fields.map((f) => (
-          <Row key={f} field={f} before={parent[f as keyof Content]} after={revision[f as keyof Content]} />
+          <Row key={f} field={f} before={parent[f]} after={revision[f]} />
         ))}
         {d.widgets.added.widget_ids.map((id) => (
           <Row key={`a${id}`} field={`widget added: ${widgetName(newW.get(id), id)}`} before={undefined} after={newW.get(id)} />
@@ -54,8 +58,8 @@ function Diff({ revision, parent }: { revision: Revision; parent: Content | null
             <Row
               key={`c${c.widget_id}${f}`}
               field={`${widgetName(newW.get(c.widget_id), c.widget_id)}: ${f}`}
-              before={(oldW.get(c.widget_id) as Record<string, unknown> | undefined)?.[f]}
-              after={(newW.get(c.widget_id) as Record<string, unknown> | undefined)?.[f]}
+              before={fieldOf(oldW.get(c.widget_id), f)}
+              after={fieldOf(newW.get(c.widget_id), f)}
             />
           )),
         )}
@@ -74,14 +78,14 @@ export function RevisionView() {
   const load = useLoad<{ revision: Revision; parent: Revision | null }>(async () => {
     const rev = await api.GET('/v1/dashboards/{id}/revisions/{revision_id}', { params: { path: { id, revision_id: rid } } });
     if (rev.error || !rev.data) return { error: rev.error };
-    const r = rev.data as unknown as Revision;
+    const r = rev.data;
     if (!r.parent_revision_id) return { data: { revision: r, parent: null } };
     const parent = await api.GET('/v1/dashboards/{id}/revisions/{revision_id}', { params: { path: { id, revision_id: r.parent_revision_id } } });
     if (parent.error) return { error: parent.error };
-    return { data: { revision: r, parent: parent.data as unknown as Revision } };
+    return { data: { revision: r, parent: parent.data } };
   }, [id, rid]);
   const restore = useAction();
-  const d = dashboard.data as unknown as Dashboard | null;
+  const d = dashboard.data;
   return (
     <section aria-labelledby="revision-title">
       <p class="crumbs">
@@ -99,7 +103,7 @@ export function RevisionView() {
                   confirmLabel="Restore"
                   onConfirm={async () => {
                     const res = await restore.run(() =>
-                      api.POST('/v1/dashboards/{id}/revisions/{revision_id}:restore', { params: { path: { id, revision_id: rid } }, headers: ifMatch(d.etag), body: null } as never),
+                      api.POST('/v1/dashboards/{id}/revisions/{revision_id}:restore', { params: { path: { id, revision_id: rid }, header: ifMatch(d.etag) }, body: null }),
                     );
                     if (res.ok) route(`/console/dashboards/${id}/revisions`);
                     else await dashboard.reload();

@@ -1,15 +1,25 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
+import type { Dashboard, Schemas } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, useAction, useLoad } from '../../ui.js';
-import type { Dashboard, DraftWidget, FilterDefinition, Metric, MetricWidget, Widget } from './types.js';
+import { Field, FormError, inputProps, Loaded, PageHead } from '../../components.js';
+import { fieldErrors, oneOf } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
-const SPANS = [1, 2, 3, 4] as const;
-const HEIGHTS = ['compact', 'standard', 'tall'] as const;
-const RESOURCES = ['cluster', 'install', 'product', 'package', 'region'] as const;
+type FilterDefinition = Schemas['FilterDefinition'];
+/** A widget being edited: a new one has no id until saved. */
+type DraftWidget = Schemas['WidgetInput'];
 
-function newMetricWidget(metric: Metric, position: number): Omit<MetricWidget, 'widget_id'> {
+const SPANS: readonly DraftWidget['col_span'][] = [1, 2, 3, 4];
+const HEIGHTS: readonly DraftWidget['height'][] = ['compact', 'standard', 'tall'];
+const RESOURCES: readonly Schemas['ResourceFilter']['resource'][] = ['cluster', 'install', 'product', 'package', 'region'];
+const NEW_FILTERS = ['time', 'comparison', ...RESOURCES] as const;
+
+/** A filter's name for people: a variable's label is in its input, so its key stands in. */
+const filterName = (f: FilterDefinition) => (f.kind === 'variable' ? f.key : f.label);
+
+function newMetricWidget(metric: Schemas['PlatformMetric'], position: number): Schemas['WidgetInputPlatformMetric'] {
   return {
     widget_type: 'platform_metric',
     position,
@@ -32,7 +42,7 @@ export function EditDashboardView() {
   const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   return (
     <Loaded load={load} what="the dashboard">
-      {(d) => <EditForm dashboard={d as unknown as Dashboard} reload={load.reload} />}
+      {(d) => <EditForm dashboard={d} reload={load.reload} />}
     </Loaded>
   );
 }
@@ -44,16 +54,16 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
   const [summary, setSummary] = useState('');
   const [filters, setFilters] = useState<FilterDefinition[]>(dashboard.filter_definitions);
   const [widgets, setWidgets] = useState<DraftWidget[]>([...dashboard.widgets].sort((a, b) => a.position - b.position));
-  const [newFilter, setNewFilter] = useState('time');
+  const [newFilter, setNewFilter] = useState<(typeof NEW_FILTERS)[number]>('time');
   const metrics = useLoad(() => api.GET('/v1/platform_metrics', {}), []);
-  const catalog = ((metrics.data as { data?: Metric[] } | null)?.data ?? []) as Metric[];
+  const catalog = metrics.data?.data ?? [];
   const [newMetric, setNewMetric] = useState('');
   useEffect(() => void (catalog[0] && !newMetric && setNewMetric(catalog[0].key)), [catalog.length]);
   const save = useAction();
   const errors = fieldErrors(save.error);
   const conflict = explainConflict(save.error, 'dashboard', 'save') && 'Someone else saved this dashboard after you opened it, so nothing was saved. Your edits are still here; open the dashboard in another tab to see theirs, then save again to replace them.';
 
-  const update = (i: number, patch: Partial<Widget>) => setWidgets((all) => all.map((w, j) => (j === i ? ({ ...w, ...patch } as DraftWidget) : w)));
+  const update = (i: number, patch: Partial<Pick<DraftWidget, 'title' | 'col_span' | 'height'>>) => setWidgets((all) => all.map((w, j) => (j === i ? { ...w, ...patch } : w)));
   const move = (i: number, by: -1 | 1) =>
     setWidgets((all) => {
       const next = [...all];
@@ -64,7 +74,7 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
   const addFilter = () => {
     const label = newFilter.replace(/^./, (c) => c.toUpperCase());
     const def: FilterDefinition =
-      newFilter === 'time' || newFilter === 'comparison' ? { kind: newFilter, key: newFilter, label } : { kind: 'resource', key: newFilter, resource: newFilter, label };
+      newFilter === 'time' ? { kind: 'time', key: 'time', label } : newFilter === 'comparison' ? { kind: 'comparison', key: 'comparison', label } : { kind: 'resource', key: newFilter, resource: newFilter, label };
     setFilters((all) => [...all, def]);
   };
 
@@ -77,7 +87,7 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
       widgets: widgets.map((w, position) => ({ ...w, position })),
       ...(summary ? { summary } : {}),
     };
-    const res = await save.run(() => api.PATCH('/v1/dashboards/{id}', { params: { path: { id: dashboard.id } }, headers: ifMatch(dashboard.etag), body } as never));
+    const res = await save.run(() => api.PATCH('/v1/dashboards/{id}', { params: { path: { id: dashboard.id }, header: ifMatch(dashboard.etag) }, body }));
     if (res.ok) route(`/console/dashboards/${dashboard.id}`);
     // Their version's etag comes with the reload: saving again replaces it, knowingly.
     else if (explainConflict(res.error, 'dashboard', 'save')) await reload();
@@ -105,12 +115,12 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
         {filters.map((f, i) => (
           <li key={`${f.key}${i}`}>
             <span>
-              <strong>{f.label ?? f.key}</strong> <span class="muted">({f.kind}: {f.key})</span>
+              <strong>{filterName(f)}</strong> <span class="muted">({f.kind}: {f.key})</span>
             </span>
             {Object.entries(errors).filter(([k]) => k.startsWith(`filter_definitions.${i}`)).map(([k, m]) => (
               <span class="field-error" key={k}>{m}</span>
             ))}
-            <button type="button" class="secondary" aria-label={`Remove filter ${f.label ?? f.key}`} onClick={() => setFilters((all) => all.filter((_, j) => j !== i))}>
+            <button type="button" class="secondary" aria-label={`Remove filter ${filterName(f)}`} onClick={() => setFilters((all) => all.filter((_, j) => j !== i))}>
               Remove
             </button>
           </li>
@@ -119,8 +129,8 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
       <div class="inline-form">
         <label class="inline">
           Add a filter
-          <select value={newFilter} onChange={(e) => setNewFilter((e.target as HTMLSelectElement).value)}>
-            {['time', 'comparison', ...RESOURCES].map((k) => (
+          <select value={newFilter} onChange={(e) => setNewFilter(oneOf(NEW_FILTERS, (e.target as HTMLSelectElement).value) ?? 'time')}>
+            {NEW_FILTERS.map((k) => (
               <option key={k} value={k}>{k}</option>
             ))}
           </select>
@@ -141,14 +151,14 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
                 <input {...inputProps(`widgets.${i}.title`, err('title'))} value={w.title ?? ''} onInput={(e) => update(i, { title: (e.target as HTMLInputElement).value || null })} />
               </Field>
               <Field label="Columns" name={`widgets.${i}.col_span`} error={err('col_span')}>
-                <select {...inputProps(`widgets.${i}.col_span`, err('col_span'))} value={String(w.col_span)} onChange={(e) => update(i, { col_span: Number((e.target as HTMLSelectElement).value) as 1 })}>
+                <select {...inputProps(`widgets.${i}.col_span`, err('col_span'))} value={String(w.col_span)} onChange={(e) => update(i, { col_span: SPANS.find((s) => String(s) === (e.target as HTMLSelectElement).value) ?? w.col_span })}>
                   {SPANS.map((s) => (
                     <option key={s} value={s}>{s}</option>
                   ))}
                 </select>
               </Field>
               <Field label="Height" name={`widgets.${i}.height`} error={err('height')}>
-                <select {...inputProps(`widgets.${i}.height`, err('height'))} value={w.height} onChange={(e) => update(i, { height: (e.target as HTMLSelectElement).value as 'standard' })}>
+                <select {...inputProps(`widgets.${i}.height`, err('height'))} value={w.height} onChange={(e) => update(i, { height: oneOf(HEIGHTS, (e.target as HTMLSelectElement).value) ?? w.height })}>
                   {HEIGHTS.map((h) => (
                     <option key={h} value={h}>{h}</option>
                   ))}

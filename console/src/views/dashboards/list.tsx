@@ -1,9 +1,13 @@
 import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import type { Dashboard } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
-import type { Dashboard } from './types.js';
+import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { fieldErrors, oneOf } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
+
+const PURPOSES: readonly Dashboard['purpose'][] = ['custom', 'workspace_overview'];
 
 /** The workspace's dashboards, newest first, and a new one from a name. */
 export function DashboardsView() {
@@ -11,22 +15,22 @@ export function DashboardsView() {
   const { route } = useLocation();
   const load = useLoad(() => api.GET('/v1/dashboards', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const [name, setName] = useState('');
-  const [purpose, setPurpose] = useState<'custom' | 'workspace_overview'>('custom');
+  const [purpose, setPurpose] = useState<Dashboard['purpose']>('custom');
   const create = useAction();
   const errors = fieldErrors(create.error);
   const submit = async (e: Event) => {
     e.preventDefault();
     const res = await create.run(() =>
-      api.POST('/v1/dashboards', { body: { name, purpose, filter_definitions: [], default_filter_values: {}, widgets: [] } as never }),
+      api.POST('/v1/dashboards', { body: { name, purpose, filter_definitions: [], default_filter_values: {}, widgets: [] } }),
     );
-    if (res.ok) route(`/console/dashboards/${(res.data as { id: string }).id}`);
+    if (res.data) route(`/console/dashboards/${res.data.id}`);
   };
   return (
     <section aria-labelledby="dashboards-title">
       <PageHead title={`Dashboards${me?.workspace ? ` in ${me.workspace.name}` : ''}`} id="dashboards-title" />
       <Loaded load={load} what="dashboards">
         {(page) => {
-          const rows = (page as { data: Dashboard[] }).data;
+          const rows = page.data;
           return rows.length === 0 ? (
             <p class="empty">No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.</p>
           ) : (
@@ -50,7 +54,7 @@ export function DashboardsView() {
           <input {...inputProps('new-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         </Field>
         <Field label="Purpose" name="new-purpose" error={errors['purpose']}>
-          <select {...inputProps('new-purpose', errors['purpose'])} value={purpose} onChange={(e) => setPurpose((e.target as HTMLSelectElement).value as 'custom')}>
+          <select {...inputProps('new-purpose', errors['purpose'])} value={purpose} onChange={(e) => setPurpose(oneOf(PURPOSES, (e.target as HTMLSelectElement).value) ?? 'custom')}>
             <option value="custom">Custom</option>
             <option value="workspace_overview">Workspace overview</option>
           </select>

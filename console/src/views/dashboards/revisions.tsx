@@ -1,8 +1,9 @@
 import { useRoute } from 'preact-iso';
+import type { DashboardRevision as Revision } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
-import { Badge, Loaded, PageHead, Time, useLoad, usePaged } from '../../ui.js';
+import { Badge, Loaded, PageHead, Time } from '../../components.js';
+import { useLoad, usePaged } from '../../hooks.js';
 import { nameOf, useMembers } from '../../members.js';
-import type { Revision } from './types.js';
 
 const SOURCE_TEXT: Record<Revision['source'], string> = {
   manual: 'edited',
@@ -30,12 +31,9 @@ export function RevisionsView() {
   const id = params['id']!;
   const members = useMembers();
   const dashboard = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
-  const revisions = usePaged<Revision>(
-    (cursor) => api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: 10, ...(cursor ? { cursor } : {}) } } }) as never,
-    [id],
-  );
-  const name = (dashboard.data as { name?: string } | null)?.name ?? 'Dashboard';
-  const current = (dashboard.data as { current_revision_id?: string } | null)?.current_revision_id;
+  const revisions = usePaged((cursor) => api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: 10, ...(cursor ? { cursor } : {}) } } }), [id]);
+  const name = dashboard.data?.name ?? 'Dashboard';
+  const current = dashboard.data?.current_revision_id;
   return (
     <section aria-labelledby="revisions-title">
       <p class="crumbs">

@@ -1,7 +1,11 @@
+import type { ErrorEnvelope, Schemas, Widget } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
-import { Badge, useLoad } from '../../ui.js';
+import { Badge } from '../../components.js';
+import { useLoad } from '../../hooks.js';
 import { Chart } from './chart.js';
-import type { MetricWidget, SnippetWidget, Widget } from './types.js';
+
+type MetricWidget = Schemas['WidgetPlatformMetric'];
+type SnippetWidget = Schemas['WidgetSnippet'];
 
 /** The time range a dashboard shows, in Unix seconds. */
 export interface Range {
@@ -28,7 +32,7 @@ function MetricBody({ widget, range, values }: { widget: MetricWidget; range: Ra
   const load = useLoad(
     () =>
       api.GET('/v1/platform_metrics/{key}/series', {
-        params: { path: { key: widget.metric_key }, query: { version: widget.metric_version, from: range.from, to: range.to, ...query } as never },
+        params: { path: { key: widget.metric_key }, query: { version: widget.metric_version, from: range.from, to: range.to, ...query } },
       }),
     [widget.metric_key, widget.metric_version, range.from, range.to, JSON.stringify(query)],
   );
@@ -40,7 +44,7 @@ function MetricBody({ widget, range, values }: { widget: MetricWidget; range: Ra
     );
   }
   if (!load.data) return <p class="muted" role="status">Loading…</p>;
-  const series = load.data as unknown as { unit: string; points: [number, number][] };
+  const series = load.data;
   return <Chart points={series.points} unit={series.unit} height={widget.height} label={widget.title ?? widget.metric_key} />;
 }
 
@@ -58,8 +62,8 @@ const DRIFT_TEXT: Record<Exclude<DriftState, 'in step'>, string> = {
  */
 function SnippetBody({ widget }: { widget: SnippetWidget }) {
   const load = useLoad(() => api.GET('/v1/snippets/{id}', { params: { path: { id: widget.snippet_id } } }), [widget.snippet_id]);
-  const snippet = load.data as { source: string; etag: string; state: string } | null;
-  const gone = (load.error as { errors?: { code?: number }[] } | null)?.errors?.[0]?.code === 7002;
+  const snippet = load.data;
+  const gone = (load.error as Partial<ErrorEnvelope> | null)?.errors?.[0]?.code === 7002;
   const drift: DriftState | null = gone ? 'missing' : !snippet ? null : snippet.state === 'archived' ? 'archived' : snippet.etag !== widget.snippet_etag ? 'drifted' : 'in step';
   return (
     <div class="snippet">

@@ -1,27 +1,16 @@
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import type { Render } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { parseValues } from './packages.js';
 
-type Install = {
-  id: string;
-  name: string;
-  package_id: string;
-  values: Record<string, unknown>;
-  current_version: { id: string; semver: string } | null;
-  desired_version: { id: string; semver: string };
-  automatic_updates_enabled: boolean;
-  etag: string;
-  created_at: number;
-  updated_at: number;
-  last_render: { id: string; state: string; error: string | null } | null;
-};
-type Render = { id: string; state: string; commit_sha: string | null; operation_id: string; restored_from_render_id: string | null; message: string; created_at: number; package_version_id: string };
 
 /** The workspace's installs with the state of their newest render. */
 export function InstallsView() {
@@ -32,7 +21,7 @@ export function InstallsView() {
       <PageHead title="Installs" id="installs-title" />
       <Loaded load={load} what="installs">
         {(page) => {
-          const rows = (page as { data: Install[] }).data;
+          const rows = page.data;
           if (rows.length === 0) {
             return (
               <p class="empty">
@@ -60,11 +49,11 @@ export function InstallsView() {
 
 /** A commit's files, read when asked. */
 function CommitFiles({ render }: { render: Render }) {
-  const load = useLoad(() => api.GET('/v1/renders/{id}/files', { params: { path: { id: render.id } } } as never), [render.id]);
+  const load = useLoad(() => api.GET('/v1/renders/{id}/files', { params: { path: { id: render.id } } }), [render.id]);
   return (
     <Loaded load={load} what="the files">
       {(tree) => {
-        const files = Object.fromEntries((tree as unknown as { files: { path: string; content: string | null; size: number }[] }).files.map((f) => [f.path, f.content ?? `(${f.size} bytes, not text)`]));
+        const files = Object.fromEntries(tree.files.map((f) => [f.path, f.content ?? `(${f.size} bytes, not text)`]));
         return <Files files={files} label={`Files of commit ${render.commit_sha?.slice(0, 10)}`} />;
       }}
     </Loaded>
@@ -87,7 +76,7 @@ export function InstallView() {
   const update = useAction();
   const restore = useAction();
   const refresh = () => Promise.all([install.reload(), renders.reload(), repo.reload()]);
-  const i = install.data as Install | null;
+  const i = install.data;
   // A render under way when the page opens (a new install's first) is followed like one started here.
   const pending = i?.last_render && (i.last_render.state === 'queued' || i.last_render.state === 'running') ? i.last_render.id : null;
   useEffect(() => {
@@ -101,7 +90,7 @@ export function InstallView() {
     setWatching(null);
     if (renderId) {
       const render = await api.GET('/v1/renders/{id}', { params: { path: { id: renderId } } });
-      setWatching((render.data as Render | undefined)?.operation_id ?? null);
+      setWatching(render.data?.operation_id ?? null);
     }
     await refresh();
   };
@@ -126,9 +115,9 @@ export function InstallView() {
               <dd>{i!.automatic_updates_enabled ? 'on' : 'off'}</dd>
               <dt>Repository</dt>
               <dd>
-                {(repo.data as { clone_url?: string } | null)?.clone_url ? (
+                {repo.data?.clone_url ? (
                   <>
-                    <code>{(repo.data as { clone_url: string }).clone_url}</code> <CopyButton value={(repo.data as { clone_url: string }).clone_url} label="Copy clone URL" />
+                    <code>{repo.data.clone_url}</code> <CopyButton value={repo.data.clone_url} label="Copy clone URL" />
                   </>
                 ) : repo.error ? (
                   messageOf(repo.error)
@@ -148,8 +137,8 @@ export function InstallView() {
           noValidate
           onSubmit={async (e) => {
             e.preventDefault();
-            const res = await update.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id } }, headers: ifMatch(i.etag), body: { values: parsed.values } } as never));
-            await follow(res.ok ? (res.data as Install).last_render?.id : null);
+            const res = await update.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: ifMatch(i.etag) }, body: { values: parsed.values } }));
+            await follow(res.ok ? res.data?.last_render?.id : null);
             if (res.ok) setValuesText(null);
           }}
         >
@@ -168,7 +157,7 @@ export function InstallView() {
       {restore.error ? <p role="alert" class="error">{explainConflict(restore.error, 'install', 'restore') ?? messageOf(restore.error)}</p> : null}
       <Loaded load={renders} what="renders">
         {(page) => {
-          const rows = (page as { data: Render[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No renders yet.</p>;
           return (
             <ol class="timeline" aria-labelledby="history-title">
@@ -191,7 +180,7 @@ export function InstallView() {
                           {openCommit === r.id ? 'Hide files' : 'Files'}
                         </button>
                       )}
-                      {r.state === 'succeeded' && i && r.commit_sha !== (repo.data as { head_commit_sha?: string } | null)?.head_commit_sha && (
+                      {r.state === 'succeeded' && i && r.commit_sha !== repo.data?.head_commit_sha && (
                         <ConfirmButton
                           label="Restore"
                           title="Restore this render?"
@@ -199,12 +188,11 @@ export function InstallView() {
                           onConfirm={async () => {
                             const res = await restore.run(() =>
                               api.POST('/v1/installs/{id}:restore', {
-                                params: { path: { id } },
-                                headers: { ...ifMatch(i.etag), 'idempotency-key': crypto.randomUUID() },
+                                params: { path: { id }, header: { ...ifMatch(i.etag), 'idempotency-key': crypto.randomUUID() } },
                                 body: { render_id: r.id },
-                              } as never),
+                              }),
                             );
-                            await follow(res.ok ? (res.data as { render: Render }).render.id : null);
+                            await follow(res.ok ? res.data?.render.id : null);
                           }}
                         />
                       )}

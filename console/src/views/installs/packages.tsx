@@ -2,11 +2,10 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
+import { Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
-
-type Package = { id: string; name: string; created_at: number };
-type Version = { id: string; semver: string; created_at: number; files?: Record<string, string> };
 
 /** The workspace's packages, and a new one by name. */
 export function PackagesView() {
@@ -21,7 +20,7 @@ export function PackagesView() {
       <PageHead title="Packages" id="packages-title" />
       <Loaded load={load} what="packages">
         {(page) => {
-          const rows = (page as { data: Package[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No packages. A package holds versions of Mustache templates; installs render them into git repositories.</p>;
           return (
             <ul class="rows">
@@ -41,7 +40,7 @@ export function PackagesView() {
         onSubmit={async (e) => {
           e.preventDefault();
           const res = await create.run(() => api.POST('/v1/packages', { body: { name } }));
-          if (res.ok) route(`/console/packages/${(res.data as Package).id}`);
+          if (res.data) route(`/console/packages/${res.data.id}`);
         }}
       >
         <h2 id="new-package">New package</h2>
@@ -76,7 +75,7 @@ export function PackageView() {
   const id = params['id']!;
   const pkg = useLoad(() => api.GET('/v1/packages/{id}', { params: { path: { id } } }), [id]);
   const versions = useLoad(() => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
-  const list = ((versions.data as { data?: Version[] } | null)?.data ?? []) as Version[];
+  const list = versions.data?.data ?? [];
   const chosen = (query['version'] as string | undefined) ?? list[0]?.id;
   const version = useLoad(
     () => (chosen ? api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: chosen } } }) : Promise.resolve({ data: null })),
@@ -96,7 +95,7 @@ export function PackageView() {
         <a href="/console/packages">Packages</a> /
       </p>
       <Loaded load={pkg} what="the package">
-        {(p) => <PageHead title={(p as Package).name} id="package-title" />}
+        {(p) => <PageHead title={p.name} id="package-title" />}
       </Loaded>
       <Loaded load={versions} what="versions">
         {() =>
@@ -119,7 +118,7 @@ export function PackageView() {
       {version.data && (
         <>
           <h2>Templates</h2>
-          <Files files={(version.data as Version).files ?? {}} label="Templates of this version" />
+          <Files files={version.data.files} label="Templates of this version" />
           <form class="card form" aria-labelledby="preview-title" noValidate onSubmit={(e) => e.preventDefault()}>
             <h2 id="preview-title">Preview and install</h2>
             <Field label="Values (JSON)" name="values" error={valuesError}>
@@ -132,9 +131,9 @@ export function PackageView() {
                 disabled={Boolean(parsed.error) || previewing.busy}
                 onClick={async () => {
                   const res = await previewing.run(() =>
-                    api.POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: chosen! } }, body: { values: parsed.values } } as never),
+                    api.POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: chosen! } }, body: { values: parsed.values } }),
                   );
-                  setPreview(res.ok ? (res.data as { files: Record<string, string> }).files : null);
+                  setPreview(res.data?.files ?? null);
                 }}
               >
                 Preview
@@ -151,8 +150,8 @@ export function PackageView() {
                 type="button"
                 disabled={Boolean(parsed.error) || installing.busy}
                 onClick={async () => {
-                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen!, values: parsed.values } } as never));
-                  if (res.ok) route(`/console/installs/${(res.data as { id: string }).id}`);
+                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen!, values: parsed.values } }));
+                  if (res.data) route(`/console/installs/${res.data.id}`);
                 }}
               >
                 Install this version

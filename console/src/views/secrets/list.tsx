@@ -2,9 +2,9 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api.js';
 import { SessionContext } from '../../session.js';
-import { Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Table, Time, useAction, useLoad } from '../../ui.js';
-
-export type Secret = { id: string; name: string; etag: string; created_at: number; updated_at: number };
+import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 /** The workspace's secrets, newest first, and a new one by name. */
 export function SecretsView() {
@@ -17,14 +17,14 @@ export function SecretsView() {
   const submit = async (e: Event) => {
     e.preventDefault();
     const res = await create.run(() => api.POST('/v1/secrets', { body: { name } }));
-    if (res.ok) route(`/console/secrets/${(res.data as Secret).id}`);
+    if (res.data) route(`/console/secrets/${res.data.id}`);
   };
   return (
     <section aria-labelledby="secrets-title">
       <PageHead title="Secrets" id="secrets-title" />
       <Loaded load={load} what="secrets">
         {(page) => {
-          const rows = (page as { data: Secret[] }).data;
+          const rows = page.data;
           return rows.length === 0 ? (
             <p class="empty">No secrets yet. Name one below, then add its first version: its value is encrypted at rest and never shown unless asked for.</p>
           ) : (

@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
+import type { SecretVersion } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, fieldErrors, inputProps, Loaded, PageHead, Time, useAction, useLoad } from '../../ui.js';
-import type { Secret } from './list.js';
-
-type Version = { id: string; version_number: number; state: 'enabled' | 'disabled' | 'destroyed'; etag: string; created_at: number; comment?: string; destroyed_at?: number };
+import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
+import { useAction, useLoad } from '../../hooks.js';
 
 const toBase64 = (bytes: Uint8Array) => {
   let s = '';
@@ -24,7 +24,7 @@ function decode(data: string): { text: string; binary: boolean } {
 }
 
 /** A version's payload, shown only when asked (each reveal is an access in the audit log), hidden again on demand. */
-function Reveal({ secretId, version }: { secretId: string; version: Version }) {
+function Reveal({ secretId, version }: { secretId: string; version: SecretVersion }) {
   const [value, setValue] = useState<{ text: string; binary: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
   if (version.state !== 'enabled') return null;
@@ -47,10 +47,10 @@ function Reveal({ secretId, version }: { secretId: string; version: Version }) {
         class="secondary"
         aria-label={`Reveal version ${version.version_number}`}
         onClick={async () => {
-          const res = await api.GET('/v1/secrets/{id}/versions/{vid}:access', { params: { path: { id: secretId, vid: version.id } } } as never);
+          const res = await api.GET('/v1/secrets/{id}/versions/{vid}:access', { params: { path: { id: secretId, vid: version.id } } });
           if (res.error) return setError(messageOf(res.error));
           setError(null);
-          setValue(decode((res.data as { data: string }).data));
+          setValue(decode(res.data.data));
         }}
       >
         Reveal
@@ -91,11 +91,18 @@ export function SecretView() {
     }
     await reloadAll();
   };
-  const transition = async (v: Version, action: 'enable' | 'disable' | 'destroy') => {
-    await change.run(() => api.POST(`/v1/secrets/{id}/versions/{vid}:${action}` as '/v1/secrets/{id}/versions/{vid}:enable', { params: { path: { id, vid: v.id } }, headers: ifMatch(v.etag) } as never));
+  const transition = async (v: SecretVersion, action: 'enable' | 'disable' | 'destroy') => {
+    const params = { path: { id, vid: v.id }, header: ifMatch(v.etag) };
+    await change.run(() =>
+      action === 'enable'
+        ? api.POST('/v1/secrets/{id}/versions/{vid}:enable', { params })
+        : action === 'disable'
+          ? api.POST('/v1/secrets/{id}/versions/{vid}:disable', { params })
+          : api.POST('/v1/secrets/{id}/versions/{vid}:destroy', { params }),
+    );
     await versions.reload();
   };
-  const s = secret.data as Secret | null;
+  const s = secret.data;
   return (
     <section aria-labelledby="secret-title">
       <p class="crumbs">
@@ -111,7 +118,7 @@ export function SecretView() {
               typeToConfirm={s!.name}
               body={<p>The secret and every version of it are deleted for good. Anything that reads it stops working.</p>}
               onConfirm={async () => {
-                const res = await remove.run(() => api.DELETE('/v1/secrets/{id}', { params: { path: { id } }, headers: ifMatch(s!.etag) } as never));
+                const res = await remove.run(() => api.DELETE('/v1/secrets/{id}', { params: { path: { id }, header: ifMatch(s!.etag) } }));
                 if (res.ok) route('/console/secrets');
                 else await reloadAll();
               }}
@@ -124,7 +131,7 @@ export function SecretView() {
       {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
       <Loaded load={versions} what="versions">
         {(page) => {
-          const rows = (page as { data: Version[] }).data;
+          const rows = page.data;
           if (rows.length === 0) return <p class="empty">No versions yet: add the first value below.</p>;
           return (
             <ul class="rows">

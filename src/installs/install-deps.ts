@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { repoRoot } from '../config.js';
 import { GitStorage } from '../git/git-storage.js';
 

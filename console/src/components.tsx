@@ -1,87 +1,18 @@
 /**
- * The console's small shared parts: loading a resource with its error, times people read,
- * confirmations, field errors, copy buttons. Views compose these; none of them talks to the
- * server but through the SDK client of ./api.ts.
+ * The console's small shared components: what a load shows, times people read, fields with
+ * their errors, confirmations, values shown once with a copy button, tables, page heads and
+ * state labels. Views compose these.
  */
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { messageOf } from './api.js';
-
-type Result<T> = { data?: T; error?: unknown };
-
-/**
- * Loads what `fetcher` answers, again whenever `deps` change or `reload()` is called; a failed
- * load keeps no stale data on screen.
- */
-export function useLoad<T>(fetcher: () => Promise<Result<T>>, deps: unknown[]) {
-  const [state, setState] = useState<{ data: T | null; error: unknown; loading: boolean }>({ data: null, error: null, loading: true });
-  const generation = useRef(0);
-  const reload = useCallback(async () => {
-    const mine = ++generation.current;
-    setState((s) => ({ ...s, loading: true }));
-    const res = await fetcher().catch((error: unknown) => ({ error: { errors: [{ message: String(error) }] } }) as Result<T>);
-    if (mine !== generation.current) return;
-    if (res.error !== undefined) setState({ data: null, error: res.error, loading: false });
-    else setState({ data: (res.data ?? null) as T | null, error: null, loading: false });
-  }, deps);
-  useEffect(() => void reload(), [reload]);
-  return { ...state, reload };
-}
-
-/** Calls `reload` every `ms` while `active`: a list with work under way (a pending delivery) stays current by itself. */
-export function useRefreshWhile(active: boolean, reload: () => unknown, ms = 2000) {
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(() => void reload(), ms);
-    return () => clearInterval(timer);
-  }, [active, reload, ms]);
-}
-
-type Page<T> = { data: T[]; next_cursor: string | null };
-
-/**
- * A list read page by page: the first page on load (and on `reload`), the next ones appended by
- * `more()` while the server says there are more.
- */
-export function usePaged<T>(fetchPage: (cursor: string | undefined) => Promise<Result<Page<T>>>, deps: unknown[]) {
-  const first = useLoad(() => fetchPage(undefined), deps);
-  const [older, setOlder] = useState<{ rows: T[]; cursor: string | null; error: unknown } | null>(null);
-  useEffect(() => setOlder(null), [first.data]);
-  const cursor = older ? older.cursor : (first.data?.next_cursor ?? null);
-  const more = async () => {
-    if (!cursor) return;
-    const res = await fetchPage(cursor);
-    if (res.error || !res.data) return setOlder((o) => ({ rows: o?.rows ?? [], cursor, error: res.error }));
-    const page = res.data;
-    setOlder((o) => ({ rows: [...(o?.rows ?? []), ...page.data], cursor: page.next_cursor, error: null }));
-  };
-  const rows = first.data ? [...first.data.data, ...(older?.rows ?? [])] : null;
-  return { load: first, rows, hasMore: cursor !== null, more, moreError: older?.error ?? null, reload: first.reload };
-}
+import { fieldErrors, relative } from './format.js';
 
 /** What a load shows while it loads or when it failed; its children once there is data. */
 export function Loaded<T>({ load, what, children }: { load: { data: T | null; error: unknown; loading: boolean }; what: string; children: (data: T) => ComponentChildren }) {
   if (load.error) return <p role="alert" class="error">{messageOf(load.error)}</p>;
   if (load.data === null) return <p role="status" class="muted">Loading {what}…</p>;
   return <>{children(load.data)}</>;
-}
-
-const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ['year', 31_536_000],
-  ['month', 2_592_000],
-  ['day', 86_400],
-  ['hour', 3600],
-  ['minute', 60],
-  ['second', 1],
-];
-
-export function relative(unixSeconds: number, now = Date.now() / 1000): string {
-  const delta = unixSeconds - now;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(delta) >= size || unit === 'second') return RELATIVE.format(Math.round(delta / size), unit);
-  }
-  return '';
 }
 
 /** A Unix time as people read it (relative), with the exact time on hover and for machines. */
@@ -93,19 +24,6 @@ export function Time({ at }: { at: number | null | undefined }) {
       {relative(at)}
     </time>
   );
-}
-
-/** The error entries' messages by the last element of their path: shown beside the field. */
-export function fieldErrors(error: unknown): Record<string, string> {
-  const entries = (error as { errors?: { message: string; path?: string[] }[] } | null)?.errors ?? [];
-  const out: Record<string, string> = {};
-  for (const e of entries) {
-    // The API names where in the request: `body` is the form itself.
-    const path = e.path?.[0] === 'body' ? e.path.slice(1) : (e.path ?? []);
-    const key = path.join('.');
-    if (key && !(key in out)) out[key] = e.message;
-  }
-  return out;
 }
 
 /** An error that no field shows: the first entry without a path, or with one no field claims. */
@@ -298,25 +216,4 @@ function toneOf(value: string): 'good' | 'warn' | 'bad' | 'info' {
   if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing'].includes(value)) return 'bad';
   if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted'].includes(value)) return 'warn';
   return 'info';
-}
-
-/** Runs a write, keeping its error for the form; answers whether it succeeded, and its error. */
-export function useAction() {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async (write: () => Promise<{ data?: unknown; error?: unknown }>): Promise<{ ok: boolean; error: unknown; data: unknown }> => {
-    setBusy(true);
-    try {
-      const res = await write();
-      setError(res.error ?? null);
-      return { ok: res.error === undefined, error: res.error ?? null, data: res.data };
-    } catch (e) {
-      const failure = { errors: [{ message: String(e) }] };
-      setError(failure);
-      return { ok: false, error: failure, data: undefined };
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, busy, run, clear: () => setError(null) };
 }

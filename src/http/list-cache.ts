@@ -75,7 +75,7 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
  * the answer newer than its tag, never older: the next read sees another version, and the worst
  * it costs is one more 200.
  */
-export function listVersions(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_BYTES)): void {
+export function listCache(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_BYTES)): void {
   app.decorateRequest('versionTag', null);
 
   // Hooks of the routes that opt in only: every other request goes by without three more hooks.

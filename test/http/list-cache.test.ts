@@ -6,7 +6,7 @@ import { useTestApp } from '../helpers/test-app.js';
 import { tokenStore } from '../../src/tokens/store.js';
 import { notificationStore } from '../../src/notifications/store.js';
 import { newId } from '../../src/shared/ids.js';
-import { heldTagSourceChars } from '../../src/http/list-versions.js';
+import { heldTagSourceChars } from '../../src/http/list-cache.js';
 
 /**
  * Versioned lists (issue 21, target 2): the API tokens of a workspace and the notifications of a

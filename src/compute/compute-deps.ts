@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { createSecretService } from '../secrets/service.js';
 import { createProviderAccounts, type SecretLookup } from './provider/accounts.js';
 import type { ProviderAccounts } from './provider/types.js';

@@ -1,6 +1,6 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { JobDefinition } from '../jobs/runner.js';
-import { installDeps } from './deps.js';
+import { installDeps } from './install-deps.js';
 import { renderJobs } from './renders/jobs.js';
 import { autoUpdateJobs } from './auto-updates.js';
 import { repositoryMaintenanceJobs } from './repository-maintenance.js';

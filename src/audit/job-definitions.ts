@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { JobDefinition } from '../jobs/runner.js';
 import { createAuditService } from './service.js';
 import { PURGE_AUDIT_EVENTS } from './job-kinds.js';

@@ -1,4 +1,4 @@
-import type { ServiceDeps } from '../deps.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { JobDefinition } from '../jobs/runner.js';
 import { nowSeconds } from '../shared/clock.js';
 import { deviceStore, guessLimitStore } from './store.js';
