@@ -6,6 +6,13 @@ import type { App } from '../../src/http/fastify-types.js';
 export interface UseTestAppOptions extends TestAppOptions {
   /** The seeded workspace's name (default 'Acme'); false: no seed (`h.seeded` then throws). */
   seed?: string | false;
+  /**
+   * More set-up, run in the same before() once the app and the seed exist (other seeds, a fixture,
+   * a listening server, the OpenAPI document): the file's state is ready before its first test.
+   */
+  setup?: (h: TestAppHandle) => unknown;
+  /** Run in the same after(), before the app closes (a server, a directory, a provider to stop). */
+  teardown?: (h: TestAppHandle) => unknown;
 }
 
 export interface TestAppHandle extends TestApp {
@@ -27,8 +34,8 @@ export interface TestAppHandle extends TestApp {
  * `after(close)` header. It calls node:test's `before` and `after` itself, so call it at the top
  * level of the file (or of a describe); further `before` hooks of the file run after it.
  */
-export function useTestApp(opts: UseTestAppOptions = {}): TestAppHandle {
-  const { seed: seedName = 'Acme', ...appOpts } = opts;
+export function useTestApp(options: UseTestAppOptions | (() => UseTestAppOptions | Promise<UseTestAppOptions>) = {}): TestAppHandle {
+  let seedName: string | false = 'Acme';
   let current: TestApp | undefined;
   let seed: Seed | undefined;
   const ready = (): TestApp => {
@@ -39,11 +46,23 @@ export function useTestApp(opts: UseTestAppOptions = {}): TestAppHandle {
     if (!seed) throw new Error(seedName === false ? 'useTestApp({ seed: false }) has no seeded workspace' : 'useTestApp: the seed is made in before(); read it inside a hook or a test');
     return seed;
   };
+  let opts: UseTestAppOptions = {};
   before(async () => {
+    // A function: options known only in before() (a key pair, a provider's or a server's address).
+    opts = typeof options === 'function' ? await options() : options;
+    const { seed: name = 'Acme', setup, teardown: _, ...appOpts } = opts;
+    seedName = name;
     current = await createTestApp(appOpts);
     if (seedName !== false) seed = await current.seed(seedName);
+    await setup?.(handle);
   });
-  after(() => current?.close());
+  after(async () => {
+    try {
+      if (current) await opts.teardown?.(handle);
+    } finally {
+      await current?.close();
+    }
+  });
   const seeded: Seed = {
     get workspaceId() {
       return seedReady().workspaceId;
@@ -64,7 +83,7 @@ export function useTestApp(opts: UseTestAppOptions = {}): TestAppHandle {
       return seedReady().apiTokenId;
     },
   };
-  return {
+  const handle: TestAppHandle = {
     get app() {
       return ready().app;
     },
@@ -88,6 +107,7 @@ export function useTestApp(opts: UseTestAppOptions = {}): TestAppHandle {
     seeded,
     client: (token, workspace, headers) => injectClient(() => ready().app, token, workspace, headers),
   };
+  return handle;
 }
 
 /**
