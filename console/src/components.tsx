@@ -4,9 +4,19 @@
  * state labels. Views compose these.
  */
 import type { ComponentChildren } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import { useContext, useRef, useState } from 'preact/hooks';
 import { messageOf } from './api.js';
+import { can, SessionContext, type Permission } from './session.js';
 import { fieldErrors, relative } from './format.js';
+
+/**
+ * Its children only when the caller may take the action (GET /v1/me's `permissions`); else
+ * `otherwise`, if given. A control that would answer 403 is not drawn.
+ */
+export function Allowed({ to, children, otherwise = null }: { to: Permission; children: ComponentChildren; otherwise?: ComponentChildren }) {
+  const me = useContext(SessionContext);
+  return <>{can(me, to) ? children : otherwise}</>;
+}
 
 /** What a load shows while it loads or when it failed; its children once there is data. */
 export function Loaded<T>({ load, what, children }: { load: { data: T | null; error: unknown; loading: boolean }; what: string; children: (data: T) => ComponentChildren }) {

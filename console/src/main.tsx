@@ -4,8 +4,9 @@ import { useContext, useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Router, Route, useLocation } from 'preact-iso';
 import type { Workspace } from '@workspace-platform/sdk';
 import { api, currentWorkspace, messageOf, setCsrfToken, setWorkspace } from './api.js';
-import { SessionContext, isAdmin, type Me } from './session.js';
+import { SessionContext, can, type Me, type Permission } from './session.js';
 import { SignIn } from './views/sign-in.js';
+import { FirstRun } from './views/first-run.js';
 import { NotFound } from './views/not-found.js';
 import { InboxLink, Notifications, useInbox } from './views/notifications.js';
 import { DashboardsView } from './views/dashboards/list.js';
@@ -56,17 +57,18 @@ function useSession() {
   return { me, workspaces, load, signedOut: () => setMe(null) };
 }
 
-const AREAS: { href: string; label: string; admin?: boolean }[] = [
+/** The areas; `needs`: the permission without which the area's page would answer 403 (GET /v1/me). */
+const AREAS: { href: string; label: string; needs?: Permission }[] = [
   { href: '/console/dashboards', label: 'Dashboards' },
   { href: '/console/secrets', label: 'Secrets' },
   { href: '/console/packages', label: 'Packages' },
   { href: '/console/installs', label: 'Installs' },
   { href: '/console/compute', label: 'Compute' },
   { href: '/console/machines', label: 'Machines' },
-  { href: '/console/admin/members', label: 'Members', admin: true },
-  { href: '/console/admin/tokens', label: 'API tokens', admin: true },
-  { href: '/console/admin/webhooks', label: 'Webhooks', admin: true },
-  { href: '/console/admin/audit', label: 'Audit log', admin: true },
+  { href: '/console/admin/members', label: 'Members' },
+  { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
+  { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
+  { href: '/console/admin/audit', label: 'Audit log', needs: 'audit.read' },
   { href: '/console/account/sessions', label: 'Your sessions' },
 ];
 
@@ -75,7 +77,7 @@ function Nav({ me }: { me: Me }) {
   return (
     <nav aria-label="Areas" class="nav">
       <ul>
-        {AREAS.filter((a) => !a.admin || isAdmin(me)).map((a) => (
+        {AREAS.filter((a) => !a.needs || can(me, a.needs)).map((a) => (
           <li key={a.href}>
             <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) ? 'page' : undefined}>
               {a.label}
@@ -96,6 +98,11 @@ function Shell() {
   const inbox = useInbox(Boolean(session.me));
   const [error, setError] = useState<string | null>(null);
   useEffect(() => void session.load(), []);
+  // Asked only of a signed-out visitor: true while the server has no user (its first run).
+  const [firstRun, setFirstRun] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    if (session.me === null && firstRun === undefined) void api.GET('/v1/setup', {}).then((res) => setFirstRun(res.data?.required ?? false));
+  }, [session.me]);
 
   useEffect(() => {
     if (session.me === null && !PUBLIC.includes(location.path)) {
@@ -120,6 +127,19 @@ function Shell() {
     return (
       <main id="main">
         <AcceptInvitation signedIn={false} onAccepted={joined} />
+      </main>
+    );
+  }
+  if (session.me === null && firstRun === undefined) return <p class="loading" role="status">Loading…</p>;
+  if (session.me === null && firstRun) {
+    return (
+      <main id="main">
+        <FirstRun
+          onDone={async (workspaceId) => {
+            setFirstRun(false);
+            await joined(workspaceId);
+          }}
+        />
       </main>
     );
   }
@@ -149,6 +169,10 @@ function Shell() {
             value={currentWorkspace() ?? ''}
             onChange={async (e) => {
               setWorkspace((e.target as HTMLSelectElement).value);
+              // A resource's page of the old workspace would show it under the new one's name
+              // (or say it does not exist): the new workspace's list of the same area instead.
+              const area = AREAS.find((a) => location.path.startsWith(`${a.href}/`));
+              if (area) location.route(area.href);
               await session.load();
             }}
           >
@@ -175,7 +199,8 @@ function Shell() {
         <main id="main">
           <SessionContext.Provider value={session.me}>
             <InboxContext.Provider value={inbox}>
-              <Router>
+              {/* Keyed by the workspace: a switch remounts the view, so none keeps the old workspace's data. */}
+              <Router key={currentWorkspace() ?? ''}>
                 <Route path="/console/" component={ToDashboards} />
                 <Route path="/console/sign-in" component={ToDashboards} />
                 <Route path="/console/dashboards" component={DashboardsView} />

@@ -7,5 +7,11 @@ export type Me = DataOf<'/v1/me'>;
 /** The signed-in caller, for the views the router renders (they re-render when it changes). */
 export const SessionContext = createContext<Me | null>(null);
 
-/** Whether the caller administers the workspace (owner or admin): the views of §7 of the issue. */
-export const isAdmin = (me: Me | null) => me?.role === 'owner' || me?.role === 'admin';
+/** A guarded action of docs/spec-gaps.md, "Roles (issue 50)": what GET /v1/me's `permissions` name. */
+export type Permission = NonNullable<Me['permissions']>[number];
+
+/**
+ * Whether the caller may take the action in the current workspace, as GET /v1/me says: the
+ * console shows only the controls that will work (a viewer has no `write`, a member no deletes).
+ */
+export const can = (me: Me | null, permission: Permission) => me?.permissions?.includes(permission) ?? false;

@@ -12,7 +12,7 @@ const OIDC_START = '/v1/auth/oidc/start';
 /** Binds a single sign-on to the browser that started it; sent only to the callback's path. */
 const OIDC_BINDING_COOKIE = 'wsp_oidc';
 const OIDC_COOKIE_PATH = '/v1/auth/oidc';
-import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SignedIn, SignInBody } from './schemas.js';
+import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SetupState, SignedIn, SignInBody } from './schemas.js';
 import { guarded } from '../auth/roles.js';
 
 /** Inviting and revoking are an owner's or admin's (docs/spec-gaps.md, "Accounts and sign-in"). */
@@ -203,6 +203,23 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       if (session) setCookie(reply, session);
       return accepted;
     },
+  );
+
+  app.get(
+    '/setup',
+    {
+      config: { auth: 'none', operationIdWhy: 'whether the first run is still to do: nothing named setup is read' },
+      schema: {
+        operationId: 'getSetupState',
+        tags: ['sessions'],
+        summary: 'Whether the first run is still to do',
+        description:
+          '`required` is true while the database has no user: a sign-in page then offers the first-run form (POST /v1/setup with the code the server printed in its log) instead of a sign-in nobody can pass. Needs no credential; it says no more than POST /v1/setup\'s 403 or 410 would.',
+        security: [],
+        response: { 200: SetupState, ...errorResponses(422) },
+      },
+    },
+    async () => ({ required: await accounts.setupRequired() }),
   );
 
   app.post(

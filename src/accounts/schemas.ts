@@ -94,6 +94,11 @@ export const SetupBody = Type.Object(
 );
 export type SetupBody = Static<typeof SetupBody>;
 
+export const SetupState = Type.Object(
+  { required: Type.Boolean({ description: 'True while the database has no user: POST /v1/setup makes the first owner' }) },
+  { title: 'SetupState', additionalProperties: false },
+);
+
 export const SetupDone = Type.Object(
   { user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() },
   { title: 'SetupDone', additionalProperties: false },

@@ -175,6 +175,9 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
       return { accepted: { workspace_id: inv.workspace_id, user_id: userId, role, session_id: made?.id ?? null }, session: made };
     },
 
+    /** True while there is no user: the first run is still to do. */
+    setupRequired: async () => !(await identity.anyUser(db)),
+
     /**
      * The first run without an operator (docs/spec-gaps.md, "Accounts and sign-in"): while there is no user, the setup code
      * printed at start makes the first owner, a workspace and a cookie session; afterwards 410.

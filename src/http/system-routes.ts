@@ -49,7 +49,7 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readin
   );
 
   const Exposition = { description: 'The Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } };
-  app.get('/metrics', { config: { auth: 'none', database: false, operationIdWhy: 'the Prometheus exposition, not a list of resources named metric' }, schema: { operationId: 'getPrometheusMetrics', tags: ['system'], summary: 'Prometheus metrics', description: 'Request counts and latencies by route and status, job queue depths, and the process metrics, in the Prometheus text format.', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
+  app.get('/metrics', { config: { auth: 'none', database: false, operationIdWhy: 'the Prometheus exposition, not a list of resources named metric' }, schema: { operationId: 'getPrometheusMetrics', tags: ['system'], summary: 'Prometheus metrics', description: 'Request counts and latencies by route and status, route schemas still compiling, the retained heap and the process metrics (CPU, memory, event-loop delay, handles), in the Prometheus text format.', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
     reply.header('content-type', metrics.contentType);
     return metrics.metrics();
   });

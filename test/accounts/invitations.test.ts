@@ -112,9 +112,16 @@ describe('invitations', () => {
 });
 
 describe('first run: POST /v1/setup', () => {
-  test('while there is no user, the setup code makes the first owner, a workspace and a cookie session; a wrong code is 403; then 410', async () => {
+  test('GET /v1/setup says the first run is to do; while there is no user, the setup code makes the first owner, a workspace and a cookie session; a wrong code is 403; then 410', async () => {
     const fresh = await createTestApp();
     try {
+      // GET /v1/setup tells a sign-in page that the first run is still to do, with no credential.
+      const state = async () => {
+        const res = await fresh.app.inject({ method: 'GET', url: '/v1/setup' });
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json() as { required: boolean };
+      };
+      assert.deepEqual(await state(), { required: true });
       const code = await issueSetupCode(fresh.database.db);
       assert.match(code!, /^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/);
       const body = { code, email: 'first@example.com', name: 'First', password: PASSWORD, workspace_name: 'Acme' };
@@ -129,6 +136,7 @@ describe('first run: POST /v1/setup', () => {
       assert.equal(again.statusCode, 410);
       assert.equal(firstError(again.json()).code, 7048);
       assert.equal(await issueSetupCode(fresh.database.db), null, 'no code once a user exists');
+      assert.deepEqual(await state(), { required: false });
     } finally {
       await fresh.close();
     }

@@ -280,7 +280,11 @@ describe('wsp secrets', () => {
     assert.equal((await runCli(['secrets', 'enable', secret.id, version1.id], { configDir })).code, 0);
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 0);
 
-    const destroyed = await runCli(['secrets', 'destroy', secret.id, version1.id, '--yes'], { configDir });
+    // Destroying is irreversible: a member is refused it (exit 1, the API's 403), an admin or owner does it.
+    const byMember = await runCli(['secrets', 'destroy', secret.id, version1.id, '--yes'], { configDir });
+    assert.equal(byMember.code, 1);
+    assert.match(byMember.stderr, /^error: 403: This needs the workspace role owner or admin \[7023\]/);
+    const destroyed = await runCli(['secrets', 'destroy', secret.id, version1.id, '--yes'], { configDir: await loggedIn(s.owner.userId) });
     assert.equal(destroyed.code, 0, destroyed.stderr);
     assert.match(destroyed.stdout, /state: +destroyed/);
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 1);

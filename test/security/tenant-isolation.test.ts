@@ -85,6 +85,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'POST /v1/sessions': 'public',
   'GET /v1/auth/providers': 'public',
   'POST /v1/setup': 'public',
+  'GET /v1/setup': 'public',
   'GET /v1/auth/oidc/start': 'public',
   'GET /v1/auth/oidc/callback': 'public',
   // A credential is optional: a live one of any workspace gets what the anonymous caller gets

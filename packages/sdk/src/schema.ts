@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Request counts and latencies by route and status, job queue depths, and the process metrics, in the Prometheus text format.
+         * @description Request counts and latencies by route and status, route schemas still compiling, the retained heap and the process metrics (CPU, memory, event-loop delay, handles), in the Prometheus text format.
          */
         get: operations["getPrometheusMetrics"];
         put?: never;
@@ -525,7 +525,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Whether the first run is still to do
+         * @description `required` is true while the database has no user: a sign-in page then offers the first-run form (POST /v1/setup with the code the server printed in its log) instead of a sign-in nobody can pass. Needs no credential; it says no more than POST /v1/setup's 403 or 410 would.
+         */
+        get: operations["getSetupState"];
         put?: never;
         /**
          * First run: make the first owner and workspace with the setup code
@@ -3185,6 +3189,11 @@ export interface components {
             workspace_id: string;
             /** @description The session made (its cookie is set) */
             session_id: string;
+        };
+        /** SetupState */
+        SetupState: {
+            /** @description True while the database has no user: POST /v1/setup makes the first owner */
+            required: boolean;
         };
         /** SignInBody */
         SignInBody: {
@@ -10478,6 +10487,119 @@ export interface operations {
             };
             /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSetupState: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "required": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetupState"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,7 +5,7 @@ import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { SessionContext } from '../../session.js';
 import { EVENT_TYPES, EVENT_TYPE_NAMES, type EventType } from '../../../../src/events/event-type-schemas.js';
-import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
+import { Allowed, Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, ShownOnce, Table, Time } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
 import { useAction, useLoad, useRefreshWhile } from '../../hooks.js';
 
@@ -58,6 +58,7 @@ export function WebhooksView() {
           );
         }}
       </Loaded>
+      <Allowed to="webhooks.manage">
       <form class="card form" onSubmit={submit} aria-labelledby="new-webhook" noValidate>
         <h2 id="new-webhook">New webhook</h2>
         <Field label="URL" name="webhook-url" error={errors['url']} hint="https, on a public address">
@@ -85,6 +86,7 @@ export function WebhooksView() {
           <button type="submit" disabled={create.busy}>Add webhook</button>
         </div>
       </form>
+      </Allowed>
     </section>
   );
 }
@@ -110,6 +112,7 @@ export function WebhookView() {
           return (
             <>
               <PageHead title={w.url} id="webhook-title">
+                <Allowed to="webhooks.manage">
                 <button type="button" class="secondary" onClick={async () => { await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } })); await refresh(); }}>
                   Send a test event
                 </button>
@@ -134,6 +137,7 @@ export function WebhookView() {
                     else await refresh();
                   }}
                 />
+                </Allowed>
               </PageHead>
               <p>
                 <Badge value={w.state} /> {w.disabled_reason && <span class="muted">{w.disabled_reason}</span>}

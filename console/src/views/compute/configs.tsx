@@ -2,8 +2,8 @@ import { useContext, useState } from 'preact/hooks';
 import type { operations } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
-import { SessionContext } from '../../session.js';
-import { ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { can, SessionContext } from '../../session.js';
+import { Allowed, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 
@@ -50,7 +50,7 @@ export function ComputeView() {
       <Loaded load={configs} what="configs">
         {(page) => {
           const rows = page.data;
-          if (rows.length === 0) return <p class="empty">No compute configs. A config says where machines run (region) and from what (image); make one below.</p>;
+          if (rows.length === 0) return <p class="empty">No compute configs. A config says where machines run (region) and from what (image){can(me, 'write') ? '; make one below.' : '.'}</p>;
           return (
             <ul class="rows">
               {rows.map((x) => (
@@ -58,6 +58,7 @@ export function ComputeView() {
                   <span>
                     <strong>{x.name}</strong> <span class="muted">{x.provider} · {x.region} · {x.image} · types {x.machine_type_filter} · made <Time at={x.created_at} /></span>
                   </span>
+                  <Allowed to="compute_configs.delete">
                   <ConfirmButton
                     label="Delete"
                     title={`Delete the config ${x.name}?`}
@@ -68,12 +69,14 @@ export function ComputeView() {
                       await configs.reload();
                     }}
                   />
+                  </Allowed>
                 </li>
               ))}
             </ul>
           );
         }}
       </Loaded>
+      {can(me, 'write') && (
       <form class="card form" onSubmit={submit} aria-labelledby="new-config" noValidate>
         <h2 id="new-config">New config</h2>
         {catalog.error ? <p role="alert" class="error">The provider's catalog cannot be read: {messageOf(catalog.error)}</p> : null}
@@ -102,6 +105,7 @@ export function ComputeView() {
           <button type="submit" disabled={create.busy || !c}>Create config</button>
         </div>
       </form>
+      )}
       {c && (
         <>
           <h2 id="types-title">Server types offered</h2>

@@ -3,8 +3,8 @@ import type { Machine } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
-import { SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { can, SessionContext } from '../../session.js';
+import { Allowed, Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors, relative } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { euros } from './configs.js';
@@ -64,7 +64,7 @@ export function MachinesView() {
       <Loaded load={machines} what="machines">
         {(page) => {
           const rows = page.data;
-          if (rows.length === 0) return <p class="empty">No machines. Make one below from a compute config.</p>;
+          if (rows.length === 0) return <p class="empty">{can(me, 'write') ? 'No machines. Make one below from a compute config.' : 'No machines.'}</p>;
           return (
             <ul class="rows">
               {rows.map((m) => (
@@ -77,12 +77,15 @@ export function MachinesView() {
                     </span>
                   </span>
                   <div class="actions">
+                    <Allowed to="write">
                     {m.status === 'running' && (
                       <button type="button" class="secondary" onClick={() => act1(m, 'suspend')} aria-label={`Suspend ${m.hostname}`}>Suspend</button>
                     )}
                     {m.status === 'suspended' && (
                       <button type="button" class="secondary" onClick={() => act1(m, 'resume')} aria-label={`Resume ${m.hostname}`}>Resume</button>
                     )}
+                    </Allowed>
+                    <Allowed to="machines.delete">
                     {!BUSY.has(m.status) && (
                       <ConfirmButton
                         label={`Delete ${m.hostname}`}
@@ -98,6 +101,7 @@ export function MachinesView() {
                         }}
                       />
                     )}
+                    </Allowed>
                   </div>
                 </li>
               ))}
@@ -126,6 +130,7 @@ export function MachinesView() {
           );
         }}
       </Loaded>
+      {can(me, 'write') && (
       <form class="card form" onSubmit={submit} aria-labelledby="new-machine" noValidate>
         <h2 id="new-machine">New machine</h2>
         {allConfigs.length === 0 ? (
@@ -160,6 +165,7 @@ export function MachinesView() {
           </>
         )}
       </form>
+      )}
     </section>
   );
 }

@@ -1,7 +1,7 @@
 import { useLocation, useRoute } from 'preact-iso';
 import type { Dashboard } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
-import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { WidgetCard, type Range } from './widgets.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
@@ -23,6 +23,7 @@ export function DashboardView() {
   const id = params['id']!;
   const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   const reset = useAction();
+  const remove = useAction();
   return (
     <Loaded load={load} what="the dashboard">
       {(d) => {
@@ -47,8 +48,11 @@ export function DashboardView() {
                   ))}
                 </select>
               </label>
-              <a class="button secondary" href={`/console/dashboards/${d.id}/edit`}>Edit</a>
+              <Allowed to="write">
+                <a class="button secondary" href={`/console/dashboards/${d.id}/edit`}>Edit</a>
+              </Allowed>
               <a class="button secondary" href={`/console/dashboards/${d.id}/revisions`}>History</a>
+              <Allowed to="write">
               <ConfirmButton
                 label="Reset"
                 title="Reset this dashboard?"
@@ -67,15 +71,33 @@ export function DashboardView() {
                   await load.reload();
                 }}
               />
+              <ConfirmButton
+                label="Delete"
+                title={`Delete ${d.name}?`}
+                danger
+                typeToConfirm={d.name}
+                body={<p>The dashboard and its history are deleted for good.</p>}
+                onConfirm={async () => {
+                  const res = await remove.run(() => api.DELETE('/v1/dashboards/{id}', { params: { path: { id: d.id }, header: ifMatch(d.etag) } }));
+                  if (res.ok) location.route('/console/dashboards');
+                  else await load.reload();
+                }}
+              />
+              </Allowed>
             </PageHead>
             {d.description && <p class="lead">{d.description}</p>}
             <p class="muted">
               Updated <Time at={d.updated_at} />
             </p>
             {reset.error ? <p role="alert" class="error">{explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}</p> : null}
+            {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'dashboard', 'delete') ?? messageOf(remove.error)}</p> : null}
             {widgets.length === 0 ? (
               <p class="empty">
-                No widgets yet. <a href={`/console/dashboards/${d.id}/edit`}>Add one</a>: a platform metric (machines, renders, writes…) or a snippet.
+                No widgets yet.
+                <Allowed to="write">
+                  {' '}
+                  <a href={`/console/dashboards/${d.id}/edit`}>Add one</a>: a platform metric (machines, renders, writes…) or a snippet.
+                </Allowed>
               </p>
             ) : (
               <div class="grid">

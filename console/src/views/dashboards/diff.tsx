@@ -2,7 +2,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import type { DashboardRevision as Revision, Widget } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
 import { useAction, useLoad } from '../../hooks.js';
 
 const show = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v, null, 2));
@@ -96,6 +96,7 @@ export function RevisionView() {
           <>
             <PageHead title={`Revision of ${new Date(revision.created_at * 1000).toLocaleString()}`} id="revision-title">
               {d && d.current_revision_id !== revision.id && (
+                <Allowed to="write">
                 <ConfirmButton
                   label="Restore this revision"
                   title="Restore this revision?"
@@ -109,6 +110,7 @@ export function RevisionView() {
                     else await dashboard.reload();
                   }}
                 />
+                </Allowed>
               )}
             </PageHead>
             <p class="muted">

@@ -3,7 +3,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import type { Dashboard, Schemas } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { Field, FormError, inputProps, Loaded, PageHead } from '../../components.js';
+import { Allowed, Field, FormError, inputProps, Loaded, PageHead } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 
@@ -42,7 +42,18 @@ export function EditDashboardView() {
   const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   return (
     <Loaded load={load} what="the dashboard">
-      {(d) => <EditForm dashboard={d} reload={load.reload} />}
+      {(d) => (
+        <Allowed
+          to="write"
+          otherwise={
+            <p class="empty">
+              Your role in this workspace reads dashboards but does not change them. <a href={`/console/dashboards/${d.id}`}>Back to {d.name}</a>
+            </p>
+          }
+        >
+          <EditForm dashboard={d} reload={load.reload} />
+        </Allowed>
+      )}
     </Loaded>
   );
 }

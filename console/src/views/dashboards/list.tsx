@@ -2,7 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { Dashboard } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
-import { SessionContext } from '../../session.js';
+import { can, SessionContext } from '../../session.js';
 import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
@@ -32,7 +32,7 @@ export function DashboardsView() {
         {(page) => {
           const rows = page.data;
           return rows.length === 0 ? (
-            <p class="empty">No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.</p>
+            <p class="empty">{can(me, 'write') ? 'No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.' : 'No dashboards yet.'}</p>
           ) : (
             <Table
               label="Dashboards"
@@ -48,6 +48,7 @@ export function DashboardsView() {
           );
         }}
       </Loaded>
+      {can(me, 'write') && (
       <form class="card form" onSubmit={submit} aria-labelledby="new-dashboard" noValidate>
         <h2 id="new-dashboard">New dashboard</h2>
         <Field label="Name" name="new-name" error={errors['name']}>
@@ -64,6 +65,7 @@ export function DashboardsView() {
           <button type="submit" disabled={create.busy}>Create dashboard</button>
         </div>
       </form>
+      )}
     </section>
   );
 }

@@ -4,7 +4,7 @@ import type { Render } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
-import { SessionContext } from '../../session.js';
+import { can, SessionContext } from '../../session.js';
 import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
@@ -65,6 +65,7 @@ function CommitFiles({ render }: { render: Render }) {
  * renders as the git history of its repository, a commit's files, and restoring a render.
  */
 export function InstallView() {
+  const me = useContext(SessionContext);
   const { params } = useRoute();
   const id = params['id']!;
   const install = useLoad(() => api.GET('/v1/installs/{id}', { params: { path: { id } } }), [id]);
@@ -130,7 +131,7 @@ export function InstallView() {
         )}
       </Loaded>
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
-      {i && (
+      {i && can(me, 'write') && (
         <form
           class="card form"
           aria-labelledby="values-title"
@@ -180,7 +181,7 @@ export function InstallView() {
                           {openCommit === r.id ? 'Hide files' : 'Files'}
                         </button>
                       )}
-                      {r.state === 'succeeded' && i && r.commit_sha !== repo.data?.head_commit_sha && (
+                      {r.state === 'succeeded' && i && can(me, 'write') && r.commit_sha !== repo.data?.head_commit_sha && (
                         <ConfirmButton
                           label="Restore"
                           title="Restore this render?"

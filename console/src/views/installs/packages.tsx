@@ -1,7 +1,7 @@
 import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
-import { SessionContext } from '../../session.js';
+import { can, SessionContext } from '../../session.js';
 import { Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
@@ -33,6 +33,7 @@ export function PackagesView() {
           );
         }}
       </Loaded>
+      {can(me, 'write') && (
       <form
         class="card form"
         aria-labelledby="new-package"
@@ -52,6 +53,7 @@ export function PackagesView() {
           <button type="submit" disabled={create.busy}>Create package</button>
         </div>
       </form>
+      )}
     </section>
   );
 }
@@ -70,6 +72,7 @@ export function parseValues(text: string): { values?: Record<string, unknown>; e
 
 /** A package's versions; one version's files, a preview of its render with values, and installing it. */
 export function PackageView() {
+  const me = useContext(SessionContext);
   const { params, query } = useRoute();
   const { route } = useLocation();
   const id = params['id']!;
@@ -120,7 +123,7 @@ export function PackageView() {
           <h2>Templates</h2>
           <Files files={version.data.files} label="Templates of this version" />
           <form class="card form" aria-labelledby="preview-title" noValidate onSubmit={(e) => e.preventDefault()}>
-            <h2 id="preview-title">Preview and install</h2>
+            <h2 id="preview-title">{can(me, 'write') ? 'Preview and install' : 'Preview'}</h2>
             <Field label="Values (JSON)" name="values" error={valuesError}>
               <textarea {...inputProps('values', valuesError)} rows={4} spellcheck={false} value={valuesText} onInput={(e) => setValuesText((e.target as HTMLTextAreaElement).value)} />
             </Field>
@@ -141,6 +144,8 @@ export function PackageView() {
             </div>
             <FormError error={previewing.error} fields={['values']} />
             {preview && <Files files={preview} label="Rendered files" />}
+            {can(me, 'write') && (
+            <>
             <Field label="Install name" name="install-name" error={errors['name']}>
               <input {...inputProps('install-name', errors['name'])} value={installName} onInput={(e) => setInstallName((e.target as HTMLInputElement).value)} />
             </Field>
@@ -157,6 +162,8 @@ export function PackageView() {
                 Install this version
               </button>
             </div>
+            </>
+            )}
           </form>
         </>
       )}

@@ -1,8 +1,8 @@
 import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api.js';
-import { SessionContext } from '../../session.js';
-import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
+import { can, SessionContext } from '../../session.js';
+import { Allowed, Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 
@@ -26,7 +26,7 @@ export function SecretsView() {
         {(page) => {
           const rows = page.data;
           return rows.length === 0 ? (
-            <p class="empty">No secrets yet. Name one below, then add its first version: its value is encrypted at rest and never shown unless asked for.</p>
+            <p class="empty">{can(me, 'write') ? 'No secrets yet. Name one below, then add its first version: its value is encrypted at rest and never shown unless asked for.' : 'No secrets yet.'}</p>
           ) : (
             <Table
               label="Secrets"
@@ -41,6 +41,7 @@ export function SecretsView() {
           );
         }}
       </Loaded>
+      <Allowed to="write">
       <form class="card form" onSubmit={submit} aria-labelledby="new-secret" noValidate>
         <h2 id="new-secret">New secret</h2>
         <Field label="Name" name="secret-name" error={errors['name']} hint="Unique in the workspace, such as DATABASE_URL">
@@ -51,6 +52,7 @@ export function SecretsView() {
           <button type="submit" disabled={create.busy}>Create secret</button>
         </div>
       </form>
+      </Allowed>
     </section>
   );
 }

@@ -1,11 +1,12 @@
-import { useState } from 'preact/hooks';
+import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import type { SecretVersion } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
-import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
+import { can, SessionContext } from '../../session.js';
 
 const toBase64 = (bytes: Uint8Array) => {
   let s = '';
@@ -64,6 +65,7 @@ function Reveal({ secretId, version }: { secretId: string; version: SecretVersio
 export function SecretView() {
   const { params } = useRoute();
   const { route } = useLocation();
+  const me = useContext(SessionContext);
   const id = params['id']!;
   const secret = useLoad(() => api.GET('/v1/secrets/{id}', { params: { path: { id } } }), [id]);
   const versions = useLoad(() => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
@@ -111,6 +113,7 @@ export function SecretView() {
       <Loaded load={secret} what="the secret">
         {() => (
           <PageHead title={s!.name} id="secret-title">
+            <Allowed to="secrets.delete">
             <ConfirmButton
               label="Delete secret"
               title={`Delete ${s!.name}?`}
@@ -123,6 +126,7 @@ export function SecretView() {
                 else await reloadAll();
               }}
             />
+            </Allowed>
           </PageHead>
         )}
       </Loaded>
@@ -132,7 +136,7 @@ export function SecretView() {
       <Loaded load={versions} what="versions">
         {(page) => {
           const rows = page.data;
-          if (rows.length === 0) return <p class="empty">No versions yet: add the first value below.</p>;
+          if (rows.length === 0) return <p class="empty">{can(me, 'write') ? 'No versions yet: add the first value below.' : 'No versions yet.'}</p>;
           return (
             <ul class="rows">
               {rows.map((v) => (
@@ -140,15 +144,20 @@ export function SecretView() {
                   <div>
                     <strong>Version {v.version_number}</strong> <Badge value={v.state} /> <span class="muted">added <Time at={v.created_at} /></span>
                     {v.comment && <p class="muted">{v.comment}</p>}
-                    <Reveal secretId={id} version={v} />
+                    <Allowed to="secrets.access">
+                      <Reveal secretId={id} version={v} />
+                    </Allowed>
                   </div>
                   <div class="actions">
+                    <Allowed to="write">
                     {v.state === 'disabled' && (
                       <button type="button" class="secondary" onClick={() => transition(v, 'enable')} aria-label={`Enable version ${v.version_number}`}>Enable</button>
                     )}
                     {v.state === 'enabled' && (
                       <button type="button" class="secondary" onClick={() => transition(v, 'disable')} aria-label={`Disable version ${v.version_number}`}>Disable</button>
                     )}
+                    </Allowed>
+                    <Allowed to="secret_versions.destroy">
                     {v.state !== 'destroyed' && s && (
                       <ConfirmButton
                         label={`Destroy version ${v.version_number}`}
@@ -160,6 +169,7 @@ export function SecretView() {
                         onConfirm={() => transition(v, 'destroy')}
                       />
                     )}
+                    </Allowed>
                   </div>
                 </li>
               ))}
@@ -167,6 +177,8 @@ export function SecretView() {
           );
         }}
       </Loaded>
+      {/* Only for a secret that exists, and for those who may write. */}
+      {s && can(me, 'write') && (
       <form class="card form" onSubmit={submit} aria-labelledby="new-version" noValidate>
         <h2 id="new-version">Add a version</h2>
         <Field label="Value" name="value" error={errors['data']} hint="Paste it here, or choose a file instead">
@@ -191,6 +203,7 @@ export function SecretView() {
           <button type="submit" disabled={add.busy || (!file && value === '')}>Add version</button>
         </div>
       </form>
+      )}
     </section>
   );
 }
