@@ -1,18 +1,14 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { issueSetupCode } from '../../src/accounts/setup-code.js';
 
 const PASSWORD = 'a long enough password';
 
-let h: TestApp;
-let s: Seed;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 let n = 0;
 const email = () => `invitee-${++n}-${Date.now()}@example.com`;

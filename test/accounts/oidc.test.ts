@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { startProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { loadConfig } from '../../src/config.js';
 import { safeReturnTo } from '../../src/accounts/oidc.js';
@@ -14,19 +15,22 @@ import { sql } from 'kysely';
 const PUBLIC_URL = 'http://localhost:8080';
 
 let idp: TestProvider;
-let h: TestApp;
 let open: TestApp;
 let s: Seed;
 
-before(async () => {
+const h = useTestApp(async () => {
   idp = await startProvider(`${PUBLIC_URL}/v1/auth/oidc/callback`);
   const oidc = { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, autoCreate: false };
-  h = await createTestApp({ config: { publicUrl: PUBLIC_URL, oidc } });
-  open = await createTestApp({ config: { publicUrl: PUBLIC_URL, oidc: { ...oidc, autoCreate: true } } });
-  s = await h.seed();
+  return {
+    config: { publicUrl: PUBLIC_URL, oidc },
+    seed: false,
+    setup: async () => {
+      open = await createTestApp({ config: { publicUrl: PUBLIC_URL, oidc: { ...oidc, autoCreate: true } } });
+      s = await h.seed();
+    },
+  };
 });
 after(async () => {
-  await h.close();
   await open.close();
   await idp.close();
 });

@@ -1,17 +1,13 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError, userWithPassword } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 const PASSWORD = 'correct horse battery staple';
 
-let h: TestApp;
-let s: Seed;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 /** A user with an email and a password, member of the seed's workspace. */
 const person = (role: 'owner' | 'admin' | 'member' = 'member') => userWithPassword(h, PASSWORD, { workspaceId: s.workspaceId, role });

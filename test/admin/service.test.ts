@@ -1,15 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { AdminError } from '../../src/admin/service.js';
 import { failAtCommit } from '../installs/fixture.js';
 
 /** The operator commands' rules, in process (test/cli/admin.test.ts runs them as commands). */
-let h: TestApp;
-before(async () => {
-  h = await createTestApp();
-});
-after(() => h.close());
+const h = useTestApp({ seed: false });
 
 const counts = async () => {
   const db = h.database.db;

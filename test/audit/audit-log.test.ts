@@ -1,27 +1,26 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, userWithPassword, type Seed } from '../helpers/harness.js';
+import { useTestApp, type Body, type Schemas } from '../helpers/test-app.js';
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
 
 /** GET /v1/audit_events (docs/spec-gaps.md, "Events and the audit log"): who may read it, its filters and pages, its retention. */
-let h: TestApp;
-let s: Seed;
 let other: Seed;
 const PASSWORD = 'a long enough password';
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  other = await h.seed('Other');
+const h = useTestApp({
+  setup: async () => {
+    other = await h.seed('Other');
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
-type Event = { id: string; type: string; workspace_id: string; actor: { kind: string; id: string | null }; credential_id: string | null; resource: { type: string; id: string }; created_at: number; data: Record<string, unknown> };
+type Event = Schemas['AuditEvent'];
 const audit = async (query = '', credential = s.owner.session, workspace: string | undefined = s.workspaceId) => h.app.inject({ method: 'GET', url: `/v1/audit_events${query}`, headers: as(credential, workspace) });
 const events = async (query = '') => {
   const res = await audit(query);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { data: Event[]; has_more: boolean; next_cursor: string | null };
+  return res.json() as Body<'/v1/audit_events', 'get'>;
 };
 const write = async (method: string, url: string, payload?: object, credential = s.owner.session, headers: Record<string, string> = {}) => {
   const res = await h.app.inject({ method: method as 'POST', url, headers: as(credential, s.workspaceId, headers), ...(payload ? { payload } : {}) });

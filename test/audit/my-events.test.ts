@@ -1,26 +1,21 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, userWithPassword } from '../helpers/harness.js';
+import { useTestApp, type Body } from '../helpers/test-app.js';
 
 /**
  * GET /v1/me/events (issue 50, point 8): each person's own security log. Sign-ins belong to no
  * workspace, so a workspace's audit log never shows them and its filter does not offer them.
  */
-let h: TestApp;
-let s: Seed;
 const PASSWORD = 'a long enough password';
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
-type Event = { id: string; type: string; workspace_id: string | null; actor: { kind: string; id: string | null }; resource: { type: string; id: string }; ip: string | null; user_agent: string | null; created_at: number; data: Record<string, unknown> };
 const mine = async (credential: string, query = '') => {
   const res = await h.app.inject({ method: 'GET', url: `/v1/me/events${query}`, headers: as(credential) });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as { data: Event[]; has_more: boolean; next_cursor: string | null };
+  return res.json() as Body<'/v1/me/events', 'get'>;
 };
 const signIn = (email: string, password: string, userAgent = 'test-agent/1') =>
   h.app.inject({ method: 'POST', url: '/v1/sessions', headers: { 'user-agent': userAgent }, payload: { email, password } });

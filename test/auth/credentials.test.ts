@@ -1,21 +1,17 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import zlib from 'node:zlib';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dumpAllRows } from '../helpers/db.js';
 import { apiTokenChecksum, hasValidChecksum } from '../../src/auth/credentials.js';
 import { crc32 } from 'node:zlib';
 import { base62 } from '../../src/shared/crypto.js';
 
 /** docs/spec-gaps.md, "Credentials and tokens": what a bearer credential must look like, and how API tokens are made and kept. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const get = (authorization: string | undefined, url = '/v1/me') =>
   h.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } });

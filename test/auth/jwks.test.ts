@@ -1,9 +1,10 @@
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair, exportJWK, exportSPKI, type CryptoKey } from 'jose';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /** docs/spec-gaps.md, "Credentials and tokens": WSP_JWT_JWKS_URL, served here by a local HTTP server on 127.0.0.1. */
 const ISS = 'https://idp.jwks.test';
@@ -14,10 +15,8 @@ let fetches = 0;
 let ec: { publicKey: CryptoKey; privateKey: CryptoKey };
 let rsa: { publicKey: CryptoKey; privateKey: CryptoKey };
 let stranger: { publicKey: CryptoKey; privateKey: CryptoKey };
-let h: TestApp;
-let s: Seed;
 
-before(async () => {
+const h = useTestApp(async () => {
   ec = await generateKeyPair('ES256', { extractable: true });
   rsa = await generateKeyPair('RS256', { extractable: true });
   stranger = await generateKeyPair('ES256', { extractable: true });
@@ -35,11 +34,12 @@ before(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  h = await createTestApp({ config: { jwt: { jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`, publicKey: undefined, issuer: ISS, audience: AUD } } });
-  s = await h.seed();
+  return {
+    config: { jwt: { jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`, publicKey: undefined, issuer: ISS, audience: AUD } },
+  };
 });
+const s = h.seeded;
 after(async () => {
-  await h.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });

@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, generateKeyPair, exportSPKI, exportJWK, type CryptoKey, type JWTPayload } from 'jose';
 import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -22,26 +23,27 @@ let ecPem: string;
 let rsaPem: string;
 
 /** App with the EC key given as config (WSP_JWT_PUBLIC_KEY), timed by the app's ManualClock. */
-let h: TestApp;
-let s: Seed;
 /** App with the RSA key, built with createTestApp({ verifyJwt }). */
 let hr: TestApp;
 let sr: Seed;
 
-before(async () => {
+const h = useTestApp(async () => {
   ec = await generateKeyPair('ES256', { extractable: true });
   ecOther = await generateKeyPair('ES256', { extractable: true });
   rsa = await generateKeyPair('RS256', { extractable: true });
   rsaPs = await generateKeyPair('PS256', { extractable: true });
   ecPem = await exportSPKI(ec.publicKey);
   rsaPem = await exportSPKI(rsa.publicKey);
-  h = await createTestApp({ config: { jwt: { publicKey: ecPem, issuer: ISS, audience: AUD, jwksUrl: undefined } } });
-  s = await h.seed();
-  hr = await createTestApp({ verifyJwt: await createJwtVerifier({ publicKey: rsaPem, issuer: ISS, audience: AUD }) });
-  sr = await hr.seed();
+  return {
+    config: { jwt: { publicKey: ecPem, issuer: ISS, audience: AUD, jwksUrl: undefined } },
+    setup: async () => {
+      hr = await createTestApp({ verifyJwt: await createJwtVerifier({ publicKey: rsaPem, issuer: ISS, audience: AUD }) });
+      sr = await hr.seed();
+    },
+  };
 });
+const s = h.seeded;
 after(async () => {
-  await h.close();
   await hr.close();
 });
 

@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { PERMISSIONS, PERMISSION_NAMES, type Permission } from '../../src/auth/roles.js';
 import { secretClient } from '../secrets/secret-client.js';
 
@@ -9,8 +10,6 @@ import { secretClient } from '../secrets/secret-client.js';
  * owners and admins alone take the irreversible and workspace-wide actions, `GET /v1/me` lists
  * what each membership may do, and API tokens act within their scopes, never a role.
  */
-let h: TestApp;
-let s: Seed;
 let viewer: { userId: string; session: string };
 
 async function memberWith(role: 'viewer' | 'member') {
@@ -26,12 +25,12 @@ async function tokenWith(scopes: string[]): Promise<string> {
   return (res.json() as { token: string }).token;
 }
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  viewer = await memberWith('viewer');
+const h = useTestApp({
+  setup: async () => {
+    viewer = await memberWith('viewer');
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: object; headers?: Record<string, string> };
 /** Guarded actions whose routes this build does not have yet (docs/spec-gaps.md, "Roles (issue 50)"). */

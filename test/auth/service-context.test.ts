@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * The spec's four Authentication rules on Service-Context, for each kind of credential:
@@ -14,18 +15,20 @@ import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpe
 const ISS = 'https://idp.sc.test';
 const AUD = 'wsp';
 let key: CryptoKey;
-let h: TestApp;
-let s: Seed;
 let other: Seed;
 
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256', { extractable: true });
   key = pair.privateKey;
-  h = await createTestApp({ config: { jwt: { publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined } } });
-  s = await h.seed('Home');
-  other = await h.seed('Other');
+  return {
+    config: { jwt: { publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined } },
+    seed: 'Home',
+    setup: async () => {
+      other = await h.seed('Other');
+    },
+  };
 });
-after(() => h.close());
+const s = h.seeded;
 
 async function jwtFor(userId: string) {
   const now = Math.floor(h.clock.nowMs() / 1000);

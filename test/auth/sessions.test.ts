@@ -1,15 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /** docs/spec-gaps.md, "Credentials and tokens": session tokens idle out after 30 days, are extended on use, and can be revoked. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const DAY = 24 * 3600;
 const me = (session: string) => h.app.inject({ method: 'GET', url: '/v1/me', headers: as(session) });

@@ -1,4 +1,4 @@
-import { test, before, after, describe } from 'node:test';
+import { test, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
-import { createTestApp, as, ENGINE, type TestApp } from '../helpers/harness.js';
+import { as, ENGINE } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { adminJson, adminJsonOf, runWsp, wspEnv, type RunResult } from '../helpers/processes.js';
 import { runAdmin } from '../../src/cli/admin.js';
 
@@ -21,14 +22,15 @@ import { runAdmin } from '../../src/cli/admin.js';
  */
 const ISS = 'https://idp.cli.test';
 const AUD = 'wsp';
-let h: TestApp;
 let jwtKey: CryptoKey;
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256', { extractable: true });
   jwtKey = pair.privateKey;
-  h = await createTestApp({ config: { jwt: { publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined } } });
+  return {
+    config: { jwt: { publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined } },
+    seed: false,
+  };
 });
-after(() => h.close());
 
 /** `wsp admin ...args` in this process, with the environment the binary would get (and `stdin` piped in). */
 async function inProcess(args: string[], env: Record<string, string> = h.dbEnv, stdin = ''): Promise<RunResult> {

@@ -5,7 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { runClient } from '../../src/cli/client/index.js';
 import type { Io } from '../../src/cli/client/output.js';
 import { writeCredentials } from '../../src/cli/client/credentials.js';
-import { createTestApp, type Seed, type TestApp } from '../helpers/harness.js';
+import type { Seed, TestApp } from '../helpers/harness.js';
 
 export interface CliRun {
   code: number;
@@ -78,23 +78,13 @@ export function userCodeIn(stderr: string): string | null {
 }
 
 /**
- * A listening app with a seeded workspace and a config directory holding the credentials of
- * one of its people, as after `wsp login` and `wsp workspace use`. `close` removes the
- * directories and closes the app (call from `after`).
+ * The app listening, and a config directory holding the credentials of one of the seed's people,
+ * as after `wsp login` and `wsp workspace use` (a useTestApp `setup`; `removeTempConfigDirs`
+ * in its `teardown` removes the directory).
  */
-export async function loggedInServer(who: 'owner' | 'admin' | 'member'): Promise<{ h: TestApp; s: Seed; configDir: string; close(): Promise<void> }> {
-  const h = await createTestApp();
-  const s = await h.seed();
+export async function logInTo(h: TestApp, s: Seed, who: 'owner' | 'admin' | 'member'): Promise<string> {
   const server = await h.app.listen({ port: 0, host: '127.0.0.1' });
   const configDir = tempConfigDir();
   writeCredentials({ server, token: s[who].session, user_id: s[who].userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
-  return {
-    h,
-    s,
-    configDir,
-    async close() {
-      removeTempConfigDirs();
-      await h.close();
-    },
-  };
+  return configDir;
 }

@@ -1,24 +1,23 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { writeCredentials } from '../../src/cli/client/credentials.js';
 import { removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
 
 /** The client commands in process against a listening server (login itself: client-login.test.ts). */
-let h: TestApp;
-let s: Seed;
 let server: string;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+const h = useTestApp({
+  setup: async () => {
+    server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(async () => {
-  removeTempConfigDirs();
-  await h.close();
-});
+const s = h.seeded;
 
 /** A config directory logged in as `userId` with a session of its own. */
 async function loggedIn(userId: string, workspace: string | null = s.workspaceId): Promise<string> {

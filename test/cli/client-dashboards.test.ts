@@ -1,18 +1,20 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestApp, Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dashboardBody, dashboardsClient } from '../dashboards/fixtures.js';
-import { loggedInServer, runCli } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli } from './cli-harness.js';
 
 /** `wsp dashboards revisions` follows the pages (10 at most each, as the spec bounds them). */
-let h: TestApp;
-let s: Seed;
 let configDir: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('member'));
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'member');
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 test('one page of revisions by default, every one with --all; a table for people', async () => {
   const c = dashboardsClient(h, s);

@@ -1,27 +1,30 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { TestApp, Seed } from '../helpers/harness.js';
+import type { Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { runWsp } from '../helpers/processes.js';
-import { loggedInServer, runCli, tempConfigDir } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli, tempConfigDir } from './cli-harness.js';
 
 /** WSP_TOKEN, WSP_SERVER and WSP_WORKSPACE (issue 20): CI jobs and scripts without a login. */
-let h: TestApp;
-let s: Seed;
 let other: Seed;
 let configDir: string;
 let server: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('admin'));
-  other = await h.seed('Other');
-  server = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${s.apiToken}` }, payload: { name: 'mine' } });
-  await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${other.apiToken}` }, payload: { name: 'theirs' } });
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'admin');
+    other = await h.seed('Other');
+    server = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${s.apiToken}` }, payload: { name: 'mine' } });
+    await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: { authorization: `Bearer ${other.apiToken}` }, payload: { name: 'theirs' } });
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 const names = (stdout: string) => (JSON.parse(stdout).data as { name: string }[]).map((x) => x.name);
 

@@ -1,17 +1,19 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type TestApp, type Seed } from '../helpers/harness.js';
-import { loggedInServer, runCli, runCliOk } from './cli-harness.js';
+import { useTestApp } from '../helpers/test-app.js';
+import { logInTo, removeTempConfigDirs, runCli, runCliOk } from './cli-harness.js';
 
 /** The CLI of docs/spec-gaps.md, "Events and the audit log": `wsp audit list` and `wsp webhooks ...` (the admin's session). */
-let h: TestApp;
-let s: Seed;
 let configDir: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('admin'));
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'admin');
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 const wsp = (...argv: string[]) => runCliOk(argv, { configDir });
 

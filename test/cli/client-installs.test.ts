@@ -1,20 +1,22 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestApp, Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
-import { loggedInServer, runCli } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli } from './cli-harness.js';
 
 /** `wsp installs restore`: If-Match and Idempotency-Key sent, then the operation waited for. */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let configDir: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('admin'));
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'admin');
+    f = installFixture(h, s);
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 /** An install rendered at 1.0.0 and then at 2.0.0: two succeeded renders. */
 async function twoRenders() {

@@ -1,22 +1,25 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
-import { loggedInServer, runCli } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli } from './cli-harness.js';
 
 /** The CLI of docs/spec-gaps.md, "Lifecycles" on the embedded provider: compute catalog, machines list/resume/delete, secrets by name and latest, packages preview. */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let configDir: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('admin'));
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'admin');
+    f = installFixture(h, s);
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 const api = async (method: 'GET' | 'POST', url: string, payload?: object, extra: Record<string, string> = {}) => {
   const res = await h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });

@@ -1,24 +1,23 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { removeTempConfigDirs, runCli, tempConfigDir, userCodeIn } from './cli-harness.js';
 
 /** `wsp login`, `whoami`, `logout` in process, against a listening server whose clock the test moves. */
-let h: TestApp;
-let s: Seed;
 let server: string;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+const h = useTestApp({
+  setup: async () => {
+    server = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(async () => {
-  removeTempConfigDirs();
-  await h.close();
-});
+const s = h.seeded;
 
 const approve = (credential: string, userCode: string, decision: 'approve' | 'deny' = 'approve') =>
   h.app.inject({ method: 'POST', url: `/v1/oauth/device/${decision}`, headers: as(credential), payload: { user_code: userCode } });

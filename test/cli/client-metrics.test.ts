@@ -1,18 +1,20 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestApp, Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
-import { loggedInServer, runCli, runCliOk } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli, runCliOk } from './cli-harness.js';
 
 /** `wsp metrics list|series` and `wsp renders files`: the routes of issue 19 from the command line. */
-let h: TestApp;
-let s: Seed;
 let configDir: string;
-let close: () => Promise<void>;
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('admin'));
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'admin');
+  },
+  teardown: async () => {
+    removeTempConfigDirs();
+  },
 });
-after(() => close());
+const s = h.seeded;
 
 const wsp = (...argv: string[]) => runCliOk(argv, { configDir });
 

@@ -1,13 +1,13 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Seed, TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { clientCommands } from '../../src/cli/client/index.js';
 import { writeCredentials } from '../../src/cli/client/credentials.js';
-import { loggedInServer, runCli, tempConfigDir, type CliOptions, type CliRun } from './cli-harness.js';
+import { logInTo, removeTempConfigDirs, runCli, tempConfigDir, type CliOptions, type CliRun } from './cli-harness.js';
 
 /**
  * Every `wsp` client command against a listening server, as a person with a shell uses them:
@@ -17,25 +17,25 @@ import { loggedInServer, runCli, tempConfigDir, type CliOptions, type CliRun } f
  * new command comes with its use here. Login, logout and git's credential helper have files of
  * their own (client-login, git-credential); they are listed in ELSEWHERE.
  */
-let h: TestApp;
-let s: Seed;
 let configDir: string;
 let server: string;
-let close: () => Promise<void>;
 let scratch: string;
 const ran = new Set<string>();
 const ELSEWHERE = new Set(['login', 'logout', 'auth setup-git', 'auth git-credential']);
 const NAMES = clientCommands().map((c) => c.name);
 
-before(async () => {
-  ({ h, s, configDir, close } = await loggedInServer('owner'));
-  server = JSON.parse(fs.readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).server;
-  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-every-'));
+const h = useTestApp({
+  setup: async () => {
+    configDir = await logInTo(h, s, 'owner');
+    server = JSON.parse(fs.readFileSync(path.join(configDir, 'credentials.json'), 'utf8')).server;
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-every-'));
+  },
+  teardown: async () => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    removeTempConfigDirs();
+  },
 });
-after(async () => {
-  fs.rmSync(scratch, { recursive: true, force: true });
-  await close();
-});
+const s = h.seeded;
 
 const runJobs = () => h.app.jobs.runDue().then(() => undefined);
 

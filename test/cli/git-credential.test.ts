@@ -1,10 +1,10 @@
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 import { runWsp } from '../helpers/processes.js';
@@ -15,8 +15,6 @@ import { runCli } from './cli-harness.js';
  * `wsp auth setup-git` (issue 20): after it, plain `git clone <clone_url>` and `git fetch` work
  * with the login, git asking `wsp auth git-credential` (a real process) for it; judged by git.
  */
-let h: TestApp;
-let s: Seed;
 let front: PublicAddress;
 let work: string;
 let configDir: string;
@@ -24,24 +22,27 @@ let gitConfig: string;
 let cloneUrl: string;
 let head: string;
 
-before(async () => {
+const h = useTestApp(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-git-auth-'));
   configDir = path.join(work, 'wsp');
   gitConfig = path.join(work, 'gitconfig');
   fs.writeFileSync(gitConfig, '');
   front = await publicAddress();
-  h = await createTestApp({ config: { publicUrl: front.url } });
-  s = await h.seed();
-  front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
-  const f = installFixture(h, s);
-  const { install } = await f.installed({ who: 'git' });
-  await h.app.jobs.runDue();
-  ({ clone_url: cloneUrl, head_commit_sha: head } = await f.ok('GET', `/v1/installs/${install.id}/repository`));
-  // Logged in as the member, in the workspace, as `wsp login` leaves it.
-  writeCredentials({ server: front.url, token: s.member.session, user_id: s.member.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+  return {
+    config: { publicUrl: front.url },
+    setup: async () => {
+      front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+      const f = installFixture(h, s);
+      const { install } = await f.installed({ who: 'git' });
+      await h.app.jobs.runDue();
+      ({ clone_url: cloneUrl, head_commit_sha: head } = await f.ok('GET', `/v1/installs/${install.id}/repository`));
+      // Logged in as the member, in the workspace, as `wsp login` leaves it.
+      writeCredentials({ server: front.url, token: s.member.session, user_id: s.member.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: configDir });
+    },
+  };
 });
+const s = h.seeded;
 after(async () => {
-  await h.close();
   await front.close();
   fs.rmSync(work, { recursive: true, force: true });
 });

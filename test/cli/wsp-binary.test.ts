@@ -1,10 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { startServer, type ServerProcess } from '../helpers/processes.js';
 import { ROOT } from '../../scripts/sdk-generate.js';
 import { removeTempConfigDirs, tempConfigDir, userCodeIn } from './cli-harness.js';
@@ -14,7 +15,6 @@ import { removeTempConfigDirs, tempConfigDir, userCodeIn } from './cli-harness.j
  * `wsp serve` on the test's database: login approved from the test, tokens, secrets, --json.
  */
 const BIN = path.join(ROOT, 'bin/wsp.js');
-let h: TestApp;
 let s: Seed;
 let url: string;
 let server: ServerProcess | undefined;
@@ -29,20 +29,21 @@ const PUBLIC_URL = 'https://wsp.example.test';
 /** Only what the commands need, so nothing of the developer's own setup leaks in. */
 const baseEnv = () => ({ PATH: process.env.PATH ?? '', HOME: configDir });
 
-before(async () => {
-  h = await createTestApp();
-  // The server runs on real time: the seeded sessions must be fresh by it.
-  h.clock.set(Date.now());
-  s = await h.seed();
-  configDir = tempConfigDir();
-  // On port 0: the address is read back from the server's 'listening' line.
-  server = await startServer({ ...h.dbEnv, WSP_PUBLIC_URL: PUBLIC_URL, WSP_MASTER_KEY: h.config.masterKey! });
-  url = server.url;
-});
-after(async () => {
-  await server?.stop('SIGTERM');
-  removeTempConfigDirs();
-  await h.close();
+const h = useTestApp({
+  seed: false,
+  setup: async () => {
+    // The server runs on real time: the seeded sessions must be fresh by it.
+    h.clock.set(Date.now());
+    s = await h.seed();
+    configDir = tempConfigDir();
+    // On port 0: the address is read back from the server's 'listening' line.
+    server = await startServer({ ...h.dbEnv, WSP_PUBLIC_URL: PUBLIC_URL, WSP_MASTER_KEY: h.config.masterKey! });
+    url = server.url;
+  },
+  teardown: async () => {
+    await server?.stop('SIGTERM');
+    removeTempConfigDirs();
+  },
 });
 
 interface Result {

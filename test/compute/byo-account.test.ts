@@ -1,14 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { BYO_TOKEN, computeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, suspend, suspensions, type ComputeTest } from './setup.js';
+import { BYO_TOKEN, useComputeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, suspend, suspensions } from './setup.js';
 
 /** Bring-your-own machine account: a config with secret_id acts with the secret's newest enabled version. */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 async function secret(name: string, ...tokens: string[]) {
   const made = await t.h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(t.s.apiToken), payload: { name } });

@@ -1,15 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
-import { computeTestApp, CONFIG_BODY, createConfig, type ComputeTest } from './setup.js';
+import { useComputeTestApp, CONFIG_BODY, createConfig } from './setup.js';
 
 /** docs/spec-gaps.md, "Lifecycles": GET /v1/compute/catalog from the provider (the HTTP adapter against the stub of its API), kept briefly. */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const catalog = (credential = t.s.apiToken) => t.h.app.inject({ method: 'GET', url: '/v1/compute/catalog', headers: as(credential) });
 const providerCalls = () => t.stub.requestsTo('GET', /^\/(locations|server_types|images)$/).length;

@@ -1,14 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { computeTestApp, CONFIG_BODY, createConfig, type ComputeTest } from './setup.js';
+import { useComputeTestApp, CONFIG_BODY, createConfig } from './setup.js';
 import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
 
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const post = (payload: unknown, credential = t.s.apiToken) =>
   t.h.app.inject({ method: 'POST', url: '/v1/compute/configs', headers: as(credential), payload: payload as object });

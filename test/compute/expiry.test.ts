@@ -1,22 +1,24 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as } from '../helpers/harness.js';
 import type { JobRunner } from '../../src/jobs/runner.js';
 import { expiryScanJob, SNAPSHOT_DELETE_RETRY_SECONDS } from '../../src/compute/scheduler/expiry-scan.js';
 import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
-import { computeTestApp, secondInstance, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { useComputeTestApp, secondInstance, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions } from './setup.js';
 
 const DAY = 86_400;
-let t: ComputeTest;
 /** A second server instance's worker on the same database and provider. */
 let other: JobRunner;
 let otherDeps: ComputeJobDeps;
 
-before(async () => {
-  t = await computeTestApp({ schedulerIntervalSeconds: 60 });
-  ({ runner: other, deps: otherDeps } = secondInstance(t, 'second-instance'));
-});
-after(() => t.close());
+const t = useComputeTestApp(
+  { schedulerIntervalSeconds: 60 },
+  {
+    setup: () => {
+      ({ runner: other, deps: otherDeps } = secondInstance(t, 'second-instance'));
+    },
+  },
+);
 
 interface Notice {
   id: string;

@@ -1,7 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as } from '../helpers/harness.js';
-import { computeTestApp, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { useComputeTestApp, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions } from './setup.js';
 
 /**
  * A machine job that gives up (the provider failing for all its attempts, or refusing) must
@@ -9,11 +9,7 @@ import { computeTestApp, createConfig, getMachine, getOperation, PLATFORM_TOKEN,
  * lost: what it started is put right once the provider can confirm it, however long that
  * takes, and the machine stays in its transitional state (operation pending) until then.
  */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const FOREVER = 1_000_000;
 const platform = () => t.stub.project(PLATFORM_TOKEN);

@@ -1,9 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { cpuClock } from '../helpers/timing.js';
 import { compileGlob } from '../../src/compute/configs/glob.js';
-import { computeTestApp, CONFIG_BODY, createConfig, type ComputeTest } from './setup.js';
+import { useComputeTestApp, CONFIG_BODY, createConfig } from './setup.js';
 
 /** machine_type_filter globs: their meaning, and a matcher whose cost no pattern can blow up. */
 describe('compileGlob', () => {
@@ -85,11 +85,7 @@ describe('compileGlob', () => {
 });
 
 describe('the glob on the request path', () => {
-  let t: ComputeTest;
-  before(async () => {
-    t = await computeTestApp();
-  });
-  after(() => t.close());
+  const t = useComputeTestApp();
 
   test('a config whose filter is 99 stars and an x answers 422 at once; a machine of a 20-star filter checks a 64-character server_type at once', async () => {
     const cpu = cpuClock();

@@ -1,14 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { BYO_TOKEN, computeTestApp, secondInstance, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { BYO_TOKEN, useComputeTestApp, secondInstance, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions } from './setup.js';
 
 /** docs/spec-gaps.md, "Lifecycles": DELETE /v1/machines/{id}, POST /v1/machines/{id}:resume, and the compute config's 409 naming its machines. */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const FOREVER = 1_000_000;
 const serversOf = (machineId: string, token = PLATFORM_TOKEN) => [...t.stub.project(token).servers.values()].filter((s) => s.labels['wsp-machine'] === machineId.slice(4));

@@ -1,15 +1,14 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { computeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, type ComputeTest } from './setup.js';
+import { useComputeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine } from './setup.js';
 
-let t: ComputeTest;
 let configId: string;
-before(async () => {
-  t = await computeTestApp();
-  configId = await createConfig(t);
+const t = useComputeTestApp({}, {
+  setup: async () => {
+    configId = await createConfig(t);
+  },
 });
-after(() => t.close());
 
 const create = (payload: Record<string, unknown>, credential = t.s.apiToken) =>
   t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(credential), payload });

@@ -1,18 +1,14 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { runWsp } from '../helpers/processes.js';
-import { computeTestApp, getMachine, getOperation, runningMachine, suspensions, type ComputeTest } from './setup.js';
+import { useComputeTestApp, getMachine, getOperation, runningMachine, suspensions } from './setup.js';
 
 /**
  * docs/spec-gaps.md, "Compute": `downgrade` is the reason when the platform suspends a machine for a plan
  * downgrade. The platform does that through `wsp admin machine suspend` (the real binary,
  * offline against the database), which queues the same job as the API's `:suspend`.
  */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const admin = (...args: string[]) => runWsp(['admin', 'machine', 'suspend', ...args], t.h.dbEnv);
 /** The command runs on real time (it queues the job for now); the app's worker runs on the test's clock. */

@@ -1,4 +1,6 @@
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { after } from 'node:test';
+import { as, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import type { Config } from '../../src/config.js';
 import pino from 'pino';
 import { ProviderStub } from './provider-stub.js';
@@ -19,24 +21,26 @@ export interface ComputeTest {
   close(): Promise<void>;
 }
 
-/** An app whose provider adapter talks HTTP to a fresh stub of the provider's API. */
-export async function computeTestApp(config: Partial<Config> = {}): Promise<ComputeTest> {
+/**
+ * An app whose provider adapter talks HTTP to a fresh stub of the provider's API, for the whole
+ * file (or describe) as useTestApp: its before/after registered, `setup` run once the app, its
+ * seed and the stub exist. The stub stops after the app closes.
+ */
+export function useComputeTestApp(config: Partial<Config> = {}, opts: { setup?: (t: ComputeTest) => unknown } = {}): ComputeTest {
   const stub = new ProviderStub([PLATFORM_TOKEN, BYO_TOKEN]);
-  await stub.start();
-  const h = await createTestApp({
-    config: { provider: { id: 'hetzner', url: stub.url, token: PLATFORM_TOKEN, timeoutMs: 2000, actionPollMs: 1 }, ...config },
+  const h = useTestApp(async () => {
+    await stub.start();
+    return {
+      config: { provider: { id: 'hetzner', url: stub.url, token: PLATFORM_TOKEN, timeoutMs: 2000, actionPollMs: 1 }, ...config },
+      setup: async () => {
+        stub.now = () => h.clock.nowMs();
+        await opts.setup?.(t);
+      },
+    };
   });
-  stub.now = () => h.clock.nowMs();
-  const s = await h.seed();
-  return {
-    h,
-    s,
-    stub,
-    async close() {
-      await h.close();
-      await stub.stop();
-    },
-  };
+  after(() => stub.stop());
+  const t: ComputeTest = { h, s: h.seeded, stub, close: () => h.close() };
+  return t;
 }
 
 export const CONFIG_BODY = { name: 'web', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04', machine_type_filter: 'cx*' };

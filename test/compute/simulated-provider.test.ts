@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,13 +9,8 @@ import { loadConfig, ConfigError } from '../../src/config.js';
 import { runWsp } from '../helpers/processes.js';
 
 /** With no WSP_PROVIDER_URL the embedded simulated provider serves the whole compute flow offline. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp({ config: { suspensionRetentionDays: 3, schedulerIntervalSeconds: 600, provider: { ...loadConfig({}).provider, id: 'acme' } } });
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp({ config: { suspensionRetentionDays: 3, schedulerIntervalSeconds: 600, provider: { ...loadConfig({}).provider, id: 'acme' } } });
+const s = h.seeded;
 
 const inject = (method: 'GET' | 'POST', url: string, payload?: object, extra: Record<string, string> = {}) =>
   h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });

@@ -1,14 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { computeTestApp, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions, type ComputeTest } from './setup.js';
+import { useComputeTestApp, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions } from './setup.js';
 import { SNAPSHOT_GROSS_PER_GB } from './provider-stub.js';
 
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 const DAY = 86_400;
 const platform = () => t.stub.project(PLATFORM_TOKEN);

@@ -1,8 +1,8 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PROPERTY_SEED } from '../helpers/property.js';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { structuralDiff } from '../../src/dashboards/diff.js';
 import { Dashboard } from '../../src/dashboards/schemas/dashboard.js';
 import { RevisionList } from '../../src/dashboards/schemas/revision.js';
@@ -12,19 +12,17 @@ import { assertConforms, dashboardsClient } from './fixtures.js';
 /** Properties through the HTTP API on the engine of the run: fewer runs, each a few requests. */
 const RUNS = Number(process.env.WSP_API_PROPERTY_RUNS ?? 20);
 
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
 let pins: fc.Arbitrary<SnippetPin>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
-  const snippets: SnippetPin[] = [];
-  for (let i = 0; i < 3; i++) snippets.push((await c.createSnippet({ name: `s${i}`, source: `select ${i}` })).json());
-  pins = fc.constantFrom(...snippets);
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+    const snippets: SnippetPin[] = [];
+    for (let i = 0; i < 3; i++) snippets.push((await c.createSnippet({ name: `s${i}`, source: `select ${i}` })).json());
+    pins = fc.constantFrom(...snippets);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const contentOf = (d: Record<string, unknown>) => {
   const { name, description, purpose, filter_definitions, default_filter_values, widgets } = d;

@@ -1,19 +1,18 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { assert422, assertConforms, dashboardBody, dashboardsClient, metricWidget, reverseKeys, snippetWidget } from './fixtures.js';
 import { Dashboard, DashboardList } from '../../src/dashboards/schemas/dashboard.js';
 import { RevisionList } from '../../src/dashboards/schemas/revision.js';
 
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 async function created(body: object = dashboardBody()) {
   const res = await c.create(body);

@@ -1,24 +1,22 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { runAdmin } from '../../src/cli/admin.js';
 import { importDashboard } from '../../src/dashboards/import.js';
 import { AdminError } from '../../src/admin/service.js';
 import { RevisionList } from '../../src/dashboards/schemas/revision.js';
 import { assertConforms, dashboardsClient, metricWidget, snippetWidget } from './fixtures.js';
 
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const revision = (created_at: number, fields: Record<string, unknown> = {}) => ({
   created_at,

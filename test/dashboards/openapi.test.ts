@@ -1,17 +1,17 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
 /** The OpenAPI document shows the area whole: every route, its errors, and the unions as oneOf + discriminator. */
-let h: TestApp;
 let doc: any;
-before(async () => {
-  h = await createTestApp();
-  doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
+const h = useTestApp({
+  seed: false,
+  setup: async () => {
+    doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
+  },
 });
-after(() => h.close());
 
 test('every route of the area is documented with its error statuses', () => {
   const expected: Record<string, Record<string, string[]>> = {

@@ -1,22 +1,21 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { statementsWhile } from '../helpers/statements.js';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { assertConforms, dashboardBody, dashboardsClient, metricWidget, snippetWidget } from './fixtures.js';
 import { Dashboard } from '../../src/dashboards/schemas/dashboard.js';
 import { DashboardRevision, RevisionList } from '../../src/dashboards/schemas/revision.js';
 import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
 
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const ok = <T = any>(res: { statusCode: number; body: string; json(): any }, status = 200): T => {
   assert.equal(res.statusCode, status, res.body.slice(0, 500));

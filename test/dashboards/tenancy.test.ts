@@ -1,18 +1,18 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dashboardBody, dashboardsClient, snippetWidget } from './fixtures.js';
 
 /** Another workspace's dashboards, revisions and snippets do not exist for the caller: 404 (7002), never 403. */
-let h: TestApp;
-let owner: Seed;
 let stranger: Seed;
-before(async () => {
-  h = await createTestApp();
-  owner = await h.seed('Owner');
-  stranger = await h.seed('Stranger');
+const h = useTestApp({
+  seed: 'Owner',
+  setup: async () => {
+    stranger = await h.seed('Stranger');
+  },
 });
-after(() => h.close());
+const owner = h.seeded;
 
 test("every dashboard route answers 404 7002 for another workspace's dashboard or revision, and changes nothing", async () => {
   const mine = dashboardsClient(h, owner);

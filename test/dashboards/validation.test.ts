@@ -1,24 +1,22 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { assert422, dashboardBody, dashboardsClient, metricWidget, snippetWidget } from './fixtures.js';
 
 /**
  * Every constraint of the spec's revision schema, each violated alone: at the bound the
  * dashboard is created, one past it the answer is 422 with exactly that field's path.
  */
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
 let snippet: { id: string; etag: string };
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
-  snippet = (await c.createSnippet()).json();
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+    snippet = (await c.createSnippet()).json();
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 // Bodies are bent out of shape on purpose: typed loosely.
 type Body = Record<string, any>;

@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import { RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
 import assert from 'node:assert/strict';
-import { createTestApp, as, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, userWithPassword, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { snippetWidget } from '../dashboards/fixtures.js';
 import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 import { notify } from '../../src/notifications/service.js';
@@ -17,8 +18,6 @@ import { startProvider } from '../helpers/oidc-provider.js';
  * when it succeeds, and none when it fails (before or inside its transaction); the writes that
  * name none (`event: null`) record nothing, and are exactly the ones listed here.
  */
-let h: TestApp;
-let s: Seed;
 let doc: { paths: Record<string, Record<string, { 'x-event-type'?: string }>> };
 const PASSWORD = 'a long enough password';
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
@@ -42,12 +41,13 @@ const markRecorder: KyselyPlugin = {
   transformResult: async (args) => args.result,
 };
 
-before(async () => {
-  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } }, plugins: [markRecorder] });
-  s = await h.seed();
-  doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+const h = useTestApp({
+  config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } }, plugins: [markRecorder],
+  setup: async () => {
+    doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const operations = () =>
   Object.entries(doc.paths).flatMap(([path, ops]) =>

@@ -1,9 +1,10 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { lazyRequestLogger } from '../../src/http/request-logger.js';
 
 /** A stream that keeps the lines written to it in `lines`. */
@@ -20,13 +21,8 @@ function lineCollector(lines: string[]): Writable {
 const lines: string[] = [];
 const stream = lineCollector(lines);
 
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp({ logStream: stream });
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp({ logStream: stream });
+const s = h.seeded;
 
 test('no credential appears in any log line, and every request line has its request id', async () => {
   const from = lines.length;

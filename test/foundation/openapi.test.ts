@@ -1,7 +1,8 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createTestApp, as, type TestApp } from '../helpers/harness.js';
+import { createTestApp, as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * The OpenAPI document (docs/spec-gaps.md, "Conventions"): 3.1, version 1.0.0, HTTP bearer security, and every
@@ -22,15 +23,15 @@ interface Doc {
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-let h: TestApp;
 let doc: Doc;
-before(async () => {
-  h = await createTestApp();
-  const res = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-  assert.equal(res.statusCode, 200);
-  doc = res.json();
+const h = useTestApp({
+  seed: false,
+  setup: async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    doc = res.json();
+  },
 });
-after(() => h.close());
 
 const operations = () =>
   Object.entries(doc.paths).flatMap(([path, item]) =>

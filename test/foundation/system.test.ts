@@ -1,15 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /** docs/spec-gaps.md, "Conventions": the unauthenticated operational routes. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 test('/healthz answers 200 without a credential, and whatever credential is sent', async () => {
   for (const headers of [{}, { authorization: 'Bearer garbage' }, { authorization: 'Basic x' }]) {

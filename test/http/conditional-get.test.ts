@@ -1,19 +1,15 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { noneMatchHits } from '../../src/http/conditional-get.js';
 
 /**
  * Conditional reads (issue 21): every JSON answer of a GET carries an ETag, and If-None-Match
  * naming it is 304 with no body; any change to what the caller would read, a new ETag and 200.
  */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const get = (url: string, headers: Record<string, string> = {}, credential = s.apiToken) => h.app.inject({ method: 'GET', url, headers: as(credential, undefined, headers) });
 

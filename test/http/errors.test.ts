@@ -1,19 +1,15 @@
-import { test, before, after, describe } from 'node:test';
+import { test, before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * docs/spec-gaps.md, "Conventions" errors: every malformed request gets its 4xx in the envelope, never a 500, never a
  * stack trace or SQL; every response carries x-request-id; none carries x-powered-by.
  */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 const LEAKS = /\bat [\w.<>]+ \(|\.(ts|js):\d+|node_modules|SQLITE_|sqlite|postgres|syntax error|relation "|select |insert into|update "|stack/i;

@@ -1,15 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /** docs/spec-gaps.md, "Conventions" ETags, on PATCH /v1/workspaces/{id}. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const url = () => `/v1/workspaces/${s.workspaceId}`;
 const read = async () => {

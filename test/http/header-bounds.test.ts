@@ -1,15 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /** The spec's limits on If-Match (1-256) and Idempotency-Key (1-64), at and one past each bound. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const patch = (headers: Record<string, string>, name = 'Renamed') =>
   h.app.inject({ method: 'PATCH', url: `/v1/workspaces/${s.workspaceId}`, headers: { ...as(s.owner.session, s.workspaceId), ...headers }, payload: { name } });

@@ -1,6 +1,6 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { hiddenClassChanges, sameHiddenClass } from '../helpers/hidden-class.js';
 import { classifyCredential } from '../../src/auth/credentials.js';
 import { credentialLookups } from '../../src/service-deps.js';
@@ -15,13 +15,8 @@ import { NOTIFICATION_LIST_PREFIX } from '../../src/notifications/store.js';
  * per request, old-generation growth and a mark-compact every two seconds (docs/benchmarks.md,
  * round twelve).
  */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const hashOf = (credential: string) => {
   const shape = classifyCredential(credential);

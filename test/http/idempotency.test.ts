@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dumpAllRows } from '../helpers/db.js';
 import { DeleteQueryNode, InsertQueryNode, PostgresDriver, UpdateQueryNode, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { GroupCommitSqliteDriver } from '../../src/db/sqlite-driver.js';
@@ -9,13 +10,8 @@ import { markWriteCommitted } from '../../src/db/write-transaction.js';
 import { secretClient } from '../secrets/secret-client.js';
 
 /** docs/spec-gaps.md, "Conventions" Idempotency-Key. */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 let n = 0;
 const uniqueKey = () => `key-${Date.now()}-${n++}`;
@@ -428,13 +424,8 @@ describe('a full disk at the end of a claim', () => {
     transformResult: async ({ result }) => result,
   };
   const names = (node: RootOperationNode) => JSON.stringify(node);
-  let f: TestApp;
-  let fs: Seed;
-  before(async () => {
-    f = await createTestApp({ plugins: [plugin] });
-    fs = await f.seed();
-  });
-  after(() => f.close());
+  const f = useTestApp({ plugins: [plugin] });
+  const fs = f.seeded;
   const createSecret = (key: string, name: string) =>
     f.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(fs.owner.session, fs.workspaceId, { 'idempotency-key': key }), payload: { name } });
   const untilAnswered = async (key: string, name: string, status: number) => {

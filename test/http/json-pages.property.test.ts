@@ -1,8 +1,9 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PROPERTY_SEED } from '../helpers/property.js';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { assertConforms } from '../dashboards/fixtures.js';
 import { TokenList } from '../../src/tokens/schemas.js';
 import { NotificationList } from '../../src/notifications/schemas.js';
@@ -17,13 +18,8 @@ import { PreSerialized } from '../../src/shared/pre-serialized.js';
  * schema says, whatever the text (quotes, backslashes, control characters, any plane of
  * Unicode), the numbers and the nulls. Checked against the rows read back and against the schema.
  */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const text = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).filter((t) => !t.includes('\0'));
 const seconds = fc.integer({ min: 0, max: 2 ** 40 });

@@ -1,7 +1,8 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statementsWhile } from '../helpers/statements.js';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { tokenStore } from '../../src/tokens/store.js';
 import { notificationStore } from '../../src/notifications/store.js';
 import { newId } from '../../src/shared/ids.js';
@@ -13,13 +14,8 @@ import { heldTagSourceChars } from '../../src/http/list-cache.js';
  * rows, without reading the page. Every kind of change moves the tag: a write through the API,
  * a credential's use (last_used_at), a row written by SQL outside the services, a delete.
  */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const get = (url: string, credential: string, headers: Record<string, string> = {}) => h.app.inject({ method: 'GET', url, headers: as(credential, undefined, headers) });
 

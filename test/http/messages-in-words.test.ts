@@ -1,6 +1,7 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { PATTERN_WORDS } from '../../src/http/schemas.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
@@ -24,15 +25,13 @@ interface Target {
   allowed?: unknown[];
 }
 
-let h: TestApp;
-let s: Seed;
 let doc: { paths: Record<string, Record<string, Schema>> };
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
+const h = useTestApp({
+  setup: async () => {
+    doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 /** Looks like a regular expression: anchors, escapes of classes, groups, quantifiers on sets or counts. */
 const REGEX_LIKE = /\^\[|\^\(|\$$|\\[dDsSwWbBuU]|\(\?[:=!<]|\{\d+(,\d*)?\}|\][+*?]|\)[+*?]/;

@@ -1,20 +1,16 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * A list's page size has one source: its `PageQuery(max, default)` schema. The validator fills
  * the default in, so a list asked without `limit` answers exactly that many items (and says more
  * exist), and the OpenAPI document states the default of every list.
  */
-let h: TestApp;
-let s: Seed;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 async function fill(path: string, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {

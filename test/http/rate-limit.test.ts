@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { buildApp } from '../../src/app.js';
 
@@ -12,13 +13,8 @@ import { buildApp } from '../../src/app.js';
 const DEFAULT_FAILURES = loadConfig({}).authFailuresPerMinute;
 
 describe('failed authentication, per client address', () => {
-  let h: TestApp;
-  let s: Seed;
-  before(async () => {
-    h = await createTestApp({ config: { authFailuresPerMinute: DEFAULT_FAILURES } });
-    s = await h.seed();
-  });
-  after(() => h.close());
+  const h = useTestApp({ config: { authFailuresPerMinute: DEFAULT_FAILURES } });
+  const s = h.seeded;
 
   const from = (ip: string, authorization?: string, url = '/v1/me') =>
     h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: authorization ? { authorization } : {} });
@@ -78,13 +74,8 @@ describe('failed authentication, per client address', () => {
 });
 
 describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per user (all their sessions and JWTs) and per API token', () => {
-  let h: TestApp;
-  let s: Seed;
-  before(async () => {
-    h = await createTestApp({ config: { rateLimitPerMinute: 5 } });
-    s = await h.seed();
-  });
-  after(() => h.close());
+  const h = useTestApp({ config: { rateLimitPerMinute: 5 } });
+  const s = h.seeded;
 
   const call = (credential: string) => h.app.inject({ method: 'GET', url: '/v1/me', headers: as(credential) });
 
@@ -126,19 +117,18 @@ describe('WSP_RATE_LIMIT_PER_MINUTE: a general limit per user (all their session
 });
 
 describe('WSP_RATE_LIMIT_PER_MINUTE is shared: per credential and per workspace, across server instances, with RateLimit-* headers', () => {
-  let h: TestApp;
-  let s: Seed;
   let other: Awaited<ReturnType<typeof buildApp>>;
-  before(async () => {
-    h = await createTestApp({ config: { rateLimitPerMinute: 6 } });
-    s = await h.seed();
-    // A second server instance on the same database: the budget is the database's, not a process's.
-    other = await buildApp({ config: h.config, database: h.database, clock: h.clock, logger: false });
+  const h = useTestApp({
+    config: { rateLimitPerMinute: 6 },
+    setup: async () => {
+      // A second server instance on the same database: the budget is the database's, not a process's.
+      other = await buildApp({ config: h.config, database: h.database, clock: h.clock, logger: false });
+    },
+    teardown: async () => {
+      await other.close();
+    },
   });
-  after(async () => {
-    await other.close();
-    await h.close();
-  });
+  const s = h.seeded;
 
   test('every answer shows the limit, what is left and when the window ends; 429 past it, alternating between instances', async () => {
     const apps = [h.app, other];

@@ -1,18 +1,14 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * The reference page (src/http/reference-page.ts) loads Swagger UI on the first request for it,
  * not at start; what it serves is tested in test/foundation/system.test.ts and the console's
  * browser tests.
  */
-let h: TestApp;
-before(async () => {
-  h = await createTestApp();
-});
-after(() => h.close());
+const h = useTestApp({ seed: false });
 
 const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((file) => file.includes('@fastify/swagger-ui'));
 

@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dashboardBody } from '../dashboards/fixtures.js';
 import { secretClient } from '../secrets/secret-client.js';
 
@@ -12,9 +13,6 @@ import { secretClient } from '../secrets/secret-client.js';
  * - objects and arrays nest at most 64 levels (the part itself being the first).
  * Each is 422 (7003) at the exact path, before any 403 or 404.
  */
-let h: TestApp;
-let s: Seed;
-after(() => h.close());
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 const owner = (extra: Record<string, string> = {}) => as(s.owner.session, s.workspaceId, extra);
@@ -36,16 +34,17 @@ interface Operation {
 }
 
 let operations: Operation[] = [];
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
-  operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
-      .map(([method, op]) => ({ method: method.toUpperCase(), path, ...op })),
-  );
+const h = useTestApp({
+  setup: async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
+    operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+        .map(([method, op]) => ({ method: method.toUpperCase(), path, ...op })),
+    );
+  },
 });
+const s = h.seeded;
 
 /** A concrete URL of a documented path: each parameter a short well-formed id. */
 const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, 'abc');

@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { testRunner } from '../helpers/jobs.js';
 import type { JobRunner } from '../../src/jobs/runner.js';
 import { JOB_KINDS } from '../../src/job-kinds.js';
@@ -11,20 +12,18 @@ import { commitMessage } from '../../src/installs/renders/commit-message.js';
 import { repoRoot } from '../../src/config.js';
 import { installFixture } from './fixture.js';
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 /** A second worker on the same database and repositories: another server instance. */
 let other: JobRunner;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
-  other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
-  other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitStorage(repoRoot(h.config)) }));
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+    other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
+    other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitStorage(repoRoot(h.config)) }));
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 async function rendered() {
   const x = await f.installed();

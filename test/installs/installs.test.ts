@@ -1,20 +1,19 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import fs from 'node:fs';
 import { repoRoot } from '../../src/config.js';
 import { installFixture } from './fixture.js';
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const FIELDS = ['automatic_updates_enabled', 'created_at', 'current_version', 'desired_version', 'etag', 'id', 'last_render', 'name', 'package_id', 'updated_at', 'values', 'workspace_id'];
 

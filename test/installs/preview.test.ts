@@ -1,20 +1,20 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 import { MAX_RENDER_STEPS } from '../../src/installs/packages/templates.js';
 import { loadConfig } from '../../src/config.js';
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp({ config: { quotas: { ...loadConfig({}).quotas, renderOutputBytes: 1000 } } });
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  config: { quotas: { ...loadConfig({}).quotas, renderOutputBytes: 1000 } },
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const preview = (pkgId: string, versionId: string, values?: unknown, credential = s.member.session, workspace: string | undefined = s.workspaceId) =>
   h.app.inject({ method: 'POST', url: `/v1/packages/${pkgId}/versions/${versionId}:preview`, headers: as(credential, workspace), payload: values === undefined ? {} : { values } });

@@ -1,18 +1,17 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 
 /** GET /v1/renders/{id}/files: the tree of a render's commit, judged against `git ls-tree` and `git show`. */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 type Files = { render_id: string; commit_sha: string; files: { path: string; size: number; content: string | null }[] };
 

@@ -1,21 +1,19 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createHash } from 'node:crypto';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { repoRoot } from '../../src/config.js';
 import { failAtCommit, installFixture } from './fixture.js';
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const sha256 = (x: string | Buffer) => createHash('sha256').update(x).digest('hex');
 

@@ -1,10 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
@@ -13,8 +14,6 @@ import { publicAddress, type PublicAddress } from '../helpers/public-address.js'
  * v2 and restored to v1, then `git clone <clone_url>` over HTTP with the credentials of
  * docs/spec-gaps.md, "Credentials and tokens". git runs as a child process (asynchronously: the server is in this process).
  */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let work: string;
 let history: { installId: string; cloneUrl: string; head: string; renders: { id: string; commit_sha: string }[]; v1Tree: string };
@@ -56,38 +55,43 @@ const context = (workspaceId: string) => ['-c', `http.extraHeader=Service-Contex
 let clones = 0;
 const target = () => path.join(work, `clone-${++clones}`);
 
-before(async () => {
+const h = useTestApp(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-clone-'));
   front = await publicAddress();
-  h = await createTestApp({ config: { publicUrl: front.url } });
-  s = await h.seed();
-  f = installFixture(h, s);
-  front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+  return {
+    config: { publicUrl: front.url },
+    setup: async () => {
+      f = installFixture(h, s);
+      front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
 
-  // install → render v1 → update to v2 → restore v1: three commits on main.
-  const x = await f.installed();
-  await h.app.jobs.runDue();
-  await f.patch(x.install.id, { desired_version_id: x.v2.id, values: { who: 'moon' } });
-  await h.app.jobs.runDue();
-  const [second, first] = await f.renders(x.install.id);
-  assert.deepEqual([first.state, second.state], ['succeeded', 'succeeded']);
-  const restored = await f.restore(x.install.id, first.id, (await f.getInstall(x.install.id)).etag);
-  assert.equal(restored.statusCode, 200, restored.body);
-  await h.app.jobs.runDue();
-  const third = await f.getRender(restored.json().render.id);
-  assert.equal(third.state, 'succeeded');
-  const repo = await f.ok('GET', `/v1/installs/${x.install.id}/repository`);
-  history = {
-    installId: x.install.id,
-    cloneUrl: repo.clone_url,
-    head: repo.head_commit_sha,
-    renders: [first, second, third],
-    v1Tree: f.git(x.install.id, 'rev-parse', `${first.commit_sha}^{tree}`),
+      // install → render v1 → update to v2 → restore v1: three commits on main.
+      const x = await f.installed();
+      await h.app.jobs.runDue();
+      await f.patch(x.install.id, { desired_version_id: x.v2.id, values: { who: 'moon' } });
+      await h.app.jobs.runDue();
+      const [second, first] = await f.renders(x.install.id);
+      assert.deepEqual([first.state, second.state], ['succeeded', 'succeeded']);
+      const restored = await f.restore(x.install.id, first.id, (await f.getInstall(x.install.id)).etag);
+      assert.equal(restored.statusCode, 200, restored.body);
+      await h.app.jobs.runDue();
+      const third = await f.getRender(restored.json().render.id);
+      assert.equal(third.state, 'succeeded');
+      const repo = await f.ok('GET', `/v1/installs/${x.install.id}/repository`);
+      history = {
+        installId: x.install.id,
+        cloneUrl: repo.clone_url,
+        head: repo.head_commit_sha,
+        renders: [first, second, third],
+        v1Tree: f.git(x.install.id, 'rev-parse', `${first.commit_sha}^{tree}`),
+      };
+    },
+    teardown: async () => {
+      await front?.close();
+    },
   };
 });
+const s = h.seeded;
 after(async () => {
-  await front?.close();
-  await h.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
 import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
@@ -12,8 +13,6 @@ import { installFixture } from './fixture.js';
  * takes its git process with it. Fetches are held open for real: the repository has a 16 MiB
  * commit of random bytes and the clients read nothing, so git blocks on its full pipe.
  */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 let base: string;
 let installId: string;
@@ -21,20 +20,20 @@ let gitDir: string;
 let head: string;
 let otherToken: string;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  const { install } = await f.installed();
-  await h.app.jobs.runDue();
-  installId = install.id;
-  gitDir = f.repoPath(installId);
-  head = addLargeCommit(gitDir);
-  otherToken = (await h.admin.createApiToken(s.workspaceId, s.owner.userId, 'second')).token;
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    const { install } = await f.installed();
+    await h.app.jobs.runDue();
+    installId = install.id;
+    gitDir = f.repoPath(installId);
+    head = addLargeCommit(gitDir);
+    otherToken = (await h.admin.createApiToken(s.workspaceId, s.owner.userId, 'second')).token;
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const packUrl = () => `${base}/v1/installs/${installId}/repository.git/git-upload-pack`;
 const refsUrl = () => `${base}/v1/installs/${installId}/repository.git/info/refs?service=git-upload-pack`;

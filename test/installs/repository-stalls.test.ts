@@ -1,7 +1,8 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
 import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
@@ -14,8 +15,6 @@ import { installFixture } from './fixture.js';
  * killed and its slot given back. Before: the slots were per credential only, and a stalled
  * fetch held its slot for up to 10 minutes.
  */
-let h: TestApp;
-let a: Seed;
 let b: Seed;
 let base: string;
 let installA: string;
@@ -23,20 +22,22 @@ let installB: string;
 let gitDir: string;
 let head: string;
 
-before(async () => {
-  h = await createTestApp({ config: { http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, idleTimeoutMs: 2000, keepAliveTimeoutMs: 1000, maxHeaderBytes: 16 * 1024 } } });
-  a = await h.seed('A');
-  b = await h.seed('B');
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  const fa = installFixture(h, a);
-  installA = (await fa.installed()).install.id;
-  installB = (await installFixture(h, b).installed()).install.id;
-  await h.app.jobs.runDue();
-  gitDir = fa.repoPath(installA);
-  head = addLargeCommit(gitDir);
+const h = useTestApp({
+  config: { http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, idleTimeoutMs: 2000, keepAliveTimeoutMs: 1000, maxHeaderBytes: 16 * 1024 } },
+  seed: 'A',
+  setup: async () => {
+    b = await h.seed('B');
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+    const fa = installFixture(h, a);
+    installA = (await fa.installed()).install.id;
+    installB = (await installFixture(h, b).installed()).install.id;
+    await h.app.jobs.runDue();
+    gitDir = fa.repoPath(installA);
+    head = addLargeCommit(gitDir);
+  },
 });
-after(() => h.close());
+const a = h.seeded;
 
 const packUrl = (installId: string) => `${base}/v1/installs/${installId}/repository.git/git-upload-pack`;
 

@@ -1,9 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
@@ -21,16 +22,15 @@ const logStream = new Writable({
   },
 });
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp({ logStream, config: { publicUrl: 'https://wsp.example.test' } });
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  logStream, config: { publicUrl: 'https://wsp.example.test' },
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const GIT_REQUEST = 'application/x-git-upload-pack-request';
 const pkt = (text: string) => (Buffer.byteLength(text) + 4).toString(16).padStart(4, '0') + text;

@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
 import { renderStore } from '../../src/installs/renders/store.js';
 import fs from 'node:fs';
@@ -9,16 +10,14 @@ import { failAtCommit, installFixture } from './fixture.js';
 import { GitStorage } from '../../src/git/git-storage.js';
 import { gitProcessesStarted } from '../../src/git/run-git.js';
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 /** An install rendered at 1.0.0 (values who=world), then at 2.0.0 (who=moon): two succeeded renders. */
 async function twoRenders() {

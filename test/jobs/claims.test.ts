@@ -1,21 +1,17 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { createTestApp, as, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, ENGINE } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { testRunner } from '../helpers/jobs.js';
 import { jobStore } from '../../src/jobs/store.js';
 import { startOperation } from '../../src/operations/service.js';
 
-let h: TestApp;
-let s: Seed;
 /** The kinds these tests run, with their attempts (the platform's own table is src/job-kinds.ts). */
 const KINDS = { 't.killer': { maxAttempts: 3 }, 't.survivor': { maxAttempts: 2 } };
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const runner = (workerId: string, opts: { leaseMs?: number } = {}) =>
   testRunner(h.database, h.clock, KINDS, { workerId, ...opts });

@@ -1,10 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import pino from 'pino';
 import { sql } from 'kysely';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { testRunner } from '../helpers/jobs.js';
 import { captureLines } from '../helpers/log-scan.js';
 import { startOperation } from '../../src/operations/service.js';
@@ -16,16 +17,14 @@ import { git } from '../../src/git/run-git.js';
  * error itself (SQL, git's stderr with a path of the server) is only in the log line of the
  * job, which names the job and its operation.
  */
-let h: TestApp;
-let s: Seed;
 const lines: string[] = [];
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  captureLines('job-errors runner', lines);
+const h = useTestApp({
+  setup: async () => {
+    captureLines('job-errors runner', lines);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const KINDS = { 't.sql': { maxAttempts: 2 }, 't.git': { maxAttempts: 1 } };
 

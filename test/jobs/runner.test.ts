@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { testRunner } from '../helpers/jobs.js';
 import { waitFor } from '../helpers/wait.js';
 import { backoffMs, type JobPool } from '../../src/jobs/runner.js';
@@ -8,8 +9,6 @@ import { PermanentJobError } from '../../src/jobs/failure.js';
 import { jobStore } from '../../src/jobs/store.js';
 import { startOperation } from '../../src/operations/service.js';
 
-let h: TestApp;
-let s: Seed;
 /** The kinds these tests run, with their attempts (the platform's own table is src/job-kinds.ts). */
 const KINDS = {
   't.echo': { maxAttempts: 5 },
@@ -28,11 +27,8 @@ const KINDS = {
   't.grouped': { maxAttempts: 1 },
 };
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
   return testRunner(h.database, h.clock, KINDS, { workerId, ...opts });

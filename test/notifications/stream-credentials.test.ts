@@ -1,8 +1,9 @@
-import { test, before, after, describe, type TestContext } from 'node:test';
+import { test, describe, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
 import { createTestApp, as, userWithPassword, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { adminJson, runWsp, startServer, type ServerProcess } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
@@ -16,23 +17,21 @@ import { loadConfig } from '../../src/config.js';
  * Before, a stream kept sending titles and bodies, kept alive by its comments, until the client
  * left. Over real HTTP: the point is the open connection.
  */
-let h: TestApp;
-let s: Seed;
 let base: string;
 const servers: ServerProcess[] = [];
 
 /** How long a stream may outlive its credential: a tick (1 s) plus a loaded machine's delays. */
 const FEW_SECONDS = 10_000;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  base = await listen(h);
+const h = useTestApp({
+  setup: async () => {
+    base = await listen(h);
+  },
+  teardown: async () => {
+    for (const server of servers) await server.stop();
+  },
 });
-after(async () => {
-  for (const server of servers) await server.stop();
-  await h.close();
-});
+const s = h.seeded;
 
 async function listen(app: TestApp): Promise<string> {
   await app.app.listen({ port: 0, host: '127.0.0.1' });
@@ -193,18 +192,19 @@ describe('a change of memberships ends the stream: the client reconnects with it
 describe('credentials that run out end their streams (the app’s clock moved)', () => {
   const ISS = 'https://idp.example.test/';
   const AUD = 'workspace-platform';
-  let hc: TestApp;
-  let sc: Seed;
   let cbase: string;
   let key: { publicKey: CryptoKey; privateKey: CryptoKey };
 
-  before(async () => {
+  const hc = useTestApp(async () => {
     key = await generateKeyPair('ES256', { extractable: true });
-    hc = await createTestApp({ config: { jwt: { publicKey: await exportSPKI(key.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined }, sessions: { ...loadConfig({}).sessions, maxSeconds: 3 * 86_400 } } });
-    sc = await hc.seed();
-    cbase = await listen(hc);
+    return {
+      config: { jwt: { publicKey: await exportSPKI(key.publicKey), issuer: ISS, audience: AUD, jwksUrl: undefined }, sessions: { ...loadConfig({}).sessions, maxSeconds: 3 * 86_400 } },
+      setup: async () => {
+        cbase = await listen(hc);
+      },
+    };
   });
-  after(() => hc.close());
+  const sc = hc.seeded;
 
   const nowOf = () => Math.floor(hc.clock.nowMs() / 1000);
 

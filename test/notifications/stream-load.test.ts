@@ -1,9 +1,10 @@
 // wsp-test: alone
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { waitFor } from '../helpers/wait.js';
 import { openSse, type SseStream } from '../helpers/sse.js';
 import { notify } from '../../src/notifications/service.js';
@@ -17,19 +18,17 @@ import { loadConfig } from '../../src/config.js';
  * near the baseline. Then every stream still gets its notice, and one stream more is refused.
  * Alone (`wsp-test: alone`): it measures time.
  */
-let h: TestApp;
-let s: Seed;
 let base: string;
 const LIMITS = loadConfig({}).streams;
 const USERS = 250;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+const h = useTestApp({
+  setup: async () => {
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 function healthz(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,8 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { notify } from '../../src/notifications/service.js';
 import { NotificationStreams } from '../../src/notifications/stream.js';
 import { newId } from '../../src/shared/ids.js';
@@ -12,17 +13,15 @@ import { liveSessionIds } from '../../src/sessions/service.js';
 import { identity } from '../../src/identity/service.js';
 
 /** GET /v1/notifications/stream (docs/spec-gaps.md, "Live notifications"): Server-Sent Events over real HTTP. */
-let h: TestApp;
-let s: Seed;
 let base: string;
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+const h = useTestApp({
+  setup: async () => {
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 /** Opens a stream and parses what arrives. */
 const open = openSse;

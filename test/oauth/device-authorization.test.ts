@@ -1,14 +1,10 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { postForm, startLogin } from './device-helpers.js';
 import { GUESS_WINDOW_SECONDS, MAX_LOGINS_STARTED_PER_IP } from '../../src/oauth/guess-limiter.js';
 
-let h: TestApp;
-before(async () => {
-  h = await createTestApp({ config: { publicUrl: 'https://wsp.example.test', oauthClientIds: ['wsp-cli', 'ci-robot'] } });
-});
-after(() => h.close());
+const h = useTestApp({ config: { publicUrl: 'https://wsp.example.test', oauthClientIds: ['wsp-cli', 'ci-robot'] }, seed: false });
 
 const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 

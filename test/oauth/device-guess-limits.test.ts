@@ -1,16 +1,12 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { decide, startLogin } from './device-helpers.js';
 import { GUESS_WINDOW_SECONDS, MAX_WRONG_CODES_PER_IP, MAX_WRONG_CODES_PER_USER } from '../../src/oauth/guess-limiter.js';
 
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 /** A code of the right shape that no login has: vowels are never drawn. */
 const WRONG = 'AAAA-AAAA';

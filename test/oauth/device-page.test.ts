@@ -1,15 +1,12 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, userWithPassword, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { poll, startLogin } from './device-helpers.js';
 
 const PASSWORD = 'the page password 1';
 
-let h: TestApp;
-before(async () => {
-  h = await createTestApp();
-});
-after(() => h.close());
+const h = useTestApp({ seed: false });
 
 /** A user who signs in with a password. */
 const person = (app: TestApp = h) => userWithPassword(app, PASSWORD);

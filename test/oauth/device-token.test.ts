@@ -1,15 +1,11 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { decide, GRANT, poll, postForm, startLogin } from './device-helpers.js';
 
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp({ config: { oauthClientIds: ['wsp-cli', 'other-cli'] } });
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp({ config: { oauthClientIds: ['wsp-cli', 'other-cli'] } });
+const s = h.seeded;
 
 const errorOf = (res: { statusCode: number; body: string; headers: Record<string, unknown> }) => {
   assert.equal(res.statusCode, 400, res.body);

@@ -1,7 +1,7 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 import { decide } from './device-helpers.js';
 
@@ -10,23 +10,24 @@ import { decide } from './device-helpers.js';
  * listening server: discovery from the issuer, initiation, approval, polling, then the access
  * token used as a session.
  */
-let h: TestApp;
-let s: Seed;
 let issuer: string;
 /** The issuer's address (WSP_PUBLIC_URL), known before the app is built, forwarded to where it listens (port 0). */
 let front: PublicAddress;
 
-before(async () => {
+const h = useTestApp(async () => {
   front = await publicAddress();
   issuer = front.url;
-  h = await createTestApp({ config: { publicUrl: issuer } });
-  s = await h.seed();
-  front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+  return {
+    config: { publicUrl: issuer },
+    setup: async () => {
+      front.forwardTo(await h.app.listen({ port: 0, host: '127.0.0.1' }));
+    },
+    teardown: async () => {
+      await front?.close();
+    },
+  };
 });
-after(async () => {
-  await front?.close();
-  await h?.close();
-});
+const s = h.seeded;
 
 async function discover(clientId = 'wsp-cli') {
   return client.discovery(new URL(issuer), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });

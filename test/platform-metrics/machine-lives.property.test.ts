@@ -1,4 +1,4 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Kysely } from 'kysely';
@@ -7,7 +7,7 @@ import type { MachineStatus } from '../../src/compute/tables.js';
 import { newId, ulid } from '../../src/shared/ids.js';
 import { gauge } from '../../src/platform-metrics/service.js';
 import { platformMetricsStore, type Buckets, type Interval } from '../../src/platform-metrics/store.js';
-import { computeTestApp, runningMachine, type ComputeTest } from '../compute/setup.js';
+import { useComputeTestApp, runningMachine } from '../compute/setup.js';
 import { PROPERTY_SEED } from '../helpers/property.js';
 
 /**
@@ -15,14 +15,16 @@ import { PROPERTY_SEED } from '../helpers/property.js';
  * whatever the history, it must count what reading the whole history counts. The reference is the
  * earlier reading: every row, and every machine.created and machine.deleted event up to the range's end.
  */
-let t: ComputeTest;
 let fk: { compute_config_id: string; cluster_id: string };
-before(async () => {
-  t = await computeTestApp();
-  const m = await runningMachine(t);
-  fk = await t.h.database.db.selectFrom('machines').select(['compute_config_id', 'cluster_id']).where('id', '=', m.id).executeTakeFirstOrThrow();
-});
-after(() => t.close());
+const t = useComputeTestApp(
+  {},
+  {
+    setup: async () => {
+      const m = await runningMachine(t);
+      fk = await t.h.database.db.selectFrom('machines').select(['compute_config_id', 'cluster_id']).where('id', '=', m.id).executeTakeFirstOrThrow();
+    },
+  },
+);
 
 async function wholeHistory(db: Kysely<DB>, workspaceId: string, until: number): Promise<Interval[]> {
   const events = await db

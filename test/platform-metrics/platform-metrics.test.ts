@@ -1,7 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { computeTestApp, runningMachine, suspend, type ComputeTest } from '../compute/setup.js';
+import { useComputeTestApp, runningMachine, suspend } from '../compute/setup.js';
 import { installFixture } from '../installs/fixture.js';
 import { notify } from '../../src/notifications/service.js';
 import { gauge } from '../../src/platform-metrics/service.js';
@@ -9,11 +9,7 @@ import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
 
 /** GET /v1/platform_metrics and their series (docs/spec-gaps.md, "Platform metrics and the console"), computed from the workspace's records and events. */
-let t: ComputeTest;
-before(async () => {
-  t = await computeTestApp();
-});
-after(() => t.close());
+const t = useComputeTestApp();
 
 type Series = { key: string; version: number; unit: string; from: number; to: number; step: number; points: [number, number][] };
 const now = () => Math.floor(t.h.clock.nowMs() / 1000);

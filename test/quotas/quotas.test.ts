@@ -1,24 +1,24 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
 import { loadConfig } from '../../src/config.js';
 
 const QUOTAS = { renderOutputBytes: 40_000, repositoryBytes: 96 * 1024, rendersPerHour: 4, apiTokens: 3, webhooks: 2, workspaceRepositoryBytes: 10 * 1024 * 1024, workspacesPerUser: 3 };
 
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
 
-before(async () => {
-  h = await createTestApp({ config: { quotas: QUOTAS } });
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  config: { quotas: QUOTAS },
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 /** A fresh workspace of the same app: each test counts its own quota from zero. */
 async function workspace() {

@@ -1,8 +1,9 @@
-import { test, before, after, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { repoRoot } from '../../src/config.js';
 import { documentRoutes } from '../security/tenant-fixture.js';
 import { git } from './servers.js';
@@ -22,13 +23,8 @@ import { waitFor } from '../helpers/wait.js';
  */
 const N = Number(process.env.WSP_RACE_N ?? 12);
 
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 const call = (method: string, url: string, payload?: unknown, extra: Record<string, string> = {}) =>

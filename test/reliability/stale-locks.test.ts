@@ -1,8 +1,8 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from '../installs/fixture.js';
 import { GitStorage } from '../../src/git/git-storage.js';
 import { repoRoot } from '../../src/config.js';
@@ -13,15 +13,13 @@ import { repoRoot } from '../../src/config.js';
  * milliseconds, so one older than ten seconds is a dead writer's: it is cleared and the render goes
  * on. A fresh lock is another writer's and is respected.
  */
-let h: TestApp;
-let s: Seed;
 let f: ReturnType<typeof installFixture>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  f = installFixture(h, s);
+const h = useTestApp({
+  setup: async () => {
+    f = installFixture(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 function plantLock(installId: string, ageSeconds: number): string {
   const lock = path.join(f.repoPath(installId), 'refs', 'heads', 'main.lock');

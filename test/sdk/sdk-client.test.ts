@@ -1,19 +1,17 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createTestApp, type TestApp, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createClient } from '@workspace-platform/sdk';
 
 /** The SDK against a listening server: typed calls, credentials and Service-Context applied. */
-let h: TestApp;
-let s: Seed;
 let baseUrl: string;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  baseUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
+const h = useTestApp({
+  setup: async () => {
+    baseUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 test('a session with a workspace creates, lists and revokes a token', async () => {
   const api = createClient({ baseUrl: `${baseUrl}/`, token: s.owner.session, workspace: s.workspaceId });

@@ -1,8 +1,9 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { createTestApp, as, firstError, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, ENGINE } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { dataKeyAad, open } from '../../src/secrets/crypto.js';
 import { secretClient } from './secret-client.js';
 import { databaseBytes, findNeedles, needle, type Needle } from './byte-scan.js';
@@ -12,18 +13,19 @@ import { databaseBytes, findNeedles, needle, type Needle } from './byte-scan.js'
  * The bytes themselves are searched (database files, WAL, rows, log lines), with controls that
  * show the search does find what is stored.
  */
-let h: TestApp;
-let s: Seed;
 let api: ReturnType<typeof secretClient>;
 const logLines: Buffer[] = [];
-before(async () => {
+const h = useTestApp(async () => {
   const logStream = new PassThrough();
   logStream.on('data', (chunk: Buffer) => logLines.push(chunk));
-  h = await createTestApp({ logStream });
-  s = await h.seed();
-  api = secretClient(h, as(s.owner.session, s.workspaceId));
+  return {
+    logStream,
+    setup: async () => {
+      api = secretClient(h, as(s.owner.session, s.workspaceId));
+    },
+  };
 });
-after(() => h.close());
+const s = h.seeded;
 
 const masterKey = () => Buffer.from(h.config.masterKey!, 'base64');
 

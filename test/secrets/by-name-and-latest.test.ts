@@ -1,20 +1,19 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { secretClient } from './secret-client.js';
 
-let h: TestApp;
-let s: Seed;
 let api: ReturnType<typeof secretClient>;
 let stranger: ReturnType<typeof secretClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  const other = await h.seed('Other');
-  api = secretClient(h, as(s.apiToken));
-  stranger = secretClient(h, as(other.apiToken));
+const h = useTestApp({
+  setup: async () => {
+    const other = await h.seed('Other');
+    api = secretClient(h, as(s.apiToken));
+    stranger = secretClient(h, as(other.apiToken));
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 describe('GET /v1/secrets?name=', () => {
   test('finds the one secret with exactly that name in the caller workspace', async () => {

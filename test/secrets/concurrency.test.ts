@@ -1,6 +1,7 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { secretClient, type Version } from './secret-client.js';
 
 /**
@@ -8,15 +9,13 @@ import { secretClient, type Version } from './secret-client.js';
  * concurrent writers holding the same etag exactly one changes the version, and what is
  * stored afterwards is what the winner was told.
  */
-let h: TestApp;
-let s: Seed;
 let api: ReturnType<typeof secretClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  api = secretClient(h, as(s.apiToken));
+const h = useTestApp({
+  setup: async () => {
+    api = secretClient(h, as(s.apiToken));
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 type Action = 'enable' | 'disable' | 'destroy';
 

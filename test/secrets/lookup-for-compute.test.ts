@@ -1,26 +1,25 @@
 import { EventLog } from '../../src/events/record.js';
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { CursorCodec } from '../../src/shared/cursor.js';
 import { createSecretService, type SecretService } from '../../src/secrets/service.js';
 import { secretClient } from './secret-client.js';
 
 /** What the compute area uses of secrets (docs/spec-gaps.md, "Compute"): existence in a workspace and the newest enabled payload. */
-let h: TestApp;
-let s: Seed;
 let other: Seed;
 let secrets: SecretService;
 let api: ReturnType<typeof secretClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  other = await h.seed('Other');
-  api = secretClient(h, as(s.apiToken));
-  secrets = createSecretService({ db: h.database.db, engine: h.database.engine, clock: h.clock, cursors: new CursorCodec(randomBytes(32)), config: h.config, log: h.app.log, events: new EventLog(h.clock) });
+const h = useTestApp({
+  setup: async () => {
+    other = await h.seed('Other');
+    api = secretClient(h, as(s.apiToken));
+    secrets = createSecretService({ db: h.database.db, engine: h.database.engine, clock: h.clock, cursors: new CursorCodec(randomBytes(32)), config: h.config, log: h.app.log, events: new EventLog(h.clock) });
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 test('exists: a secret of the workspace, by canonical or bare id; never another workspace', async () => {
   const secret = await api.createSecret();

@@ -1,25 +1,24 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { secretClient } from './secret-client.js';
 
-let h: TestApp;
-let s: Seed;
 let other: Seed;
 let api: ReturnType<typeof secretClient>;
 let admin: ReturnType<typeof secretClient>;
 let stranger: ReturnType<typeof secretClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  other = await h.seed('Other');
-  api = secretClient(h, as(s.member.session, s.workspaceId));
-  // Deleting a secret is an owner's or an admin's (docs/spec-gaps.md, "Roles (issue 50)").
-  admin = secretClient(h, as(s.admin.session, s.workspaceId));
-  stranger = secretClient(h, as(other.owner.session, other.workspaceId));
+const h = useTestApp({
+  setup: async () => {
+    other = await h.seed('Other');
+    api = secretClient(h, as(s.member.session, s.workspaceId));
+    // Deleting a secret is an owner's or an admin's (docs/spec-gaps.md, "Roles (issue 50)").
+    admin = secretClient(h, as(s.admin.session, s.workspaceId));
+    stranger = secretClient(h, as(other.owner.session, other.workspaceId));
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 describe('POST /v1/secrets', () => {
   test('201 with the secret and its ETag; any member or the API token may create', async () => {

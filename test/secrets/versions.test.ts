@@ -1,26 +1,25 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { secretClient, type Version } from './secret-client.js';
 import { withPipelineStatuses } from '../helpers/openapi.js';
 
-let h: TestApp;
-let s: Seed;
 let api: ReturnType<typeof secretClient>;
 let stranger: ReturnType<typeof secretClient>;
 /** Destroying a version is an owner's or an admin's (docs/spec-gaps.md, "Roles (issue 50)"); the rest is any member's. */
 let admin: ReturnType<typeof secretClient>;
 const by = (action: 'enable' | 'disable' | 'destroy') => (action === 'destroy' ? admin : api);
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  const other = await h.seed('Other');
-  api = secretClient(h, as(s.member.session, s.workspaceId));
-  admin = secretClient(h, as(s.admin.session, s.workspaceId));
-  stranger = secretClient(h, as(other.apiToken));
+const h = useTestApp({
+  setup: async () => {
+    const other = await h.seed('Other');
+    api = secretClient(h, as(s.member.session, s.workspaceId));
+    admin = secretClient(h, as(s.admin.session, s.workspaceId));
+    stranger = secretClient(h, as(other.apiToken));
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const now = () => Math.floor(h.clock.nowMs() / 1000);
 

@@ -1,9 +1,10 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
 
 type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
@@ -11,22 +12,21 @@ import { dereferenced } from '../helpers/openapi-deref.js';
  * Every authenticated route of the OpenAPI document refuses every kind of bad credential with
  * the same 401, before looking at anything else of the request.
  */
-let h: TestApp;
-let s: Seed;
 let signingKey: KeyLike;
 let otherKey: KeyLike;
 const ISS = 'https://issuer.test';
 const AUD = 'workspace-platform';
 
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256');
   signingKey = pair.privateKey;
   otherKey = (await generateKeyPair('ES256')).privateKey;
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD });
-  h = await createTestApp({ verifyJwt });
-  s = await h.seed();
+  return {
+    verifyJwt,
+  };
 });
-after(() => h.close());
+const s = h.seeded;
 
 async function jwt(claims: { iss?: string; aud?: string; sub?: string; exp?: number }, key: KeyLike = signingKey): Promise<string> {
   const now = Math.floor(Date.now() / 1000);

@@ -6,6 +6,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createTestApp, as, type TestApp, type TestAppOptions, type Seed } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { loadConfig } from '../../src/config.js';
 import { MAX_RENDER_STEPS } from '../../src/installs/packages/templates.js';
 
@@ -38,14 +39,15 @@ function rawExchange(port: number, send: string, opts: { waitMs?: number } = {})
 const envelopeCode = (raw: string) => (JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { errors: Array<{ code: number }> }).errors[0]!.code;
 
 describe('slow and idle connections are closed (WSP_REQUEST_TIMEOUT_SECONDS, WSP_IDLE_TIMEOUT_SECONDS, WSP_KEEP_ALIVE_TIMEOUT_SECONDS)', () => {
-  let h: TestApp;
   let port: number;
-  before(async () => {
-    h = await createTestApp({ config: { http: { requestTimeoutMs: 1500, headersTimeoutMs: 1000, idleTimeoutMs: 2500, keepAliveTimeoutMs: 500, maxHeaderBytes: 16 * 1024 } } });
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (h.app.server.address() as AddressInfo).port;
+  const h = useTestApp({
+    config: { http: { requestTimeoutMs: 1500, headersTimeoutMs: 1000, idleTimeoutMs: 2500, keepAliveTimeoutMs: 500, maxHeaderBytes: 16 * 1024 } },
+    seed: false,
+    setup: async () => {
+      await h.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (h.app.server.address() as AddressInfo).port;
+    },
   });
-  after(() => h.close());
 
   test('headers, then part of a body, then nothing: 408 in the envelope (7036) and the connection closed once the request time is up', async () => {
     const { received, closedAfterMs } = await rawExchange(port, 'POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na');

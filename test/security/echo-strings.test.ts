@@ -1,8 +1,9 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PROPERTY_SEED } from '../helpers/property.js';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 
 /**
  * Issue 9.1: strings that are accepted come back byte for byte. For every create or change of
@@ -14,8 +15,6 @@ import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.j
 const RUNS = Number(process.env.WSP_FUZZ_RUNS ?? 25);
 const SEED = PROPERTY_SEED;
 
-let h: TestApp;
-let s: Seed;
 let version: { id: string; package_id: string };
 let secretId: string;
 let dashboard: { id: string; etag: string };
@@ -30,15 +29,15 @@ async function ok(method: string, url: string, payload?: unknown, extra: Record<
   return res.statusCode === 204 ? null : res.json();
 }
 
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  const pkg = await ok('POST', '/v1/packages', { name: 'echo' });
-  version = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'a.txt': '{{who}}' } });
-  secretId = (await ok('POST', '/v1/secrets', { name: 'echo' })).id;
-  dashboard = await ok('POST', '/v1/dashboards', { name: 'echo', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] });
+const h = useTestApp({
+  setup: async () => {
+    const pkg = await ok('POST', '/v1/packages', { name: 'echo' });
+    version = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'a.txt': '{{who}}' } });
+    secretId = (await ok('POST', '/v1/secrets', { name: 'echo' })).id;
+    dashboard = await ok('POST', '/v1/dashboards', { name: 'echo', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] });
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const SPECIAL = [
   '😀',

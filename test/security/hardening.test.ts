@@ -1,10 +1,11 @@
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { apiTokenChecksum } from '../../src/auth/credentials.js';
 import { BASE62 } from '../../src/shared/crypto.js';
@@ -28,20 +29,21 @@ const logStream = new Writable({
   },
 });
 
-let h: TestApp;
-let s: Seed;
 let signingKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>>;
 
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256');
   signingKey = pair.privateKey;
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
-  h = await createTestApp({ verifyJwt, logStream });
-  s = await h.seed();
-  paths = dereferenced(h.app.swagger() as unknown as { paths: typeof paths }).paths;
+  return {
+    verifyJwt, logStream,
+    setup: async () => {
+      paths = dereferenced(h.app.swagger() as unknown as { paths: typeof paths }).paths;
+    },
+  };
 });
-after(() => h.close());
+const s = h.seeded;
 
 function operations() {
   return Object.entries(paths).flatMap(([path, item]) =>

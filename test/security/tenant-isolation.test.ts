@@ -1,10 +1,10 @@
 import { TOKEN_SCOPES } from '../../src/auth/scopes.js';
-import { test, before, after, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { SignJWT, generateKeyPair, exportSPKI } from 'jose';
-import { createTestApp, type TestApp } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { startLogin } from '../oauth/device-helpers.js';
 import { buildTenant, caller, documentRoutes, leaked, noStream, type Call, type DocRoute, type TenantFixture } from './tenant-fixture.js';
@@ -133,7 +133,6 @@ const logStream = new Writable({
   },
 });
 
-let h: TestApp;
 let A: TenantFixture;
 let B: TenantFixture;
 let call: Call;
@@ -141,19 +140,23 @@ let routes: Route[];
 let signingKey: KeyLike;
 let otherKey: KeyLike;
 
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256');
   signingKey = pair.privateKey;
   otherKey = (await generateKeyPair('ES256')).privateKey;
   // The verifier judges exp by the app's clock (a test clock in 2026), like the rest of the app.
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
-  h = await createTestApp({ verifyJwt, logStream });
-  A = await buildTenant(h, 'Alpha');
-  B = await buildTenant(h, 'Beta');
-  call = caller(h);
-  routes = documentRoutes(h);
+  return {
+    verifyJwt, logStream,
+    seed: false,
+    setup: async () => {
+      A = await buildTenant(h, 'Alpha');
+      B = await buildTenant(h, 'Beta');
+      call = caller(h);
+      routes = documentRoutes(h);
+    },
+  };
 });
-after(() => h.close());
 
 async function jwt(sub: string, opts: { iss?: string; aud?: string; key?: KeyLike; exp?: number } = {}): Promise<string> {
   const now = Math.floor(h.clock.nowMs() / 1000);

@@ -1,7 +1,8 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, generateKeyPair, exportSPKI, type CryptoKey } from 'jose';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { createJwtVerifier } from '../../src/auth/jwt.js';
 import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 
@@ -13,18 +14,17 @@ import { decide, poll, startLogin } from '../oauth/device-helpers.js';
 const ISS = 'https://idp.sessions.test';
 const AUD = 'wsp';
 const DAY = 86_400;
-let h: TestApp;
-let s: Seed;
 let jwtKey: CryptoKey;
 
-before(async () => {
+const h = useTestApp(async () => {
   const pair = await generateKeyPair('ES256');
   jwtKey = pair.privateKey;
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
-  h = await createTestApp({ verifyJwt, config: { sessions: { maxSeconds: 90 * DAY, perUser: 5 } } });
-  s = await h.seed();
+  return {
+    verifyJwt, config: { sessions: { maxSeconds: 90 * DAY, perUser: 5 } },
+  };
 });
-after(() => h.close());
+const s = h.seeded;
 
 const now = () => Math.floor(h.clock.nowMs() / 1000);
 const list = (credential: string) => h.app.inject({ method: 'GET', url: '/v1/sessions', headers: as(credential) });

@@ -1,16 +1,12 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { TOKEN_SCOPES } from '../../src/auth/scopes.js';
 
 /** docs/spec-gaps.md, "Token scopes"'s token scopes: given at creation, shown in lists, enforced (every operation: test/security/tenant-isolation.test.ts). */
-let h: TestApp;
-let s: Seed;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-});
-after(() => h.close());
+const h = useTestApp();
+const s = h.seeded;
 
 const owner = () => as(s.owner.session, s.workspaceId);
 const createToken = (body: object) => h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: owner(), payload: { name: 'scoped', ...body } });

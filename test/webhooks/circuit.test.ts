@@ -1,8 +1,9 @@
-import { test, before, after, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, as, type TestApp, type Seed } from '../helpers/harness.js';
+import { as } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { CIRCUIT_FAILURES, CIRCUIT_OPEN_SECONDS } from '../../src/webhooks/circuit.js';
 import { WEBHOOK_DELIVER } from '../../src/webhooks/job-kinds.js';
@@ -14,8 +15,6 @@ import { WEBHOOK_DELIVER } from '../../src/webhooks/job-kinds.js';
  * half-opens, a failed probe opens it for twice as long and an answered one closes it. The
  * contract's retry schedule and the disabling after a day of failures still hold.
  */
-let h: TestApp;
-let s: Seed;
 
 /** A receiver on 127.0.0.1 that drops every connection at once ('drop') or answers 204 or 500. */
 async function startFlaky() {
@@ -42,15 +41,16 @@ async function startFlaky() {
 }
 let rx: Awaited<ReturnType<typeof startFlaky>>;
 
-before(async () => {
-  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } } });
-  s = await h.seed();
-  rx = await startFlaky();
+const h = useTestApp({
+  config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } },
+  setup: async () => {
+    rx = await startFlaky();
+  },
+  teardown: async () => {
+    await rx.close();
+  },
 });
-after(async () => {
-  await rx.close();
-  await h.close();
-});
+const s = h.seeded;
 
 type Circuit = { state: 'closed' | 'open'; open_until: number | null };
 type Hook = { id: string; etag: string; state: string; circuit: Circuit };

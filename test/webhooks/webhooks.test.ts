@@ -1,6 +1,7 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, as, firstError, type TestApp, type Seed } from '../helpers/harness.js';
+import { createTestApp, as, firstError } from '../helpers/harness.js';
+import { useTestApp } from '../helpers/test-app.js';
 import { startReceiver } from './receiver.js';
 import { deliver } from '../../src/webhooks/sender.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
@@ -10,25 +11,24 @@ import { webhookStore } from '../../src/webhooks/store.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
 
 /** Webhooks (docs/spec-gaps.md, "Webhooks") against a real receiver on loopback that verifies with `standardwebhooks`. */
-let h: TestApp;
-let s: Seed;
 let secret: string | undefined;
 type Answer = NonNullable<Parameters<typeof startReceiver>[1]>;
 let answer: Answer = () => 204;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 
-before(async () => {
-  h = await createTestApp({ config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } } });
-  s = await h.seed();
-  rx = await startReceiver(
-    () => secret,
-    (r, n) => answer(r, n),
-  );
+const h = useTestApp({
+  config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } },
+  setup: async () => {
+    rx = await startReceiver(
+      () => secret,
+      (r, n) => answer(r, n),
+    );
+  },
+  teardown: async () => {
+    await rx.close();
+  },
 });
-after(async () => {
-  await rx.close();
-  await h.close();
-});
+const s = h.seeded;
 
 type Hook = { id: string; etag: string; secret: string; state: string; url: string; event_types: string[]; disabled_reason: string | null };
 type Delivery = { id: string; state: string; attempts: number; last_status: number | null; last_error: string | null; next_attempt_at: number | null; event_type: string; event_id: string };

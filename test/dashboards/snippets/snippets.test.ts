@@ -1,18 +1,17 @@
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, firstError, type TestApp, type Seed } from '../../helpers/harness.js';
+import { firstError } from '../../helpers/harness.js';
+import { useTestApp } from '../../helpers/test-app.js';
 import { assert422, assertConforms, dashboardsClient } from '../fixtures.js';
 import { Snippet, SnippetList } from '../../../src/dashboards/snippets/schemas.js';
 
-let h: TestApp;
-let s: Seed;
 let c: ReturnType<typeof dashboardsClient>;
-before(async () => {
-  h = await createTestApp();
-  s = await h.seed();
-  c = dashboardsClient(h, s);
+const h = useTestApp({
+  setup: async () => {
+    c = dashboardsClient(h, s);
+  },
 });
-after(() => h.close());
+const s = h.seeded;
 
 const make = async (body: object = { name: 'Errors', source: 'select 1' }) => {
   const res = await c.createSnippet(body);
