@@ -74,13 +74,25 @@ export function startUploadPack(
       env: isolatedEnv(env, undefined),
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
-      timeout: opts.timeoutMs ?? UPLOAD_PACK_TIMEOUT_MS,
-      killSignal: 'SIGKILL',
+      // A process group of its own: upload-pack runs pack-objects, which a kill of upload-pack
+      // alone would leave compressing for a client that has gone (until it next writes).
+      detached: true,
     });
+    const kill = () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const deadline = setTimeout(kill, opts.timeoutMs ?? UPLOAD_PACK_TIMEOUT_MS);
+    deadline.unref();
     let exited = false;
     const gone = () => {
       if (exited) return;
       exited = true;
+      clearTimeout(deadline);
       opts.onExit?.();
     };
     let stderr = '';
@@ -96,7 +108,7 @@ export function startUploadPack(
       resolve(out);
     });
     out.on('close', () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      kill();
       // What git wrote that nobody will read: drop it, so the pipe closes with the process.
       child.stdout.destroy();
     });
