@@ -60,11 +60,25 @@ export function usePaged<T>(fetchPage: (cursor: string | undefined) => Promise<R
 /**
  * Runs a write, keeping its error for the form; answers whether it succeeded, its error, and
  * what the server answered (typed as the call's answer; absent when it failed or had no body).
+ *
+ * When the write ends, the eye is led: a refusal moves focus (and the page) to the first field
+ * it names, else to its alert, in the form the write was started from; a write that succeeded
+ * on the same page gives focus back to what had it, which the disabled button had dropped to
+ * the page's body.
  */
 export function useAction() {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [ended, setEnded] = useState(0);
+  const startedFrom = useRef<Element | null>(null);
+  useEffect(() => {
+    if (ended === 0) return;
+    // After what the caller does once the write returns (an emptied form disables its button).
+    const timer = setTimeout(() => leadTheEye(startedFrom.current, error !== null), 0);
+    return () => clearTimeout(timer);
+  }, [ended]);
   const run = async <T>(write: () => Promise<Result<T>>): Promise<{ ok: boolean; error: unknown; data: T | undefined }> => {
+    startedFrom.current = document.activeElement;
     setBusy(true);
     try {
       const res = await write();
@@ -76,9 +90,39 @@ export function useAction() {
       return { ok: false, error: failure, data: undefined };
     } finally {
       setBusy(false);
+      setEnded((n) => n + 1);
     }
   };
   return { error, busy, run, clear: () => setError(null) };
+}
+
+const ERROR_TARGETS = '[aria-invalid="true"], [role="alert"]';
+
+/**
+ * Focus after a write: on a refusal, the first invalid field or alert of the form it came from
+ * (a confirmation dialog's form is closed by then: the page's main region is searched instead);
+ * on success, back to where it was if nothing else took it (or its form's first field).
+ */
+export function leadTheEye(startedFrom: Element | null, refused: boolean): void {
+  if (refused) {
+    const form = startedFrom?.closest('form:not([method="dialog"])');
+    const target = (form?.isConnected ? form.querySelector<HTMLElement>(ERROR_TARGETS) : null) ?? document.querySelector<HTMLElement>(`main ${ERROR_TARGETS.split(', ').join(', main ')}`);
+    if (target) return focusAndShow(target);
+  }
+  const lost = document.activeElement === null || document.activeElement === document.body;
+  if (!lost || !(startedFrom instanceof HTMLElement) || !startedFrom.isConnected) return;
+  startedFrom.focus();
+  // A button that stays disabled (an emptied form's submit) cannot hold focus: the form's first
+  // field takes it, ready for the next entry.
+  if (document.activeElement !== startedFrom) startedFrom.closest('form')?.querySelector<HTMLElement>('input:not([disabled]):not([type="hidden"]), textarea:not([disabled]), select:not([disabled])')?.focus();
+}
+
+/** Focus that also brings the element into view, where a message is read before it is acted on. */
+export function focusAndShow(target: HTMLElement): void {
+  // An alert is a paragraph: focusable by script only, never a stop of the Tab key.
+  if (!target.matches('input, select, textarea, button, a[href], [tabindex]')) target.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  target.scrollIntoView({ block: 'center', behavior: 'instant' as ScrollBehavior });
 }
 
 const tickers = new Set<() => void>();

@@ -19,11 +19,16 @@ export function Chart({ points, unit, height, label }: { points: number[][]; uni
       {
         width: Math.max(120, el.clientWidth),
         height: HEIGHTS[height],
-        legend: { show: false },
-        cursor: { drag: { x: false, y: false } },
+        // The legend names the series beside its colour and, as the pointer moves over the
+        // chart, says the time and value under it (uPlot's own cursor and live legend).
+        legend: { show: true, live: true },
+        cursor: { drag: { x: false, y: false }, points: { size: 7 } },
         scales: { y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] } },
         axes: [{ stroke: '#5b6472' }, { stroke: '#5b6472', label: unit, size: 48 }],
-        series: [{}, { label, stroke: '#1f5fbf', fill: 'rgba(31,95,191,0.12)', width: 2, points: { show: false } }],
+        series: [
+          { label: 'Time', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toLocaleString()) },
+          { label, stroke: '#1f5fbf', fill: 'rgba(31,95,191,0.12)', width: 2, points: { show: false }, value: (_u, v) => (v == null ? '—' : `${v} ${unit}`) },
+        ],
       },
       data,
       el,

@@ -31,6 +31,8 @@ export function DashboardView() {
         // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
         const now = Math.ceil(Date.now() / 60_000) * 60;
         const range: Range = { from: now - RANGES[rangeKey], to: now };
+        // The range runs to the end of the minute under way; its figures are as of when they were asked.
+        const asOf = Math.min(range.to, Math.floor(Date.now() / 1000));
         const widgets = [...d.widgets].sort((a, b) => a.position - b.position);
         return (
           <section aria-labelledby="dashboard-title">
@@ -87,7 +89,7 @@ export function DashboardView() {
             </PageHead>
             {d.description && <p class="lead">{d.description}</p>}
             <p class="muted">
-              Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={range.to} />
+              Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={asOf} />
             </p>
             {reset.error ? <p role="alert" class="error">{explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}</p> : null}
             {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'dashboard', 'delete') ?? messageOf(remove.error)}</p> : null}

@@ -1,11 +1,11 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import type { Dashboard, Schemas } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
-import { Allowed, Field, FormError, inputProps, Loaded, PageHead } from '../../components.js';
+import { Allowed, Field, FormError, inputProps, Loaded, PageHead, Table } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
-import { useAction, useLoad } from '../../hooks.js';
+import { focusAndShow, useAction, useLoad } from '../../hooks.js';
 
 type FilterDefinition = Schemas['FilterDefinition'];
 /** A widget being edited: a new one has no id until saved. */
@@ -51,20 +51,94 @@ export function EditDashboardView() {
             </p>
           }
         >
-          <EditForm dashboard={d} reload={load.reload} />
+          <EditForm dashboard={d} />
         </Allowed>
       )}
     </Loaded>
   );
 }
 
-function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => Promise<void> }) {
+/** The parts of a dashboard the editor changes, as the form holds them. */
+interface Draft {
+  name: string;
+  description: string;
+  filters: FilterDefinition[];
+  widgets: DraftWidget[];
+}
+
+const draftOf = (d: Dashboard): Draft => ({ name: d.name, description: d.description ?? '', filters: d.filter_definitions, widgets: [...d.widgets].sort((a, b) => a.position - b.position) });
+
+/** Each part of a draft: its name for people, how it reads in a table, and its value to compare. */
+const PARTS: readonly { key: keyof Draft; label: string; show: (d: Draft) => string }[] = [
+  { key: 'name', label: 'Name', show: (d) => d.name },
+  { key: 'description', label: 'Description', show: (d) => d.description || '(none)' },
+  { key: 'filters', label: 'Filters', show: (d) => d.filters.map(filterName).join(', ') || '(none)' },
+  { key: 'widgets', label: 'Widgets', show: (d) => d.widgets.map((w) => `${w.title} (${w.col_span} col, ${w.height})`).join(', ') || '(none)' },
+];
+
+/** A widget as the editor saves it: the fields of WidgetInput only, so that a stored widget and a draft compare equal. */
+const comparable = (d: Draft, key: keyof Draft) =>
+  JSON.stringify(key === 'widgets' ? d.widgets.map((w) => Object.fromEntries(Object.entries(w).filter(([k]) => !['id', 'position', 'created_at', 'updated_at'].includes(k)))) : d[key]);
+const same = (a: Draft, b: Draft, key: keyof Draft) => comparable(a, key) === comparable(b, key);
+
+/**
+ * Someone saved the dashboard after it was opened: what each side changed from the version
+ * both started from, and the two ways on. "Reapply" keeps every part this person changed and
+ * takes theirs for the rest (a part both changed keeps this person's, and is marked); "discard"
+ * loads theirs as it is. Either way the form then holds their etag, so the next save is knowing.
+ */
+function ConflictPanel({ base, theirs, mine, onReapply, onDiscard }: { base: Draft; theirs: Draft; mine: Draft; onReapply: () => void; onDiscard: () => void }) {
+  const parts = PARTS.filter((p) => !same(base, theirs, p.key) || !same(base, mine, p.key));
+  return (
+    <div class="card conflict" role="alert" aria-labelledby="conflict-title">
+      <h2 id="conflict-title">Someone else saved this dashboard after you opened it</h2>
+      <p>Nothing of yours was saved, and your edits are still in the form. What each of you changed:</p>
+      <Table
+        rows={parts}
+        rowKey={(p) => p.key}
+        label="What changed since you opened the dashboard"
+        columns={[
+          { header: 'Part', cell: (p) => <>{p.label}{!same(base, theirs, p.key) && !same(base, mine, p.key) && <strong> (both changed)</strong>}</> },
+          { header: 'When you opened it', cell: (p) => p.show(base) },
+          { header: 'Theirs, saved', cell: (p) => (same(base, theirs, p.key) ? <span class="muted">unchanged</span> : p.show(theirs)) },
+          { header: 'Yours, not saved', cell: (p) => (same(base, mine, p.key) ? <span class="muted">unchanged</span> : p.show(mine)) },
+        ]}
+      />
+      <div class="actions">
+        <button type="button" onClick={onReapply}>
+          Reload and reapply my changes
+        </button>
+        <button type="button" class="secondary" onClick={onDiscard}>
+          Discard mine, load theirs
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function EditForm({ dashboard }: { dashboard: Dashboard }) {
   const { route } = useLocation();
-  const [name, setName] = useState(dashboard.name);
-  const [description, setDescription] = useState(dashboard.description ?? '');
+  // The version the form's edits apply to: the one opened, or theirs after a conflict is settled.
+  const [base, setBase] = useState<{ draft: Draft; etag: string }>(() => ({ draft: draftOf(dashboard), etag: dashboard.etag }));
+  const [theirs, setTheirs] = useState<{ draft: Draft; etag: string } | null>(null);
+  const [settled, setSettled] = useState<string | null>(null);
+  const [name, setName] = useState(base.draft.name);
+  const [description, setDescription] = useState(base.draft.description);
   const [summary, setSummary] = useState('');
-  const [filters, setFilters] = useState<FilterDefinition[]>(dashboard.filter_definitions);
-  const [widgets, setWidgets] = useState<DraftWidget[]>([...dashboard.widgets].sort((a, b) => a.position - b.position));
+  const [filters, setFilters] = useState<FilterDefinition[]>(base.draft.filters);
+  const [widgets, setWidgets] = useState<DraftWidget[]>(base.draft.widgets);
+  const mine: Draft = { name, description, filters, widgets };
+  const fill = (d: Draft) => {
+    setName(d.name);
+    setDescription(d.description);
+    setFilters(d.filters);
+    setWidgets(d.widgets);
+  };
+  const panel = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const alert = panel.current?.querySelector<HTMLElement>('[role="alert"]');
+    if (theirs && alert) focusAndShow(alert);
+  }, [theirs]);
   const [newFilter, setNewFilter] = useState<(typeof NEW_FILTERS)[number]>('time');
   const metrics = useLoad(() => api.GET('/v1/platform_metrics', {}), []);
   const catalog = metrics.data?.data ?? [];
@@ -72,7 +146,6 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
   useEffect(() => void (catalog[0] && !newMetric && setNewMetric(catalog[0].key)), [catalog.length]);
   const save = useAction();
   const errors = fieldErrors(save.error);
-  const conflict = explainConflict(save.error, 'dashboard', 'save') && 'Someone else saved this dashboard after you opened it, so nothing was saved. Your edits are still here; open the dashboard in another tab to see theirs, then save again to replace them.';
 
   const update = (i: number, patch: Partial<Pick<DraftWidget, 'title' | 'col_span' | 'height'>>) => setWidgets((all) => all.map((w, j) => (j === i ? { ...w, ...patch } : w)));
   const move = (i: number, by: -1 | 1) =>
@@ -98,10 +171,29 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
       widgets: widgets.map((w, position) => ({ ...w, position })),
       ...(summary ? { summary } : {}),
     };
-    const res = await save.run(() => api.PATCH('/v1/dashboards/{id}', { params: { path: { id: dashboard.id }, header: ifMatch(dashboard.etag) }, body }));
-    if (res.ok) route(`/console/dashboards/${dashboard.id}`);
-    // Their version's etag comes with the reload: saving again replaces it, knowingly.
-    else if (explainConflict(res.error, 'dashboard', 'save')) await reload();
+    setSettled(null);
+    const res = await save.run(() => api.PATCH('/v1/dashboards/{id}', { params: { path: { id: dashboard.id }, header: ifMatch(base.etag) }, body }));
+    if (res.ok) return route(`/console/dashboards/${dashboard.id}`);
+    if (!explainConflict(res.error, 'dashboard', 'save')) return;
+    const latest = await api.GET('/v1/dashboards/{id}', { params: { path: { id: dashboard.id } } });
+    if (latest.data) setTheirs({ draft: draftOf(latest.data), etag: latest.data.etag });
+  };
+  const reapply = () => {
+    if (!theirs) return;
+    const pick = <K extends keyof Draft>(key: K): Draft[K] => (same(base.draft, mine, key) ? theirs.draft[key] : mine[key]);
+    fill({ name: pick('name'), description: pick('description'), filters: pick('filters'), widgets: pick('widgets') });
+    settle(theirs, 'Their version is loaded with your changes on it. Look it over, then save.');
+  };
+  const discard = () => {
+    if (!theirs) return;
+    fill(theirs.draft);
+    settle(theirs, 'Their version is loaded; your changes are gone.');
+  };
+  const settle = (next: { draft: Draft; etag: string }, said: string) => {
+    setBase(next);
+    setTheirs(null);
+    save.clear();
+    setSettled(said);
   };
 
   return (
@@ -110,7 +202,6 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
         <a href={`/console/dashboards/${dashboard.id}`}>{dashboard.name}</a> /
       </p>
       <PageHead title="Edit dashboard" id="edit-title" />
-      {conflict && <p role="alert" class="error">{conflict}</p>}
       <div class="card form">
         <Field label="Name" name="name" error={errors['name']}>
           <input {...inputProps('name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
@@ -216,7 +307,13 @@ function EditForm({ dashboard, reload }: { dashboard: Dashboard; reload: () => P
           <input {...inputProps('summary', errors['summary'])} value={summary} onInput={(e) => setSummary((e.target as HTMLInputElement).value)} />
         </Field>
       </div>
-      <FormError error={conflict ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions']} />
+      <div ref={panel}>{theirs && <ConflictPanel base={base.draft} theirs={theirs.draft} mine={mine} onReapply={reapply} onDiscard={discard} />}</div>
+      {settled && (
+        <p role="status" class="notice">
+          {settled}
+        </p>
+      )}
+      <FormError error={explainConflict(save.error, 'dashboard', 'save') ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions']} />
       <div class="actions">
         <a class="button secondary" href={`/console/dashboards/${dashboard.id}`}>Cancel</a>
         <button type="submit" disabled={save.busy}>{save.busy ? 'Saving…' : 'Save'}</button>
