@@ -1,8 +1,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { chromiumMissing } from '../../helpers/chromium.js';
-import { shot, startConsoleSite, type ConsoleSite } from '../console-site.js';
+import { SHOTS, shot, startConsoleSite, type ConsoleSite } from '../console-site.js';
 
 /**
  * Errors where the eye is (issue 50, point 4). A refusal moves focus, and the page, to the first
@@ -119,6 +120,7 @@ test('a dashboard save that lost an If-Match race: what changed, in view and foc
   assert.equal(await table.getByRole('row', { name: /^Filters/ }).count(), 0, 'a part nobody changed is not listed');
   assert.equal((await site.api<{ name: string }>('GET', `/v1/dashboards/${board.id}`)).name, 'Race', 'nothing of mine was saved');
   await shot(page, 'dashboard-conflict');
+  await panel.screenshot({ path: path.join(SHOTS, 'dashboard-conflict-panel.png') });
 
   await panel.getByRole('button', { name: 'Reload and reapply my changes' }).click();
   await page.getByRole('status').filter({ hasText: 'Their version is loaded with your changes on it' }).waitFor();

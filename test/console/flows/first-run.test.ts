@@ -14,7 +14,9 @@ import { assertFits, shot, walk, watchedPage } from '../console-site.js';
  * "Open <url>/console/ ... with this setup code"; the console then shows the first-run form, not a
  * sign-in nobody can pass. A refused field is said beside it and takes the focus; the right code
  * makes the owner and the workspace and lands, signed in, on that workspace's dashboards. Once
- * done, the console signs in as usual.
+ * done, the console signs in as usual. The walkthrough of issue 50 goes on from there: the owner
+ * invites a viewer and a member in the console, each joins by the link, and each sees only the
+ * controls their role allows.
  */
 const noChromium = chromiumMissing('console first run');
 let dir: string;
@@ -41,7 +43,7 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test("a server with no user: its log's console address shows the first-run form; refusals beside their fields, with focus; the owner lands on the workspace's dashboards", { skip: noChromium }, async () => {
+test("a server with no user: its log's console address shows the first-run form; refusals beside their fields, with focus; the owner lands on the workspace's dashboards, invites a viewer and a member, and each sees only the controls their role allows", { skip: noChromium }, async () => {
   const logged = server!.output
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as { msg?: string; setup_code?: string })
@@ -99,5 +101,59 @@ test("a server with no user: its log's console address shows the first-run form;
   await again.page.getByLabel('Password').fill('a long enough password');
   await again.page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await again.page.getByRole('heading', { name: 'Dashboards in Acme' }).waitFor();
+
+  // The walkthrough goes on: the owner invites a viewer and a member, each joins by the link,
+  // and each sees only the controls their role allows.
+  const owner = again.page;
+  await owner.goto(`${addr!.url}/console/secrets`);
+  await owner.getByLabel('Name', { exact: true }).fill('API_KEY');
+  await owner.getByRole('button', { name: 'Create secret' }).click();
+  await owner.getByRole('heading', { name: 'API_KEY', level: 1 }).waitFor();
+  const links: Record<string, string> = {};
+  for (const role of ['viewer', 'member'] as const) {
+    await owner.goto(`${addr!.url}/console/admin/members`);
+    await owner.getByLabel('Email').fill(`${role}@example.com`);
+    await owner.getByLabel('Role', { exact: true }).selectOption(role);
+    await owner.getByRole('button', { name: 'Invite' }).click();
+    links[role] = await owner.locator('.secret-value').innerText();
+    assert.match(links[role]!, /\/console\/invite#/);
+    await owner.getByRole('button', { name: 'Done' }).click();
+  }
+  await shot(owner, 'walkthrough-invitations');
   await again.done();
+
+  const seen: Record<string, Record<string, boolean>> = {};
+  for (const role of ['viewer', 'member'] as const) {
+    const guest = await watchedPage(browser!, new URL(addr!.url).origin);
+    const p = guest.page;
+    await p.goto(links[role]!);
+    await p.getByRole('heading', { name: 'Join the workspace' }).waitFor();
+    await p.getByLabel('Your name').fill(`The ${role}`);
+    await p.getByLabel('Password').fill('a long enough password');
+    await p.getByRole('button', { name: 'Accept invitation' }).click();
+    await p.getByRole('heading', { name: 'Dashboards in Acme' }).waitFor();
+    const nav = p.getByRole('navigation', { name: 'Areas' });
+    const has = async (role: 'button' | 'link', name: string, scope = p.locator('main')) => (await scope.getByRole(role, { name, exact: true }).count()) > 0;
+    const mine: Record<string, boolean> = {};
+    mine['nav Webhooks'] = await has('link', 'Webhooks', nav);
+    mine['nav API tokens'] = await has('link', 'API tokens', nav);
+    await p.goto(`${addr!.url}/console/secrets`);
+    await p.getByRole('link', { name: 'API_KEY' }).waitFor();
+    mine['create secret'] = await has('button', 'Create secret');
+    await p.getByRole('link', { name: 'API_KEY' }).click();
+    await p.getByRole('heading', { name: 'API_KEY', level: 1 }).waitFor();
+    mine['add version'] = await has('button', 'Add version');
+    mine['delete secret'] = await has('button', 'Delete secret');
+    await p.goto(`${addr!.url}/console/admin/members`);
+    await p.getByRole('cell', { name: 'ada@example.com' }).waitFor();
+    mine['invite'] = await has('button', 'Invite');
+    mine['role selects'] = (await p.getByRole('combobox', { name: /^Role of / }).count()) > 0;
+    await assertFits(p);
+    await shot(p, `walkthrough-${role}`);
+    seen[role] = mine;
+    await guest.done();
+  }
+  const none = { 'nav Webhooks': false, 'nav API tokens': false, 'delete secret': false, invite: false, 'role selects': false };
+  assert.deepEqual(seen['viewer'], { ...none, 'create secret': false, 'add version': false }, 'a viewer reads and changes nothing');
+  assert.deepEqual(seen['member'], { ...none, 'create secret': true, 'add version': true }, 'a member writes, but takes no irreversible or workspace-wide action');
 });
