@@ -2,6 +2,7 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import type { Dashboard } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
+import { ifMatch } from '../../conflict.js';
 import { can, SessionContext } from '../../session.js';
 import { Field, FormError, inputProps, Loaded, PageHead, Table, Time } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
@@ -20,9 +21,14 @@ export function DashboardsView() {
   const errors = fieldErrors(create.error);
   const submit = async (e: Event) => {
     e.preventDefault();
-    const res = await create.run(() =>
-      api.POST('/v1/dashboards', { body: { name, purpose, filter_definitions: [], default_filter_values: {}, widgets: [] } }),
-    );
+    const res = await create.run(async () => {
+      const made = await api.POST('/v1/dashboards', { body: { name, purpose, filter_definitions: [], default_filter_values: {}, widgets: [] } });
+      if (!made.data || purpose !== 'workspace_overview') return made;
+      // A workspace overview starts with its built-in layout, not empty behind a red Reset. Were
+      // the reset refused, the dashboard exists all the same, and its page offers Reset.
+      await api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: made.data.id }, header: ifMatch(made.data.etag) }, body: { summary: 'the built-in layout, on creation' } });
+      return made;
+    });
     if (res.data) route(`/console/dashboards/${res.data.id}`);
   };
   return (
@@ -32,7 +38,7 @@ export function DashboardsView() {
         {(page) => {
           const rows = page.data;
           return rows.length === 0 ? (
-            <p class="empty">{can(me, 'write') ? 'No dashboards yet. Make one below: it starts empty, and you add platform metrics or snippets to it.' : 'No dashboards yet.'}</p>
+            <p class="empty">{can(me, 'write') ? 'No dashboards yet. Make one below: a custom one starts empty and you add platform metrics or snippets to it; a workspace overview starts with the built-in layout.' : 'No dashboards yet.'}</p>
           ) : (
             <Table
               label="Dashboards"
