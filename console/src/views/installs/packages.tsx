@@ -2,10 +2,11 @@ import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
 import { can, SessionContext } from '../../session.js';
-import { Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
+import { PublishForm } from './publish.js';
 
 /** The workspace's packages, and a new one by name. */
 export function PackagesView() {
@@ -103,7 +104,7 @@ export function PackageView() {
       <Loaded load={versions} what="versions">
         {() =>
           list.length === 0 ? (
-            <p class="empty">No versions yet. Publish one with the API or the CLI: `wsp packages publish`.</p>
+            <p class="empty">{can(me, 'write') ? 'No versions yet. Publish the first below, from a folder of templates.' : 'No versions yet.'}</p>
           ) : (
             <label class="inline">
               Version
@@ -168,6 +169,16 @@ export function PackageView() {
         </>
       )}
       {version.error ? <p role="alert" class="error">{messageOf(version.error)}</p> : null}
+      <Allowed to="write">
+        <PublishForm
+          packageId={id}
+          newest={list[0]?.semver}
+          onPublished={(versionId) => {
+            void versions.reload();
+            route(`/console/packages/${id}?version=${versionId}`, true);
+          }}
+        />
+      </Allowed>
     </section>
   );
 }
