@@ -25,6 +25,7 @@ import { TokensView } from './views/admin/tokens.js';
 import { WebhooksView, WebhookView } from './views/admin/webhooks.js';
 import { AuditView } from './views/admin/audit.js';
 import { SessionsView } from './views/account/sessions.js';
+import { MyEventsView } from './views/account/events.js';
 import { AcceptInvitation } from './views/invite.js';
 import './styles.css';
 
@@ -222,6 +223,7 @@ function Shell() {
                 <Route path="/console/admin/webhooks/:id" component={WebhookView} />
                 <Route path="/console/admin/audit" component={AuditView} />
                 <Route path="/console/account/sessions" component={SessionsView} />
+                <Route path="/console/account/events" component={MyEventsView} />
                 <Route path="/console/invite" component={SignedInInvite} />
                 <Route path="/console/notifications" component={NotificationsView} />
                 <Route default component={NotFound} />
