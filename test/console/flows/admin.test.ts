@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromiumMissing } from '../../helpers/chromium.js';
+import { Webhook } from 'standardwebhooks';
 import { startReceiver } from '../../webhooks/receiver.js';
 import { assertAria, assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
 
@@ -120,7 +121,9 @@ test('members, an invitation accepted by a new person, tokens, webhooks and the 
     failing = false;
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.getByText('succeeded').waitFor({ timeout: 20_000 });
-    assert.ok(receiver.received.length >= 3 && receiver.received.every((r) => r.verified), 'every delivery signed with the secret shown');
+    // Verified here rather than by the receiver: the test event sent on creation may arrive before the page's secret is read.
+    assert.ok(receiver.received.length >= 3);
+    for (const r of receiver.received) new Webhook(secret).verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature });
     await shot(page, 'webhook');
 
     // The audit log, filtered by type and by actor (in the address: reload keeps them).
