@@ -3704,6 +3704,7 @@ export interface components {
             has_more: boolean;
             /** @description opaque cursor for the next page; null when there are no more pages */
             next_cursor: string | null;
+            /** @description The URLs this server accepts for an endpoint (its operator's WSP_WEBHOOKS_ALLOW_HTTP and WSP_WEBHOOKS_ALLOW_PRIVATE): what a form says before it is submitted */
             url_policy: components["schemas"]["WebhookUrlPolicy"];
         };
         /**
