@@ -59,7 +59,7 @@ function useSession() {
 }
 
 /** The areas; `needs`: the permission without which the area's page would answer 403 (GET /v1/me). */
-const AREAS: { href: string; label: string; needs?: Permission }[] = [
+const AREAS: { href: string; label: string; needs?: Permission; section?: string }[] = [
   { href: '/console/dashboards', label: 'Dashboards' },
   { href: '/console/secrets', label: 'Secrets' },
   { href: '/console/packages', label: 'Packages' },
@@ -70,7 +70,8 @@ const AREAS: { href: string; label: string; needs?: Permission }[] = [
   { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
   { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
   { href: '/console/admin/audit', label: 'Audit log', needs: 'audit.read' },
-  { href: '/console/account/sessions', label: 'Your sessions' },
+  // The account area's pages (sessions, the security log) all belong to this one entry.
+  { href: '/console/account/sessions', label: 'Your sessions', section: '/console/account/' },
 ];
 
 function Nav({ me }: { me: Me }) {
@@ -80,7 +81,7 @@ function Nav({ me }: { me: Me }) {
       <ul>
         {AREAS.filter((a) => !a.needs || can(me, a.needs)).map((a) => (
           <li key={a.href}>
-            <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) ? 'page' : undefined}>
+            <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) || (a.section !== undefined && path.startsWith(a.section)) ? 'page' : undefined}>
               {a.label}
             </a>
           </li>

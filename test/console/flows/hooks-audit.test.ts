@@ -213,6 +213,7 @@ test("each person's security log: from the account area, newest first, where fro
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Your sessions' }).click();
     await page.getByRole('navigation', { name: 'Your account' }).getByRole('link', { name: 'Your security log' }).click();
     await page.getByRole('heading', { name: 'Your security log' }).waitFor();
+    assert.equal(await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Your sessions' }).getAttribute('aria-current'), 'page', 'the account area stays marked');
     await page.getByRole('cell', { name: 'session.failed' }).waitFor();
     // Newest first: this browser's sign-in, then the failure, each with where it came from.
     const rows = page.locator('tbody tr');
