@@ -25,6 +25,7 @@ import { TokensView } from './views/admin/tokens.js';
 import { WebhooksView, WebhookView } from './views/admin/webhooks.js';
 import { AuditView } from './views/admin/audit.js';
 import { SessionsView } from './views/account/sessions.js';
+import { MyEventsView } from './views/account/events.js';
 import { AcceptInvitation } from './views/invite.js';
 import './styles.css';
 
@@ -58,7 +59,7 @@ function useSession() {
 }
 
 /** The areas; `needs`: the permission without which the area's page would answer 403 (GET /v1/me). */
-const AREAS: { href: string; label: string; needs?: Permission }[] = [
+const AREAS: { href: string; label: string; needs?: Permission; section?: string }[] = [
   { href: '/console/dashboards', label: 'Dashboards' },
   { href: '/console/secrets', label: 'Secrets' },
   { href: '/console/packages', label: 'Packages' },
@@ -69,7 +70,8 @@ const AREAS: { href: string; label: string; needs?: Permission }[] = [
   { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
   { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
   { href: '/console/admin/audit', label: 'Audit log', needs: 'audit.read' },
-  { href: '/console/account/sessions', label: 'Your sessions' },
+  // The account area's pages (sessions, the security log) all belong to this one entry.
+  { href: '/console/account/sessions', label: 'Your sessions', section: '/console/account/' },
 ];
 
 function Nav({ me }: { me: Me }) {
@@ -79,7 +81,7 @@ function Nav({ me }: { me: Me }) {
       <ul>
         {AREAS.filter((a) => !a.needs || can(me, a.needs)).map((a) => (
           <li key={a.href}>
-            <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) ? 'page' : undefined}>
+            <a href={a.href} aria-current={path === a.href || path.startsWith(`${a.href}/`) || (a.section !== undefined && path.startsWith(a.section)) ? 'page' : undefined}>
               {a.label}
             </a>
           </li>
@@ -222,6 +224,7 @@ function Shell() {
                 <Route path="/console/admin/webhooks/:id" component={WebhookView} />
                 <Route path="/console/admin/audit" component={AuditView} />
                 <Route path="/console/account/sessions" component={SessionsView} />
+                <Route path="/console/account/events" component={MyEventsView} />
                 <Route path="/console/invite" component={SignedInInvite} />
                 <Route path="/console/notifications" component={NotificationsView} />
                 <Route default component={NotFound} />

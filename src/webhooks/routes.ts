@@ -45,7 +45,7 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     '/webhooks',
     {
       config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
-      schema: { operationId: 'listWebhooks', tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
+      schema: { operationId: 'listWebhooks', tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret. `url_policy` says which URLs this server accepts (https only or http too, public addresses only or private ones too), as configured by its operator.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
     },
     async (request) => webhooks.list(manager(request), request.query.limit, request.query.cursor),
   );

@@ -66,7 +66,16 @@ export const CreatedWebhook = Type.Object(
   { title: 'CreatedWebhook', additionalProperties: false },
 );
 
-export const WebhookList = ListEnvelope(Webhook);
+const UrlPolicy = Type.Object(
+  {
+    allow_http: Type.Boolean({ description: '`true`: a URL may be plain http (WSP_WEBHOOKS_ALLOW_HTTP); otherwise https only' }),
+    allow_private: Type.Boolean({ description: '`true`: a URL may reach private, loopback and link-local addresses (WSP_WEBHOOKS_ALLOW_PRIVATE); otherwise only public ones, also after DNS' }),
+  },
+  { title: 'WebhookUrlPolicy', additionalProperties: false, description: "The rules this server holds a webhook's URL to, as its operator configured them: read-only, so a form can say them before it is submitted", examples: [{ allow_http: false, allow_private: false }] },
+);
+
+const page = ListEnvelope(Webhook);
+export const WebhookList = Type.Object({ ...page.properties, url_policy: UrlPolicy }, { title: 'WebhookList', additionalProperties: false });
 
 export const Delivery = Type.Object(
   {

@@ -98,7 +98,10 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(cursors, `webhooks:${ctx.workspaceId}`, { limit, cursor }, (after, take) => webhookStore.page(db, ctx.workspaceId, take, after), toWebhook);
+      const page = await pageById(cursors, `webhooks:${ctx.workspaceId}`, { limit, cursor }, (after, take) => webhookStore.page(db, ctx.workspaceId, take, after), toWebhook);
+      // The operator's URL rules ride along with the list a form to add an endpoint sits under, so
+      // the form states them rather than learning them from a refusal (issue 50.6).
+      return { ...page, url_policy: { allow_http: config.webhooks.allowHttp, allow_private: config.webhooks.allowPrivate } };
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toWebhook(await visible(ctx, rawId)),

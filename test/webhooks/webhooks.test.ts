@@ -52,7 +52,10 @@ describe('endpoints', () => {
     const made = await hook(['secret.*', 'snippet.created']);
     assert.match(made.secret, /^whsec_[A-Za-z0-9+/]{32}$/);
     assert.equal(Buffer.from(made.secret.slice(6), 'base64').length, 24);
-    const listed = (await ok('GET', '/v1/webhooks')).data as Hook[];
+    const page = await ok('GET', '/v1/webhooks');
+    // This app's operator allows http and private addresses: the list says so (issue 50.6).
+    assert.deepEqual(page.url_policy, { allow_http: true, allow_private: true });
+    const listed = page.data as Hook[];
     assert.ok(listed.some((w) => w.id === made.id));
     assert.ok(!JSON.stringify(listed).includes(made.secret) && !JSON.stringify(await ok('GET', `/v1/webhooks/${made.id}`)).includes(made.secret));
     const stale = await call('PATCH', `/v1/webhooks/${made.id}`, { description: 'x' }, { 'if-match': '"stale"' });
@@ -101,6 +104,9 @@ describe('the address policy (SSRF)', () => {
         assert.deepEqual(firstError(res.json()).path, ['body', 'url']);
         assert.match(firstError(res.json()).message, words, url);
       };
+      // The list says the rules before a refusal does (issue 50.6): here, the defaults.
+      const listed = await strict.app.inject({ method: 'GET', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId) });
+      assert.deepEqual(listed.json().url_policy, { allow_http: false, allow_private: false });
       await refuse('http://93.184.216.34/hook', /must be https/);
       for (const url of ['https://127.0.0.1/hook', 'https://10.1.2.3/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://192.168.1.1/', 'https://[fd00::1]/']) await refuse(url, /private, loopback or link-local/);
       await refuse('https://localhost/hook', /localhost resolves to a private, loopback or link-local address/);

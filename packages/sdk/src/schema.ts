@@ -1715,7 +1715,7 @@ export interface paths {
         };
         /**
          * List the workspace's webhook endpoints, newest first (owner or admin)
-         * @description Never shows a signing secret.
+         * @description Never shows a signing secret. `url_policy` says which URLs this server accepts (https only or http too, public addresses only or private ones too), as configured by its operator.
          *
          *     API tokens need the scope `webhooks:read` (403, 7025).
          *
@@ -3695,6 +3695,31 @@ export interface components {
             state: "closed" | "open";
             /** @description While open: when the next delivery is sent as a probe */
             open_until: number | null;
+        };
+        /** WebhookList */
+        WebhookList: {
+            /** @description This page's items, in the list's order */
+            data: components["schemas"]["Webhook"][];
+            /** @description true if more items exist after this page */
+            has_more: boolean;
+            /** @description opaque cursor for the next page; null when there are no more pages */
+            next_cursor: string | null;
+            /** @description The URLs this server accepts for an endpoint (its operator's WSP_WEBHOOKS_ALLOW_HTTP and WSP_WEBHOOKS_ALLOW_PRIVATE): what a form says before it is submitted */
+            url_policy: components["schemas"]["WebhookUrlPolicy"];
+        };
+        /**
+         * WebhookUrlPolicy
+         * @description The rules this server holds a webhook's URL to, as its operator configured them: read-only, so a form can say them before it is submitted
+         * @example {
+         *       "allow_http": false,
+         *       "allow_private": false
+         *     }
+         */
+        WebhookUrlPolicy: {
+            /** @description `true`: a URL may be plain http (WSP_WEBHOOKS_ALLOW_HTTP); otherwise https only */
+            allow_http: boolean;
+            /** @description `true`: a URL may reach private, loopback and link-local addresses (WSP_WEBHOOKS_ALLOW_PRIVATE); otherwise only public ones, also after DNS */
+            allow_private: boolean;
         };
         /**
          * Widget
@@ -29360,17 +29385,14 @@ export interface operations {
                      *         }
                      *       ],
                      *       "has_more": true,
-                     *       "next_cursor": "string"
+                     *       "next_cursor": "string",
+                     *       "url_policy": {
+                     *         "allow_http": false,
+                     *         "allow_private": false
+                     *       }
                      *     }
                      */
-                    "application/json": {
-                        /** @description This page's items, in the list's order */
-                        data: components["schemas"]["Webhook"][];
-                        /** @description true if more items exist after this page */
-                        has_more: boolean;
-                        /** @description opaque cursor for the next page; null when there are no more pages */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookList"];
                 };
             };
             /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */

@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromiumMissing } from '../../helpers/chromium.js';
+import { Webhook } from 'standardwebhooks';
 import { startReceiver } from '../../webhooks/receiver.js';
 import { assertAria, assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
 
@@ -104,24 +105,25 @@ test('members, an invitation accepted by a new person, tokens, webhooks and the 
     await row.waitFor({ state: 'detached' });
     assert.equal((await asToken('/v1/secrets')).status, 401);
 
-    // Webhooks: the signing secret shown once; a test event fails at the receiver, is retried
-    // by the server, fails for good, then the page's Retry delivers it.
+    // Webhooks: the signing secret shown once; the test event sent on creation fails at the
+    // receiver, is retried by the server, fails for good, then the page's Retry delivers it.
     await page.getByRole('navigation', { name: 'Areas' }).getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('URL').fill(receiver.url);
     await page.getByLabel('Events').selectOption(['secret.created', 'webhook.tested']);
     await page.getByRole('button', { name: 'Add webhook' }).click();
     secret = await page.getByLabel('Signing secret').innerText();
     assert.match(secret, /^whsec_/);
-    await page.getByRole('link', { name: receiver.url }).click();
-    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByRole('link', { name: 'see how its delivery went' }).click();
     await page.getByRole('cell', { name: /webhook\.tested/ }).waitFor();
     // The log follows the delivery by itself while it is pending: two attempts, then failed.
-    await page.getByRole('button', { name: 'Retry' }).waitFor({ timeout: 20_000 });
+    await page.getByRole('cell', { name: 'failed' }).waitFor({ timeout: 20_000 });
     assert.match(await page.getByRole('table').innerText(), /failed\s+2\s+500/);
     failing = false;
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.getByText('succeeded').waitFor({ timeout: 20_000 });
-    assert.ok(receiver.received.length >= 3 && receiver.received.every((r) => r.verified), 'every delivery signed with the secret shown');
+    // Verified here rather than by the receiver: the test event sent on creation may arrive before the page's secret is read.
+    assert.ok(receiver.received.length >= 3);
+    for (const r of receiver.received) new Webhook(secret).verify(r.body, { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature });
     await shot(page, 'webhook');
 
     // The audit log, filtered by type and by actor (in the address: reload keeps them).

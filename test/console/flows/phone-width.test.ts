@@ -41,6 +41,7 @@ before(async () => {
     `/console/admin/webhooks/${hook.id}`,
     '/console/admin/audit',
     '/console/account/sessions',
+    '/console/account/events',
     '/console/notifications',
     '/console/no-such-page',
   );

@@ -1,6 +1,7 @@
 import { api, messageOf } from '../../api.js';
 import { Badge, ConfirmButton, Loaded, PageHead, Time } from '../../components.js';
 import { useAction, useLoad } from '../../hooks.js';
+import { AccountTabs } from './events.js';
 
 /** The caller's sessions, where they were made and when last used; any but this one can be ended here. */
 export function SessionsView() {
@@ -9,6 +10,7 @@ export function SessionsView() {
   return (
     <section aria-labelledby="sessions-title">
       <PageHead title="Your sessions" id="sessions-title" />
+      <AccountTabs current="sessions" />
       {end.error ? <p role="alert" class="error">{messageOf(end.error)}</p> : null}
       <Loaded load={load} what="sessions">
         {(page) => (
