@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromiumMissing } from '../../helpers/chromium.js';
+import { waitFor } from '../../helpers/wait.js';
 import { assertAria, assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
 
 /**
@@ -55,9 +56,20 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     assert.equal(first.state, 'succeeded');
     await page.getByText(`commit ${first.commit_sha.slice(0, 10)}`).waitFor();
 
-    // A second render from new values, followed to its end on the page.
-    await page.getByLabel('Values (JSON)').fill('{"replicas": 5, "name": "shop"}');
-    await page.getByRole('button', { name: 'Save and render' }).click();
+    // A second render from new values: a field per value the install has, a preview of what the
+    // render would change in the repository, then applied and followed to its end on the page.
+    const change = page.getByRole('form', { name: 'Change the install' });
+    assert.equal(await change.getByRole('button', { name: 'Apply and render' }).count(), 0, 'nothing to apply before a change');
+    await change.getByLabel('replicas', { exact: true }).fill('5');
+    assert.ok(await change.getByRole('button', { name: 'Apply and render' }).isDisabled(), 'a change is previewed before it is applied');
+    await change.getByRole('button', { name: 'Preview the change' }).click();
+    const diff = change.getByRole('group', { name: 'What the render would change' });
+    await diff.waitFor();
+    assert.match(await diff.innerText(), /1 of 2 files would change/);
+    const appYaml = diff.getByRole('region', { name: 'app.yaml (changed)' });
+    assert.match(await appYaml.innerText(), /- replicas: 3\n\+ replicas: 5/);
+    await shot(page, 'install-change-preview');
+    await change.getByRole('button', { name: 'Apply and render' }).click();
     await history.nth(1).waitFor();
     await history.first().getByText('succeeded').waitFor({ timeout: 30_000 });
     await page.getByRole('status').filter({ hasText: /done\./ }).waitFor();
@@ -85,15 +97,38 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     assert.equal(head.head_commit_sha, renders[0].commit_sha);
     await page.getByText(`restored from ${first.id}`).waitFor();
 
-    // Values that render past the output quota: the render fails and the page says why.
-    await page.getByLabel('Values (JSON)').fill(JSON.stringify({ replicas: 1, name: 'x'.repeat(5000) }));
-    await page.getByRole('button', { name: 'Save and render' }).click();
-    await page.getByRole('alert').filter({ hasText: /failed:/ }).waitFor({ timeout: 30_000 });
+    // An upgrade: a newer version chosen, its rendered diff previewed (a file added), applied.
+    const newer = await site.api('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.1.0', files: { 'app.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': 'Deployed {{name}}\n', 'NOTES.md': 'New in 1.1 for {{name}}\n' } });
+    await page.reload();
+    await change.getByLabel('Version', { exact: true }).selectOption({ label: '1.1.0' });
+    await change.getByRole('button', { name: 'Preview the change' }).click();
+    await diff.getByRole('region', { name: 'NOTES.md (added)' }).waitFor();
+    assert.match(await diff.innerText(), /1 of 3 files would change/);
+    await change.getByRole('button', { name: 'Apply and render' }).click();
+    await waitFor('the upgrade to render', async () => (await site.api('GET', `/v1/installs/${installId}`)).current_version?.id === newer.id || null, { timeoutMs: 30_000 });
+    // The page has the install as the render left it (its etag too) once it shows the version in use.
+    await page.locator('dl.facts dd').filter({ hasText: /^1\.1\.0$/ }).waitFor({ timeout: 30_000 });
+    // Automatic updates alone renders nothing: applied without a preview.
+    await change.getByLabel(/Update automatically/).check();
+    await change.getByRole('button', { name: 'Apply', exact: true }).click();
+    await waitFor('automatic updates to be on', async () => (await site.api('GET', `/v1/installs/${installId}`)).automatic_updates_enabled === true || null);
+
+    // Values that render past the output quota: the preview says so, and nothing can be applied.
+    await change.getByLabel('name', { exact: true }).fill('x'.repeat(5000));
+    await change.getByRole('button', { name: 'Preview the change' }).click();
+    await change.getByRole('alert').waitFor();
+    assert.ok(await change.getByRole('button', { name: 'Apply and render' }).isDisabled());
+    // Applied all the same (from the API): the render fails and the page says why.
+    const now = await site.api('GET', `/v1/installs/${installId}`);
+    const headBefore = (await site.api('GET', `/v1/installs/${installId}/repository`)).head_commit_sha;
+    await site.api('PATCH', `/v1/installs/${installId}`, { values: { replicas: 1, name: 'x'.repeat(5000) } }, { headers: { 'if-match': `"${now.etag}"` } });
+    await page.reload();
+    await history.first().getByText('failed').waitFor({ timeout: 30_000 });
     await history.first().getByText('failed').waitFor();
     const [failed] = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
     assert.equal(failed.state, 'failed');
     assert.match(await history.first().innerText(), new RegExp(failed.message.slice(0, 30).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-    assert.equal((await site.api('GET', `/v1/installs/${installId}/repository`)).head_commit_sha, renders[0].commit_sha, 'a failed render moves nothing');
+    assert.equal((await site.api('GET', `/v1/installs/${installId}/repository`)).head_commit_sha, headBefore, 'a failed render moves nothing');
 
     await page.setViewportSize({ width: 390, height: 800 });
     await assertFits(page);
@@ -101,3 +136,4 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
   });
   await w.done();
 });
+

@@ -9,7 +9,7 @@ import { Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded,
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
-import { parseValues } from './packages.js';
+import { ChangeInstall } from './change.js';
 
 
 /** The workspace's installs with the state of their newest render. */
@@ -73,8 +73,6 @@ export function InstallView() {
   const repo = useLoad(() => api.GET('/v1/installs/{id}/repository', { params: { path: { id } } }), [id]);
   const [watching, setWatching] = useState<string | null>(null);
   const [openCommit, setOpenCommit] = useState<string | null>(null);
-  const [valuesText, setValuesText] = useState<string | null>(null);
-  const update = useAction();
   const restore = useAction();
   const refresh = () => Promise.all([install.reload(), renders.reload(), repo.reload()]);
   const i = install.data;
@@ -83,9 +81,6 @@ export function InstallView() {
   useEffect(() => {
     if (pending && !watching) void follow(pending);
   }, [pending]);
-  const parsed = parseValues(valuesText ?? JSON.stringify(i?.values ?? {}, null, 2));
-  const errors = fieldErrors(update.error);
-  const valuesError = parsed.error ?? errors['values'];
   /** After a write that made a render: follow its operation until it is done. */
   const follow = async (renderId: string | null | undefined) => {
     setWatching(null);
@@ -131,29 +126,7 @@ export function InstallView() {
         )}
       </Loaded>
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
-      {i && can(me, 'write') && (
-        <form
-          class="card form"
-          aria-labelledby="values-title"
-          noValidate
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const res = await update.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: ifMatch(i.etag) }, body: { values: parsed.values } }));
-            await follow(res.ok ? res.data?.last_render?.id : null);
-            if (res.ok) setValuesText(null);
-          }}
-        >
-          <h2 id="values-title">Values</h2>
-          {explainConflict(update.error, 'install', 'change') && <p role="alert" class="error">{explainConflict(update.error, 'install', 'change')}</p>}
-          <Field label="Values (JSON)" name="install-values" error={valuesError} hint="Saving renders the install again">
-            <textarea {...inputProps('install-values', valuesError)} rows={5} spellcheck={false} value={valuesText ?? JSON.stringify(i.values, null, 2)} onInput={(e) => setValuesText((e.target as HTMLTextAreaElement).value)} />
-          </Field>
-          <FormError error={explainConflict(update.error, 'install', 'change') ? null : update.error} fields={['values']} />
-          <div class="actions">
-            <button type="submit" disabled={Boolean(parsed.error) || update.busy}>Save and render</button>
-          </div>
-        </form>
-      )}
+      {i && can(me, 'write') && <ChangeInstall install={i} headRenderId={renders.data?.data.find((r) => r.commit_sha && r.commit_sha === repo.data?.head_commit_sha)?.id ?? null} onApplied={follow} />}
       <h2 id="history-title">History</h2>
       {restore.error ? <p role="alert" class="error">{explainConflict(restore.error, 'install', 'restore') ?? messageOf(restore.error)}</p> : null}
       <Loaded load={renders} what="renders">
