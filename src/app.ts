@@ -11,7 +11,6 @@ import { systemClock, type Clock } from './shared/clock.js';
 import { ulid } from './shared/ids.js';
 import { createAuthenticator } from './auth/authenticator.js';
 import { createJwtVerifier, type JwtVerifier } from './auth/jwt.js';
-import { CursorCodec } from './shared/cursor.js';
 import { closeUndeclaredParts, validatorCompiler } from './http/validation.js';
 import { LazyCompilation } from './http/lazy-compilation.js';
 import { holdHeaderFirstKeys } from './http/header-first-keys.js';
@@ -117,6 +116,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       socket.destroy(err);
     },
     // Errors the router raises before any route runs still answer in the envelope.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the reply it returns is a thenable that Fastify's router ignores; the answer is sent here
     frameworkErrors: (error, _request, reply: FastifyReply) => {
       const message =
         error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than any id (512 characters at most)' : 'The URL is not valid (bad percent-encoding)';

@@ -278,6 +278,7 @@ class Lease implements DatabaseConnection {
     try {
       return Promise.resolve(this.driver.onWriter<R>(query));
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on whatever the driver threw, as an async driver would
       return Promise.reject(err);
     }
   }

@@ -8,6 +8,7 @@ import { EVERY_ROLE, PERMISSIONS, type Permission } from '../auth/roles.js';
  * src/auth/roles.ts, are what the routes do; a route that differs stops start-up. The document
  * shows each (`x-roles`, `x-permission`, a sentence of the description).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function checkRouteRoles(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     const config = route.config;

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fast
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 import { BASE64_BYTES, PATTERN_WORDS } from './schemas.js';
 
+// eslint-disable-next-line no-restricted-syntax -- ajv-formats' CommonJS default export is typed as its module namespace under NodeNext
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const common: Options = {
@@ -33,6 +34,7 @@ export const base64DecodedLength = (text: string) => (text.length / 4) * 3 - (te
 
 
 /** An ajv keyword's function; it reports through its `errors` (ajv adds where). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Ajv's keyword functions receive any value the schema is applied to
 type KeywordCheck<S> = ((schema: S, data: any) => boolean) & { errors?: Partial<ErrorObject>[] };
 
 const base64Bytes: KeywordCheck<{ min: number; max: number }> = (bounds, data: string) => {
@@ -81,6 +83,7 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * one without a querystring schema takes no query parameters (an unknown one is 422 like
  * everywhere else). Not for the reference page's assets (`/docs`), which are not the API's.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) return;
@@ -103,6 +106,7 @@ export function checkAfterSchema(schema: object, rule: (data: unknown) => void):
   rulesAfterSchema.set(schema, rule);
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Fastify's compiler type is generic over the schema, and this compiles every schema
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const checked = checkedValidator((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object), httpPart ?? 'body');
   const rule = rulesAfterSchema.get(schema as object);

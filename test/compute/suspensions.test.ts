@@ -47,7 +47,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
 
     const list = await t.h.app.inject({ method: 'GET', url: '/v1/compute/suspensions', headers: as(t.s.member.session, t.s.workspaceId) });
     assert.equal(list.statusCode, 200);
-    const s = (list.json() as { id: string }[]).find((x) => x.id === done.suspension_id) as Record<string, unknown>;
+    const s = (list.json<{ id: string }[]>()).find((x) => x.id === done.suspension_id) as Record<string, unknown>;
     const now = Math.floor(t.h.clock.nowMs() / 1000);
     assert.deepEqual(s, {
       id: done.suspension_id,
