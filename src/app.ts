@@ -122,7 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than any id (512 characters at most)' : 'The URL is not valid (bad percent-encoding)';
       return reply.code(422).send(envelope([{ code: ErrorCodes.VALIDATION_FAILED.code, message, path: ['path'] }]));
     },
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.server.headersTimeout = config.http.headersTimeoutMs;
   app.decorate('schemaCompilation', compilation);
@@ -200,12 +200,12 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   await app.register(
     async (v1) => {
-      for (const mount of V1_AREAS) mount(v1 as unknown as App, deps);
+      for (const mount of V1_AREAS) mount(v1, deps);
     },
     { prefix: '/v1' },
   );
   await app.register(async (root) => {
-    for (const mount of ROOT_AREAS) mount(root as unknown as App, deps);
+    for (const mount of ROOT_AREAS) mount(root, deps);
   });
 
   await app.ready();

@@ -50,7 +50,7 @@ function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): type
       );
       return result;
     }
-  } as typeof pg.Client;
+  };
 }
 
 // int8 columns hold Unix seconds and counters, all far inside Number's exact range.

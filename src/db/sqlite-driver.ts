@@ -87,7 +87,7 @@ export class GroupCommitSqliteDriver implements Driver {
 
   streamOnReader<R>(query: CompiledQuery): IterableIterator<R> {
     if (!SelectQueryNode.is(query.query)) throw new Error('SQLite streams SELECT queries only');
-    return this.reader.prepare(query.sql).iterate(query.parameters as unknown[]) as IterableIterator<R>;
+    return this.reader.prepare(query.sql).iterate(query.parameters) as IterableIterator<R>;
   }
 
   private exec(sql: string): void {

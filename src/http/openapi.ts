@@ -173,9 +173,9 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
     transform: ({ schema, url }) => {
       if (!schema || !isNoBodySchema((schema as { body?: unknown }).body)) return { schema, url };
       const { body: _noBody, ...rest } = schema as Record<string, unknown>;
-      return { schema: rest as typeof schema, url };
+      return { schema: rest, url };
     },
-    transformObject: (documents) => finishDocument(structuredClone((documents as { openapiObject: Record<string, unknown> }).openapiObject)) as never,
+    transformObject: (documents) => finishDocument(structuredClone((documents as { openapiObject: Record<string, unknown> }).openapiObject)),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

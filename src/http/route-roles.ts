@@ -13,7 +13,7 @@ export function checkRouteRoles(app: FastifyInstance<any, any, any, any, any>): 
   app.addHook('onRoute', (route) => {
     const config = route.config;
     const roles = config?.roles;
-    const permission = config?.permission as Permission | undefined;
+    const permission = config?.permission;
     const where = `${(Array.isArray(route.method) ? route.method : [route.method]).join(',')} ${route.url}`;
     if (permission !== undefined) {
       const declared = PERMISSIONS[permission];

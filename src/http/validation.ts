@@ -88,7 +88,7 @@ export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, an
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const schema = { ...(route.schema ?? {}) } as FastifySchema;
+    const schema = { ...(route.schema ?? {}) };
     if (!schema.querystring) schema.querystring = NoQuerySchema;
     if (!schema.body && methods.some((m) => BODY_METHODS.has(m))) schema.body = NoBodySchema;
     route.schema = schema;
@@ -202,7 +202,7 @@ type CompiledValidator = ((data: unknown, ctx?: Parameters<ValidateFunction>[1])
  */
 function checkedValidator(validate: ValidateFunction, httpPart: string): CompiledValidator {
   const checked: CompiledValidator = (data, ctx) => {
-    const valid = validate(data, ctx) as boolean;
+    const valid = validate(data, ctx);
     if (!valid && httpPart === 'body' && (data === null || data === undefined)) {
       checked.errors = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: this operation takes a JSON body' }];
       return false;
@@ -275,7 +275,7 @@ function describe(err: ErrorObject, path: string[]): string {
       return `${field} must be ${JSON.stringify(p.allowedValue)}`;
     case 'pattern': {
       // Never the regular expression: the schema's words for it (every pattern has some: a test walks them).
-      const words = (err.parentSchema as Record<string, unknown> | undefined)?.[PATTERN_WORDS];
+      const words = (err.parentSchema)?.[PATTERN_WORDS];
       return typeof words === 'string' ? `${field} must be ${words}` : `${field} is not in the expected form`;
     }
     case 'format':

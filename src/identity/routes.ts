@@ -84,7 +84,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
         permissions,
-        memberships: memberships.map((m) => ({ workspace: { id: m.id, name: m.name }, role: m.role as Role, permissions: permissionsOfRole(m.role as Role) })),
+        memberships: memberships.map((m) => ({ workspace: { id: m.id, name: m.name }, role: m.role, permissions: permissionsOfRole(m.role) })),
         ...(p.kind === 'session' && p.cookie?.csrfToken ? { csrf_token: p.cookie.csrfToken } : {}),
       };
     },

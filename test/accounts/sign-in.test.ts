@@ -21,7 +21,7 @@ function cookieOf(res: { headers: Record<string, unknown> }): { value: string; a
   const header = res.headers['set-cookie'];
   const line = Array.isArray(header) ? header[0] : String(header);
   const [pair, ...attributes] = line.split('; ');
-  assert.match(pair!, /^wsp_session=/);
+  assert.match(pair, /^wsp_session=/);
   return { value: pair!.slice('wsp_session='.length), attributes };
 }
 
