@@ -32,6 +32,7 @@ export class LazyCompilation {
     return {
       // eslint-disable-next-line no-restricted-syntax -- Fastify's CompilersFactory declares narrower functions than the ones its schema controller calls with these arguments
       buildValidator: (() => this.validators(validator)) as unknown as CompilersFactory['buildValidator'],
+      // eslint-disable-next-line no-restricted-syntax -- the same: CompilersFactory's serializer type is narrower than what Fastify calls it with
       buildSerializer: ((externalSchemas: unknown, options: never) =>
         this.serializers(SerializerSelector()(externalSchemas, options))) as unknown as CompilersFactory['buildSerializer'],
     };

@@ -238,7 +238,7 @@ function mediaExamples(doc: Json): void {
     for (const op of Object.values(item) as Json[]) {
       if (!isObject(op)) continue;
       withExample(op.requestBody?.content);
-      for (const r of Object.values(op.responses ?? {}) as Json[]) withExample(r.content);
+      for (const r of Object.values<Json>(op.responses ?? {})) withExample(r.content);
     }
   }
 }

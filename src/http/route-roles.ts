@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { EVERY_ROLE, PERMISSIONS, type Permission } from '../auth/roles.js';
+import { EVERY_ROLE, PERMISSIONS } from '../auth/roles.js';
 
 /**
  * Holds each route's roles to the guarded action it names (docs/spec-gaps.md, "Roles (issue 50)"):

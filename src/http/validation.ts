@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 import { BASE64_BYTES, PATTERN_WORDS } from './schemas.js';
 

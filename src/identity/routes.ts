@@ -6,7 +6,6 @@ import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
 import { identity } from './service.js';
 import { PERMISSION_NAMES, permissionsOfRole, permissionsOfToken } from '../auth/roles.js';
-import type { Role } from '../auth/principal.js';
 
 const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 const Permissions = Type.Array(Type.Union(PERMISSION_NAMES.map((p) => Type.Literal(p))), {
