@@ -6,7 +6,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**'] },
+  // What .gitignore lists; .test-build/ holds the test files the runner bundles while ESLint runs beside them (npm test).
+  { ignores: ['**/dist/**', '**/node_modules/**', '.test-build/**', '.wsp-test/**', 'data/**', 'test-output/**'] },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts', 'console/src/**/*.{ts,tsx}', 'packages/sdk/{src,test}/**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
