@@ -70,7 +70,7 @@ async function restoreStorm(ctx: WorkloadContext): Promise<Row[]> {
     }));
   const storm = async (seconds: number) => {
     const [w, ...rs] = await Promise.all([load(writers(seconds)), ...restorers(seconds).map((s) => load(s))]);
-    return { writers: w!, restores: rs };
+    return { writers: w, restores: rs };
   };
 
   await storm(ctx.warmUpSeconds);

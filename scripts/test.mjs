@@ -18,6 +18,10 @@
 // cores or starves them. At most 3 per core. WSP_TEST_CONCURRENCY=N: N at a time, whatever they
 // use (npm run soak and npm run faults set it).
 // WSP_TEST_RECORD_TIMINGS=1 writes this run's durations and CPU to test/timings.json.
+// `--lint` (npm test passes it) adds ESLint (`eslint .`, typed: eslint.config.js) to the pool as one
+// more job of the 'once' lane: it fails the run when it reports an error, and its output is printed
+// like a file's. It starts first, at the lowest CPU priority, and the pool counts it at LINT_RATE
+// (see `lintJob`). WSP_TEST_LINT_COMMAND (a JSON array) replaces the command: the runner's own test.
 // A file whose source holds the line `// wsp-test: alone` measures time (a latency bound under an
 // attack, against a baseline it measures in the same run): such files run first, one at a time,
 // with only files that use little CPU beside them (BESIDE_ALONE), so what they measure is theirs.
@@ -33,7 +37,8 @@ import path from 'node:path';
 import { buildTests, BUNDLES } from './build-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const filters = process.argv.slice(2);
+const lint = process.argv.includes('--lint');
+const filters = process.argv.slice(2).filter((a) => a !== '--lint');
 /** Files run at once: WSP_TEST_CONCURRENCY if set, a fixed number; else as many as the cores' CPU allows (see `rateOf`). */
 const fixedConcurrency = process.env.WSP_TEST_CONCURRENCY ? Number(process.env.WSP_TEST_CONCURRENCY) : undefined;
 const cores = os.availableParallelism();
@@ -145,6 +150,22 @@ const timings = fs.existsSync(TIMINGS) ? JSON.parse(fs.readFileSync(TIMINGS, 'ut
 const jobs = files.flatMap((file) =>
   usesDatabase(file) ? engines.map((engine) => ({ file, engine, label: engine })) : [{ file, engine: engines[0], label: 'once' }],
 );
+/**
+ * ESLint as a job (`--lint`). Typed linting is one process on one core for minutes (docs/decisions.md,
+ * "A linter with type information"): run before the test files it would add its whole time to the
+ * suite's. Beside them, at the lowest priority (nice 19), it takes the CPU the files leave idle,
+ * above all while the files that measure time run beside light files only, and takes almost none
+ * from a file that wants it; the pool therefore counts it at LINT_RATE, not at a core, and may run
+ * it beside those files. It measures nothing, so a slow lint costs only its own wall time.
+ */
+const LINT_FILE = 'eslint .';
+const LINT_RATE = 0.05;
+/** However loaded the machine: a typed lint took 13 minutes on a machine running three suites. */
+const LINT_LIMIT_MS = 40 * 60_000;
+const lintCommand = process.env.WSP_TEST_LINT_COMMAND
+  ? JSON.parse(process.env.WSP_TEST_LINT_COMMAND)
+  : [process.execPath, path.join(root, 'node_modules/eslint/bin/eslint.js'), '.'];
+const lintJob = { file: LINT_FILE, engine: engines[0], label: 'once', lint: true };
 // Longest first; a file with no recorded time may be long: it goes first too.
 const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
 jobs.sort((a, b) => expected(b) - expected(a));
@@ -181,7 +202,7 @@ const rateScale = (() => {
   return cpu > 0 ? MEAN_RATE / (cpu / wall) : 1;
 })();
 /** How long a file may run before it is killed (see the top of this file). */
-const limitFor = (job) => Math.max(timeoutMs, 3 * (timings[job.label]?.[job.file] ?? 0));
+const limitFor = (job) => Math.max(timeoutMs, 3 * (timings[job.label]?.[job.file] ?? 0), job.lint ? LINT_LIMIT_MS : 0);
 
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-test-report-'));
 
@@ -189,7 +210,8 @@ function runJob(job, index) {
   const report = path.join(reportDir, `${index}.json`);
   const progress = path.join(reportDir, `${index}.running.json`);
   const limitMs = limitFor(job);
-  const args = [
+  const [command, ...commandArgs] = job.lint ? lintCommand : [process.execPath];
+  const args = job.lint ? commandArgs : [
     '--enable-source-maps',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
@@ -212,8 +234,15 @@ function runJob(job, index) {
   return new Promise((resolve) => {
     // Its own process group: a file killed for its time takes the servers and workers it started
     // with it (left running, they would load every later file of the run, and the machine after).
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     running.add(child);
+    if (job.lint) {
+      try {
+        os.setPriority(child.pid, 19);
+      } catch {
+        // not allowed here: it runs at the runner's priority, and the pool still counts it at LINT_RATE
+      }
+    }
     const output = [];
     child.stdout.on('data', (d) => output.push(d));
     child.stderr.on('data', (d) => output.push(d));
@@ -232,7 +261,7 @@ function runJob(job, index) {
       } catch {
         // killed before the reporter wrote: the output says what happened
       }
-      const underWay = timedOut ? whatWasRunning(progress) : undefined;
+      const underWay = timedOut ? (job.lint ? 'eslint had not finished' : whatWasRunning(progress)) : undefined;
       resolve({ ...job, code, signal, timedOut, limitMs, underWay, ms: Date.now() - started, output: Buffer.concat(output).toString(), ...summary });
     });
   });
@@ -274,7 +303,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const onceCount = jobs.filter((j) => j.label === 'once').length;
 console.log(
-  `=== npm test: ${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${fixedConcurrency ? `${fixedConcurrency} at a time` : `as many at a time as ${cores} cores' CPU allows (at most ${maxAtOnce})`} ===\n`,
+  `=== npm test: ${lint ? 'eslint and ' : ''}${files.length} files on ${engines.join(' and ')} (${onceCount} without a database run once), ${jobs.length} runs, ${fixedConcurrency ? `${fixedConcurrency} at a time` : `as many at a time as ${cores} cores' CPU allows (at most ${maxAtOnce})`} ===\n`,
 );
 const startedAll = Date.now();
 const pgCpuAtStart = postgresCpuMs();
@@ -284,6 +313,8 @@ const queue = jobs.map((job, index) => ({ job, index, alone: isAlone(job), rate:
 // The files that measure time first, each beside light files only (see `fits`): run last, they
 // were a serial tail after the pool had drained (310 s in the run of 2026-11-28, docs/reliability.md §10).
 queue.sort((a, b) => Number(b.alone) - Number(a.alone));
+// The lint before them all (see `lintJob`).
+if (lint) queue.unshift({ job: lintJob, index: jobs.length, alone: false, rate: LINT_RATE });
 await new Promise((allDone) => {
   /** The runs under way. */
   const now = new Set();
@@ -362,13 +393,14 @@ for (const r of results) {
 
 console.log('\n=== summary ===');
 for (const label of [...engines, 'once']) {
-  const rs = results.filter((r) => r.label === label);
+  const rs = results.filter((r) => r.label === label && !r.lint);
   if (rs.length === 0) continue;
   const sum = (k) => rs.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
   const cpu = rs.reduce((n, r) => n + r.ms, 0);
   const cpuOf = (k) => (rs.reduce((n, r) => n + (r[k] ?? 0), 0) / 1000).toFixed(0);
   console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${cpuOf('cpuMs')} s, with the processes the files started ${cpuOf('treeCpuMs')} s)`);
 }
+for (const r of results.filter((r) => r.lint)) console.log(`eslint   ${r.code === 0 && !r.timedOut ? 'no errors' : 'FAILED (its output is above)'} (${(r.ms / 1000).toFixed(0)} s, at nice 19 beside the files)`);
 const pgCpuAtEnd = postgresCpuMs();
 if (pgCpuAtStart !== undefined && pgCpuAtEnd !== undefined) console.log(`PostgreSQL server cpu ${((pgCpuAtEnd - pgCpuAtStart) / 1000).toFixed(1)} s (its processes, ended ones included)`);
 console.log('slowest runs (wall time; CPU of the test process itself, and with the processes it started):');
@@ -386,7 +418,7 @@ if (process.env.WSP_TEST_RESULTS) {
 }
 if (process.env.WSP_TEST_RECORD_TIMINGS === '1') {
   const next = { ...timings, cpu: { ...timings.cpu } };
-  for (const r of results) {
+  for (const r of results.filter((r) => !r.lint)) {
     next[r.label] = { ...next[r.label], [r.file]: r.ms };
     const cpu = r.treeCpuMs ?? r.cpuMs;
     if (cpu !== undefined && !r.timedOut) next.cpu[r.label] = { ...next.cpu[r.label], [r.file]: cpu };

@@ -224,7 +224,7 @@ function decodeEnvironment(env: NodeJS.ProcessEnv): StaticDecode<typeof Environm
     const name = first.path.split('/')[1] ?? first.path;
     throw new ConfigError(refusal(name, String(given[name] ?? '')));
   }
-  return Value.Decode(Environment, withDefaults) as StaticDecode<typeof Environment>;
+  return Value.Decode<typeof Environment>(Environment, withDefaults);
 }
 
 /** A render thread's heap per byte of output its quota allows (UTF-16 text, then UTF-8 bytes, then a copy sent back). */

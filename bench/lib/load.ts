@@ -99,7 +99,7 @@ async function loadAutocannon(spec: LoadSpec): Promise<LoadResult> {
         if (h.statusCode !== spec.expectStatus) wrongStatus++;
       }) as never);
     },
-  } as never);
+  });
   const r = result as unknown as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; '2xx': number };
   const none = r.requests.total === 0;
   return { rps: r.requests.average, ok: r['2xx'], p50: none ? NaN : r.latency.p50, p99: none ? NaN : r.latency.p99, non2xx: wrongStatus, errors: r.errors + r.timeouts };

@@ -119,7 +119,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
       // The binding is spent whatever the outcome: a second callback in this browser starts again.
       reply.header('set-cookie', cookieHeader(OIDC_BINDING_COOKIE, '', { path: OIDC_COOKIE_PATH, maxAgeSeconds: 0, secure: opts.secureCookie }));
       const browser = { binding: cookieValue(cookies, OIDC_BINDING_COOKIE), session: cookieValue(cookies, SESSION_COOKIE) };
-      const { session, returnTo } = await oidcOf().callback(request.query as Record<string, string | undefined>, browser, clientOf(request));
+      const { session, returnTo } = await oidcOf().callback(request.query, browser, clientOf(request));
       setCookie(reply, session);
       return reply.redirect(returnTo, 302);
     },

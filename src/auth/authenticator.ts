@@ -24,7 +24,7 @@ export interface CredentialLookups {
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
   userForSubject(subject: string): Promise<string | null>;
   /** The user's role in the workspace, or null when not a member. */
-  roleOf(workspaceId: string, userId: string): Promise<Role | null>;
+  roleOf: (workspaceId: string, userId: string) => Promise<Role | null>;
 }
 
 /**

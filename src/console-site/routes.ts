@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { FastifyReply } from 'fastify';
 import type { App } from '../http/fastify-types.js';
 import { CONSOLE_CSP, CONTENT_TYPES, consoleDirectory } from './files.js';
 
@@ -26,7 +27,7 @@ export function consoleRoutes(app: App): void {
     return page;
   };
 
-  const sendPage = async (_request: unknown, reply: import('fastify').FastifyReply) => {
+  const sendPage = async (_request: unknown, reply: FastifyReply) => {
     const body = indexPage();
     if (!body) return reply.code(503).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).send('The console is not built: run `npm run build`.\n');
     return reply.code(200).headers({ ...SECURITY, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }).send(body);

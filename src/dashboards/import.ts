@@ -44,6 +44,7 @@ export type DashboardImportFile = Static<typeof DashboardImportFile>;
 type FileValidator = { (value: unknown): boolean; errors?: Parameters<typeof validationEntries>[0] | null };
 let fileValidator: FileValidator | undefined;
 const validator = (): FileValidator =>
+  // eslint-disable-next-line no-restricted-syntax -- the body validator is reused for import files; Fastify types its result, the function is Ajv's
   (fileValidator ??= (validatorCompiler as FastifySchemaCompiler<unknown>)({ schema: DashboardImportFile, httpPart: 'body', method: 'POST', url: '' }) as unknown as FileValidator);
 
 function problems(entries: { message: string }[]): AdminError {

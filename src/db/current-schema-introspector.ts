@@ -25,6 +25,7 @@ import {
  * nothing outside it is read, and tables are joined by oid, never looked up by name.
  */
 export class CurrentSchemaPostgresDialect extends PostgresDialect {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's DatabaseIntrospector works on any schema, so its API takes Kysely<any>
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new CurrentSchemaIntrospector(db);
   }
@@ -44,9 +45,11 @@ interface ColumnRow {
 }
 
 class CurrentSchemaIntrospector implements DatabaseIntrospector {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's DatabaseIntrospector works on any schema, so its API takes Kysely<any>
   readonly #db: Kysely<any>;
   readonly #stock: PostgresIntrospector;
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's DatabaseIntrospector works on any schema, so its API takes Kysely<any>
   constructor(db: Kysely<any>) {
     this.#db = db;
     this.#stock = new PostgresIntrospector(db);

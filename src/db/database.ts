@@ -232,9 +232,11 @@ export const ifEtag =
   <QB extends object>(qb: QB): QB =>
     // Any UPDATE, DELETE or SELECT builder of a table with an `etag` column (Kysely's overloaded
     // `where` does not unify with a generic constraint, hence the cast).
+    // eslint-disable-next-line no-restricted-syntax -- every builder passed here selects from a table with an etag column, which QB's generic type cannot state
     expected === '*' ? qb : (qb as unknown as { where(lhs: 'etag', op: '=', rhs: string): QB }).where('etag', '=', expected);
 
 /** Row lock for read-then-write in a transaction; SQLite serializes writers already. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a query over any tables: Kysely's builder is invariant in its table set, and this only adds a clause
 export function forUpdate<QB extends SelectQueryBuilder<any, any, any>>(engine: Engine, qb: QB): QB {
   return engine === 'postgres' ? (qb.forUpdate() as QB) : qb;
 }

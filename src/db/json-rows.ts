@@ -51,6 +51,7 @@ const listVersion = (list: unknown) => sql<number | string | null>`(select versi
 export const versionOf = prepared((db, list: string) => db.selectFrom('list_versions').select('version').where('list', '=', list)).first;
 
 /** A list's rows: `id` and its `json`, ordered by id descending, at most the `take` given as the last argument. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a query over any tables: Kysely's builder is invariant in its table set, and this only adds a clause
 type RowsOf<Args extends unknown[]> = (db: Kysely<DB>, ...args: [...Args, take: number]) => SelectQueryBuilder<DB, any, { id: string; json: string }>;
 
 /**

@@ -30,6 +30,7 @@ export class StatementTimeoutError extends Error {
  */
 function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): typeof pg.Client {
   return class extends pg.Client {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's Client.query is overloaded; this override keeps every overload's return type
     override query(...args: unknown[]): any {
       // The hot statements by name (src/db/prepared.ts): parsed and planned once per connection.
       const name = prepare && typeof args[0] === 'string' && args.length === 2 ? namedStatements.get(args[0]) : undefined;
@@ -38,6 +39,7 @@ function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): type
       const ms = limit.ms;
       if (!ms || !(result instanceof Promise)) return result;
       const timer = setTimeout(() => {
+        // eslint-disable-next-line no-restricted-syntax -- pg.Client's connection is not in its types; its stream is destroyed to end a statement that ran out of time
         const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
         stream?.destroy(new StatementTimeoutError(ms));
       }, ms);
@@ -48,7 +50,7 @@ function clientWithStatementLimit(limit: StatementLimit, prepare: boolean): type
       );
       return result;
     }
-  } as typeof pg.Client;
+  };
 }
 
 // int8 columns hold Unix seconds and counters, all far inside Number's exact range.

@@ -39,6 +39,7 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
     const adapter = db.getExecutor().adapter;
     let t = templates.get(adapter);
     if (!t) {
+      // eslint-disable-next-line no-restricted-syntax -- the slots stand in for the arguments while the statement is built once; each is bound to a real value when it runs
       const slots = Array.from({ length: arity }, (_, i) => new Slot(i)) as unknown as Args;
       const compiled = build(db, ...slots).compile();
       const from = compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1));
@@ -72,6 +73,7 @@ export function prepared<Args extends unknown[], Row>(build: (db: Kysely<DB>, ..
  * this order, each its own parameter. For the rows every write inserts (its event, a secret's
  * version): on PostgreSQL the statement is then also parsed and planned once per connection.
  */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- `& string` keeps T a string literal when DB gains a non-string key
 export function preparedInsert<T extends keyof DB & string, const C extends readonly (keyof DB[T] & string)[]>(
   table: T,
   // Every column, so that a column added to the table later cannot be left out silently.

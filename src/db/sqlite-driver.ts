@@ -87,7 +87,7 @@ export class GroupCommitSqliteDriver implements Driver {
 
   streamOnReader<R>(query: CompiledQuery): IterableIterator<R> {
     if (!SelectQueryNode.is(query.query)) throw new Error('SQLite streams SELECT queries only');
-    return this.reader.prepare(query.sql).iterate(query.parameters as unknown[]) as IterableIterator<R>;
+    return this.reader.prepare(query.sql).iterate(query.parameters) as IterableIterator<R>;
   }
 
   private exec(sql: string): void {
@@ -278,6 +278,7 @@ class Lease implements DatabaseConnection {
     try {
       return Promise.resolve(this.driver.onWriter<R>(query));
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on whatever the driver threw, as an async driver would
       return Promise.reject(err);
     }
   }

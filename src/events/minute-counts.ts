@@ -86,7 +86,9 @@ export function pointOfMinute(b: Buckets, m: number): number {
 /** The last minute closed at `now`. */
 export const lastClosedMinute = (now: number) => Math.floor((now - CLOSED_AFTER_SECONDS) / 60) - 1;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a query over any tables: Kysely's builder is invariant in its table set, and this only adds a clause
 function narrow<QB extends SelectQueryBuilder<any, any, any>>(q: QB, f: EventFilter): QB {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a query over any tables: Kysely's builder is invariant in its table set, and this only adds a clause
   let out = q as SelectQueryBuilder<any, any, any>;
   if (f.type?.endsWith('.*')) out = out.where('resource_type', '=', f.type.slice(0, -2));
   else if (f.type) out = out.where('type', '=', f.type);

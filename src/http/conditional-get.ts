@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
  * (the console, the CLI, a poller) does not receive it again. The hash is of the answer as it
  * is for this caller, so another caller's tag never matches another caller's body.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function conditionalGets(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;

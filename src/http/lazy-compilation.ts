@@ -5,6 +5,7 @@ import { PreSerialized } from '../shared/pre-serialized.js';
 
 export type Validator = ((data: unknown, ctx?: unknown) => boolean) & { errors?: FastifyValidationResult['errors']; schemaEnv?: unknown };
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Fastify's compiler type is generic over the schema, and this compiles every schema
 type FastifyValidationResult = ReturnType<FastifySchemaCompiler<any>>;
 type Serializer = (data: unknown) => string;
 export interface ValidatedPart {
@@ -26,17 +27,22 @@ export class LazyCompilation {
   private readonly parts: ValidatedPart[] = [];
 
   /** Fastify's `schemaController.compilersFactory`: `validator` for requests, fast-json-stringify for responses, both lazy. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Fastify's compiler type is generic over the schema, and this compiles every schema
   compilersFactory(validator: FastifySchemaCompiler<any>): CompilersFactory {
     return {
+      // eslint-disable-next-line no-restricted-syntax -- Fastify's CompilersFactory declares narrower functions than the ones its schema controller calls with these arguments
       buildValidator: (() => this.validators(validator)) as unknown as CompilersFactory['buildValidator'],
+      // eslint-disable-next-line no-restricted-syntax -- the same: CompilersFactory's serializer type is narrower than what Fastify calls it with
       buildSerializer: ((externalSchemas: unknown, options: never) =>
         this.serializers(SerializerSelector()(externalSchemas, options))) as unknown as CompilersFactory['buildSerializer'],
     };
   }
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Fastify's compiler type is generic over the schema, and this compiles every schema
   private validators(compiler: FastifySchemaCompiler<any>): FastifySchemaCompiler<any> {
     return (route) => {
       this.parts.push({ method: route.method, url: route.url, httpPart: route.httpPart ?? 'body', schema: route.schema });
+      // eslint-disable-next-line no-restricted-syntax -- Fastify types a compiled validator by its own result type; the function is Ajv's, which carries errors and schemaEnv
       const validate = compiledWhenFirstUsed(() => compiler(route) as unknown as Validator, () => this.pending.delete(compile));
       const compile = () => validate.compile();
       this.pending.add(compile);

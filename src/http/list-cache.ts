@@ -75,6 +75,7 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
  * the answer newer than its tag, never older: the next read sees another version, and the worst
  * it costs is one more 200.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function listCache(app: FastifyInstance<any, any, any, any, any>, db: Kysely<DB>, pages = new AnswerCache(LIST_PAGE_CACHE_BYTES)): void {
   app.decorateRequest('versionTag', null);
 

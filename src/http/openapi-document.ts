@@ -14,6 +14,7 @@
 
 import { FIELD_DESCRIPTIONS, GLOSSARY } from './openapi-descriptions.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document walked without a schema; each reader checks the shape it needs
 type Json = Record<string, any>;
 
 /** Keys whose values are data, not schemas: never walked for titles. */
@@ -233,11 +234,11 @@ function mediaExamples(doc: Json): void {
       if (value !== undefined) m.example = value;
     }
   };
-  for (const item of Object.values(doc.paths ?? {}) as Json[]) {
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const op of Object.values(item) as Json[]) {
       if (!isObject(op)) continue;
       withExample(op.requestBody?.content);
-      for (const r of Object.values(op.responses ?? {}) as Json[]) withExample(r.content);
+      for (const r of Object.values<Json>(op.responses ?? {})) withExample(r.content);
     }
   }
 }
@@ -247,7 +248,7 @@ function mediaExamples(doc: Json): void {
  * `default` response, the envelope of any error, so that it still says what a client receives.
  */
 function defaultForRedirects(doc: Json): void {
-  for (const item of Object.values(doc.paths ?? {}) as Json[]) {
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
     for (const op of Object.values(item) as Json[]) {
       const codes = Object.keys(op?.responses ?? {});
       if (!codes.length || codes.some((c) => c.startsWith('2') || c === 'default')) continue;

@@ -65,6 +65,7 @@ export function pipelineStatuses(methods: readonly string[], config: { auth?: st
  * handler of their own (the OAuth endpoints answer in RFC 6749's format), routes hidden from the
  * document, and the reference page's assets.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide || route.url === '/docs' || route.url.startsWith('/docs/')) return;
@@ -172,9 +173,9 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
     transform: ({ schema, url }) => {
       if (!schema || !isNoBodySchema((schema as { body?: unknown }).body)) return { schema, url };
       const { body: _noBody, ...rest } = schema as Record<string, unknown>;
-      return { schema: rest as typeof schema, url };
+      return { schema: rest, url };
     },
-    transformObject: (documents) => finishDocument(structuredClone((documents as { openapiObject: Record<string, unknown> }).openapiObject)) as never,
+    transformObject: (documents) => finishDocument(structuredClone((documents as { openapiObject: Record<string, unknown> }).openapiObject)),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

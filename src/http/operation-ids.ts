@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
  * `GET /v1/dashboards/{id}/revisions` -> `listDashboardRevisions`,
  * `POST /v1/dashboards/{id}/revisions/{revision_id}:restore` -> `restoreDashboardRevision`.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function checkOperationIds(app: FastifyInstance<any, any, any, any, any>): void {
   const taken = new Map<string, string>();
   app.addHook('onRoute', (route) => {
@@ -81,6 +82,6 @@ export function operationIdOf(method: string, path: string, list: boolean): stri
   const words = segments.filter((s) => !s.startsWith('{'));
   const verb = custom ?? (method === 'GET' ? (list ? 'list' : 'get') : VERB[method] ?? method.toLowerCase());
   const noun = words.map((w, i) => (i === words.length - 1 && verb === 'list' ? w : singular(w)));
-  const first = verb.split(/[_\-]/).map((w, i) => (i === 0 ? w : pascal(w))).join('');
+  const first = verb.split(/[_-]/).map((w, i) => (i === 0 ? w : pascal(w))).join('');
   return `${first}${noun.map(pascal).join('')}`;
 }

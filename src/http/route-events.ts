@@ -15,6 +15,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * test/events/every-write.test.ts holds every write operation to it: one event of this type on
  * success, none on failure.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function checkRouteEvents(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as string[];

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { EVERY_ROLE, PERMISSIONS, type Permission } from '../auth/roles.js';
+import { EVERY_ROLE, PERMISSIONS } from '../auth/roles.js';
 
 /**
  * Holds each route's roles to the guarded action it names (docs/spec-gaps.md, "Roles (issue 50)"):
@@ -8,11 +8,12 @@ import { EVERY_ROLE, PERMISSIONS, type Permission } from '../auth/roles.js';
  * src/auth/roles.ts, are what the routes do; a route that differs stops start-up. The document
  * shows each (`x-roles`, `x-permission`, a sentence of the description).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function checkRouteRoles(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     const config = route.config;
     const roles = config?.roles;
-    const permission = config?.permission as Permission | undefined;
+    const permission = config?.permission;
     const where = `${(Array.isArray(route.method) ? route.method : [route.method]).join(',')} ${route.url}`;
     if (permission !== undefined) {
       const declared = PERMISSIONS[permission];

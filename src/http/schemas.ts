@@ -90,7 +90,7 @@ export function PageQuery<Filters extends TProperties = {}>(max: number, byDefau
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: byDefault, description: `Items per page, 1-${max}; ${byDefault} when absent` })),
     cursor: Type.Optional(CursorQuery),
   };
-  const schema = Type.Object({ ...(filters as Filters), ...paging } as Filters & typeof paging, { additionalProperties: false });
+  const schema = Type.Object({ ...(filters as Filters), ...paging }, { additionalProperties: false });
   return Type.Unsafe<Omit<Static<typeof schema>, 'limit'> & { limit: number }>(schema);
 }
 

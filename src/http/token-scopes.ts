@@ -10,6 +10,7 @@ import { TOKEN_SCOPES } from '../auth/scopes.js';
  * (`x-required-scope`, `x-token-scope-why`, and a sentence of the description), and the security
  * suite calls every operation of it with a token of no scope.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function checkTokenScopes(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     const config = route.config;

@@ -1,9 +1,10 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchema, FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { ApiError, ErrorCodes, type ErrorEntry } from '../shared/errors.js';
 import { BASE64_BYTES, PATTERN_WORDS } from './schemas.js';
 
+// eslint-disable-next-line no-restricted-syntax -- ajv-formats' CommonJS default export is typed as its module namespace under NodeNext
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const common: Options = {
@@ -33,6 +34,7 @@ export const base64DecodedLength = (text: string) => (text.length / 4) * 3 - (te
 
 
 /** An ajv keyword's function; it reports through its `errors` (ajv adds where). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Ajv's keyword functions receive any value the schema is applied to
 type KeywordCheck<S> = ((schema: S, data: any) => boolean) & { errors?: Partial<ErrorObject>[] };
 
 const base64Bytes: KeywordCheck<{ min: number; max: number }> = (bounds, data: string) => {
@@ -81,11 +83,12 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * one without a querystring schema takes no query parameters (an unknown one is 422 like
  * everywhere else). Not for the reference page's assets (`/docs`), which are not the API's.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any app, whatever its server, logger and type provider: this reads only route options
 export function closeUndeclaredParts(app: FastifyInstance<any, any, any, any, any>): void {
   app.addHook('onRoute', (route) => {
     if (route.url === '/docs' || route.url.startsWith('/docs/')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const schema = { ...(route.schema ?? {}) } as FastifySchema;
+    const schema = { ...(route.schema ?? {}) };
     if (!schema.querystring) schema.querystring = NoQuerySchema;
     if (!schema.body && methods.some((m) => BODY_METHODS.has(m))) schema.body = NoBodySchema;
     route.schema = schema;
@@ -103,6 +106,7 @@ export function checkAfterSchema(schema: object, rule: (data: unknown) => void):
   rulesAfterSchema.set(schema, rule);
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Fastify's compiler type is generic over the schema, and this compiles every schema
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   const checked = checkedValidator((httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object), httpPart ?? 'body');
   const rule = rulesAfterSchema.get(schema as object);
@@ -198,7 +202,7 @@ type CompiledValidator = ((data: unknown, ctx?: Parameters<ValidateFunction>[1])
  */
 function checkedValidator(validate: ValidateFunction, httpPart: string): CompiledValidator {
   const checked: CompiledValidator = (data, ctx) => {
-    const valid = validate(data, ctx) as boolean;
+    const valid = validate(data, ctx);
     if (!valid && httpPart === 'body' && (data === null || data === undefined)) {
       checked.errors = [{ keyword: 'required', instancePath: '', schemaPath: '#', params: {}, message: 'is required: this operation takes a JSON body' }];
       return false;
@@ -271,7 +275,7 @@ function describe(err: ErrorObject, path: string[]): string {
       return `${field} must be ${JSON.stringify(p.allowedValue)}`;
     case 'pattern': {
       // Never the regular expression: the schema's words for it (every pattern has some: a test walks them).
-      const words = (err.parentSchema as Record<string, unknown> | undefined)?.[PATTERN_WORDS];
+      const words = (err.parentSchema)?.[PATTERN_WORDS];
       return typeof words === 'string' ? `${field} must be ${words}` : `${field} is not in the expected form`;
     }
     case 'format':

@@ -2,12 +2,10 @@ import { Type } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { App } from '../http/fastify-types.js';
-import { errorResponses, NoContent, requestHeaders } from '../http/schemas.js';
+import { errorResponses, requestHeaders } from '../http/schemas.js';
 import { requestCtx } from '../http/context.js';
-import { ApiError } from '../shared/errors.js';
 import { identity } from './service.js';
 import { PERMISSION_NAMES, permissionsOfRole, permissionsOfToken } from '../auth/roles.js';
-import type { Role } from '../auth/principal.js';
 
 const RoleName = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 const Permissions = Type.Array(Type.Union(PERMISSION_NAMES.map((p) => Type.Literal(p))), {
@@ -85,7 +83,7 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
         workspace: ws ? { id: ws.id, name: ws.name } : null,
         role: ctx.role,
         permissions,
-        memberships: memberships.map((m) => ({ workspace: { id: m.id, name: m.name }, role: m.role as Role, permissions: permissionsOfRole(m.role as Role) })),
+        memberships: memberships.map((m) => ({ workspace: { id: m.id, name: m.name }, role: m.role, permissions: permissionsOfRole(m.role) })),
         ...(p.kind === 'session' && p.cookie?.csrfToken ? { csrf_token: p.cookie.csrfToken } : {}),
       };
     },

@@ -72,6 +72,7 @@ export function repositoryRoutes(app: App, repositories: RepositoryService): voi
 
   // git's request body type is accepted by these two routes only: a scope of their own.
   app.register(async (scope) => {
+    // eslint-disable-next-line no-restricted-syntax -- a plugin scope is typed FastifyInstance with default generics, but it is the same App (logger, TypeBox provider) that register() encapsulated
     const git = scope as unknown as App;
     git.addContentTypeParser(UPLOAD_PACK_REQUEST, { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 

@@ -23,6 +23,7 @@ export interface Job<P = unknown> {
  * once: a worker that dies mid-job loses its lease and another runs the job again, so a
  * handler must be safe to repeat (check state before acting, write with compare-and-swap).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one registry holds handlers of every payload type; each payload is checked against its schema when the job is queued
 export type JobHandler<P = any> = (job: Job<P>) => Promise<unknown>;
 
 /**
@@ -31,9 +32,11 @@ export type JobHandler<P = any> = (job: Job<P>) => Promise<unknown>;
  * operation's error says. Must be safe to repeat (a worker dying during it leaves the job to the
  * next worker).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one registry holds handlers of every payload type; each payload is checked against its schema when the job is queued
 export type GiveUpHandler<P = any> = (job: Job<P>, reason: string) => Promise<void>;
 
 /** One kind of background work, as an area hands it to the composition root (src/worker.ts). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one registry holds handlers of every payload type; each payload is checked against its schema when the job is queued
 export interface JobDefinition<P = any> {
   kind: string;
   run: JobHandler<P>;

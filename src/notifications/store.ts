@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { NotificationsTable } from './tables.js';
-import { prepared } from '../db/prepared.js';
 import { jsonObject, preparedJsonPage, type JsonField } from '../db/json-rows.js';
 import type { JsonPageRow } from '../shared/cursor.js';
 import type { Notification } from './schemas.js';

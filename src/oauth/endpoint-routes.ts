@@ -22,6 +22,7 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
         eventWhy: "a device login is a client's, before anyone is signed in: the approval (device_authorization.approved or denied) and the token endpoint (session.created) record what it leads to",
         operationIdWhy: 'the device authorization request of RFC 8628, whose resource is one device authorization',
       },
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Fastify awaits an async error handler (it sends what the promise resolves to); its route type says void
       errorHandler: oauthErrorHandler({ checksGrantType: false }),
       schema: {
         operationId: 'createDeviceAuthorization',
@@ -41,6 +42,7 @@ export function oauthEndpointRoutes(app: App, devices: DeviceService): void {
     '/v1/oauth/token',
     {
       config: { auth: 'none', event: 'session.created' },
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Fastify awaits an async error handler (it sends what the promise resolves to); its route type says void
       errorHandler: oauthErrorHandler({ checksGrantType: true }),
       schema: {
         operationId: 'createOauthToken',

@@ -27,8 +27,8 @@ export function mountOauth(app: App, deps: ServiceDeps): void {
   approvalRoutes(app, devices);
   app.register(async (forms) => {
     await forms.register(formbody);
-    oauthEndpointRoutes(forms as unknown as App, devices);
-    devicePageRoutes(forms as unknown as App, {
+    oauthEndpointRoutes(forms, devices);
+    devicePageRoutes(forms, {
       devices,
       authenticate: authenticateSession,
       authFailures: new FixedWindowLimiter(deps.clock, deps.config.authFailuresPerMinute),

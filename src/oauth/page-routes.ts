@@ -78,6 +78,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
 
   app.get(
     '/device',
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Fastify awaits an async error handler (it sends what the promise resolves to); its route type says void
     { config: { auth: 'none' }, errorHandler: pageErrors, schema: { hide: true, querystring: PageQuery } },
     async (request, reply) => {
       const userCode = request.query.user_code ?? '';
@@ -91,6 +92,7 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
     {
       // The page's form does what the API's sign-in, approve and deny do, and records what they record.
       config: { auth: 'none', event: ['session.created', 'device_authorization.approved', 'device_authorization.denied'] },
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Fastify awaits an async error handler (it sends what the promise resolves to); its route type says void
       errorHandler: pageErrors,
       schema: { hide: true, body: PageForm },
     },

@@ -70,12 +70,13 @@ export function guardedLookup(policy: AddressPolicy): net.LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err, '', 4);
-      const list = addresses as unknown as dns.LookupAddress[];
+      const list = addresses;
       const usable = policy.allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (usable.length === 0) {
         const refused = Object.assign(new Error(`${hostname} resolves only to private or loopback addresses (${list.map((a) => a.address).join(', ')})`), { code: 'EPRIVATEADDRESS' });
         return callback(refused, '', 4);
       }
+      // eslint-disable-next-line no-restricted-syntax -- dns.lookup's callback and result are overloaded on options.all; this is the all: true form
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);
     });

@@ -119,7 +119,7 @@ describe('first run: POST /v1/setup', () => {
       const state = async () => {
         const res = await fresh.app.inject({ method: 'GET', url: '/v1/setup' });
         assert.equal(res.statusCode, 200, res.body);
-        return res.json() as { required: boolean };
+        return res.json<{ required: boolean }>();
       };
       assert.deepEqual(await state(), { required: true });
       const code = await issueSetupCode(fresh.database.db);

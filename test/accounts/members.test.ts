@@ -107,7 +107,7 @@ describe('members', () => {
         call(t.admin.session, t.workspaceId, { method: 'DELETE', url: `/v1/workspaces/${t.workspaceId}/members/${t.owner.userId}` }),
       ]);
       const statuses = [a.statusCode, b.statusCode].sort();
-      assert.ok(statuses[0] === 204 && statuses[1] !== 204, `one removal wins: ${statuses}`);
+      assert.ok(statuses[0] === 204 && statuses[1] !== 204, `one removal wins: ${statuses.join(',')}`);
       const owners = await h.database.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', t.workspaceId).where('role', '=', 'owner').execute();
       assert.equal(owners.length, 1);
     }

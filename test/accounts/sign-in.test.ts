@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError, userWithPassword } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -20,7 +21,7 @@ function cookieOf(res: { headers: Record<string, unknown> }): { value: string; a
   const header = res.headers['set-cookie'];
   const line = Array.isArray(header) ? header[0] : String(header);
   const [pair, ...attributes] = line.split('; ');
-  assert.match(pair!, /^wsp_session=/);
+  assert.match(pair, /^wsp_session=/);
   return { value: pair!.slice('wsp_session='.length), attributes };
 }
 
@@ -169,7 +170,7 @@ describe('POST /v1/sessions: signing in with a password', () => {
   test('and per client address, over every account', async () => {
     const h2 = await createTestApp();
     try {
-      let last;
+      let last: LightMyRequestResponse | undefined;
       for (let i = 0; i < 31; i++) last = await h2.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: `user${i}@example.com`, password: 'wrong password here' } });
       assert.equal(last!.statusCode, 429);
       const other = await h2.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: 'x@example.com', password: 'wrong password here' }, remoteAddress: '10.1.2.3' });

@@ -20,7 +20,7 @@ const audit = async (query = '', credential = s.owner.session, workspace: string
 const events = async (query = '') => {
   const res = await audit(query);
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Body<'/v1/audit_events', 'get'>;
+  return res.json<Body<'/v1/audit_events', 'get'>>();
 };
 const write = async (method: string, url: string, payload?: object, credential = s.owner.session, headers: Record<string, string> = {}) => {
   const res = await h.app.inject({ method: method as 'POST', url, headers: as(credential, s.workspaceId, headers), ...(payload ? { payload } : {}) });

@@ -15,7 +15,7 @@ const s = h.seeded;
 const mine = async (credential: string, query = '') => {
   const res = await h.app.inject({ method: 'GET', url: `/v1/me/events${query}`, headers: as(credential) });
   assert.equal(res.statusCode, 200, res.body);
-  return res.json() as Body<'/v1/me/events', 'get'>;
+  return res.json<Body<'/v1/me/events', 'get'>>();
 };
 const signIn = (email: string, password: string, userAgent = 'test-agent/1') =>
   h.app.inject({ method: 'POST', url: '/v1/sessions', headers: { 'user-agent': userAgent }, payload: { email, password } });

@@ -22,7 +22,7 @@ async function memberWith(role: 'viewer' | 'member') {
 async function tokenWith(scopes: string[]): Promise<string> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: `t-${scopes.join('-') || 'none'}`, scopes } });
   assert.equal(res.statusCode, 201, res.body);
-  return (res.json() as { token: string }).token;
+  return (res.json<{ token: string }>()).token;
 }
 
 const h = useTestApp({
@@ -98,7 +98,7 @@ describe('every guarded action, per role', () => {
 });
 
 test('the permissions of GET /v1/me are the routes\' own: every guarded action a route declares is in the list with its roles and token scope, and each name of the list but `write` guards a route', async () => {
-  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ paths: Record<string, Record<string, Record<string, unknown>>> }>();
   const used = new Set<string>();
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -144,17 +144,17 @@ describe('the viewer', () => {
       assert.match(error.message, /owner or admin or member/);
     }
     const listed = await h.app.inject({ method: 'GET', url: '/v1/secrets', headers });
-    assert.ok(!(listed.json() as { data: { name: string }[] }).data.some((x) => x.name === 'from-a-viewer'));
+    assert.ok(!(listed.json<{ data: { name: string }[] }>()).data.some((x) => x.name === 'from-a-viewer'));
   });
 
   test('is invited as a viewer, made one, and leaves on its own', async () => {
     const invited = await h.app.inject({ method: 'POST', url: `/v1/workspaces/${s.workspaceId}/invitations`, headers: as(s.admin.session, s.workspaceId), payload: { email: 'viewer-to-be@example.com', role: 'viewer' } });
     assert.equal(invited.statusCode, 201, invited.body);
-    assert.equal((invited.json() as { role: string }).role, 'viewer');
+    assert.equal((invited.json<{ role: string }>()).role, 'viewer');
     const other = await memberWith('member');
     const changed = await h.app.inject({ method: 'PATCH', url: `/v1/workspaces/${s.workspaceId}/members/${other.userId}`, headers: as(s.admin.session, s.workspaceId), payload: { role: 'viewer' } });
     assert.equal(changed.statusCode, 200, changed.body);
-    assert.equal((changed.json() as { role: string }).role, 'viewer');
+    assert.equal((changed.json<{ role: string }>()).role, 'viewer');
     const refused = await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(other.session, s.workspaceId), payload: { name: 'no' } });
     assert.equal(firstError(refused.json()).code, 7027);
     const left = await h.app.inject({ method: 'DELETE', url: `/v1/workspaces/${s.workspaceId}/members/${other.userId}`, headers: as(other.session, s.workspaceId) });
@@ -169,28 +169,28 @@ describe('GET /v1/me', () => {
   test('lists each membership with its role and permissions; the workspace named has them at the top too', async () => {
     const expected = (role: 'owner' | 'admin' | 'member' | 'viewer') => PERMISSION_NAMES.filter((p) => PERMISSIONS[p].roles.includes(role));
     for (const [role, session] of [['owner', s.owner.session], ['admin', s.admin.session], ['member', s.member.session], ['viewer', viewer.session]] as const) {
-      const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(session, s.workspaceId) })).json() as {
+      const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(session, s.workspaceId) })).json<{
         role: string;
         permissions: string[];
         memberships: { workspace: { id: string }; role: string; permissions: string[] }[];
-      };
+      }>();
       assert.equal(me.role, role);
       assert.deepEqual(me.permissions, expected(role));
       assert.deepEqual(me.memberships.map((m) => [m.workspace.id, m.role, m.permissions]), [[s.workspaceId, role, expected(role)]]);
     }
     assert.deepEqual(expected('member'), ['write', 'secrets.access']);
     assert.deepEqual(expected('viewer'), []);
-    const unnamed = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.member.session) })).json() as { permissions: unknown; memberships: unknown[] };
+    const unnamed = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.member.session) })).json<{ permissions: unknown; memberships: unknown[] }>();
     assert.equal(unnamed.permissions, null);
     assert.equal(unnamed.memberships.length, 1);
   });
 
   test('a token holds the permissions of its scopes, and no membership', async () => {
     const token = await tokenWith(['secrets:write']);
-    const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token) })).json() as { permissions: string[]; memberships: unknown[] };
+    const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(token) })).json<{ permissions: string[]; memberships: unknown[] }>();
     assert.deepEqual(me.permissions, ['write', 'secret_versions.destroy', 'secrets.delete']);
     assert.deepEqual(me.memberships, []);
-    const all = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.apiToken) })).json() as { permissions: string[] };
+    const all = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.apiToken) })).json<{ permissions: string[] }>();
     assert.deepEqual(all.permissions, PERMISSION_NAMES.filter((p) => PERMISSIONS[p].scope !== null || p === 'write'));
   });
 });
@@ -208,7 +208,7 @@ describe('API tokens act within their scopes, never a role', () => {
     assert.equal(firstError(refused.json()).metadata?.required_scope, 'secrets:write');
     const destroyed = await writer.transition(secret.id, v1.id, 'destroy', `"${v1.etag}"`);
     assert.equal(destroyed.statusCode, 200, destroyed.body);
-    const current = (await owner.call('GET', `/secrets/${secret.id}`)).json() as { etag: string };
+    const current = (await owner.call('GET', `/secrets/${secret.id}`)).json<{ etag: string }>();
     assert.equal((await reader.call('DELETE', `/secrets/${secret.id}`, undefined, { 'if-match': `"${current.etag}"` })).statusCode, 403);
     assert.equal((await writer.call('DELETE', `/secrets/${secret.id}`, undefined, { 'if-match': `"${current.etag}"` })).statusCode, 204);
 

@@ -20,7 +20,7 @@ after(async () => {
 
 test('bootstrap, serve, and the token life cycle over real HTTP', async () => {
   const boot = await adminJson(['bootstrap'], tdb.env);
-  const { workspace_id: ws, session_token: session, api_token: apiToken } = boot as Record<string, string>;
+  const { workspace_id: ws, session_token: session, api_token: apiToken } = boot;
   server = await startServer(tdb.env);
   const base = server.url;
   assert.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);

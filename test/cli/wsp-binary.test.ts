@@ -60,12 +60,12 @@ function wsp(argv: string[], opts: { stdin?: Buffer; env?: Record<string, string
   });
   const out: Buffer[] = [];
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => out.push(c));
-  child.stderr!.on('data', (c: Buffer) => {
+  child.stdout.on('data', (c: Buffer) => out.push(c));
+  child.stderr.on('data', (c: Buffer) => {
     err += c.toString();
     opts.onStderr?.(err);
   });
-  child.stdin!.end(opts.stdin ?? Buffer.alloc(0));
+  child.stdin.end(opts.stdin ?? Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

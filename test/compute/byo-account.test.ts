@@ -14,7 +14,7 @@ async function secret(name: string, ...tokens: string[]) {
   for (const token of tokens) {
     const v = await t.h.app.inject({ method: 'POST', url: `/v1/secrets/${id}/versions`, headers: as(t.s.apiToken), payload: { data: Buffer.from(token).toString('base64') } });
     assert.equal(v.statusCode, 201, v.body);
-    versions.push(v.json() as { id: string; etag: string });
+    versions.push(v.json<{ id: string; etag: string }>());
   }
   return { id, versions };
 }

@@ -60,7 +60,7 @@ describe('Hetzner client', () => {
     const image = await c.getImage(snap.image.id);
     assert.equal(image?.status, 'available');
     assert.equal(image?.sizeGb, stub.snapshotSizeGb);
-    assert.equal(image!.id > 2 ** 32, true, '64-bit ids survive');
+    assert.equal(image.id > 2 ** 32, true, '64-bit ids survive');
     assert.deepEqual((await c.findSnapshots({ 'wsp-operation': 'x' })).map((i) => i.id), [snap.image.id]);
     const del = await c.deleteServer(server.id);
     await c.getAction(del!.id);

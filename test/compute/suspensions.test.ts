@@ -47,7 +47,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
 
     const list = await t.h.app.inject({ method: 'GET', url: '/v1/compute/suspensions', headers: as(t.s.member.session, t.s.workspaceId) });
     assert.equal(list.statusCode, 200);
-    const s = (list.json() as { id: string }[]).find((x) => x.id === done.suspension_id) as Record<string, unknown>;
+    const s = (list.json<{ id: string }[]>()).find((x) => x.id === done.suspension_id) as Record<string, unknown>;
     const now = Math.floor(t.h.clock.nowMs() / 1000);
     assert.deepEqual(s, {
       id: done.suspension_id,
@@ -56,7 +56,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
       server_type: 'cx22',
       location: 'fsn1',
       hostname: 'db-1',
-      provider_suspend_data: { provider: 'hetzner', snapshot_id: snapshot!.id, size_gb: t.stub.snapshotSizeGb },
+      provider_suspend_data: { provider: 'hetzner', snapshot_id: snapshot.id, size_gb: t.stub.snapshotSizeGb },
       monthly_cost_cents: Math.round(t.stub.snapshotSizeGb * SNAPSHOT_GROSS_PER_GB * 100 * 100) / 100,
       expires_at: now + 30 * DAY,
       created_at: now,
@@ -64,7 +64,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
     });
     assert.equal(s.monthly_cost_cents, 3.36);
     const op = await getOperation(t, pending.operation_id);
-    assert.deepEqual(op.result, { machine_id: m.id, suspension_id: done.suspension_id, snapshot_id: snapshot!.id });
+    assert.deepEqual(op.result, { machine_id: m.id, suspension_id: done.suspension_id, snapshot_id: snapshot.id });
   });
 
   test('GET /v1/compute/suspensions is a bare array of the workspace\'s own', async () => {

@@ -103,9 +103,9 @@ export function widget(widgetId: string, pins: fc.Arbitrary<SnippetPin>): fc.Arb
   return fc.record({ ...common, specific: fc.oneof(snippetWidgetFields(pins), metricWidgetFields) }).map(({ specific, ...rest }) => {
     if (specific.widget_type === 'snippet') {
       const { pin, ...fields } = specific;
-      return { widget_id: widgetId, ...rest, ...fields, snippet_id: pin.id, snippet_etag: pin.etag } as Widget;
+      return { widget_id: widgetId, ...rest, ...fields, snippet_id: pin.id, snippet_etag: pin.etag };
     }
-    return { widget_id: widgetId, ...rest, ...specific } as Widget;
+    return { widget_id: widgetId, ...rest, ...specific };
   });
 }
 
@@ -113,7 +113,7 @@ export const anyPin: fc.Arbitrary<SnippetPin> = fc.record({ id: fc.string({ minL
 
 /** Widgets whose ids come from `ids` (each at most once), in any order. */
 export function widgets(ids: readonly string[], pins: fc.Arbitrary<SnippetPin>): fc.Arbitrary<Widget[]> {
-  return fc.subarray([...ids]).chain((chosen) => fc.tuple(...chosen.map((id) => widget(id, pins))).map((ws) => ws as Widget[])).chain((ws) => fc.shuffledSubarray(ws, { minLength: ws.length }));
+  return fc.subarray([...ids]).chain((chosen) => fc.tuple(...chosen.map((id) => widget(id, pins))).map((ws) => ws)).chain((ws) => fc.shuffledSubarray(ws, { minLength: ws.length }));
 }
 
 export function dashboardContent(opts: { widgetIds?: readonly string[]; pins?: fc.Arbitrary<SnippetPin> } = {}): fc.Arbitrary<DashboardContent> {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type KyselyPlugin } from 'kysely';
-import { ENGINE, openTestDatabase } from '../helpers/harness.js';
+import { openTestDatabase } from '../helpers/harness.js';
 import { migrate } from '../../src/db/database.js';
 import { migrationProvider } from '../../src/db/migrations/index.js';
 

@@ -108,7 +108,7 @@ test('a COMMIT that fails fails every transaction of its group, nothing of it is
   ]);
   for (const r of results) {
     assert.equal(r.status, 'rejected');
-    assert.match(String((r as PromiseRejectedResult).reason), /FOREIGN KEY/);
+    assert.match(String((r).reason), /FOREIGN KEY/);
   }
   assert.deepEqual(seen(), []);
   await db.transaction().execute((trx) => insert(trx, 'after'));

@@ -126,7 +126,7 @@ before(async () => {
   server = await startServer({ ...env, WSP_LOG_LEVEL: 'info' }, [], [...shebangFlags, ...snapshotFlags, WSP_BIN, 'serve']);
   // Route schemas compile after the server listens: that CPU is the start's, not the soak's.
   await waitFor('the route schemas compiled', async () => /^wsp_route_schemas_pending 0$/m.test(await (await fetch(`${server.url}/metrics`)).text()), { intervalMs: 250 });
-  const owner = client(boot.session_token!, boot.workspace_id!);
+  const owner = client(boot.session_token!, boot.workspace_id);
   const config = await owner.ok(server.url, 'POST', '/v1/compute/configs', { name: 'soak', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04', machine_type_filter: 'cx*' });
   ws = { workspaceId: boot.workspace_id!, session: boot.session_token!, apiToken: boot.api_token!, email, password, memberUserId: member.user_id!, computeConfigId: config.id };
 });
@@ -187,7 +187,7 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
     fs.writeFileSync(path.join(logDir, `server-${ENGINE}.log`), server.output.join('\n') + '\n');
     fs.writeFileSync(path.join(logDir, `samples-${ENGINE}.json`), JSON.stringify(samples));
   }
-  const judged = samples.filter((s) => s.t * 1000 >= warmedAt! - started);
+  const judged = samples.filter((s) => s.t * 1000 >= warmedAt - started);
   assert.ok(judged.length >= 8, `${judged.length} samples after the warm-up`);
 
   // Coverage: the routes of the document the mix reached.
@@ -204,7 +204,7 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
   for (const v of verdicts) {
     t.diagnostic(`soak ${ENGINE} ${v.metric}: first ${fmt(v.first)} last ${fmt(v.last)} growth ${fmt(v.growth)} (limit ${LIMITS[v.metric].growth}); slope ${fmt(v.per1000Requests, 2)} per 1000 requests (limit ${LIMITS[v.metric].per1000Requests}), ${fmt(v.perHour)} per hour (limit ${fmt(LIMITS[v.metric].perHour, 0)}; least squares ${fmt(v.leastSquaresPerHour)} per hour)`);
   }
-  t.diagnostic(`soak ${ENGINE}: ${tally.all.requests} requests in ${Math.round((Date.now() - started) / 1000)} s from ${LANES} lanes, ${samples.length} samples (${judged.length} after the warm-up of ${Math.round((warmedAt! - started) / 1000)} s and ${judged[0]!.requests} requests), worst latency ${Math.round(tally.all.worstMs)} ms; statuses ${tally.all.summary()}`);
+  t.diagnostic(`soak ${ENGINE}: ${tally.all.requests} requests in ${Math.round((Date.now() - started) / 1000)} s from ${LANES} lanes, ${samples.length} samples (${judged.length} after the warm-up of ${Math.round((warmedAt - started) / 1000)} s and ${judged[0]!.requests} requests), worst latency ${Math.round(tally.all.worstMs)} ms; statuses ${tally.all.summary()}`);
   t.diagnostic(`soak ${ENGINE}: routes reached ${routes.length - missed.length} of ${routes.length}; not reached: ${missed.join(', ')}`);
   const not2xx = [...tally.byRoute].flatMap(([route, per]) => [...per].filter(([st]) => typeof st !== 'number' || st >= 300).map(([st, c]) => `${route} ${st}×${c}`));
   t.diagnostic(`soak ${ENGINE}: answers other than 2xx: ${not2xx.join(', ') || 'none'}`);

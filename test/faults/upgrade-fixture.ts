@@ -106,8 +106,8 @@ export async function serveWith(bin: string, env: Record<string, string>): Promi
         }
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     void exited.then(() => reject(new Error(`the server exited before listening:\n${output.join('\n')}`)));
   });
   return {

@@ -233,7 +233,7 @@ test('info: the licence, served where it links; the server is the public URL, or
 
   const other = await createTestApp({ config: { publicUrl: 'https://wsp.acme.test' } });
   try {
-    const served = (await other.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { servers: { url: string }[]; info: { license: { url: string } } };
+    const served = (await other.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ servers: { url: string }[]; info: { license: { url: string } } }>();
     assert.deepEqual(served.servers.map((s) => s.url), ['https://wsp.acme.test']);
     assert.equal(served.info.license.url, 'https://wsp.acme.test/license');
   } finally {

@@ -6,6 +6,7 @@ import v8 from 'node:v8';
  * that uses V8's own `%HaveSameMap` is compiled; nothing else in the process is parsed with it.
  */
 v8.setFlagsFromString('--allow-natives-syntax');
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- V8's %-natives parse only in code compiled while the flag is on
 const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
 v8.setFlagsFromString('--no-allow-natives-syntax');
 

@@ -59,7 +59,8 @@ export async function startProvider(redirectUri: string): Promise<TestProvider> 
         return end(chunk, ...rest);
       }) as typeof res.end;
     }
-    handler(req, res);
+    // Koa's callback answers its own errors (ctx.onerror); the promise only says when it is done.
+    void handler(req, res);
   });
 
   async function signIn(authorizationUrl: string, accountId: string): Promise<URL> {

@@ -127,8 +127,8 @@ export async function startServer(env: Record<string, string>, args: string[] = 
       buf[which] = parts.pop() ?? '';
       parts.filter(Boolean).forEach(onLine);
     };
-    child.stdout!.on('data', feed('out'));
-    child.stderr!.on('data', feed('err'));
+    child.stdout.on('data', feed('out'));
+    child.stderr.on('data', feed('err'));
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`the server exited (${code}) before listening:\n${output.join('\n')}`));

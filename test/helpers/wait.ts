@@ -20,7 +20,7 @@ export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opts
   const started = Date.now();
   for (;;) {
     const got = await probe();
-    if (got) return got as NonNullable<T>;
+    if (got) return got;
     if (Date.now() - started > timeoutMs) {
       const more = opts.detail ? `\n${await opts.detail()}` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${more}`);

@@ -3,6 +3,8 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { OffsetClock } from './offset-clock.js';
+import type * as WorkerModule from '../../src/worker.js';
+import type * as ConfigModule from '../../src/config.js';
 
 /**
  * `wsp worker` as the built command runs it (dist/), but on a clock moved by the whole seconds in
@@ -14,6 +16,6 @@ import { OffsetClock } from './offset-clock.js';
 const [offsetFile] = process.argv.slice(2);
 if (!offsetFile) throw new Error('usage: work-moved-clock.ts <offset file>');
 const dist = (file: string) => pathToFileURL(path.join(REPO_ROOT, 'dist', file)).href;
-const { work } = (await import(dist('worker.js'))) as typeof import('../../src/worker.js');
-const { loadConfig } = (await import(dist('config.js'))) as typeof import('../../src/config.js');
+const { work } = (await import(dist('worker.js'))) as typeof WorkerModule;
+const { loadConfig } = (await import(dist('config.js'))) as typeof ConfigModule;
 await work(loadConfig(), { clock: new OffsetClock(systemClock, offsetFile) });

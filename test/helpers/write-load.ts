@@ -170,7 +170,7 @@ export class WriteLoad extends LaneLoad<Write> {
     const tokenIds = new Set((await db.selectFrom('api_tokens').select('id').execute()).map((r) => r.id));
     const versionIds = new Set((await db.selectFrom('secret_versions').select('id').execute()).map((r) => r.id));
     const orphans = (await db.selectFrom('events').select(['type', 'resource_id']).where('type', 'in', ['api_token.created', 'secret_version.created']).execute()).filter(
-      (e) => !(e.type === 'api_token.created' ? tokenIds : versionIds).has(e.resource_id!),
+      (e) => !(e.type === 'api_token.created' ? tokenIds : versionIds).has(e.resource_id),
     );
     assert.deepEqual(orphans, [], 'events whose change is not there');
     return { lost: lost.length, twice: twice.length, answersLost: this.unacked.filter((w) => w.answerLost).length };

@@ -26,9 +26,9 @@ async function pageWithoutLimit(path: string): Promise<{ data: unknown[]; has_mo
 }
 
 test('every list operation of the OpenAPI document states its limit: a default within 1..maximum', async () => {
-  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as {
+  const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{
     paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: { default?: number; maximum?: number; minimum?: number } }[] }>>;
-  };
+  }>();
   let lists = 0;
   for (const [path, ops] of Object.entries(doc.paths)) {
     const limit = ops.get?.parameters?.find((p) => p.in === 'query' && p.name === 'limit');

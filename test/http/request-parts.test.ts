@@ -36,7 +36,7 @@ interface Operation {
 let operations: Operation[] = [];
 const h = useTestApp({
   setup: async () => {
-    const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
+    const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> }>();
     operations = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.entries(item)
         .filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))

@@ -50,7 +50,7 @@ export function installFixture(h: TestApp, s: Seed) {
   async function ok<T = any>(method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}): Promise<T> {
     const res = await call(method, url, payload, headers);
     assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-    return res.json() as T;
+    return res.json<T>();
   }
 
   let n = 0;

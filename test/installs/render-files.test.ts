@@ -27,7 +27,7 @@ test("a render's files are its commit's tree, in path order, with their text and
   for (const file of answer.files) {
     const real = f.git(install.id, 'show', `${second.commit_sha}:${file.path}`);
     assert.equal(file.content?.trimEnd(), real);
-    assert.equal(file.size, Buffer.byteLength(file.content!));
+    assert.equal(file.size, Buffer.byteLength(file.content));
   }
   assert.deepEqual(answer.files.find((x) => x.path === 'hello.txt')?.content, 'Hello world v2\n');
   const older = await f.ok<Files>('GET', `/v1/renders/${first.id}/files`);

@@ -72,7 +72,7 @@ test("four sessions of one member hold that user's 4 slots, a fifth session is r
 });
 
 test('one workspace holds at most 8 slots over all its members and tokens', () => {
-  const releases = [];
+  const releases: (() => void)[] = [];
   for (let i = 0; i < DEFAULT_FETCH_SLOT_LIMITS.perWorkspace; i++) {
     const r = fetchSlots.acquire({ credential: `c${i}`, user: `u${i}`, workspace: 'ws_full' });
     assert.equal(typeof r, 'function', `slot ${i + 1}`);

@@ -33,7 +33,7 @@ async function startWorker(env: Record<string, string>): Promise<WorkerProcess> 
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   let started!: () => void;
   const ready = new Promise<void>((resolve) => (started = resolve));
-  for (const stream of [child.stdout!, child.stderr!]) {
+  for (const stream of [child.stdout, child.stderr]) {
     let rest = '';
     stream.on('data', (d: Buffer) => {
       const parts = (rest + d.toString()).split('\n');

@@ -49,7 +49,7 @@ describe('job runner', () => {
     assert.deepEqual(seen, [{ n: 1 }]);
     const res = await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(s.apiToken) });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual({ ...(res.json() as object), created_at: 0, updated_at: 0 }, { id: op, kind: 't.echo', done: true, error: null, result: { echoed: { n: 1 } }, created_at: 0, updated_at: 0 });
+    assert.deepEqual({ ...(res.json<object>()), created_at: 0, updated_at: 0 }, { id: op, kind: 't.echo', done: true, error: null, result: { echoed: { n: 1 } }, created_at: 0, updated_at: 0 });
   });
 
   test('a failing job is retried with backoff, then fails for good and records the error', async () => {

@@ -53,7 +53,7 @@ test('wsp worker runs a queued job and the periodic work, and loads no module of
   });
   const output: string[] = [];
   captureLines('wsp worker (recording imports)', output);
-  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d: Buffer) => output.push(...d.toString().split('\n').filter(Boolean)));
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d: Buffer) => output.push(...d.toString().split('\n').filter(Boolean)));
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   try {
     await waitFor('the worker to start', async () => output.some((l) => l.includes('"worker started"')), { timeoutMs: 60_000, detail: async () => output.join('\n') });

@@ -90,9 +90,9 @@ function startCliLogin(name: string): LoginProcess {
   clis.add(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
+  child.stdout.on('data', (d) => (stdout += d));
   const prompt = new Promise<{ uri: string; uriComplete: string; userCode: string }>((resolve, reject) => {
-    child.stderr!.on('data', (d) => {
+    child.stderr.on('data', (d) => {
       stderr += d;
       const m = /To sign in, open (\S+)\nand enter the code: ([A-Z]{4}-[A-Z]{4})\n\(or open (\S+)\)/.exec(stderr);
       if (m) resolve({ uri: m[1]!, userCode: m[2]!, uriComplete: m[3]! });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, userWithPassword, type TestApp } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 import { poll, startLogin } from './device-helpers.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 const PASSWORD = 'the page password 1';
 
@@ -152,7 +153,7 @@ test('page errors are pages: a wrong password 401 (the code kept), an unknown co
 test('the page counts wrong codes like the API: 429 with Retry-After', async () => {
   const p = await person();
   const { cookie, csrf } = await signIn(p.email);
-  let last;
+  let last: LightMyRequestResponse | undefined;
   for (let i = 0; i < 11; i++) last = await submit({ user_code: 'AAAA-AAAA', csrf_token: csrf, action: 'approve' }, { cookie, remoteAddress: '10.8.0.1' });
   assert.equal(last!.statusCode, 429);
   assert.ok(Number(last!.headers['retry-after']) > 0);
@@ -163,7 +164,7 @@ test('failed sign-ins on the page are limited as on the API (per account), and d
   const limited = await createTestApp({ config: { authFailuresPerMinute: 3 } });
   try {
     const p = await person(limited);
-    let last;
+    let last: LightMyRequestResponse | undefined;
     for (let i = 0; i < 11; i++) last = await submit({ action: 'sign_in', email: p.email, password: 'wrong password!!' }, { app: limited });
     assert.equal(last!.statusCode, 429);
     assert.ok(Number(last!.headers['retry-after']) > 0);

@@ -126,7 +126,7 @@ describe('gauges', () => {
     const suspending = await suspend(t, machine);
     assert.equal(suspending.statusCode, 200, suspending.body);
     await t.h.app.jobs.runDue();
-    const cost = ((await get('/v1/compute/suspensions', t.s.apiToken, undefined)).json() as { monthly_cost_cents: number }[])[0]!.monthly_cost_cents;
+    const cost = ((await get('/v1/compute/suspensions', t.s.apiToken, undefined)).json<{ monthly_cost_cents: number }[]>())[0]!.monthly_cost_cents;
     t.h.clock.advanceSeconds(100);
     const suspended = (await get(`/v1/machines/${machine.id}`, t.s.apiToken, undefined)).json();
     assert.equal(suspended.status, 'suspended');

@@ -64,7 +64,7 @@ before(async () => {
   const started = await Promise.allSettled(Array.from({ length: COUNT }, () => startServer(env)));
   for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
   const failed = started.find((s) => s.status === 'rejected');
-  if (failed) throw (failed as PromiseRejectedResult).reason;
+  if (failed) throw (failed).reason;
 });
 after(async () => {
   await Promise.all(servers.map((s) => s.stop('SIGTERM')));

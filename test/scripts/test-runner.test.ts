@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../scripts/repo-root.js';
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
-function runOn(files: Record<string, string>, extraEnv: Record<string, string> = {}) {
+function runOn(files: Record<string, string>, extraEnv: Record<string, string> = {}, args: string[] = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-runner-'));
   dirs.push(dir);
   for (const [name, text] of Object.entries(files)) {
@@ -21,7 +21,7 @@ function runOn(files: Record<string, string>, extraEnv: Record<string, string> =
     fs.writeFileSync(path.join(dir, name), text);
   }
   const env = { ...process.env, WSP_TEST_DIR: dir, WSP_TEST_ENGINES: 'sqlite', WSP_TEST_RECORD_TIMINGS: '', WSP_TEST_RESULTS: '', ...extraEnv };
-  const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/test.mjs')], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  const res = spawnSync(process.execPath, [path.join(REPO_ROOT, 'scripts/test.mjs'), ...args], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 60_000 });
   return { code: res.status, out: `${res.stdout}${res.stderr}` };
 }
 
@@ -120,4 +120,33 @@ test('a file marked `// wsp-test: alone` runs first, and no file with no record 
   assert.ok(spans.every((s) => s.from > 0 && s.to >= s.from), JSON.stringify(lines));
   const alone = spans.find((s) => s.name === 'z')!;
   for (const other of spans.filter((s) => s.name !== 'z')) assert.ok(other.from >= alone.to, `${other.name} began before the alone file ended: ${JSON.stringify(spans)}`);
+});
+
+/** A stand-in for eslint (WSP_TEST_LINT_COMMAND): the runner's wiring, not ESLint's rules, is under test here. */
+const fakeLint = (code: number, text: string) => JSON.stringify([process.execPath, '-e', `process.stdout.write(${JSON.stringify(text)}); process.exit(${code})`]);
+
+test('with --lint, an eslint error fails the run, eslint\'s output is printed, and the test files still run', () => {
+  const report = 'src/a.ts\n  3:1  error  Promises must be awaited  @typescript-eslint/no-floating-promises\n';
+  const { code, out } = runOn({ 'ok.test.ts': PASSING }, { WSP_TEST_LINT_COMMAND: fakeLint(1, report) }, ['--lint']);
+  assert.equal(code, 1, out);
+  assert.match(out, /✖ eslint \. \[once\]/);
+  assert.match(out, /3:1 {2}error {2}Promises must be awaited/);
+  assert.match(out, /✖ failed: eslint \. \[once\]/);
+  assert.match(out, /eslint {3}FAILED/);
+  assert.match(out, /once\s+files 1, tests 1, pass 1, fail 0/);
+});
+
+test('with --lint, a clean eslint passes the run and is not counted as a test file', () => {
+  const { code, out } = runOn({ 'ok.test.ts': PASSING }, { WSP_TEST_LINT_COMMAND: fakeLint(0, '') }, ['--lint']);
+  assert.equal(code, 0, out);
+  assert.match(out, /=== npm test: eslint and 1 files on sqlite/);
+  assert.match(out, /✔ eslint \. \[once\]/);
+  assert.match(out, /eslint {3}no errors/);
+  assert.match(out, /once\s+files 1, tests 1, pass 1, fail 0/);
+});
+
+test('without --lint, no eslint runs', () => {
+  const { code, out } = runOn({ 'ok.test.ts': PASSING }, { WSP_TEST_LINT_COMMAND: fakeLint(1, 'should not run') });
+  assert.equal(code, 0, out);
+  assert.doesNotMatch(out, /eslint|should not run/);
 });

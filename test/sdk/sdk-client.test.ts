@@ -20,7 +20,7 @@ test('a session with a workspace creates, lists and revokes a token', async () =
   assert.ok(created.data);
   assert.match(created.data.token, /^sk_svc_/);
   const listed = await api.GET('/v1/api_tokens', { params: { query: { limit: 100 } } });
-  assert.ok(listed.data?.data.some((t) => t.id === created.data!.id));
+  assert.ok(listed.data?.data.some((t) => t.id === created.data.id));
   const revoked = await api.DELETE('/v1/api_tokens/{id}', { params: { path: { id: created.data.id } } });
   assert.equal(revoked.response.status, 204);
 });

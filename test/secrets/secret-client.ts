@@ -12,12 +12,12 @@ export function secretClient(h: TestApp, headers: Record<string, string>) {
     async createSecret(name = `s-${randomBytes(4).toString('hex')}`) {
       const res = await call('POST', '/secrets', { name });
       assert.equal(res.statusCode, 201, res.body);
-      return res.json() as { id: string; name: string; etag: string; workspace_id: string; created_at: number; updated_at: number };
+      return res.json<{ id: string; name: string; etag: string; workspace_id: string; created_at: number; updated_at: number }>();
     },
     async addVersion(secretId: string, data: Buffer, comment?: string) {
       const res = await call('POST', `/secrets/${secretId}/versions`, { data: data.toString('base64'), ...(comment !== undefined ? { comment } : {}) });
       assert.equal(res.statusCode, 201, res.body);
-      return res.json() as Version;
+      return res.json<Version>();
     },
     transition: (secretId: string, versionId: string, action: 'enable' | 'disable' | 'destroy', ifMatch?: string) =>
       call('POST', `/secrets/${secretId}/versions/${versionId}:${action}`, undefined, ifMatch === undefined ? {} : { 'if-match': ifMatch }),
@@ -25,7 +25,7 @@ export function secretClient(h: TestApp, headers: Record<string, string>) {
     async getVersion(secretId: string, versionId: string) {
       const res = await call('GET', `/secrets/${secretId}/versions/${versionId}`);
       assert.equal(res.statusCode, 200, res.body);
-      return res.json() as Version;
+      return res.json<Version>();
     },
   };
 }

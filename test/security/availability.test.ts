@@ -265,7 +265,7 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     // alone costs the event loop on this machine now, with whatever else runs beside the test.
     const quiet = await besideBusyThreads(app.h.config.renders.threads, () => quietHealth(app.base));
     const states = async () =>
-      Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json() as { data: { state: string; message: string }[] }).data[0]!));
+      Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json<{ data: { state: string; message: string }[] }>()).data[0]!));
     const started = performance.now();
     const clockAtStart = app.h.clock.nowMs();
     app.h.app.jobs.start();

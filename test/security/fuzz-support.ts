@@ -247,7 +247,7 @@ function regexArb(pattern: string, min: number, max: number): fc.Arbitrary<strin
 /** A value shaped by a JSON schema: usually valid, sometimes a boundary or a near miss. */
 function shaped(schema: Schema | undefined, key: string | undefined, depth: number, hint: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<unknown> {
   const own = shapedBySchema(schema, depth, hint);
-  if (key && hint[key]) return fc.oneof({ weight: 3, arbitrary: hint[key]! }, { weight: 1, arbitrary: own });
+  if (key && hint[key]) return fc.oneof({ weight: 3, arbitrary: hint[key] }, { weight: 1, arbitrary: own });
   return own;
 }
 

@@ -93,8 +93,8 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   await h.app.jobs.runDue();
   const renders = (await ok('GET', `/v1/installs/${install.id}/renders`)).data as { id: string; state: string; operation_id: string; commit_sha: string; render_hash: string }[];
   assert.equal(renders[0]?.state, 'succeeded', JSON.stringify(renders));
-  ids.render = renders[0]!.id;
-  ids.operation = renders[0]!.operation_id;
+  ids.render = renders[0].id;
+  ids.operation = renders[0].operation_id;
 
   const snippet = await ok('POST', '/v1/snippets', { name: `${marker} snippet`, source: `select '${marker}'` });
   ids.snippet = snippet.id;

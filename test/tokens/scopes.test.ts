@@ -13,7 +13,7 @@ const createToken = (body: object) => h.app.inject({ method: 'POST', url: '/v1/a
 async function tokenWith(scopes?: string[]) {
   const res = await createToken(scopes === undefined ? {} : { scopes });
   assert.equal(res.statusCode, 201, res.body);
-  return res.json() as { id: string; token: string };
+  return res.json<{ id: string; token: string }>();
 }
 const listed = async (id: string) =>
   ((await h.app.inject({ method: 'GET', url: '/v1/api_tokens?limit=100', headers: owner() })).json().data as { id: string; scopes: string[] }[]).find((t) => t.id === id)!;

@@ -108,7 +108,7 @@ test('3 dropped connections in a row open the circuit; its deliveries then wait 
   assert.ok(jobs.every((j) => j.state === 'queued' && j.attempts === 0 && Number(j.run_at) === opened.circuit.open_until! * 1000), `every job waits, its attempt given back: ${JSON.stringify(jobs)}`);
 
   // Half-open: exactly one of the five is sent, as the probe; it fails, and the circuit opens for twice as long.
-  h.clock.advanceSeconds(opened.circuit.open_until! - now());
+  h.clock.advanceSeconds(opened.circuit.open_until - now());
   await h.app.jobs.runDue();
   assert.equal(rx.connections(), CIRCUIT_FAILURES + 1, 'one probe');
   const reopened = await endpoint(w.id);
@@ -118,7 +118,7 @@ test('3 dropped connections in a row open the circuit; its deliveries then wait 
   // The receiver is back: the next probe is answered and closes the circuit; the rest then go
   // out (a probe that had failed waits for its own next retry, as the contract's schedule says).
   rx.set(204);
-  h.clock.advanceSeconds(reopened.circuit.open_until! - now());
+  h.clock.advanceSeconds(reopened.circuit.open_until - now());
   await h.app.jobs.runDue();
   assert.deepEqual((await endpoint(w.id)).circuit, { state: 'closed', open_until: null });
   h.clock.advanceSeconds(RETRY_DELAYS_SECONDS[1]!);

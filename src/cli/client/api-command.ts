@@ -11,7 +11,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type Method = (typeof METHODS)[number];
 
 /** `-F key=value`: JSON's own literals and numbers, `@file` for a file's text, else the string. */
-function typedValue(ctx: CommandContext, raw: string): Promise<unknown> | unknown {
+function typedValue(ctx: CommandContext, raw: string): unknown {
   if (raw.startsWith('@')) return readText(ctx.io, raw.slice(1));
   if (/^(true|false|null)$/.test(raw) || /^-?\d+(\.\d+)?$/.test(raw) || /^[[{]/.test(raw)) {
     try {

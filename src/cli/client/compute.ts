@@ -1,5 +1,5 @@
 import { stringFlag } from '../args.js';
-import { apiAs, send, workspaceClient } from './api.js';
+import { type apiAs, send, workspaceClient } from './api.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { confirm } from './confirm.js';
 import { deleteCommand } from './deletes.js';

@@ -23,7 +23,9 @@ export function deleteCommand(spec: { name: string; summary: string; noun: strin
       noMoreArgs(ctx, 1);
       const { c, api } = workspaceClient(ctx);
       await confirm(ctx, `Delete ${spec.noun} ${id}`, spec.consequence);
+      // eslint-disable-next-line no-restricted-syntax -- openapi-fetch types GET and DELETE per path literal; the path here comes from the table of deletable kinds at run time
       const current = await send(c.server, (api.GET as unknown as Call)(spec.path, { params: { path: { id } } }));
+      // eslint-disable-next-line no-restricted-syntax -- openapi-fetch types GET and DELETE per path literal; the path here comes from the table of deletable kinds at run time
       await send(c.server, (api.DELETE as unknown as Call)(spec.path, { params: { path: { id }, header: { 'if-match': current.etag } } }));
       if (ctx.json) return printJson(ctx.io, { id: current.id, deleted: true });
       ctx.io.out.write(`Deleted ${current.id}.\n`);

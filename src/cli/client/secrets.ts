@@ -33,7 +33,7 @@ async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of io.stdin) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk);
     chunks.push(b);
     size += b.length;
     if (size > MAX_PAYLOAD) break;

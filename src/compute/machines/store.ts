@@ -102,12 +102,12 @@ export const machineStore = {
     }
     // Events add the machines deleted since, and the end of those being deleted now.
     for (const e of creations) {
-      if (lives.has(e.resource_id!)) continue;
+      if (lives.has(e.resource_id)) continue;
       const data = JSON.parse(e.data) as { cluster_id?: string };
-      lives.set(e.resource_id!, { start: e.created_at, end: null, cluster: data.cluster_id ?? null });
+      lives.set(e.resource_id, { start: e.created_at, end: null, cluster: data.cluster_id ?? null });
     }
     for (const e of deletions) {
-      const life = lives.get(e.resource_id!);
+      const life = lives.get(e.resource_id);
       if (life) life.end = e.created_at;
     }
     // A machine known only from its events is counted when its cluster is asked for only if the event named it.

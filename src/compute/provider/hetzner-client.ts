@@ -40,6 +40,7 @@ const TRANSIENT_CODES = new Set([
 const REFILL_SECONDS = 1;
 const PAGE_SIZE = 50;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document walked without a schema; each reader checks the shape it needs
 type Json = Record<string, any>;
 
 function labelSelector(labels: Labels): string {

@@ -15,6 +15,7 @@ export const contentFields = <W extends TSchema>(widget: W) => ({
   widgets: Widgets(widget),
 });
 
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a schema kept only to derive DashboardContent from it
 const Content = Type.Object(contentFields(Widget));
 /** What a revision holds and a diff compares. */
 export type DashboardContent = Static<typeof Content>;

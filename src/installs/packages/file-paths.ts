@@ -6,7 +6,6 @@ const MAX_SEGMENT_BYTES = 255;
 /** Code points HFS+ ignores in names: `.g\u200cit` is `.git` to it, and so to `git fsck`. */
 const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 const HFS_IGNORABLE_ANY = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/;
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** With the `u` flag a surrogate range matches only unpaired halves. */
 const LONE_SURROGATE = /[\ud800-\udfff]/u;

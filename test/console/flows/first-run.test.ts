@@ -57,7 +57,7 @@ test("a server with no user: its log's console address shows the first-run form;
   const { page } = w;
   const focused = () => page.evaluate(() => document.activeElement?.getAttribute('name'));
   await walk(page, 'first-run', async () => {
-    await page.goto(consoleUrl!);
+    await page.goto(consoleUrl);
     await page.getByRole('heading', { name: 'Set up Workspace Platform' }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Sign in', exact: true }).count(), 0, 'no sign-in form while there is no user');
     await assertFits(page);

@@ -41,7 +41,7 @@ describe('a version\'s files as a tree', () => {
       () => checkVersionFiles(files),
       (err: unknown) => {
         assert.ok(err instanceof ApiError);
-        const entries = (err as ApiError).entries as Array<{ message: string; path: string[] }>;
+        const entries = (err).entries as Array<{ message: string; path: string[] }>;
         assert.deepEqual(
           entries.map((e) => [e.path[2], e.message]).sort(),
           [

@@ -255,7 +255,7 @@ function DeliveryDetail({ d, url }: { d: Schemas['Delivery']; url: string }) {
 export function WebhookView() {
   const { params } = useRoute();
   const { route } = useLocation();
-  const id = params['id']!;
+  const id = params['id'];
   const hook = useLoad(() => api.GET('/v1/webhooks/{id}', { params: { path: { id } } }), [id]);
   const deliveries = useLoad(() => api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const act = useAction();

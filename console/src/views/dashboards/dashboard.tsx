@@ -20,14 +20,14 @@ function defaultRange(d: Dashboard): RangeKey {
 export function DashboardView() {
   const { params } = useRoute();
   const location = useLocation();
-  const id = params['id']!;
+  const id = params['id'];
   const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   const reset = useAction();
   const remove = useAction();
   return (
     <Loaded load={load} what="the dashboard">
       {(d) => {
-        const rangeKey = ((location.query['range'] as RangeKey | undefined) && (location.query['range']! in RANGES) ? location.query['range'] : defaultRange(d)) as RangeKey;
+        const rangeKey = ((location.query['range'] as RangeKey | undefined) && (location.query['range'] in RANGES) ? location.query['range'] : defaultRange(d)) as RangeKey;
         // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
         const now = Math.ceil(Date.now() / 60_000) * 60;
         const range: Range = { from: now - RANGES[rangeKey], to: now };

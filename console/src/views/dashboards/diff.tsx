@@ -72,8 +72,8 @@ function Diff({ revision, parent }: { revision: Revision; parent: Revision | nul
 export function RevisionView() {
   const { params } = useRoute();
   const { route } = useLocation();
-  const id = params['id']!;
-  const rid = params['rid']!;
+  const id = params['id'];
+  const rid = params['rid'];
   const dashboard = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   const load = useLoad<{ revision: Revision; parent: Revision | null }>(async () => {
     const rev = await api.GET('/v1/dashboards/{id}/revisions/{revision_id}', { params: { path: { id, revision_id: rid } } });

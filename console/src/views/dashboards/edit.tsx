@@ -38,7 +38,7 @@ function newMetricWidget(metric: Schemas['PlatformMetric'], position: number): S
 /** Editing a dashboard's name, description, filters and widgets; saved as one PATCH with If-Match. */
 export function EditDashboardView() {
   const { params } = useRoute();
-  const id = params['id']!;
+  const id = params['id'];
   const load = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   return (
     <Loaded load={load} what="the dashboard">
@@ -152,7 +152,7 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
     setWidgets((all) => {
       const next = [...all];
       const [w] = next.splice(i, 1);
-      next.splice(i + by, 0, w!);
+      next.splice(i + by, 0, w);
       return next;
     });
   const addFilter = () => {

@@ -28,7 +28,7 @@ function changes(r: Revision): string {
 /** A dashboard's revisions, newest first: what each changed, by whom, when, and how (its source). */
 export function RevisionsView() {
   const { params } = useRoute();
-  const id = params['id']!;
+  const id = params['id'];
   const members = useMembers();
   const dashboard = useLoad(() => api.GET('/v1/dashboards/{id}', { params: { path: { id } } }), [id]);
   const revisions = usePaged((cursor) => api.GET('/v1/dashboards/{id}/revisions', { params: { path: { id }, query: { limit: 10, ...(cursor ? { cursor } : {}) } } }), [id]);

@@ -67,7 +67,7 @@ function CommitFiles({ render }: { render: Render }) {
 export function InstallView() {
   const me = useContext(SessionContext);
   const { params } = useRoute();
-  const id = params['id']!;
+  const id = params['id'];
   const install = useLoad(() => api.GET('/v1/installs/{id}', { params: { path: { id } } }), [id]);
   const renders = useLoad(() => api.GET('/v1/installs/{id}/renders', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const repo = useLoad(() => api.GET('/v1/installs/{id}/repository', { params: { path: { id } } }), [id]);

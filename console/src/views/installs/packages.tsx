@@ -76,7 +76,7 @@ export function PackageView() {
   const me = useContext(SessionContext);
   const { params, query } = useRoute();
   const { route } = useLocation();
-  const id = params['id']!;
+  const id = params['id'];
   const pkg = useLoad(() => api.GET('/v1/packages/{id}', { params: { path: { id } } }), [id]);
   const versions = useLoad(() => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const list = versions.data?.data ?? [];
@@ -135,7 +135,7 @@ export function PackageView() {
                 disabled={Boolean(parsed.error) || previewing.busy}
                 onClick={async () => {
                   const res = await previewing.run(() =>
-                    api.POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: chosen! } }, body: { values: parsed.values } }),
+                    api.POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: chosen } }, body: { values: parsed.values } }),
                   );
                   setPreview(res.data?.files ?? null);
                 }}
@@ -156,7 +156,7 @@ export function PackageView() {
                 type="button"
                 disabled={Boolean(parsed.error) || installing.busy}
                 onClick={async () => {
-                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen!, values: parsed.values } }));
+                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen, values: parsed.values } }));
                   if (res.data) route(`/console/installs/${res.data.id}`);
                 }}
               >

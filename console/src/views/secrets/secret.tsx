@@ -66,7 +66,7 @@ export function SecretView() {
   const { params } = useRoute();
   const { route } = useLocation();
   const me = useContext(SessionContext);
-  const id = params['id']!;
+  const id = params['id'];
   const secret = useLoad(() => api.GET('/v1/secrets/{id}', { params: { path: { id } } }), [id]);
   const versions = useLoad(() => api.GET('/v1/secrets/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const [value, setValue] = useState('');
