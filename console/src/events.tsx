@@ -8,7 +8,7 @@ import { Time } from './components.js';
 
 type AuditEvent = Schemas['AuditEvent'];
 
-const idIn = (data: Record<string, unknown>, key: string) => (typeof data[key] === 'string' ? (data[key] as string) : null);
+const idIn = (data: Record<string, unknown>, key: string) => (typeof data[key] === 'string' ? (data[key]) : null);
 
 /**
  * The console page of an event's resource: its own page where it has one, else the page that

@@ -17,19 +17,19 @@ export function diffLines(before: string, after: string): DiffLine[] | null {
   if (a.length > MAX_LINES || b.length > MAX_LINES) return null;
   // common[i][j]: the longest common subsequence of a[i..] and b[j..].
   const common = Array.from({ length: a.length + 1 }, () => new Uint16Array(b.length + 1));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) common[i]![j] = a[i] === b[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) common[i][j] = a[i] === b[j] ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
   const out: DiffLine[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
     if (a[i] === b[j]) {
-      out.push({ kind: ' ', text: a[i++]! });
+      out.push({ kind: ' ', text: a[i++] });
       j++;
-    } else if (common[i + 1]![j]! >= common[i]![j + 1]!) out.push({ kind: '-', text: a[i++]! });
-    else out.push({ kind: '+', text: b[j++]! });
+    } else if (common[i + 1][j] >= common[i][j + 1]) out.push({ kind: '-', text: a[i++] });
+    else out.push({ kind: '+', text: b[j++] });
   }
-  while (i < a.length) out.push({ kind: '-', text: a[i++]! });
-  while (j < b.length) out.push({ kind: '+', text: b[j++]! });
+  while (i < a.length) out.push({ kind: '-', text: a[i++] });
+  while (j < b.length) out.push({ kind: '+', text: b[j++] });
   return out;
 }
 
