@@ -68,7 +68,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
         const users = await installStore.idsUsingPackage(trx, ctx.workspaceId, pkg.id);
         if (users.length > 0) {
           throw new ApiError('PACKAGE_IN_USE', {
-            message: `${users.length} install(s) use a version of the package: delete them first (metadata.install_ids${users.length > MAX_LISTED_INSTALLS ? `, the first ${MAX_LISTED_INSTALLS}` : ''})`,
+            message: `${users.length} install(s) use a version of the package: delete them first (${users.slice(0, MAX_LISTED_INSTALLS).join(', ')}${users.length > MAX_LISTED_INSTALLS ? `, and ${users.length - MAX_LISTED_INSTALLS} more` : ''})`,
             metadata: { install_ids: users.slice(0, MAX_LISTED_INSTALLS).join(',') },
           });
         }
