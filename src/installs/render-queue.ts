@@ -32,7 +32,7 @@ export async function supersedeQueued(trx: Kysely<DB>, clock: Clock, installId: 
 /**
  * Cancels every render of the install that is queued or running: the install is being deleted,
  * so none of them will ever be read through it, and its repository goes (docs/spec-gaps.md,
- * "Deleting an install"). Each becomes `superseded` (the state that says "never reached the
+ * "Deleting an install and a package"). Each becomes `superseded` (the state that says "never reached the
  * branch, and never will") with a message that says why, and its operation is done at once. A
  * job still at work on one finds the render moved on at its next step and stops; the caller
  * waits for those jobs before removing the repository. Call with the install locked. Answers

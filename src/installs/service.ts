@@ -131,7 +131,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     },
 
     /**
-     * Deletes the install (docs/spec-gaps.md, "Deleting an install"): in one transaction it is
+     * Deletes the install (docs/spec-gaps.md, "Deleting an install and a package"): in one transaction it is
      * marked deleted (it reads 404 and leaves the lists; its name is moved aside for a new install
      * to take), its queued and running renders are canceled, and a job is queued to remove its
      * repository, whose operation is the answer. Its renders stay readable by id.

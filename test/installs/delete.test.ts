@@ -6,7 +6,7 @@ import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 
 /**
- * CONTRACT §16, issue 50.5: DELETE /v1/installs/{id} (202 and an operation that removes the
+ * docs/spec-gaps.md, "Deleting an install and a package" (issue 50.5): DELETE /v1/installs/{id} (202 and an operation that removes the
  * repository) and DELETE /v1/packages/{id} (204, or 409 7308 while installs use it), on both
  * engines. Before this change both answered 405 (no DELETE on these paths).
  */

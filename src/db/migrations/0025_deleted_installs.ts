@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 
 /**
- * Issue 50 (CONTRACT §16): installs and packages can be deleted. Both are deleted softly
+ * Issue 50 (docs/spec-gaps.md, "Deleting an install and a package"): installs and packages can be deleted. Both are deleted softly
  * (docs/decisions.md, "Deleting installs and packages"): an install's renders stay readable
  * for the audit period and reference the package's versions, and renders cascade from their
  * install, so no row of either goes. `deleted_at` marks the row; `deleted_name` keeps the name
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
  * take it: the UNIQUE(workspace_id, name) of 0005 then stands as it is, with no table rebuild
  * (which on SQLite, foreign keys on, would cascade-delete the renders).
  *
- * Packages gain an etag: DELETE /v1/packages/{id} takes If-Match (CONTRACT §16, §1).
+ * Packages gain an etag: DELETE /v1/packages/{id} takes If-Match.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   for (const table of ['installs', 'packages']) {

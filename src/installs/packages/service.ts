@@ -55,7 +55,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
     get: async (ctx: WorkspaceContext, rawId: string) => toPackage(await visiblePackage(ctx, rawId)),
 
     /**
-     * Deletes the package and its versions with it (docs/spec-gaps.md, "Deleting a package"):
+     * Deletes the package and its versions with it (docs/spec-gaps.md, "Deleting an install and a package"):
      * soft, as installs are, since the renders of deleted installs still name its versions. 409
      * while a live install uses any of its versions; its name is free again at once.
      */
