@@ -112,6 +112,24 @@ export class GitStorage implements RepositoryStorage {
     }
   }
 
+  remove(repoId: string): Promise<void> {
+    return this.onVolume(async () => {
+      const target = this.pathOf(repoId);
+      // Renamed aside first, so that no reader ever finds half a repository under its name; a
+      // removal cut short is finished by the next one (the job's retry), which finds the name gone.
+      const aside = path.join(this.root, `.tmp-${repoId}-removed-${randomBytes(4).toString('hex')}`);
+      try {
+        await fs.rename(target, aside);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      for (const name of await fs.readdir(this.root)) {
+        if (name.startsWith(`.tmp-${repoId}-`)) await fs.rm(path.join(this.root, name), { recursive: true, force: true });
+      }
+      for (const key of [...this.commits.keys()]) if (key.startsWith(`${target}\0`)) this.commits.delete(key);
+    });
+  }
+
   async sizeBytes(repoId: string): Promise<number> {
     return directoryBytes(this.pathOf(repoId));
   }

@@ -25,6 +25,8 @@ export interface RepositoryStorage {
   /** Makes the repository (bare, branch `main` unborn); doing it again changes nothing. */
   create(repoId: string): Promise<void>;
   exists(repoId: string): Promise<boolean>;
+  /** Removes the repository and everything in it; a repository already gone is no error. */
+  remove(repoId: string): Promise<void>;
   /** Writes the files as blobs and trees; returns the root tree's id. */
   writeTree(repoId: string, files: readonly TreeFile[]): Promise<string>;
   /** Every file of a tree, in path order. */

@@ -4,9 +4,10 @@ import { installDeps } from './install-deps.js';
 import { renderJobs } from './renders/jobs.js';
 import { autoUpdateJobs } from './auto-updates.js';
 import { repositoryMaintenanceJobs } from './repository-maintenance.js';
+import { installDeletionJobs } from './deletion.js';
 
-/** The installs area's background work: renders and restores into git, automatic updates, repository maintenance. */
+/** The installs area's background work: renders and restores into git, automatic updates, repository maintenance, deleted installs' repositories removed. */
 export function installsJobs(deps: ServiceDeps): JobDefinition[] {
   const area = installDeps(deps);
-  return [...renderJobs(area), ...autoUpdateJobs(area), ...repositoryMaintenanceJobs(area)];
+  return [...renderJobs(area), ...autoUpdateJobs(area), ...repositoryMaintenanceJobs(area), ...installDeletionJobs(area)];
 }

@@ -14,9 +14,22 @@ export const REPOSITORY_MAINTENANCE = 'installs.repository_maintenance';
 /** Enqueued with every new version; installs that follow updates move to it (auto-updates.ts). */
 export const VERSION_PUBLISHED = 'package.version_published';
 
+/**
+ * DELETE /v1/installs/{id}: removes the deleted install's repository from disk, once no job of
+ * a render the deletion canceled is still at work in it (src/installs/deletion.ts).
+ */
+export const INSTALL_REPOSITORY_DELETE = 'installs.repository_delete';
+
 /** Operation kinds a client sees on GET /v1/operations/{id}. */
 export const OP_INSTALL_RENDER = 'install.render';
 export const OP_INSTALL_RESTORE = 'install.restore';
+export const OP_INSTALL_DELETE = 'install.delete';
+
+export interface InstallRepositoryDelete {
+  install_id: string;
+  /** The operations of the renders the deletion canceled: their jobs may still be writing objects. */
+  wait_for_operation_ids: string[];
+}
 
 export interface RenderJob {
   render_id: string;

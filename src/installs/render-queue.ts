@@ -29,6 +29,28 @@ export async function supersedeQueued(trx: Kysely<DB>, clock: Clock, installId: 
   }
 }
 
+/**
+ * Cancels every render of the install that is queued or running: the install is being deleted,
+ * so none of them will ever be read through it, and its repository goes (docs/spec-gaps.md,
+ * "Deleting an install and a package"). Each becomes `superseded` (the state that says "never reached the
+ * branch, and never will") with a message that says why, and its operation is done at once. A
+ * job still at work on one finds the render moved on at its next step and stops; the caller
+ * waits for those jobs before removing the repository. Call with the install locked. Answers
+ * the canceled renders' ids and operations.
+ */
+export async function cancelUnfinished(trx: Kysely<DB>, clock: Clock, installId: string): Promise<{ renderIds: string[]; operationIds: string[] }> {
+  const now = nowSeconds(clock);
+  const canceled = { renderIds: [] as string[], operationIds: [] as string[] };
+  for (const r of await renderStore.unfinished(trx, installId)) {
+    const moved = await renderStore.transition(trx, r.id, r.state, { state: 'superseded', message: 'Canceled: the install was deleted', updated_at: now });
+    if (!moved) continue;
+    canceled.renderIds.push(r.id);
+    canceled.operationIds.push(r.operation_id);
+    await completeOperation(trx, clock, r.operation_id, { result: renderOutcome({ id: r.id, state: 'superseded', commit_sha: null }) });
+  }
+  return canceled;
+}
+
 const HOUR = 3600;
 
 /**

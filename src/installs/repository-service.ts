@@ -93,6 +93,10 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
     async renderFiles(ctx: WorkspaceContext, rawRenderId: string, log: FastifyBaseLogger): Promise<RenderFiles> {
       const render = await renderStore.get(db, ctx.workspaceId, canonicalId('rnd', rawRenderId));
       if (!render) throw notFound('render');
+      // The render stays readable (GET /v1/renders/{id}); its files were in the repository, which went with the install.
+      if (await installStore.isDeleted(db, render.install_id)) {
+        throw new ApiError('NOT_FOUND', { message: "The render's install was deleted, and its repository with it: the render's files are gone (the render itself stays readable)" });
+      }
       if (!render.commit_sha) {
         throw new ApiError('RENDER_NOT_SUCCEEDED', { message: `The render has no commit to show: it is ${render.state}`, metadata: { state: render.state } });
       }

@@ -5,6 +5,8 @@ import { quoteEtag } from '../http/etag.js';
 import { CreateInstallBody, Install, InstallList, InstallParams, ListInstallsQuery, RestoreBody, RestoreResponse, UpdateInstallBody } from './schemas.js';
 import type { InstallService } from './service.js';
 import type { RestoreService } from './restore.js';
+import { OperationAccepted } from '../operations/schemas.js';
+import { guarded } from '../auth/roles.js';
 
 export function installRoutes(app: App, installs: InstallService, restores: RestoreService): void {
   app.post(
@@ -107,5 +109,23 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
       reply.header('etag', quoteEtag(result.install.etag));
       return result;
     },
+  );
+
+  app.delete(
+    '/installs/:id',
+    {
+      config: { scope: 'workspace', ...guarded('installs.delete'), tokenScope: 'installs:write', event: 'install.deleted' },
+      schema: {
+        operationId: 'deleteInstall',
+        tags: ['installs'],
+        summary: 'Delete an install (If-Match): it reads 404 at once, a job removes its git repository',
+        description:
+          "Answers 202 with the `operation_id` of the repository's removal (GET /v1/operations/{id}, kind `install.delete`). At once, in one transaction: the install reads 404 (GET, PATCH, `:restore`, its renders' list, its repository and git's clone URL) and leaves `GET /v1/installs`; its queued and running renders are canceled (state `superseded`, message `Canceled: the install was deleted`, their operations done); its name is free for a new install. Its renders stay readable by id (`GET /v1/renders/{id}`, the ids the audit log's `install.*` events name) for the audit period; their files (`GET /v1/renders/{id}/files`) went with the repository: 404. Owners and admins only. A stale If-Match is 409 (7030) with `metadata.current_etag`.",
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
+        params: InstallParams,
+        response: { 202: OperationAccepted, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await installs.delete(workspaceCtx(request), request.params.id, request.headers['if-match'])),
   );
 }

@@ -9,8 +9,10 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { pageById } from '../shared/cursor.js';
 import { newEtag, assertIfMatch } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
-import { installStore } from './store.js';
-import { queueRender } from './render-queue.js';
+import { asideName, installStore } from './store.js';
+import { cancelUnfinished, queueRender } from './render-queue.js';
+import { startOperation } from '../operations/service.js';
+import { INSTALL_REPOSITORY_DELETE, OP_INSTALL_DELETE, type InstallRepositoryDelete } from './job-kinds.js';
 import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
@@ -56,10 +58,14 @@ export function createInstallService(deps: InstallServiceDeps) {
         etag: newEtag(),
         created_at: now,
         updated_at: now,
+        deleted_at: null,
+        deleted_name: null,
       };
       let render;
       try {
         render = await writeTransaction(db, ctx, async (trx) => {
+          // Under the package's lock: a deletion of the package at the same moment sees this install, or this sees the package gone.
+          if (!(await packageStore.lock(trx, ctx.workspaceId, pkg.id))) throw notFound('package', ['body', 'package_id']);
           await installStore.insert(trx, row);
           const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
           await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id });
@@ -122,6 +128,29 @@ export function createInstallService(deps: InstallServiceDeps) {
         return (await installStore.get(trx, ctx.workspaceId, install.id))!;
       });
       return toInstall(updated);
+    },
+
+    /**
+     * Deletes the install (docs/spec-gaps.md, "Deleting an install and a package"): in one transaction it is
+     * marked deleted (it reads 404 and leaves the lists; its name is moved aside for a new install
+     * to take), its queued and running renders are canceled, and a job is queued to remove its
+     * repository, whose operation is the answer. Its renders stay readable by id.
+     */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<{ operation_id: string }> {
+      const found = await visible(ctx, rawId);
+      return writeTransaction(db, ctx, async (trx) => {
+        const install = await installStore.lock(trx, found.id);
+        if (!install) throw notFound('install');
+        assertIfMatch(ifMatch, install.etag);
+        const now = nowSeconds(clock);
+        const canceled = await cancelUnfinished(trx, clock, install.id);
+        const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_DELETE);
+        await installStore.update(trx, install.id, { deleted_at: now, deleted_name: install.name, name: asideName(install.id), etag: newEtag(), updated_at: now });
+        const payload: InstallRepositoryDelete = { install_id: install.id, wait_for_operation_ids: canceled.operationIds };
+        await deps.jobs.enqueue(trx, { kind: INSTALL_REPOSITORY_DELETE, payload, operationId });
+        await events.record(trx, ctx, 'install.deleted', install.id, { name: install.name, package_id: install.package_id, operation_id: operationId, canceled_render_ids: canceled.renderIds });
+        return { operation_id: operationId };
+      });
     },
   };
 }

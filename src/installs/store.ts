@@ -11,9 +11,19 @@ export type InstallView = InstallsTable & {
   last_render_message: string | null;
 };
 
+/**
+ * The name a deleted install or package is moved aside to, so that a new one may take the
+ * name it had under the table's UNIQUE(workspace_id, name) (docs/decisions.md, "Deleting
+ * installs and packages"): it starts with a control character, which no name the API accepts
+ * may hold (DisplayName), and ends with the row's id, unique by itself.
+ */
+export const asideName = (id: string) => `\u0001deleted ${id}`;
+
+/** Live installs only: a deleted one reads 404 everywhere and leaves every list. */
 function view(db: Kysely<DB>) {
   return db
     .selectFrom('installs as i')
+    .where('i.deleted_at', 'is', null)
     .innerJoin('package_versions as dv', 'dv.id', 'i.desired_version_id')
     .leftJoin('package_versions as cv', 'cv.id', 'i.current_version_id')
     .leftJoin('renders as lr', (join) => join.onRef('lr.install_id', '=', 'i.id').onRef('lr.seq', '=', 'i.render_seq'))
@@ -40,13 +50,30 @@ export const installStore = {
    * SQLite: every change to an install, its render queue and its branch happens under it.
    */
   lock: async (db: Kysely<DB>, id: string): Promise<InstallView | undefined> => {
-    const res = await db.updateTable('installs').set({ etag: sql`etag` }).where('id', '=', id).executeTakeFirst();
+    const res = await db.updateTable('installs').set({ etag: sql`etag` }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return undefined;
     return view(db).where('i.id', '=', id).executeTakeFirst();
   },
 
   update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) =>
     db.updateTable('installs').set(fields).where('id', '=', id).execute(),
+
+  /** Whether the install existed and was deleted: its renders then have no repository to read. */
+  isDeleted: async (db: Kysely<DB>, id: string): Promise<boolean> =>
+    (await db.selectFrom('installs').select('id').where('id', '=', id).where('deleted_at', 'is not', null).executeTakeFirst()) !== undefined,
+
+  /** The workspace's live installs of a package, oldest first: what keeps it from being deleted. */
+  idsUsingPackage: async (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<string[]> =>
+    (
+      await db
+        .selectFrom('installs')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('package_id', '=', packageId)
+        .where('deleted_at', 'is', null)
+        .orderBy('id')
+        .execute()
+    ).map((r) => r.id),
 
   /**
    * What the workspace's repositories take on disk together, as last measured (after each
@@ -62,9 +89,9 @@ export const installStore = {
     return Number((await q.executeTakeFirstOrThrow()).n ?? 0);
   },
 
-  /** Every install of every workspace, by id after `afterId`: for work on all repositories. */
+  /** Every live install of every workspace, by id after `afterId`: for work on all repositories. */
   idsAfter: (db: Kysely<DB>, afterId: string, limit: number) =>
-    db.selectFrom('installs').select('id').where('id', '>', afterId).orderBy('id').limit(limit).execute(),
+    db.selectFrom('installs').select('id').where('id', '>', afterId).where('deleted_at', 'is', null).orderBy('id').limit(limit).execute(),
 
   /** Installs of a package that follow new versions on their own. */
   followingUpdates: (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<InstallView[]> =>

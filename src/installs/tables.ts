@@ -16,8 +16,14 @@ declare module '../db/tables.js' {
 export interface PackagesTable {
   id: string;
   workspace_id: string;
+  /** While deleted: a name no live package can take (src/installs/store.ts, `asideName`). */
   name: string;
+  etag: string;
   created_at: number;
+  /** Set when the package was deleted (soft: its versions stay for the renders that used them). */
+  deleted_at: number | null;
+  /** The name it had, kept once `name` is moved aside. */
+  deleted_name: string | null;
 }
 
 export interface PackageVersionsTable {
@@ -49,6 +55,10 @@ export interface InstallsTable {
   etag: string;
   created_at: number;
   updated_at: number;
+  /** Set when the install was deleted: it reads 404, its renders stay readable by id. */
+  deleted_at: number | null;
+  /** The name it had; `name` then holds a name no live install can take (src/installs/store.ts, `asideName`). */
+  deleted_name: string | null;
 }
 
 export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded';

@@ -52,6 +52,15 @@ export class JobQueue {
     return id;
   }
 
+  /**
+   * How many jobs of these operations a live worker is running now: work that must end before
+   * what it works on is taken away (a deleted install's repository). A job whose worker died
+   * counts again only once another claims it.
+   */
+  heldFor(db: Kysely<DB>, operationIds: readonly string[]): Promise<number> {
+    return jobStore.heldFor(db, this.clock.nowMs(), operationIds);
+  }
+
   /** Called after each enqueue: how a worker of this process hears of new work. */
   onEnqueue(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -69,6 +69,19 @@ export const jobStore = {
     return res.rows[0] ?? null;
   },
 
+  /** How many jobs of these operations a live worker holds now (claimed, lease not run out). */
+  heldFor: async (db: Kysely<DB>, nowMs: number, operationIds: readonly string[]): Promise<number> => {
+    if (operationIds.length === 0) return 0;
+    const row = await db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('operation_id', 'in', operationIds)
+      .where('state', '=', 'running')
+      .where('locked_until', '>=', nowMs)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
   /** Jobs whose lease ran out on their last attempt: their worker died every time; to be given up. */
   exhausted: (db: Kysely<DB>, nowMs: number, kinds: readonly string[], limit = 20): Promise<JobsTable[]> =>
     kinds.length === 0

@@ -17,4 +17,10 @@ export const Operation = Type.Object(
   { title: 'Operation', additionalProperties: false },
 );
 
+/** The answer of a request that starts asynchronous work (202): machines' and installs' deletions. */
+export const OperationAccepted = Type.Object(
+  { operation_id: Type.String({ description: 'The operation to poll (GET /v1/operations/{id}): done when the work is' }) },
+  { title: 'OperationAccepted', additionalProperties: false },
+);
+
 export const OperationParams = Type.Object({ id: PathId(64, 'Operation id, `op_<id>` or bare') });

@@ -34,7 +34,7 @@ const s = h.seeded;
 
 type Call = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: object; headers?: Record<string, string> };
 /** Guarded actions whose routes this build does not have yet (docs/spec-gaps.md, "Roles (issue 50)"). */
-const NO_ROUTE_YET: readonly Permission[] = ['installs.delete', 'packages.delete'];
+const NO_ROUTE_YET: readonly Permission[] = [];
 const ETAG = { 'if-match': '"0000000000000000"' };
 
 /** One call per guarded route, with a well-formed request (so no 422 comes before the 403) naming things that need not exist. */
@@ -46,8 +46,8 @@ function guardedCalls(): Record<Exclude<Permission, 'write'>, Call[]> {
     'secrets.delete': [{ method: 'DELETE', url: '/v1/secrets/sec_0000000000000000000000000a', headers: ETAG }],
     'machines.delete': [{ method: 'DELETE', url: '/v1/machines/mch_0000000000000000000000000a', headers: ETAG }],
     'compute_configs.delete': [{ method: 'DELETE', url: '/v1/compute/configs/cc_0000000000000000000000000a', headers: ETAG }],
-    'installs.delete': [],
-    'packages.delete': [],
+    'installs.delete': [{ method: 'DELETE', url: '/v1/installs/inst_0000000000000000000000000a', headers: ETAG }],
+    'packages.delete': [{ method: 'DELETE', url: '/v1/packages/pkg_0000000000000000000000000a', headers: ETAG }],
     'webhooks.manage': [
       { method: 'POST', url: '/v1/webhooks', payload: { url: 'https://hooks.example.com/x', event_types: ['secret.created'] } },
       { method: 'PATCH', url: '/v1/webhooks/wh_0000000000000000000000000a', payload: { enabled: false }, headers: ETAG },

@@ -113,3 +113,21 @@ test('packages preview: rendered files with --values; a missing value is the API
   const renders = await h.database.db.selectFrom('renders').select('id').execute();
   assert.equal(renders.length, 0, 'a preview writes no render');
 });
+
+test('installs delete --no-wait answers the operation at once; without it, the command waits until the repository is gone (exit 0)', async () => {
+  const { install } = await f.installed();
+  await h.app.jobs.runDue();
+  const started = await runCli(['installs', 'delete', install.id, '--no-wait', '--json', '--yes'], { configDir });
+  assert.equal(started.code, 0, started.stderr);
+  const { operation_id: opId } = JSON.parse(started.stdout);
+  assert.match(opId, /^op_/);
+  assert.equal((await api('GET', `/v1/operations/${opId}`)).done, false, 'returned before the removal ran');
+  await h.app.jobs.runDue();
+
+  const other = await f.installed();
+  await h.app.jobs.runDue();
+  const waited = await runCli(['installs', 'delete', other.install.id, '--yes'], { configDir, onSleep: runJobs });
+  assert.equal(waited.code, 0, waited.stderr);
+  assert.match(waited.stdout, new RegExp(`Deleted ${other.install.id}`));
+  assert.ok(!fs.existsSync(f.repoPath(other.install.id)), 'the repository is gone when the command returns');
+});

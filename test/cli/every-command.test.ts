@@ -216,6 +216,16 @@ test('packages, installs, renders', async () => {
   assert.ok((await json(['renders', 'files', first.id])).files.some((f: { path: string }) => f.path === 'hello.txt'));
   const restored = await json(['installs', 'restore', install.id, '--render', first.id, '--timeout', '1m']);
   assert.equal(restored.render.restored_from_render_id, first.id);
+
+  // Issue 50.5: an install deleted (waiting for its operation), then its package.
+  const inUse = await wsp(['packages', 'delete', pkg.id, '--yes']);
+  assert.equal(inUse.code, 1, 'a package an install uses is refused');
+  assert.match(inUse.stderr, new RegExp(install.id));
+  const deleted = await json(['installs', 'delete', install.id, '--yes', '--timeout', '1m']);
+  assert.equal(deleted.deleted, true);
+  assert.equal(deleted.operation.kind, 'install.delete');
+  assert.equal((await wsp(['installs', 'get', install.id])).code, 1, 'the install reads 404');
+  assert.deepEqual(await json(['packages', 'delete', pkg.id, '--yes']), { id: pkg.id, deleted: true });
 });
 
 test('compute, machines, operations', async () => {

@@ -264,6 +264,12 @@ describe('every write operation', () => {
     await h.app.jobs.runDue();
     const git = await send('POST', `/v1/installs/${install.id}/repository.git/git-upload-pack`, { credential: s.owner.session, body: {} });
     assert.ok(git.statusCode >= 400, 'an empty upload-pack request is refused (and would record nothing either way)');
+    await fails(409, 'DELETE', `/v1/packages/${pkg.id}`, { headers: { 'if-match': (await ok('GET', `/v1/packages/${pkg.id}`)).etag } });
+    await fails(409, 'DELETE', `/v1/installs/${install.id}`, { headers: STALE });
+    await ok('DELETE', `/v1/installs/${install.id}`, { headers: { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag } });
+    await h.app.jobs.runDue();
+    await fails(409, 'DELETE', `/v1/packages/${pkg.id}`, { headers: STALE });
+    await ok('DELETE', `/v1/packages/${pkg.id}`, { headers: { 'if-match': (await ok('GET', `/v1/packages/${pkg.id}`)).etag } });
 
     // Snippets and dashboards.
     const snippet = await ok('POST', '/v1/snippets', { body: { name: 'errors', source: 'select 1' } });

@@ -63,6 +63,8 @@ interface Race {
   /** The i-th concurrent write, all with the same If-Match. */
   write: (read: string, etag: string, i: number, extra?: string) => Promise<Res>;
   winner: number;
+  /** The winner makes the resource read 404 at once (a 204 delete, or an install's 202 one): losers may be told so. */
+  gone?: boolean;
   /** Checks what is stored after the race, given the winner's answer. */
   verify?: (read: string, winner: Res, index: number) => Promise<void>;
 }
@@ -221,6 +223,30 @@ const RACES: Race[] = [
     },
   },
   {
+    name: 'DELETE /v1/installs/{id}',
+    setup: async () => {
+      const { inst } = await installOf();
+      return { read: `/v1/installs/${inst.id}`, etag: inst.etag };
+    },
+    write: (read, etag) => call('DELETE', read, undefined, { 'if-match': etag }),
+    winner: 202,
+    gone: true,
+    verify: async (read, winner) => {
+      const jobs = await h.database.db.selectFrom('jobs').select('id').where('operation_id', '=', winner.json().operation_id).execute();
+      assert.equal(jobs.length, 1, 'one removal job');
+      assert.equal((await call('GET', read)).statusCode, 404);
+    },
+  },
+  {
+    name: 'DELETE /v1/packages/{id}',
+    setup: async () => {
+      const pkg = await ok('POST', '/v1/packages', { name: `race-${Math.random()}` });
+      return { read: `/v1/packages/${pkg.id}`, etag: pkg.etag };
+    },
+    write: (read, etag) => call('DELETE', read, undefined, { 'if-match': etag }),
+    winner: 204,
+  },
+  {
     name: 'DELETE /v1/compute/configs/{id}',
     setup: async () => {
       const cc = await ok('POST', '/v1/compute/configs', { name: 'race', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04' });
@@ -350,7 +376,7 @@ for (const race of RACES) {
     for (const r of answers) {
       if (r === winners[0]![0]) continue;
       // A loser is told the etag moved; after a delete, the resource may already be gone.
-      assert.ok(r.statusCode === 409 || (race.winner === 204 && r.statusCode === 404), `${r.statusCode} ${r.body}`);
+      assert.ok(r.statusCode === 409 || ((race.winner === 204 || race.gone) && r.statusCode === 404), `${r.statusCode} ${r.body}`);
       assert.equal(r.json().errors[0].code, r.statusCode === 409 ? 7030 : 7002, r.body);
     }
     if (race.winner === 204) assert.equal((await call('GET', read)).statusCode, 404);

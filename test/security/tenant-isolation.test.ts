@@ -57,6 +57,8 @@ const MANAGER_ROUTES = new Set([
   'POST /v1/secrets/{id}/versions/{vid}:destroy',
   'DELETE /v1/machines/{id}',
   'DELETE /v1/compute/configs/{id}',
+  'DELETE /v1/installs/{id}',
+  'DELETE /v1/packages/{id}',
 ]);
 /** Values of the required query parameters of a route (git's advertisement names its service). */
 const QUERY_VALUES: Record<string, Record<string, string>> = {

@@ -1112,7 +1112,17 @@ export interface paths {
         get: operations["getPackage"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a package and its versions (If-Match)
+         * @description While a live install uses any version of the package: 409 (7308) with `metadata.install_ids` (comma-separated, at most 20; deleted installs do not count). Otherwise 204: the package and its versions read 404 and leave the lists, and its name is free for a new package. The renders of deleted installs still name its versions' ids. Owners and admins only. A stale If-Match is 409 (7030) with `metadata.current_etag`.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `packages.delete` of `GET /v1/me`).
+         *
+         *     Records the event `package.deleted` (GET /v1/audit_events, webhooks).
+         */
+        delete: operations["deletePackage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1232,7 +1242,17 @@ export interface paths {
         get: operations["getInstall"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an install (If-Match): it reads 404 at once, a job removes its git repository
+         * @description Answers 202 with the `operation_id` of the repository's removal (GET /v1/operations/{id}, kind `install.delete`). At once, in one transaction: the install reads 404 (GET, PATCH, `:restore`, its renders' list, its repository and git's clone URL) and leaves `GET /v1/installs`; its queued and running renders are canceled (state `superseded`, message `Canceled: the install was deleted`, their operations done); its name is free for a new install. Its renders stay readable by id (`GET /v1/renders/{id}`, the ids the audit log's `install.*` events name) for the audit period; their files (`GET /v1/renders/{id}/files`) went with the repository: 404. Owners and admins only. A stale If-Match is 409 (7030) with `metadata.current_etag`.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `installs.delete` of `GET /v1/me`).
+         *
+         *     Records the event `install.deleted` (GET /v1/audit_events, webhooks).
+         */
+        delete: operations["deleteInstall"];
         options?: never;
         head?: never;
         /**
@@ -2063,7 +2083,7 @@ export interface components {
              * @description `<resource>.<verb>`: see the `type` filter of GET /v1/audit_events for the list
              * @enum {string}
              */
-            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
+            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
             /** @description null for events of a user that belong to no workspace */
             workspace_id: string | null;
             /** @description Who acted: a user, an API token, someone not signed in, or the platform itself */
@@ -2371,7 +2391,7 @@ export interface components {
              */
             url: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
-            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description A note for people, up to 500 characters */
             description?: string;
         };
@@ -2884,6 +2904,8 @@ export interface components {
             name: string;
             /** @description When it was made, in Unix seconds */
             created_at: number;
+            /** @description Changes when the package does; DELETE takes it as If-Match */
+            etag: string;
         };
         /** PackageVersion */
         PackageVersion: {
@@ -3464,7 +3486,7 @@ export interface components {
              */
             url?: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*` */
-            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "session.*" | "user.*" | "device_authorization.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description What the endpoint is for; null clears it */
             description?: string | null;
             /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
@@ -18799,7 +18821,8 @@ export interface operations {
                      *           "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *           "name": "Production",
-                     *           "created_at": 1764151200
+                     *           "created_at": 1764151200,
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL"
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -19018,7 +19041,8 @@ export interface operations {
                      *       "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "name": "Production",
-                     *       "created_at": 1764151200
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
                      *     }
                      */
                     "application/json": components["schemas"]["Package"];
@@ -19317,7 +19341,8 @@ export interface operations {
                      *       "id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *       "name": "Production",
-                     *       "created_at": 1764151200
+                     *       "created_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
                      *     }
                      */
                     "application/json": components["schemas"]["Package"];
@@ -19488,6 +19513,323 @@ export interface operations {
             };
             /** @description The database cannot be reached right now (7054); retry after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deletePackage: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Package id, `pkg_<id>` or bare */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21478,6 +21820,330 @@ export interface operations {
             };
             /** @description The database cannot be reached right now (7054); retry after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteInstall: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Install id, `inst_<id>` or bare; length 1-55 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "operation_id": "op_01jdzk3q8f4n6w2m5t7v9x1c3b"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OperationAccepted"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -28822,10 +29488,12 @@ export interface operations {
                  *     - `machine.suspended`: A machine suspension was started.
                  *     - `machine.resumed`: A suspended machine was resumed.
                  *     - `package.created`: A package was created.
+                 *     - `package.deleted`: A package was deleted, with its versions (no install used it).
                  *     - `package_version.created`: A package version was uploaded.
                  *     - `install.created`: An install was created (its first render follows).
                  *     - `install.updated`: An install's version or values changed (a render follows).
                  *     - `install.restored`: An install was restored to an earlier render.
+                 *     - `install.deleted`: An install was deleted: it reads 404 and its renders under way were canceled; its repository is removed by an operation.
                  *     - `snippet.created`: A snippet was created.
                  *     - `snippet.updated`: A snippet was changed.
                  *     - `snippet.deleted`: A snippet was deleted.
@@ -28845,7 +29513,7 @@ export interface operations {
                  *
                  *     Sign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */

@@ -8,6 +8,7 @@ import { readJsonObject } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { printFields, printJson, time } from './output.js';
 import { noWait, WAIT_DETAILS, WAIT_USAGE, waitForOperation, waitTimeout } from './operations.js';
+import { confirm } from './confirm.js';
 import type { CommandContext } from './command.js';
 import type { Install } from '@workspace-platform/sdk';
 
@@ -253,4 +254,32 @@ ${WAIT_DETAILS}`,
   },
 };
 
-export const INSTALL_COMMANDS = [installsList, installsGet, installsCreate, installsUpdate, installsRenders, installsRepository, installsRestore];
+export const installsDelete: Command = {
+  name: 'installs delete',
+  usage: `inst_ID ${WAIT_USAGE}`,
+  summary: 'delete an install: it is gone at once, its repository is removed; waits for the removal',
+  flags: ['timeout'],
+  booleans: ['no-wait'],
+  details: `Asks first (or --yes), then reads the install's etag for If-Match, so a change someone made meanwhile is not deleted unseen. Its renders under way are canceled; its renders stay readable by id.
+${WAIT_DETAILS}`,
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the install id', 'inst');
+    noMoreArgs(ctx, 1);
+    const timeout = waitTimeout(ctx);
+    const { c, api } = workspaceClient(ctx);
+    await confirm(ctx, `Delete install ${id}`, 'Its git repository is removed and its renders under way are canceled.');
+    const install = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
+    const { operation_id: opId } = await send(c.server, api.DELETE('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': install.etag } } }));
+    if (noWait(ctx)) {
+      if (ctx.json) return printJson(ctx.io, { id: install.id, operation_id: opId });
+      ctx.io.out.write(`Deleting ${install.id}: operation ${opId}.\n`);
+      return;
+    }
+    const operation = await waitForOperation(ctx, c.server, api, opId, timeout, `Deleting ${install.id} (operation ${opId})`);
+    if (ctx.json) printJson(ctx.io, { id: install.id, deleted: operation.error === null, operation });
+    if (operation.error) throw new CliError(`delete failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
+    if (!ctx.json) ctx.io.out.write(`Deleted ${install.id}.\n`);
+  },
+};
+
+export const INSTALL_COMMANDS = [installsList, installsGet, installsCreate, installsUpdate, installsRenders, installsRepository, installsRestore, installsDelete];

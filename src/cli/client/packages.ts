@@ -8,6 +8,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { readJsonObject } from './input.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { printFields, printJson, printTable, time } from './output.js';
+import { deleteCommand } from './deletes.js';
 
 export const packagesList: Command = {
   name: 'packages list',
@@ -193,4 +194,13 @@ A value a template needs and the values lack is an error naming the file and the
   },
 };
 
-export const PACKAGE_COMMANDS = [packagesList, packagesGet, packagesCreate, packagesVersions, packagesVersion, packagesPublish, packagesPreview];
+export const packagesDelete = deleteCommand({
+  name: 'packages delete',
+  summary: 'delete a package and its versions (refused while installs use it)',
+  noun: 'package',
+  prefix: 'pkg',
+  path: '/v1/packages/{id}',
+  consequence: 'Its versions go with it. While installs use it, it is refused and they are named.',
+});
+
+export const PACKAGE_COMMANDS = [packagesList, packagesGet, packagesCreate, packagesVersions, packagesVersion, packagesPublish, packagesPreview, packagesDelete];

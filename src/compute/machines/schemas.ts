@@ -47,10 +47,7 @@ export const Machine = Type.Object(
 
 export const MachineList = ListEnvelope(Machine);
 
-export const OperationAccepted = Type.Object(
-  { operation_id: Type.String({ description: 'The operation to poll (GET /v1/operations/{id}): done when the work is' }) },
-  { title: 'OperationAccepted', additionalProperties: false },
-);
+export { OperationAccepted } from '../../operations/schemas.js';
 
 export const ListMachinesQuery = PageQuery(100, 50);
 

@@ -23,6 +23,7 @@ import * as accountVerification from './0021_account_verification.js';
 import * as deliveryPool from './0022_delivery_pool.js';
 import * as workspaceLimits from './0023_workspace_limits.js';
 import * as viewerRole from './0024_viewer_role.js';
+import * as deletedInstalls from './0025_deleted_installs.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0022_delivery_pool': deliveryPool,
   '0023_workspace_limits': workspaceLimits,
   '0024_viewer_role': viewerRole,
+  '0025_deleted_installs': deletedInstalls,
 };
 
 export const migrationProvider: MigrationProvider = {

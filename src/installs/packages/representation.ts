@@ -1,7 +1,7 @@
 import type { PackagesTable, PackageVersionsTable } from '../tables.js';
 import type { Package, PackageVersion } from './schemas.js';
 
-export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at });
+export const toPackage = (row: PackagesTable): Package => ({ id: row.id, workspace_id: row.workspace_id, name: row.name, created_at: row.created_at, etag: row.etag });
 
 export const toVersion = (row: PackageVersionsTable): PackageVersion => ({
   id: row.id,

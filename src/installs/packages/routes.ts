@@ -1,5 +1,5 @@
 import type { App } from '../../http/fastify-types.js';
-import { errorResponses, requestHeaders } from '../../http/schemas.js';
+import { errorResponses, NoContent, requestHeaders } from '../../http/schemas.js';
 import { workspaceCtx } from '../../http/context.js';
 import {
   CreatePackageBody,
@@ -15,7 +15,8 @@ import {
   PreviewBody,
 } from './schemas.js';
 import type { PackageService } from './service.js';
-import { EVERY_ROLE } from '../../auth/roles.js';
+import { EVERY_ROLE, guarded } from '../../auth/roles.js';
+import { quoteEtag } from '../../http/etag.js';
 
 export function packageRoutes(app: App, packages: PackageService): void {
   app.post(
@@ -31,7 +32,10 @@ export function packageRoutes(app: App, packages: PackageService): void {
         response: { 201: Package, ...errorResponses(401, 403, 409, 422) },
       },
     },
-    async (request, reply) => reply.code(201).send(await packages.create(workspaceCtx(request), request.body)),
+    async (request, reply) => {
+      const pkg = await packages.create(workspaceCtx(request), request.body);
+      return reply.code(201).header('etag', quoteEtag(pkg.etag)).send(pkg);
+    },
   );
 
   app.get(
@@ -63,7 +67,32 @@ export function packageRoutes(app: App, packages: PackageService): void {
         response: { 200: Package, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => packages.get(workspaceCtx(request), request.params.id),
+    async (request, reply) => {
+      const pkg = await packages.get(workspaceCtx(request), request.params.id);
+      reply.header('etag', quoteEtag(pkg.etag));
+      return pkg;
+    },
+  );
+
+  app.delete(
+    '/packages/:id',
+    {
+      config: { scope: 'workspace', ...guarded('packages.delete'), tokenScope: 'installs:write', event: 'package.deleted' },
+      schema: {
+        operationId: 'deletePackage',
+        tags: ['packages'],
+        summary: 'Delete a package and its versions (If-Match)',
+        description:
+          "While a live install uses any version of the package: 409 (7308) with `metadata.install_ids` (comma-separated, at most 20; deleted installs do not count). Otherwise 204: the package and its versions read 404 and leave the lists, and its name is free for a new package. The renders of deleted installs still name its versions' ids. Owners and admins only. A stale If-Match is 409 (7030) with `metadata.current_etag`.",
+        headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
+        params: PackageParams,
+        response: { 204: NoContent, ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      await packages.delete(workspaceCtx(request), request.params.id, request.headers['if-match']);
+      return reply.code(204).send(null);
+    },
   );
 
   app.post(

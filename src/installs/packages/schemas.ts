@@ -23,6 +23,7 @@ export const Package = Type.Object(
     workspace_id: Type.String(),
     name: Type.String(),
     created_at: UnixSeconds(),
+    etag: Type.String({ description: 'Changes when the package does; DELETE takes it as If-Match' }),
   },
   { title: 'Package', additionalProperties: false },
 );

@@ -1,5 +1,7 @@
 import type { ServiceDeps } from '../../service-deps.js';
-import type { PackageVersionsTable } from '../tables.js';
+import type { PackagesTable, PackageVersionsTable } from '../tables.js';
+import { assertIfMatch, newEtag } from '../../shared/etag.js';
+import { asideName, installStore } from '../store.js';
 import type { WorkspaceContext } from '../../auth/principal.js';
 import { isUniqueViolation } from '../../db/database.js';
 import { canonicalId, newId } from '../../shared/ids.js';
@@ -15,6 +17,9 @@ import { MAX_RENDER_STEPS, TemplateRenderError } from './templates.js';
 import { renderPoolFor, WorkspaceRendersBusy } from '../renders/render-pool.js';
 import { writeTransaction } from '../../db/write-transaction.js';
 
+/** Installs a 409 names at most (`metadata.install_ids`, comma-separated as `machine_ids` is); the message says when there are more. */
+const MAX_LISTED_INSTALLS = 20;
+
 export function createPackageService({ db, clock, cursors, jobs, config, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'config' | 'events'>) {
   async function visiblePackage(ctx: WorkspaceContext, rawId: string) {
     const row = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', rawId));
@@ -24,7 +29,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
 
   return {
     async create(ctx: WorkspaceContext, body: CreatePackageBody): Promise<Package> {
-      const row = { id: newId('pkg'), workspace_id: ctx.workspaceId, name: body.name, created_at: nowSeconds(clock) };
+      const row: PackagesTable = { id: newId('pkg'), workspace_id: ctx.workspaceId, name: body.name, etag: newEtag(), created_at: nowSeconds(clock), deleted_at: null, deleted_name: null };
       try {
         await writeTransaction(db, ctx, async (trx) => {
           await packageStore.insert(trx, row);
@@ -48,6 +53,30 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toPackage(await visiblePackage(ctx, rawId)),
+
+    /**
+     * Deletes the package and its versions with it (docs/spec-gaps.md, "Deleting an install and a package"):
+     * soft, as installs are, since the renders of deleted installs still name its versions. 409
+     * while a live install uses any of its versions; its name is free again at once.
+     */
+    async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<void> {
+      const found = await visiblePackage(ctx, rawId);
+      await writeTransaction(db, ctx, async (trx) => {
+        const pkg = await packageStore.lock(trx, ctx.workspaceId, found.id);
+        if (!pkg) throw notFound('package');
+        assertIfMatch(ifMatch, pkg.etag);
+        const users = await installStore.idsUsingPackage(trx, ctx.workspaceId, pkg.id);
+        if (users.length > 0) {
+          throw new ApiError('PACKAGE_IN_USE', {
+            message: `${users.length} install(s) use a version of the package: delete them first (${users.slice(0, MAX_LISTED_INSTALLS).join(', ')}${users.length > MAX_LISTED_INSTALLS ? `, and ${users.length - MAX_LISTED_INSTALLS} more` : ''})`,
+            metadata: { install_ids: users.slice(0, MAX_LISTED_INSTALLS).join(',') },
+          });
+        }
+        const now = nowSeconds(clock);
+        await packageStore.update(trx, pkg.id, { deleted_at: now, deleted_name: pkg.name, name: asideName(pkg.id), etag: newEtag() });
+        await events.record(trx, ctx, 'package.deleted', pkg.id, { name: pkg.name });
+      });
+    },
 
     async createVersion(ctx: WorkspaceContext, rawPackageId: string, body: CreateVersionBody): Promise<PackageVersion> {
       // The files are part of the body's well-formedness: checked (422) before existence (404).

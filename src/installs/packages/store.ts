@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import type { PackagesTable, PackageVersionsTable } from '../tables.js';
 
@@ -7,12 +7,27 @@ const SUMMARY = ['id', 'package_id', 'workspace_id', 'semver', 'created_at'] as 
 export const packageStore = {
   insert: (db: Kysely<DB>, row: PackagesTable) => db.insertInto('packages').values(row).execute(),
 
+  /** A live package: a deleted one reads 404, and so do its versions through it. */
   get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('packages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+    db.selectFrom('packages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst(),
 
-  /** Newest first (ids are time-ordered), keyset after `beforeId`. */
+  /**
+   * Locks the live package for the rest of the transaction and reads it (a no-op UPDATE: a row
+   * lock on PostgreSQL, the write lock on SQLite): a deletion and an install of it made at once
+   * are one after the other, so no live install is ever left with a deleted package.
+   */
+  lock: async (db: Kysely<DB>, workspaceId: string, id: string): Promise<PackagesTable | undefined> => {
+    const res = await db.updateTable('packages').set({ etag: sql`etag` }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return undefined;
+    return db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
+  },
+
+  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<PackagesTable, 'id' | 'workspace_id' | 'created_at'>>) =>
+    db.updateTable('packages').set(fields).where('id', '=', id).execute(),
+
+  /** Newest first (ids are time-ordered), keyset after `beforeId`; live packages only. */
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
-    let q = db.selectFrom('packages').selectAll().where('workspace_id', '=', workspaceId);
+    let q = db.selectFrom('packages').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null);
     if (beforeId) q = q.where('id', '<', beforeId);
     return q.orderBy('id', 'desc').limit(limit).execute();
   },

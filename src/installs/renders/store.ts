@@ -53,6 +53,10 @@ export const renderStore = {
   underWay: async (db: Kysely<DB>, installId: string): Promise<boolean> =>
     (await db.selectFrom('renders').select('id').where('install_id', '=', installId).where('state', 'in', ['queued', 'running']).limit(1).executeTakeFirst()) !== undefined,
 
+  /** The install's renders queued or running, with their state and operation. */
+  unfinished: (db: Kysely<DB>, installId: string) =>
+    db.selectFrom('renders').select(['id', 'state', 'operation_id']).where('install_id', '=', installId).where('state', 'in', ['queued', 'running']).orderBy('seq').execute(),
+
   queued: (db: Kysely<DB>, installId: string) =>
     db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
 

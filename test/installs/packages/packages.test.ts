@@ -20,7 +20,7 @@ describe('packages', () => {
     const res = await f.call('POST', '/v1/packages', { name: 'web' });
     assert.equal(res.statusCode, 201);
     const pkg = res.json();
-    assert.deepEqual(Object.keys(pkg).sort(), ['created_at', 'id', 'name', 'workspace_id']);
+    assert.deepEqual(Object.keys(pkg).sort(), ['created_at', 'etag', 'id', 'name', 'workspace_id']);
     assert.match(pkg.id, /^pkg_[0-9a-z]{26}$/);
     assert.equal(pkg.workspace_id, s.workspaceId);
     assert.deepEqual(await f.ok('GET', `/v1/packages/${pkg.id}`), pkg);
