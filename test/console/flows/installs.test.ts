@@ -133,6 +133,30 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     await page.setViewportSize({ width: 390, height: 800 });
     await assertFits(page);
     await shot(page, 'install-390');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // The package cannot go while the install uses it: the refusal names the install.
+    await page.goto(`${site.url}/console/packages/${pkg.id}`);
+    await page.getByRole('button', { name: 'Delete package' }).click();
+    const packageDialog = page.getByRole('dialog', { name: 'Delete web?' });
+    await packageDialog.getByRole('textbox').fill('web');
+    await packageDialog.getByRole('button', { name: 'Delete package' }).click();
+    assert.match(await page.getByRole('alert').filter({ hasText: installId }).innerText(), /use a version of the package: delete them first/);
+    // The install goes first, its name typed; the page lands on the list, and the API reads 404.
+    await page.goto(`${site.url}/console/installs/${installId}`);
+    await page.getByRole('button', { name: 'Delete install' }).click();
+    const installDialog = page.getByRole('dialog', { name: 'Delete shop?' });
+    await installDialog.getByRole('textbox').fill('shop');
+    await installDialog.getByRole('button', { name: 'Delete install' }).click();
+    await page.getByRole('heading', { name: 'Installs', level: 1 }).waitFor();
+    assert.equal((await site.fetch('GET', `/v1/installs/${installId}`)).status, 404);
+    // Then the package.
+    await page.goto(`${site.url}/console/packages/${pkg.id}`);
+    await page.getByRole('button', { name: 'Delete package' }).click();
+    await packageDialog.getByRole('textbox').fill('web');
+    await packageDialog.getByRole('button', { name: 'Delete package' }).click();
+    await page.getByRole('heading', { name: 'Packages', level: 1 }).waitFor();
+    assert.equal((await site.fetch('GET', `/v1/packages/${pkg.id}`)).status, 404);
   });
   await w.done();
 });

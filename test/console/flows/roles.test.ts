@@ -17,6 +17,7 @@ let site: ConsoleSite;
 let secretId: string;
 let dashboardId: string;
 let packageId: string;
+let installId: string;
 let configName: string;
 
 before(async () => {
@@ -32,7 +33,8 @@ before(async () => {
   await site.api('POST', `/v1/secrets/${secretId}/versions`, { data: Buffer.from('k-1').toString('base64') });
   dashboardId = (await site.api<{ id: string }>('POST', '/v1/dashboards', { name: 'Team board', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] })).id;
   packageId = (await site.api<{ id: string }>('POST', '/v1/packages', { name: 'web' })).id;
-  await site.api('POST', `/v1/packages/${packageId}/versions`, { semver: '1.0.0', files: { 'a.txt': 'hello {{who}}\n' } });
+  const version = await site.api<{ id: string }>('POST', `/v1/packages/${packageId}/versions`, { semver: '1.0.0', files: { 'a.txt': 'hello {{who}}\n' } });
+  installId = (await site.api<{ id: string }>('POST', '/v1/installs', { name: 'web-prod', package_id: packageId, version_id: version.id, values: { who: 'team' } })).id;
   const catalog = await site.api<{ provider: string; regions: { id: string }[]; images: { id: string }[] }>('GET', '/v1/compute/catalog');
   configName = 'eu-web';
   await site.api('POST', '/v1/compute/configs', { name: configName, provider: catalog.provider, region: catalog.regions[0]!.id, image: catalog.images[0]!.id, machine_type_filter: '*' });
@@ -69,6 +71,12 @@ async function controls(page: Page): Promise<Record<string, boolean>> {
   await page.goto(`${site.url}/console/packages/${packageId}`);
   await page.getByRole('button', { name: 'Preview' }).waitFor();
   seen['install'] = (await count(page, 'button', 'Install this version')) > 0;
+  seen['publish'] = (await count(page, 'button', 'Publish')) > 0;
+  seen['delete package'] = (await count(page, 'button', 'Delete package')) > 0;
+  await page.goto(`${site.url}/console/installs/${installId}`);
+  await page.getByRole('heading', { name: 'web-prod', level: 1 }).waitFor();
+  seen['change install'] = (await count(page, 'button', 'Preview the change')) > 0;
+  seen['delete install'] = (await count(page, 'button', 'Delete install')) > 0;
 
   await page.goto(`${site.url}/console/compute`);
   await page.getByText(configName, { exact: true }).waitFor();
@@ -83,9 +91,9 @@ async function controls(page: Page): Promise<Record<string, boolean>> {
   return seen;
 }
 
-const ALL = ['nav API tokens', 'nav Webhooks', 'nav Audit log', 'nav Members', 'new secret', 'reveal', 'disable version', 'destroy version', 'delete secret', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'new config', 'delete config', 'role selects', 'remove member', 'invitations'];
+const ALL = ['nav API tokens', 'nav Webhooks', 'nav Audit log', 'nav Members', 'new secret', 'reveal', 'disable version', 'destroy version', 'delete secret', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'publish', 'delete package', 'change install', 'delete install', 'new config', 'delete config', 'role selects', 'remove member', 'invitations'];
 const only = (...present: string[]) => Object.fromEntries(ALL.map((c) => [c, present.includes(c)]));
-const WRITES = ['new secret', 'reveal', 'disable version', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'new config'];
+const WRITES = ['new secret', 'reveal', 'disable version', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'publish', 'change install', 'new config'];
 
 for (const [role, expected] of [
   ['admin', only(...ALL)],

@@ -1,11 +1,11 @@
 import { useContext, useEffect, useState } from 'preact/hooks';
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import type { Render } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { can, SessionContext } from '../../session.js';
-import { Badge, ConfirmButton, CopyButton, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, Badge, ConfirmButton, CopyButton, Loaded, PageHead, Time } from '../../components.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { ChangeInstall } from './change.js';
@@ -73,6 +73,8 @@ export function InstallView() {
   const [watching, setWatching] = useState<string | null>(null);
   const [openCommit, setOpenCommit] = useState<string | null>(null);
   const restore = useAction();
+  const remove = useAction();
+  const { route } = useLocation();
   const refresh = () => Promise.all([install.reload(), renders.reload(), repo.reload()]);
   const i = install.data;
   // A render under way when the page opens (a new install's first) is followed like one started here.
@@ -97,7 +99,22 @@ export function InstallView() {
       <Loaded load={install} what="the install">
         {() => (
           <>
-            <PageHead title={i!.name} id="install-title" />
+            <PageHead title={i!.name} id="install-title">
+              <Allowed to="installs.delete">
+                <ConfirmButton
+                  label="Delete install"
+                  title={`Delete ${i!.name}?`}
+                  danger
+                  typeToConfirm={i!.name}
+                  body={<p>The install and its git repository are removed; renders under way are cancelled. Its renders stay readable in the audit log. The name is free again.</p>}
+                  onConfirm={async () => {
+                    const res = await remove.run(() => api.DELETE('/v1/installs/{id}', { params: { path: { id }, header: ifMatch(i!.etag) } }));
+                    if (res.ok) route('/console/installs');
+                    else await refresh();
+                  }}
+                />
+              </Allowed>
+            </PageHead>
             <dl class="facts">
               <dt>Version</dt>
               <dd>
@@ -124,6 +141,7 @@ export function InstallView() {
           </>
         )}
       </Loaded>
+      {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'install', 'delete') ?? messageOf(remove.error)}</p> : null}
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
       {i && can(me, 'write') && <ChangeInstall install={i} headRenderId={renders.data?.data.find((r) => r.commit_sha && r.commit_sha === repo.data?.head_commit_sha)?.id ?? null} onApplied={follow} />}
       <h2 id="history-title">History</h2>

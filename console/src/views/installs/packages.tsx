@@ -1,8 +1,9 @@
 import { useContext, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
+import { explainConflict, ifMatch } from '../../conflict.js';
 import { can, SessionContext } from '../../session.js';
-import { Allowed, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
@@ -89,6 +90,7 @@ export function PackageView() {
   const [preview, setPreview] = useState<Record<string, string> | null>(null);
   const [installName, setInstallName] = useState('');
   const previewing = useAction();
+  const remove = useAction();
   const installing = useAction();
   const parsed = parseValues(valuesText);
   const errors = { ...fieldErrors(previewing.error), ...fieldErrors(installing.error) };
@@ -99,8 +101,26 @@ export function PackageView() {
         <a href="/console/packages">Packages</a> /
       </p>
       <Loaded load={pkg} what="the package">
-        {(p) => <PageHead title={p.name} id="package-title" />}
+        {(p) => (
+          <PageHead title={p.name} id="package-title">
+            <Allowed to="packages.delete">
+              <ConfirmButton
+                label="Delete package"
+                title={`Delete ${p.name}?`}
+                danger
+                typeToConfirm={p.name}
+                body={<p>The package and its versions are deleted. An install still using it stops the delete, and is named.</p>}
+                onConfirm={async () => {
+                  const res = await remove.run(() => api.DELETE('/v1/packages/{id}', { params: { path: { id }, header: ifMatch(p.etag) } }));
+                  if (res.ok) route('/console/packages');
+                  else await pkg.reload();
+                }}
+              />
+            </Allowed>
+          </PageHead>
+        )}
       </Loaded>
+      {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'package', 'delete') ?? messageOf(remove.error)}</p> : null}
       <Loaded load={versions} what="versions">
         {() =>
           list.length === 0 ? (
