@@ -5,6 +5,8 @@ import type { JobRunner } from '../../src/jobs/runner.js';
 import { expiryScanJob, SNAPSHOT_DELETE_RETRY_SECONDS } from '../../src/compute/scheduler/expiry-scan.js';
 import type { ComputeJobDeps } from '../../src/compute/jobs/common.js';
 import { useComputeTestApp, secondInstance, getMachine, getOperation, PLATFORM_TOKEN, runningMachine, suspend, suspensions } from './setup.js';
+import { injectClient, type Schemas } from '../helpers/test-app.js';
+import { unwrap } from '@workspace-platform/sdk';
 
 const DAY = 86_400;
 /** A second server instance's worker on the same database and provider. */
@@ -20,21 +22,10 @@ const t = useComputeTestApp(
   },
 );
 
-interface Notice {
-  id: string;
-  type: string;
-  resource_type: string;
-  resource_id: string;
-  title: string;
-  body: string;
-  severity: string;
-  context: Record<string, unknown>;
-  read_at: number | null;
-}
+type Notice = Schemas['Notification'];
 
 async function noticesOf(session: string, machineId: string): Promise<Notice[]> {
-  const res = await t.h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(session) });
-  return (res.json().data as Notice[]).filter((n) => n.resource_id === machineId);
+  return (await unwrap(injectClient(t.h.app, session).GET('/v1/notifications'))).data.filter((n) => n.resource_id === machineId);
 }
 
 /** Both instances' workers at once, as on a deployment with two servers. */

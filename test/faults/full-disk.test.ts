@@ -14,6 +14,7 @@ import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { checkRepository, client, git, masterKey } from '../reliability/servers.js';
 import { LoadTally, LONG, reportFault } from './report.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /**
  * Issue 22, item 3: a full disk, for real. A tmpfs of a few megabytes is the server's disk: on
@@ -71,7 +72,7 @@ after(async () => {
   await tdb?.cleanup();
 });
 
-type Render = { id: string; state: string; commit_sha: string | null; message: string | null; operation_id: string };
+type Render = Schemas['Render'];
 
 function integrityCheck(dataDir: string): string {
   const db = new SqliteDatabase(path.join(dataDir, 'wsp.sqlite'), { readonly: true });

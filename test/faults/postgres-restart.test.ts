@@ -16,6 +16,7 @@ import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { checkRepository, client, masterKey } from '../reliability/servers.js';
 import { LONG, reportFault } from './report.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /**
  * Issue 22, item 1: PostgreSQL restarted under write load, `pg_ctl restart -m fast` (sessions
@@ -78,7 +79,7 @@ after(async () => {
   fs.rmSync(clusterDir, { recursive: true, force: true });
 });
 
-type Render = { id: string; state: string; commit_sha: string | null; restored_from_render_id: string | null };
+type Render = Schemas['Render'];
 
 test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounded 503s, nothing lost or half-written, one effect per key, jobs resume', { timeout: LONG ? 600_000 : 180_000 }, async (t: TestContext) => {
   if (ENGINE !== 'postgres') {

@@ -13,6 +13,7 @@ import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { checkRepository, client, masterKey } from '../reliability/servers.js';
 import { LoadTally, LONG, reportFault } from './report.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /**
  * Issue 22, item 4: the installs' repository volume read-only, then missing, for real. The
@@ -57,7 +58,7 @@ after(async () => {
   await tdb?.cleanup();
 });
 
-type Render = { id: string; state: string; commit_sha: string | null; message: string | null; operation_id: string };
+type Render = Schemas['Render'];
 
 test('the repository volume read-only, then missing: restores answer 503 (7058) and renders wait, saying why; /readyz names it; everything else works; all completes once it is back', { skip, timeout: LONG ? 600_000 : 120_000 }, async (t: TestContext) => {
   server = await startServer(env);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
-import { useTestApp } from '../helpers/test-app.js';
+import { useTestApp, type Schemas } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
 
 /** GET /v1/renders/{id}/files: the tree of a render's commit, judged against `git ls-tree` and `git show`. */
@@ -13,7 +13,7 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-type Files = { render_id: string; commit_sha: string; files: { path: string; size: number; content: string | null }[] };
+type Files = Schemas['RenderFiles'];
 
 test("a render's files are its commit's tree, in path order, with their text and size", async () => {
   const { install, v2 } = await f.installed({ who: 'world' });

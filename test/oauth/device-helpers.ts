@@ -1,5 +1,6 @@
 import type { TestApp } from '../helpers/harness.js';
 import { as } from '../helpers/harness.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 export const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -14,14 +15,7 @@ export function postForm(h: TestApp, url: string, fields: Record<string, string>
   });
 }
 
-export interface Started {
-  device_code: string;
-  user_code: string;
-  verification_uri: string;
-  verification_uri_complete: string;
-  expires_in: number;
-  interval: number;
-}
+export type Started = Schemas['DeviceAuthorizationResponse'];
 
 export async function startLogin(h: TestApp, clientId = 'wsp-cli'): Promise<Started> {
   const res = await postForm(h, '/v1/oauth/device_authorization', { client_id: clientId });

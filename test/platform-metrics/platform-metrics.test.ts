@@ -7,11 +7,12 @@ import { notify } from '../../src/notifications/service.js';
 import { gauge } from '../../src/platform-metrics/service.js';
 import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { defaultOverviewLayout } from '../../src/dashboards/default-layout.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /** GET /v1/platform_metrics and their series (docs/spec-gaps.md, "Platform metrics and the console"), computed from the workspace's records and events. */
 const t = useComputeTestApp();
 
-type Series = { key: string; version: number; unit: string; from: number; to: number; step: number; points: [number, number][] };
+type Series = Schemas['Series'];
 const now = () => Math.floor(t.h.clock.nowMs() / 1000);
 const get = (url: string, credential = t.s.owner.session, workspace: string | undefined = t.s.workspaceId) =>
   t.h.app.inject({ method: 'GET', url, headers: as(credential, workspace) });

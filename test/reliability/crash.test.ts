@@ -12,6 +12,7 @@ import { notify } from '../../src/notifications/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { checkRepository, client, git, isNetworkError, masterKey, repositories } from './servers.js';
 import { waitFor } from '../helpers/wait.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /**
  * Issue 9.4: `kill -9` of `wsp serve` in the middle of a storm of writes, on the engine of the
@@ -60,7 +61,7 @@ interface Acked {
   restores: { renderId: string; commit: string }[];
 }
 
-type Render = { id: string; state: string; operation_id: string; commit_sha: string | null; restored_from_render_id: string | null };
+type Render = Schemas['Render'];
 
 test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): every acknowledged write survives whole, jobs are taken over, repositories pass fsck`, async (t: TestContext) => {
   server = await startServer(env);

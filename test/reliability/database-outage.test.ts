@@ -9,6 +9,8 @@ import SqliteDatabase from 'better-sqlite3';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { createTestApp, as, ENGINE, type TestApp, type Seed } from '../helpers/harness.js';
 import { waitFor } from '../helpers/wait.js';
+import { injectClient } from '../helpers/test-app.js';
+import { unwrap } from '@workspace-platform/sdk';
 
 /**
  * Issue 15, item 11: a database that cannot be reached is a 503 with Retry-After and code 7054
@@ -82,8 +84,9 @@ test('the database unreachable: reads and writes answer 503 7054 with Retry-Afte
     }
   }
   await waitFor('the server to answer again', async () => (await list()).statusCode === 200, { timeoutMs: 30_000 });
-  assert.equal((await create('after')).statusCode, 201);
+  const made = await injectClient(h.app, s.owner.session, s.workspaceId).POST('/v1/api_tokens', { body: { name: 'after' } });
+  assert.equal(made.response.status, 201);
   assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
-  const names = (await list()).json().data.map((t: { name: string }) => t.name);
+  const names = (await unwrap(injectClient(h.app, s.apiToken).GET('/v1/api_tokens'))).data.map((t) => t.name);
   assert.ok(names.includes('after') && !names.includes('during'), `nothing half-written: ${names}`);
 });

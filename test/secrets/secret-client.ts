@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { TestApp } from '../helpers/harness.js';
+import type { Schemas } from '../helpers/test-app.js';
 
 /** Calls of the secrets API with one caller's headers, for the secrets suites. */
 export function secretClient(h: TestApp, headers: Record<string, string>) {
@@ -30,13 +31,4 @@ export function secretClient(h: TestApp, headers: Record<string, string>) {
   };
 }
 
-export interface Version {
-  id: string;
-  secret_id: string;
-  version_number: number;
-  state: 'enabled' | 'disabled' | 'destroyed';
-  created_at: number;
-  etag: string;
-  comment?: string;
-  destroyed_at?: number;
-}
+export type Version = Schemas['SecretVersion'];

@@ -2,8 +2,8 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { as } from '../helpers/harness.js';
-import { useTestApp } from '../helpers/test-app.js';
+import { ifMatch, unwrap } from '@workspace-platform/sdk';
+import { useTestApp, type Schemas } from '../helpers/test-app.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
 import { CIRCUIT_FAILURES, CIRCUIT_OPEN_SECONDS } from '../../src/webhooks/circuit.js';
 import { WEBHOOK_DELIVER } from '../../src/webhooks/job-kinds.js';
@@ -52,25 +52,20 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-type Circuit = { state: 'closed' | 'open'; open_until: number | null };
-type Hook = { id: string; etag: string; state: string; circuit: Circuit };
-type Delivery = { id: string; state: string; attempts: number; next_attempt_at: number | null; event_id: string };
+type Hook = Schemas['Webhook'];
 
-async function ok(method: string, url: string, payload?: object, headers: Record<string, string> = {}) {
-  const res = await h.app.inject({ method: method as 'POST', url, headers: as(s.owner.session, s.workspaceId, headers), ...(payload ? { payload } : {}) });
-  assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
-  return res.statusCode === 204 ? null : res.json();
-}
-const endpoint = async (id: string) => (await ok('GET', `/v1/webhooks/${id}`)) as Hook;
-const deliveries = async (id: string) => ((await ok('GET', `/v1/webhooks/${id}/deliveries?limit=100`)).data as Delivery[]).reverse();
+// Made when called: the seed exists only once useTestApp's `before` ran.
+const wsp = () => h.client(s.owner.session, s.workspaceId);
+const endpoint = (id: string) => unwrap(wsp().GET('/v1/webhooks/{id}', { params: { path: { id } } }));
+const deliveries = async (id: string) => (await unwrap(wsp().GET('/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 100 } } }))).data.reverse();
 let n = 0;
-const snippet = () => ok('POST', '/v1/snippets', { name: `circuit ${++n}`, source: 'select 1' });
+const snippet = () => unwrap(wsp().POST('/v1/snippets', { body: { name: `circuit ${++n}`, source: 'select 1' } }));
 const now = () => Math.floor(h.clock.nowMs() / 1000);
 
 /** An endpoint to the receiver, taking snippet events, deleted when the test ends. */
 async function hook(t: TestContext): Promise<Hook> {
-  const w = (await ok('POST', '/v1/webhooks', { url: rx.url, event_types: ['snippet.*'] })) as Hook;
-  t.after(async () => void (await ok('DELETE', `/v1/webhooks/${w.id}`, undefined, { 'if-match': (await endpoint(w.id)).etag })));
+  const w = await unwrap(wsp().POST('/v1/webhooks', { body: { url: rx.url, event_types: ['snippet.*'] } }));
+  t.after(async () => void (await unwrap(wsp().DELETE('/v1/webhooks/{id}', { params: { path: { id: w.id }, header: ifMatch(await endpoint(w.id)) } }))));
   return w;
 }
 
@@ -167,6 +162,6 @@ test("an endpoint that never answers: its circuit opens, yet the contract's retr
   const [d] = await deliveries(w.id);
   assert.deepEqual([d!.state, d!.attempts], ['failed', RETRY_DELAYS_SECONDS.length + 1]);
   assert.equal((await h.database.db.selectFrom('events').select('id').where('type', '=', 'webhook.disabled').where('resource_id', '=', w.id).execute()).length, 1);
-  const enabled = (await ok('PATCH', `/v1/webhooks/${w.id}`, { enabled: true }, { 'if-match': disabled.etag })) as Hook;
+  const enabled = await unwrap(wsp().PATCH('/v1/webhooks/{id}', { params: { path: { id: w.id }, header: ifMatch(disabled) }, body: { enabled: true } }));
   assert.deepEqual([enabled.state, enabled.circuit], ['enabled', { state: 'closed', open_until: null }]);
 });

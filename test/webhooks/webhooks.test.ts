@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, as, firstError } from '../helpers/harness.js';
-import { useTestApp } from '../helpers/test-app.js';
+import { useTestApp, type Schemas } from '../helpers/test-app.js';
 import { startReceiver } from './receiver.js';
 import { deliver } from '../../src/webhooks/sender.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
@@ -30,8 +30,8 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-type Hook = { id: string; etag: string; secret: string; state: string; url: string; event_types: string[]; disabled_reason: string | null };
-type Delivery = { id: string; state: string; attempts: number; last_status: number | null; last_error: string | null; next_attempt_at: number | null; event_type: string; event_id: string };
+type Hook = Schemas['Webhook'];
+type Delivery = Schemas['Delivery'];
 const call = (method: string, url: string, payload?: object, headers: Record<string, string> = {}, credential = s.owner.session) =>
   h.app.inject({ method: method as 'POST', url, headers: as(credential, credential.startsWith('sk_') ? undefined : s.workspaceId, headers), ...(payload ? { payload } : {}) });
 async function ok(method: string, url: string, payload?: object, headers: Record<string, string> = {}) {
@@ -39,8 +39,8 @@ async function ok(method: string, url: string, payload?: object, headers: Record
   assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`);
   return res.statusCode === 204 ? null : res.json();
 }
-async function hook(eventTypes: string[], url = rx.url): Promise<Hook> {
-  const made = (await ok('POST', '/v1/webhooks', { url, event_types: eventTypes, description: 'test receiver' })) as Hook;
+async function hook(eventTypes: string[], url = rx.url): Promise<Schemas['CreatedWebhook']> {
+  const made = (await ok('POST', '/v1/webhooks', { url, event_types: eventTypes, description: 'test receiver' })) as Schemas['CreatedWebhook'];
   secret = made.secret;
   return made;
 }
