@@ -56,7 +56,16 @@ try {
   };
   const run = async (server: Server, secs: number) => {
     const before = cpuMs(server.pid);
-    const r = await load({ url: server.url + req.path, method: req.method, headers: req.headers, ...(req.body !== undefined ? { body: req.body } : {}), ...(req.uniqueHeaders ? { uniqueHeaders: req.uniqueHeaders } : {}), connections: 32, durationSeconds: secs, expectStatus: req.expectStatus });
+    const r = await load({
+      url: server.url + req.path,
+      method: req.method,
+      headers: req.headers,
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      ...(req.uniqueHeaders ? { uniqueHeaders: req.uniqueHeaders } : {}),
+      connections: 32,
+      durationSeconds: secs,
+      expectStatus: req.expectStatus,
+    });
     return { rps: r.rps, p99: r.p99, cpuUs: ((cpuMs(server.pid) - before) * 1000) / (r.rps * secs), errors: r.errors + r.non2xx };
   };
   await run(project, 1);
@@ -67,7 +76,8 @@ try {
     results.floor.push(await run(floor, seconds));
   }
   console.log(sc.name);
-  for (const [side, rs] of Object.entries(results)) console.log(side.padEnd(8), rs.map((r) => `${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, ${r.cpuUs.toFixed(0)} µs CPU, errors ${r.errors}`).join(' | '));
+  for (const [side, rs] of Object.entries(results))
+    console.log(side.padEnd(8), rs.map((r) => `${r.rps.toFixed(0)} req/s, p99 ${r.p99.toFixed(1)} ms, ${r.cpuUs.toFixed(0)} µs CPU, errors ${r.errors}`).join(' | '));
 } finally {
   for (const s of servers) await s.stop();
   await benchDb.close();

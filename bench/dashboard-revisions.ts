@@ -54,7 +54,6 @@ interface Figures {
   p95Ms: number;
 }
 
-
 async function withDatabase<T>(engine: 'sqlite' | 'postgres', fn: (database: Database, dataDir: string) => Promise<T>): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-bench-dash-'));
   if (engine === 'sqlite') {
@@ -103,7 +102,18 @@ async function seedRevisions(database: Database, dashboard: { id: string; worksp
   };
   for (let seq = 2; seq <= total; seq++) {
     const id = newId('drev');
-    batch.push({ ...first, id, seq, parent_revision_id: parent, name: `Revision ${seq}`, summary: null, structural_diff: diff, source: 'manual', author_id: authorId, created_at: first.created_at + seq });
+    batch.push({
+      ...first,
+      id,
+      seq,
+      parent_revision_id: parent,
+      name: `Revision ${seq}`,
+      summary: null,
+      structural_diff: diff,
+      source: 'manual',
+      author_id: authorId,
+      created_at: first.created_at + seq,
+    });
     parent = id;
     if (batch.length === 400) await flush();
   }

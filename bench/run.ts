@@ -210,7 +210,17 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     await benchDb.close();
   }
   const readyMs = await timeToReady([...wspCommand(root), 'serve'], projectEnv);
-  rows.push({ scenario: 'wsp serve ready (existing database), ms', engine, variant: 'project', rps: NaN, p50: Math.round(readyMs), p99: NaN, rssMb: NaN, errors: 0, note: 'median of 5 start-ups, each asked every 5 ms' });
+  rows.push({
+    scenario: 'wsp serve ready (existing database), ms',
+    engine,
+    variant: 'project',
+    rps: NaN,
+    p50: Math.round(readyMs),
+    p99: NaN,
+    rssMb: NaN,
+    errors: 0,
+    note: 'median of 5 start-ups, each asked every 5 ms',
+  });
   return rows;
 }
 
@@ -257,7 +267,9 @@ async function scaleOut(first: Server, api: Api, creds: Credentials, db: ReturnT
 
 function printTable(rows: Row[]): void {
   const out: string[] = [];
-  out.push(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; load: ${describeClient()}; ${connections} connections, ${duration} s × ${repeat} (medians)`);
+  out.push(
+    `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; load: ${describeClient()}; ${connections} connections, ${duration} s × ${repeat} (medians)`,
+  );
   out.push('');
   out.push('| scenario | engine | variant | req/s | p50 ms | p99 ms | peak RSS MB | vs ceiling | vs floor | errors | note |');
   out.push('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
@@ -267,7 +279,9 @@ function printTable(rows: Row[]): void {
     const ratio = (other?: Row) => (r.variant === 'project' && other && Number.isFinite(r.rps) ? (r.rps / other.rps).toFixed(2) : '');
     const n = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '');
     // Restores and renders a second are single digits: a decimal, which a read's thousands do not need.
-    out.push(`| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps, r.rps < 100 ? 1 : 0)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} | ${r.note ?? ''} |`);
+    out.push(
+      `| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps, r.rps < 100 ? 1 : 0)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} | ${r.note ?? ''} |`,
+    );
   }
   console.log(out.join('\n'));
 }

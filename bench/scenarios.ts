@@ -132,7 +132,15 @@ export const scenarios: Scenario[] = [
       const secret = await must(api('POST', '/v1/secrets', { ...bearer(c.api_token), ...json }, { name: 'bench' }), 201);
       // BENCH_KEYED=1: each request with an Idempotency-Key of its own, as the SDK sends its POSTs
       // (the project's claim and completion statements besides; the floor ignores the header).
-      return { method: 'POST', path: `/v1/secrets/${secret.id}/versions`, route: '/v1/secrets/:id/versions', headers: { ...bearer(c.api_token), ...json }, body: secretVersionBody, expectStatus: 201, ...(process.env.BENCH_KEYED ? { uniqueHeaders: ['idempotency-key'] } : {}) };
+      return {
+        method: 'POST',
+        path: `/v1/secrets/${secret.id}/versions`,
+        route: '/v1/secrets/:id/versions',
+        headers: { ...bearer(c.api_token), ...json },
+        body: secretVersionBody,
+        expectStatus: 201,
+        ...(process.env.BENCH_KEYED ? { uniqueHeaders: ['idempotency-key'] } : {}),
+      };
     },
   },
   {
@@ -172,7 +180,6 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-
 /** A dashboard with `total` revisions (3 snippet widgets each, so drift is computed), seeded by direct inserts. */
 function revisions(total: number): Scenario {
   return {
@@ -182,7 +189,13 @@ function revisions(total: number): Scenario {
     async seed(api, c, db) {
       const h = { ...bearer(c.api_token), ...json };
       const snippet = await must(api('POST', '/v1/snippets', h, { name: `Errors ${total}`, source: 'select 1' }), 201);
-      const body = { name: 'Revision 1', purpose: 'custom', filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }], default_filter_values: {}, widgets: [0, 1, 2].map((i) => widget(i, snippet.id, snippet.etag)) };
+      const body = {
+        name: 'Revision 1',
+        purpose: 'custom',
+        filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }],
+        default_filter_values: {},
+        widgets: [0, 1, 2].map((i) => widget(i, snippet.id, snippet.etag)),
+      };
       const dash = await must(api('POST', '/v1/dashboards', h, body), 201);
       const [first] = await db.all('select * from dashboard_revisions where id = ?', [dash.current_revision_id]);
       const columns = Object.keys(first!);

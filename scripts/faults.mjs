@@ -22,7 +22,14 @@ const res = spawnSync(process.execPath, [path.join(root, 'scripts/test.mjs'), ..
     WSP_TEST_CONCURRENCY: process.env.WSP_TEST_CONCURRENCY || '1',
   },
 });
-const rows = fs.existsSync(report) ? fs.readFileSync(report, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const rows = fs.existsSync(report)
+  ? fs
+      .readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
 if (rows.length) {
   console.log('\n| fault | engine | how injected | requests | acknowledged | lost | worst latency | recovery | notes |');
   console.log('|---|---|---|---|---|---|---|---|---|');

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { generateSdk, OPENAPI_FILE, ROOT, SCHEMA_FILE } from './sdk-generate.js';
 
 const { openapi, schema } = await generateSdk();
-for (const [file, text] of [[OPENAPI_FILE, openapi], [SCHEMA_FILE, schema]] as const) {
+for (const [file, text] of [
+  [OPENAPI_FILE, openapi],
+  [SCHEMA_FILE, schema],
+] as const) {
   fs.mkdirSync(path.dirname(path.join(ROOT, file)), { recursive: true });
   fs.writeFileSync(path.join(ROOT, file), text);
   console.log(`wrote ${file} (${text.length} bytes)`);

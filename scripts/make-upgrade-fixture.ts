@@ -47,7 +47,10 @@ async function make(engine: 'sqlite' | 'postgres', bin: string, masterKey: strin
   try {
     const boot = adminOf(bin, ['bootstrap'], env);
     const adminUser = adminOf(bin, ['user', 'create', '--name', 'fixture admin'], env);
-    execFileSync(process.execPath, [bin, 'admin', 'member', 'add', '--workspace', boot.workspace_id!, '--user', adminUser.user_id!, '--role', 'admin'], { env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
+    execFileSync(process.execPath, [bin, 'admin', 'member', 'add', '--workspace', boot.workspace_id!, '--user', adminUser.user_id!, '--role', 'admin'], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: 'ignore',
+    });
     const server = await serveWith(bin, env);
     let data;
     try {
@@ -60,7 +63,11 @@ async function make(engine: 'sqlite' | 'postgres', bin: string, masterKey: strin
     } else {
       const dump = execFileSync('pg_dump', ['--no-owner', '--no-privileges', '--inserts', '--schema', FIXTURE_SCHEMA, pgUrl!], { maxBuffer: 256 * 1024 * 1024 });
       // pg_dump's `\restrict` lines are psql meta-commands: the test loads the dump with a plain client.
-      const plain = dump.toString('utf8').split('\n').filter((l) => !l.startsWith('\\')).join('\n');
+      const plain = dump
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => !l.startsWith('\\'))
+        .join('\n');
       fs.writeFileSync(path.join(FIXTURE_DIR, 'postgres.sql.gz'), zlib.gzipSync(plain, { level: 9 }));
       execFileSync('tar', ['-czf', path.join(FIXTURE_DIR, 'postgres-repos.tar.gz'), '-C', dataDir, 'repos']);
     }

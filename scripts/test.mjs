@@ -147,9 +147,7 @@ const compiled = (rel) => path.join(TEST_BUILD, BUNDLES, path.relative(testDir, 
 
 /** Each test file's last recorded duration per engine ('once' for those run once). */
 const timings = fs.existsSync(TIMINGS) ? JSON.parse(fs.readFileSync(TIMINGS, 'utf8')) : {};
-const jobs = files.flatMap((file) =>
-  usesDatabase(file) ? engines.map((engine) => ({ file, engine, label: engine })) : [{ file, engine: engines[0], label: 'once' }],
-);
+const jobs = files.flatMap((file) => (usesDatabase(file) ? engines.map((engine) => ({ file, engine, label: engine })) : [{ file, engine: engines[0], label: 'once' }]));
 /**
  * ESLint as a job (`--lint`). Typed linting is one process on one core for minutes (docs/decisions.md,
  * "A linter with type information"): run before the test files it would add its whole time to the
@@ -162,9 +160,7 @@ const LINT_FILE = 'eslint .';
 const LINT_RATE = 0.05;
 /** However loaded the machine: a typed lint took 13 minutes on a machine running three suites. */
 const LINT_LIMIT_MS = 40 * 60_000;
-const lintCommand = process.env.WSP_TEST_LINT_COMMAND
-  ? JSON.parse(process.env.WSP_TEST_LINT_COMMAND)
-  : [process.execPath, path.join(root, 'node_modules/eslint/bin/eslint.js'), '.'];
+const lintCommand = process.env.WSP_TEST_LINT_COMMAND ? JSON.parse(process.env.WSP_TEST_LINT_COMMAND) : [process.execPath, path.join(root, 'node_modules/eslint/bin/eslint.js'), '.'];
 const lintJob = { file: LINT_FILE, engine: engines[0], label: 'once', lint: true };
 // Longest first; a file with no recorded time may be long: it goes first too.
 const expected = (job) => timings[job.label]?.[job.file] ?? Number.MAX_SAFE_INTEGER;
@@ -211,14 +207,16 @@ function runJob(job, index) {
   const progress = path.join(reportDir, `${index}.running.json`);
   const limitMs = limitFor(job);
   const [command, ...commandArgs] = job.lint ? lintCommand : [process.execPath];
-  const args = job.lint ? commandArgs : [
-    '--enable-source-maps',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${path.join(root, 'scripts/test-reporter.mjs')}`,
-    `--test-reporter-destination=${report}`,
-    compiled(job.file),
-  ];
+  const args = job.lint
+    ? commandArgs
+    : [
+        '--enable-source-maps',
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${path.join(root, 'scripts/test-reporter.mjs')}`,
+        `--test-reporter-destination=${report}`,
+        compiled(job.file),
+      ];
   const env = {
     ...process.env,
     WSP_TEST_ENGINE: job.engine,
@@ -383,9 +381,7 @@ const unexpected = [];
 const skipLines = [];
 for (const r of results) {
   for (const s of r.skipped) {
-    const known = EXPECTED_SKIPS.find(
-      (e) => e.file === r.file && (e.engine === 'any' || e.engine === r.engine) && (e.name === undefined || e.name === s.name) && (!e.when || e.when()),
-    );
+    const known = EXPECTED_SKIPS.find((e) => e.file === r.file && (e.engine === 'any' || e.engine === r.engine) && (e.name === undefined || e.name === s.name) && (!e.when || e.when()));
     skipLines.push(`  ${known ? 'expected  ' : 'UNEXPECTED'} [${r.label}] ${r.file} › ${s.name}: ${known ? known.why : s.reason}`);
     if (!known) unexpected.push(s);
   }
@@ -398,9 +394,12 @@ for (const label of [...engines, 'once']) {
   const sum = (k) => rs.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
   const cpu = rs.reduce((n, r) => n + r.ms, 0);
   const cpuOf = (k) => (rs.reduce((n, r) => n + (r[k] ?? 0), 0) / 1000).toFixed(0);
-  console.log(`${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${cpuOf('cpuMs')} s, with the processes the files started ${cpuOf('treeCpuMs')} s)`);
+  console.log(
+    `${label.padEnd(8)} files ${rs.length}, tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')}, cancelled ${sum('cancelled')}, skipped ${sum('skipped')}, todo ${sum('todo')} (file time ${(cpu / 1000).toFixed(0)} s, cpu ${cpuOf('cpuMs')} s, with the processes the files started ${cpuOf('treeCpuMs')} s)`,
+  );
 }
-for (const r of results.filter((r) => r.lint)) console.log(`eslint   ${r.code === 0 && !r.timedOut ? 'no errors' : 'FAILED (its output is above)'} (${(r.ms / 1000).toFixed(0)} s, at nice 19 beside the files)`);
+for (const r of results.filter((r) => r.lint))
+  console.log(`eslint   ${r.code === 0 && !r.timedOut ? 'no errors' : 'FAILED (its output is above)'} (${(r.ms / 1000).toFixed(0)} s, at nice 19 beside the files)`);
 const pgCpuAtEnd = postgresCpuMs();
 if (pgCpuAtStart !== undefined && pgCpuAtEnd !== undefined) console.log(`PostgreSQL server cpu ${((pgCpuAtEnd - pgCpuAtStart) / 1000).toFixed(1)} s (its processes, ended ones included)`);
 console.log('slowest runs (wall time; CPU of the test process itself, and with the processes it started):');
@@ -414,7 +413,14 @@ if (unexpected.length) console.log(`✖ ${unexpected.length} unexpected skip(s):
 console.log(`wall time ${((Date.now() - startedAll) / 1000).toFixed(1)} s`);
 
 if (process.env.WSP_TEST_RESULTS) {
-  fs.writeFileSync(process.env.WSP_TEST_RESULTS, JSON.stringify(results.map(({ output, ...r }) => r), null, 1));
+  fs.writeFileSync(
+    process.env.WSP_TEST_RESULTS,
+    JSON.stringify(
+      results.map(({ output, ...r }) => r),
+      null,
+      1,
+    ),
+  );
 }
 if (process.env.WSP_TEST_RECORD_TIMINGS === '1') {
   const next = { ...timings, cpu: { ...timings.cpu } };

@@ -118,8 +118,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     // Errors the router raises before any route runs still answer in the envelope.
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the reply it returns is a thenable that Fastify's router ignores; the answer is sent here
     frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const message =
-        error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than any id (512 characters at most)' : 'The URL is not valid (bad percent-encoding)';
+      const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is longer than any id (512 characters at most)' : 'The URL is not valid (bad percent-encoding)';
       return reply.code(422).send(envelope([{ code: ErrorCodes.VALIDATION_FAILED.code, message, path: ['path'] }]));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -173,10 +172,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const requestLines = requestLineLogger(opts.logger);
   if (requestLines) {
     app.addHook('onResponse', async (request, reply) => {
-      requestLines.info(
-        { reqId: request.id, method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-        'request',
-      );
+      requestLines.info({ reqId: request.id, method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
     });
   }
 

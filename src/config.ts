@@ -142,7 +142,11 @@ export const Environment = Type.Object({
   WSP_KEEP_ALIVE_TIMEOUT_SECONDS: count('How long an idle keep-alive connection is kept open between requests', 72, 1),
   WSP_TRUST_PROXY: text(
     'Reverse proxies whose X-Forwarded-For names the client: a hop count, or a comma-separated list of addresses and CIDR ranges (also loopback, linklocal, uniquelocal); unset: none, the peer address is the client',
-    patterned('^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$', 'a hop count such as 1, or a comma-separated list of addresses and CIDR ranges such as 10.0.0.0/8, loopback', '10.0.0.0/8, loopback'),
+    patterned(
+      '^ *([0-9]+|[0-9A-Za-z.:/]+( *, *[0-9A-Za-z.:/]+)*) *$',
+      'a hop count such as 1, or a comma-separated list of addresses and CIDR ranges such as 10.0.0.0/8, loopback',
+      '10.0.0.0/8, loopback',
+    ),
   ),
   WSP_SESSION_MAX_DAYS: count('The longest a session lives from its creation, however often it is used (idle sessions end after 30 days)', 90, 1),
   WSP_SESSIONS_PER_USER_MAX: count("Sessions one user may hold; a new one beyond ends the user's least recently used", 100, 1),
@@ -150,10 +154,16 @@ export const Environment = Type.Object({
   WSP_STREAMS_PER_USER: count('Live notification streams one user may hold open on one server process; one more is refused (429)', 10, 1),
   WSP_STREAMS_PER_PROCESS: count('Live notification streams one server process serves at once; one more is refused (429)', 1000, 1),
   WSP_DB_CONNECT_TIMEOUT_SECONDS: count('PostgreSQL: the longest a request waits for a database connection (a full pool or a new connection); then 503', 10, 1),
-  WSP_DB_PREPARED_STATEMENTS: text('PostgreSQL: true: the statements every request runs are prepared once per connection; false: parsed at every call, for a pooler that moves a session\'s statements between connections (PgBouncer in transaction mode before 1.21)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'true' }),
+  WSP_DB_PREPARED_STATEMENTS: text(
+    "PostgreSQL: true: the statements every request runs are prepared once per connection; false: parsed at every call, for a pooler that moves a session's statements between connections (PgBouncer in transaction mode before 1.21)",
+    { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'true' },
+  ),
   WSP_DB_STATEMENT_TIMEOUT_SECONDS: count('PostgreSQL: the longest one statement may go unanswered; then its connection is closed and the request answers 503 (migrations are exempt)', 15, 1),
   WSP_OAUTH_CLIENT_IDS: text('OAuth client ids the device flow accepts besides wsp-cli, comma-separated'),
-  WSP_PROVIDER_ID: text('The compute provider id', { ...patterned('^[a-z][a-z0-9_-]{0,31}$', 'a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -', 'hetzner'), default: 'hetzner' }),
+  WSP_PROVIDER_ID: text('The compute provider id', {
+    ...patterned('^[a-z][a-z0-9_-]{0,31}$', 'a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -', 'hetzner'),
+    default: 'hetzner',
+  }),
   WSP_PROVIDER_URL: text("The provider's API; unset: the embedded simulation", patterned('^https?://', 'an http(s):// URL', 'https://api.hetzner.cloud/v1')),
   WSP_PROVIDER_TOKEN: text("The platform's provider API token (required with WSP_PROVIDER_URL)"),
   WSP_PROVIDER_TIMEOUT_SECONDS: count('Timeout of one provider request', 10, 1),
@@ -176,14 +186,27 @@ export const Environment = Type.Object({
     default: '5,300,1800,7200,18000,36000,36000',
   }),
   WSP_WEBHOOK_DELIVERY_CONCURRENCY: count('Webhook deliveries sent at once, per server or worker process, in slots of their own: renders, machine jobs and periodic work never wait for them', 8, 1),
-  WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE: count("One workspace's webhook deliveries sent at once, per process (at most WSP_WEBHOOK_DELIVERY_CONCURRENCY); unset: a quarter of WSP_WEBHOOK_DELIVERY_CONCURRENCY, at least 1", undefined, 1),
+  WSP_WEBHOOK_DELIVERIES_PER_WORKSPACE: count(
+    "One workspace's webhook deliveries sent at once, per process (at most WSP_WEBHOOK_DELIVERY_CONCURRENCY); unset: a quarter of WSP_WEBHOOK_DELIVERY_CONCURRENCY, at least 1",
+    undefined,
+    1,
+  ),
   WSP_WEBHOOKS_ALLOW_HTTP: text('true: webhook URLs may be plain http (otherwise https only)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'false' }),
-  WSP_WEBHOOKS_ALLOW_PRIVATE: text('true: webhook URLs may reach private, loopback and link-local addresses (otherwise refused, also when a DNS name resolves to one)', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'false' }),
+  WSP_WEBHOOKS_ALLOW_PRIVATE: text('true: webhook URLs may reach private, loopback and link-local addresses (otherwise refused, also when a DNS name resolves to one)', {
+    ...patterned('^(true|false)$', 'true or false', 'false'),
+    default: 'false',
+  }),
   WSP_REPOSITORY_GC_HOURS: count("How often installs' git repositories are packed and pruned", 24, 1),
-  WSP_OIDC_ISSUER: text('The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off', patterned('^https?://', 'an https:// URL (http:// only on loopback)', 'https://id.example.com')),
+  WSP_OIDC_ISSUER: text(
+    'The OpenID provider for single sign-on (https; http only on loopback); unset: single sign-on is off',
+    patterned('^https?://', 'an https:// URL (http:// only on loopback)', 'https://id.example.com'),
+  ),
   WSP_OIDC_CLIENT_ID: text("The platform's client id at the OpenID provider"),
   WSP_OIDC_CLIENT_SECRET: text("The platform's client secret at the OpenID provider"),
-  WSP_OIDC_AUTO_CREATE: text('true: a person the OpenID provider vouches for becomes a user even without an invitation', { ...patterned('^(true|false)$', 'true or false', 'false'), default: 'false' }),
+  WSP_OIDC_AUTO_CREATE: text('true: a person the OpenID provider vouches for becomes a user even without an invitation', {
+    ...patterned('^(true|false)$', 'true or false', 'false'),
+    default: 'false',
+  }),
 });
 
 /** What a variable that does not match its schema is told (never its value when it is key material). */
@@ -256,7 +279,11 @@ function parseTrustProxy(value: string | undefined): Config['trustProxy'] {
 }
 
 /** A comma-separated list, each item trimmed, empty ones dropped. */
-const list = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = decodeEnvironment(env);
@@ -269,7 +296,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A render holds its output as a string and then as bytes, beside its values: a heap smaller
   // than that would stop renders the quota allows (and bytes outside the heap are not bounded by it).
   if (e.WSP_RENDER_MEMORY_MB! * 1024 * 1024 < RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) {
-    throw new ConfigError(`WSP_RENDER_MEMORY_MB must be at least ${Math.ceil((RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) / 1024 / 1024)} with WSP_QUOTA_RENDER_OUTPUT_BYTES=${e.WSP_QUOTA_RENDER_OUTPUT_BYTES}`);
+    throw new ConfigError(
+      `WSP_RENDER_MEMORY_MB must be at least ${Math.ceil((RENDER_MEMORY_PER_OUTPUT_BYTE * e.WSP_QUOTA_RENDER_OUTPUT_BYTES!) / 1024 / 1024)} with WSP_QUOTA_RENDER_OUTPUT_BYTES=${e.WSP_QUOTA_RENDER_OUTPUT_BYTES}`,
+    );
   }
   const oidc = oidcSettings(e);
   const masterKey = masterKeyOf(e);
@@ -296,7 +325,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: e.WSP_AUDIT_RETENTION_DAYS!,
     shutdownGraceSeconds: e.WSP_SHUTDOWN_GRACE_SECONDS!,
     streams: { perUser: e.WSP_STREAMS_PER_USER!, perProcess: e.WSP_STREAMS_PER_PROCESS! },
-    database: { connectTimeoutMs: e.WSP_DB_CONNECT_TIMEOUT_SECONDS! * 1000, statementTimeoutMs: e.WSP_DB_STATEMENT_TIMEOUT_SECONDS! * 1000, preparedStatements: e.WSP_DB_PREPARED_STATEMENTS === 'true' },
+    database: {
+      connectTimeoutMs: e.WSP_DB_CONNECT_TIMEOUT_SECONDS! * 1000,
+      statementTimeoutMs: e.WSP_DB_STATEMENT_TIMEOUT_SECONDS! * 1000,
+      preparedStatements: e.WSP_DB_PREPARED_STATEMENTS === 'true',
+    },
     sessions: { maxSeconds: e.WSP_SESSION_MAX_DAYS! * 86_400, perUser: e.WSP_SESSIONS_PER_USER_MAX! },
     bodyLimitBytes: 1024 * 1024,
     http: {

@@ -22,13 +22,26 @@ export interface ServeOptions {
 export async function serve(config: Config, opts: ServeOptions = { worker: true }): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, backgroundCheckpoints: true, ...config.database });
   await migrate(database);
-  const app = await buildApp({ config, database, logger: loggerOptions(config.logLevel), processMetrics: true, jobs: { leaseMs: config.jobLeaseSeconds * 1000 }, ...(opts.computeClock ? { computeClock: opts.computeClock } : {}) });
+  const app = await buildApp({
+    config,
+    database,
+    logger: loggerOptions(config.logLevel),
+    processMetrics: true,
+    jobs: { leaseMs: config.jobLeaseSeconds * 1000 },
+    ...(opts.computeClock ? { computeClock: opts.computeClock } : {}),
+  });
 
-  exitOnSignal(app.log, config.shutdownGraceSeconds, 'in-flight requests and jobs', async () => {
-    // New connections are refused while in-flight requests finish; the job runner stops in onClose.
-    await app.close();
-    await database.close();
-  }, () => app.jobs.release());
+  exitOnSignal(
+    app.log,
+    config.shutdownGraceSeconds,
+    'in-flight requests and jobs',
+    async () => {
+      // New connections are refused while in-flight requests finish; the job runner stops in onClose.
+      await app.close();
+      await database.close();
+    },
+    () => app.jobs.release(),
+  );
 
   let address: string;
   try {
@@ -44,7 +57,10 @@ export async function serve(config: Config, opts: ServeOptions = { worker: true 
   const setupCode = await issueSetupCode(database.db);
   if (setupCode) app.log.warn({ setup_code: setupCode }, `First run: no user yet. Open ${config.publicUrl}/console/ or POST /v1/setup with this setup code to make the first owner`);
   const cached = compileCache();
-  app.log.info({ address, engine: database.engine, worker: opts.worker, ...(database.checkpoints ? { sqlite_checkpoints: database.checkpoints } : {}), ...(cached ? { compile_cache: cached.cache } : {}) }, 'listening');
+  app.log.info(
+    { address, engine: database.engine, worker: opts.worker, ...(database.checkpoints ? { sqlite_checkpoints: database.checkpoints } : {}), ...(cached ? { compile_cache: cached.cache } : {}) },
+    'listening',
+  );
   // After listening, so that readiness does not wait for it; a request needing a schema first compiles it itself.
   const warming = performance.now();
   app.schemaCompilation.warm().then(

@@ -38,7 +38,10 @@ export function areaPools(deps: ServiceDeps): JobPool[] {
 /** A job runner on `deps` with every area's jobs registered (started by the caller). */
 export function createRunner(deps: ServiceDeps, opts: RunnerOptions = {}): JobRunner {
   const { db, engine, clock, log, jobs } = deps;
-  const runner = new JobRunner({ db, engine, clock, log, queue: jobs, operations: { complete: (trx, id, outcome) => completeOperation(trx, clock, id, outcome) } }, { ...opts, pools: opts.pools ?? areaPools(deps) });
+  const runner = new JobRunner(
+    { db, engine, clock, log, queue: jobs, operations: { complete: (trx, id, outcome) => completeOperation(trx, clock, id, outcome) } },
+    { ...opts, pools: opts.pools ?? areaPools(deps) },
+  );
   runner.define(areaJobs(deps, runner));
   return runner;
 }
@@ -67,10 +70,16 @@ export async function work(config: Config, opts: WorkOptions = {}): Promise<void
     throw err;
   }
 
-  exitOnSignal(log, config.shutdownGraceSeconds, 'the jobs under way', async () => {
-    await runner.stop();
-    await database.close();
-  }, () => runner.release());
+  exitOnSignal(
+    log,
+    config.shutdownGraceSeconds,
+    'the jobs under way',
+    async () => {
+      await runner.stop();
+      await database.close();
+    },
+    () => runner.release(),
+  );
 
   runner.start();
   warnAboutDataModes(config, log);

@@ -94,4 +94,3 @@ export function wspCommand(root: string): string[] {
   const flags = shebang.replace(/^#!.*?\bnode\b/, '').trim();
   return [...(flags ? flags.split(/\s+/) : []), bin];
 }
-

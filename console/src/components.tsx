@@ -21,8 +21,18 @@ export function Allowed({ to, children, otherwise = null }: { to: Permission; ch
 
 /** What a load shows while it loads or when it failed; its children once there is data. */
 export function Loaded<T>({ load, what, children }: { load: { data: T | null; error: unknown; loading: boolean }; what: string; children: (data: T) => ComponentChildren }) {
-  if (load.error) return <p role="alert" class="error">{messageOf(load.error)}</p>;
-  if (load.data === null) return <p role="status" class="muted">Loading {what}…</p>;
+  if (load.error)
+    return (
+      <p role="alert" class="error">
+        {messageOf(load.error)}
+      </p>
+    );
+  if (load.data === null)
+    return (
+      <p role="status" class="muted">
+        Loading {what}…
+      </p>
+    );
   return <>{children(load.data)}</>;
 }
 
@@ -43,7 +53,11 @@ export function FormError({ error, fields }: { error: unknown; fields: string[] 
   if (!error) return null;
   const byField = fieldErrors(error);
   const claimed = Object.keys(byField).some((k) => fields.some((f) => k === f || k.endsWith(`.${f}`) || k.startsWith(`${f}.`)));
-  return claimed ? null : <p role="alert" class="error">{messageOf(error)}</p>;
+  return claimed ? null : (
+    <p role="alert" class="error">
+      {messageOf(error)}
+    </p>
+  );
 }
 
 /** A labelled input with its error beside it; the error is tied to the input for screen readers. */

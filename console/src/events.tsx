@@ -8,7 +8,7 @@ import { Time } from './components.js';
 
 type AuditEvent = Schemas['AuditEvent'];
 
-const idIn = (data: Record<string, unknown>, key: string) => (typeof data[key] === 'string' ? (data[key]) : null);
+const idIn = (data: Record<string, unknown>, key: string) => (typeof data[key] === 'string' ? data[key] : null);
 
 /**
  * The console page of an event's resource: its own page where it has one, else the page that
@@ -88,7 +88,12 @@ export function EventDetail({ e, actorName, onClose }: { e: AuditEvent; actorNam
         <dt>By</dt>
         <dd>
           {actorName} ({e.actor.kind}
-          {e.actor.id ? <>, <code>{e.actor.id}</code></> : null})
+          {e.actor.id ? (
+            <>
+              , <code>{e.actor.id}</code>
+            </>
+          ) : null}
+          )
         </dd>
         <dt>Resource</dt>
         <dd>

@@ -114,7 +114,8 @@ export function leadTheEye(startedFrom: Element | null, refused: boolean): void 
   startedFrom.focus();
   // A button that stays disabled (an emptied form's submit) cannot hold focus: the form's first
   // field takes it, ready for the next entry.
-  if (document.activeElement !== startedFrom) startedFrom.closest('form')?.querySelector<HTMLElement>('input:not([disabled]):not([type="hidden"]), textarea:not([disabled]), select:not([disabled])')?.focus();
+  if (document.activeElement !== startedFrom)
+    startedFrom.closest('form')?.querySelector<HTMLElement>('input:not([disabled]):not([type="hidden"]), textarea:not([disabled]), select:not([disabled])')?.focus();
 }
 
 /** Focus that also brings the element into view, where a message is read before it is acted on. */

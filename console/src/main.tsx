@@ -119,7 +119,12 @@ function Shell() {
     session.signedOut();
   };
 
-  if (session.me === undefined) return <p class="loading" role="status">Loading…</p>;
+  if (session.me === undefined)
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
   const joined = async (workspaceId: string) => {
     setWorkspace(workspaceId);
     await session.load();
@@ -132,7 +137,12 @@ function Shell() {
       </main>
     );
   }
-  if (session.me === null && firstRun === undefined) return <p class="loading" role="status">Loading…</p>;
+  if (session.me === null && firstRun === undefined)
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
   if (session.me === null && firstRun) {
     return (
       <main id="main">
@@ -161,9 +171,13 @@ function Shell() {
   }
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="bar">
-        <a class="brand" href="/console/dashboards">Workspace Platform</a>
+        <a class="brand" href="/console/dashboards">
+          Workspace Platform
+        </a>
         <label class="switch">
           <span>Workspace</span>
           <select
@@ -257,8 +271,7 @@ function ToDashboards() {
   return null;
 }
 
-const landing = (next: unknown) =>
-  typeof next === 'string' && next.startsWith('/console/') && next !== '/console/' && !next.startsWith('/console/sign-in') ? next : '/console/dashboards';
+const landing = (next: unknown) => (typeof next === 'string' && next.startsWith('/console/') && next !== '/console/' && !next.startsWith('/console/sign-in') ? next : '/console/dashboards');
 
 render(
   // Only the console's own addresses are routed here; others (single sign-on, /docs) load as pages.

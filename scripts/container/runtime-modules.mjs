@@ -13,7 +13,11 @@ const app = path.resolve(process.argv[2] ?? '.');
 const top = path.join(app, 'node_modules');
 
 /** The package's name in a module specifier: `@scope/name/sub/path` and `name/sub` give the package. */
-const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 /** Where `name` resolves from the package directory `from`: its node_modules, then each parent's. */
 function resolve(name, from) {

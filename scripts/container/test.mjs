@@ -240,7 +240,11 @@ async function signIn(base) {
 /** A package of one template, an install of it, and its first render once it succeeded. */
 async function renderInstall(base, who, name) {
   const pkg = await must(api(base, 'POST', '/v1/packages', { ...who, body: { name } }), 201, 'create a package');
-  const version = await must(api(base, 'POST', `/v1/packages/${pkg.id}/versions`, { ...who, body: { semver: '1.0.0', files: { 'app.yaml': 'name: {{name}}\nreplicas: {{replicas}}\n' } } }), 201, 'publish a version');
+  const version = await must(
+    api(base, 'POST', `/v1/packages/${pkg.id}/versions`, { ...who, body: { semver: '1.0.0', files: { 'app.yaml': 'name: {{name}}\nreplicas: {{replicas}}\n' } } }),
+    201,
+    'publish a version',
+  );
   const inst = await must(api(base, 'POST', '/v1/installs', { ...who, body: { name, package_id: pkg.id, version_id: version.id, values: { name, replicas: 3 } } }), 201, 'create an install');
   const renderId = inst.last_render?.id;
   assert(renderId, 'the install answered without its first render');
@@ -257,7 +261,7 @@ async function renderInstall(base, who, name) {
   return { installId: inst.id, renderId, commit: render.commit_sha };
 }
 async function renderedFile(base, who, renderId) {
-  const files = await must(api(base, 'GET', `/v1/renders/${renderId}/files`, who), 200, 'read the render\'s files');
+  const files = await must(api(base, 'GET', `/v1/renders/${renderId}/files`, who), 200, "read the render's files");
   return files.files.find((f) => f.path === 'app.yaml')?.content;
 }
 
@@ -284,7 +288,9 @@ async function sigtermWithRequestInFlight(port, who, container) {
   let answer = '';
   socket.on('data', (chunk) => (answer += chunk));
   const closed = once(socket, 'close');
-  socket.write(`POST /v1/secrets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${who.token}\r\nService-Context: ${who.ws}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 8)}`);
+  socket.write(
+    `POST /v1/secrets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${who.token}\r\nService-Context: ${who.ws}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 8)}`,
+  );
   await sleep(300);
   const t0 = Date.now();
   const stopped = podman(['stop', '-t', '40', container]).then(() => Date.now() - t0);
@@ -322,7 +328,12 @@ async function prerequisites() {
     assert(missing.length === 0, `missing: ${missing.join(', ')} (apt-get install -y podman runc podman-compose mmdebstrap)`);
     facts.podman = (await sh('podman', ['--version'])).stdout.trim();
     facts.runc = (await sh('runc', ['--version'])).stdout.split('\n')[0].trim();
-    facts.compose = (await sh('podman-compose', ['--version'], { allowFail: true })).stdout.split('\n').find((l) => /podman-compose/i.test(l))?.replace(/\s+/g, ' ').trim() ?? 'podman-compose';
+    facts.compose =
+      (await sh('podman-compose', ['--version'], { allowFail: true })).stdout
+        .split('\n')
+        .find((l) => /podman-compose/i.test(l))
+        ?.replace(/\s+/g, ' ')
+        .trim() ?? 'podman-compose';
     facts.node = process.version;
     facts.kernel = os.release();
     facts.cpus = os.cpus().length;
@@ -330,7 +341,7 @@ async function prerequisites() {
 }
 
 async function buildImages() {
-  await check('base images from Debian packages and this machine\'s Node (made once, then kept)', async () => {
+  await check("base images from Debian packages and this machine's Node (made once, then kept)", async () => {
     const t0 = Date.now();
     await streamed('bash', ['scripts/container/base-image.sh', BASE.debian, BASE.node, BASE.postgres, BASE.caddy], logFile);
     const seconds = Math.round((Date.now() - t0) / 1000);
@@ -339,7 +350,30 @@ async function buildImages() {
   await check('the Dockerfile, unchanged, built with NODE_IMAGE and DEBIAN_IMAGE', async () => {
     const t0 = Date.now();
     const revision = (await sh('git', ['rev-parse', 'HEAD'], { allowFail: true })).stdout.trim() || 'unknown';
-    await streamed(PODMAN[0], [...PODMAN.slice(1), 'build', '--network', 'host', ...LIMITS, '--format', 'docker', '--build-arg', `NODE_IMAGE=${BASE.node}`, '--build-arg', `DEBIAN_IMAGE=${BASE.debian}`, '--build-arg', `REVISION=${revision}`, '--build-arg', `CREATED=${new Date().toISOString()}`, '-t', IMAGE, '.'], logFile);
+    await streamed(
+      PODMAN[0],
+      [
+        ...PODMAN.slice(1),
+        'build',
+        '--network',
+        'host',
+        ...LIMITS,
+        '--format',
+        'docker',
+        '--build-arg',
+        `NODE_IMAGE=${BASE.node}`,
+        '--build-arg',
+        `DEBIAN_IMAGE=${BASE.debian}`,
+        '--build-arg',
+        `REVISION=${revision}`,
+        '--build-arg',
+        `CREATED=${new Date().toISOString()}`,
+        '-t',
+        IMAGE,
+        '.',
+      ],
+      logFile,
+    );
     facts.buildSeconds = Math.round((Date.now() - t0) / 1000);
     return `${facts.buildSeconds} s`;
   });
@@ -382,7 +416,7 @@ async function singleContainer() {
     await start();
     await waitReady(base, 60_000, 'the container');
   });
-  await check('SQLite: the image\'s own health check passes', async () => {
+  await check("SQLite: the image's own health check passes", async () => {
     const attempts = await healthy(SQLITE.name);
     return attempts > 1 ? `at attempt ${attempts}` : '';
   });
@@ -393,7 +427,7 @@ async function singleContainer() {
     secret = await writeSecret(base, who, 'db-password', 'sqlite secret value');
     assert((await readSecret(base, who, secret)) === 'sqlite secret value', 'the secret read back differs');
   });
-  await check('SQLite: an install\'s render is committed', async () => {
+  await check("SQLite: an install's render is committed", async () => {
     rendered = await renderInstall(base, who, 'sqlite-app');
     const file = await renderedFile(base, who, rendered.renderId);
     assert(file === 'name: sqlite-app\nreplicas: 3\n', `the rendered file is ${JSON.stringify(file)}`);
@@ -425,11 +459,35 @@ async function singleContainer() {
     assert((await renderedFile(base, again, rendered.renderId)) === 'name: sqlite-app\nreplicas: 3\n', 'the render differs after the restart');
     assert(setupCodes(await logsOf(SQLITE.name)).length === 0, 'a setup code was logged although a user exists');
   });
-  await check('SQLite: the backup restored into a new volume (docs/operations.md\'s commands) serves the same data', async () => {
+  await check("SQLite: the backup restored into a new volume (docs/operations.md's commands) serves the same data", async () => {
     const restoredPort = await freePort();
     const restored = `http://127.0.0.1:${restoredPort}`;
-    await withInput(fs.readFileSync(path.join(backups, 'backup.tar')), PODMAN[0], [...PODMAN.slice(1), 'run', '--rm', '-i', ...LIMITS, '-v', `${SQLITE.restored}:/data`, IMAGE, 'sh', '-c', 'cat > /tmp/backup.tar && wsp admin restore --from /tmp/backup.tar --data-dir /data']);
-    await withInput(fs.readFileSync(path.join(backups, 'master.key.saved')), PODMAN[0], [...PODMAN.slice(1), 'run', '--rm', '-i', ...LIMITS, '-v', `${SQLITE.restored}:/data`, IMAGE, 'sh', '-c', 'umask 077; cat > /data/master.key']);
+    await withInput(fs.readFileSync(path.join(backups, 'backup.tar')), PODMAN[0], [
+      ...PODMAN.slice(1),
+      'run',
+      '--rm',
+      '-i',
+      ...LIMITS,
+      '-v',
+      `${SQLITE.restored}:/data`,
+      IMAGE,
+      'sh',
+      '-c',
+      'cat > /tmp/backup.tar && wsp admin restore --from /tmp/backup.tar --data-dir /data',
+    ]);
+    await withInput(fs.readFileSync(path.join(backups, 'master.key.saved')), PODMAN[0], [
+      ...PODMAN.slice(1),
+      'run',
+      '--rm',
+      '-i',
+      ...LIMITS,
+      '-v',
+      `${SQLITE.restored}:/data`,
+      IMAGE,
+      'sh',
+      '-c',
+      'umask 077; cat > /data/master.key',
+    ]);
     await podman(['run', '-d', '--name', SQLITE.restoredName, ...LIMITS, '-p', `127.0.0.1:${restoredPort}:8080`, '-v', `${SQLITE.restored}:/data`, IMAGE]);
     await waitReady(restored, 60_000, 'the restored container');
     const again = { ws: who.ws, ...(await signIn(restored)) };
@@ -469,7 +527,7 @@ async function composeStack() {
     const log = await logsOf(name('server-1'));
     assert(/"engine":"postgres"/.test(log) && /"worker":false/.test(log), 'server-1 is not a PostgreSQL server without a worker');
   });
-  await check('compose: set up through the proxy with a setup code from the servers\' logs, sign in', async () => {
+  await check("compose: set up through the proxy with a setup code from the servers' logs, sign in", async () => {
     const codes = [...setupCodes(await logsOf(name('server-1'))), ...setupCodes(await logsOf(name('server-2')))];
     who = await setUpAndSignIn(proxy, codes.reverse());
     return `${codes.length} codes logged`;
@@ -521,7 +579,14 @@ async function cleanUp() {
   // Nothing of the project is wanted any more: its containers at once (the test has checked
   // their shutdown), their volumes, and the network podman-compose 1.0 leaves behind.
   for (const container of await projectContainers()) await podman(['rm', '-f', '-v', '-t', '0', container], { allowFail: true });
-  await compose(['down', '-v'], { POSTGRES_PASSWORD: 'x', WSP_TEST_MASTER_KEY_FILE: path.join(work, 'master.key'), WSP_TEST_SERVER_1_PORT: '1', WSP_TEST_SERVER_2_PORT: '2', WSP_TEST_POSTGRES_IMAGE: BASE.postgres, WSP_TEST_CADDY_IMAGE: BASE.caddy }).catch(() => undefined);
+  await compose(['down', '-v'], {
+    POSTGRES_PASSWORD: 'x',
+    WSP_TEST_MASTER_KEY_FILE: path.join(work, 'master.key'),
+    WSP_TEST_SERVER_1_PORT: '1',
+    WSP_TEST_SERVER_2_PORT: '2',
+    WSP_TEST_POSTGRES_IMAGE: BASE.postgres,
+    WSP_TEST_CADDY_IMAGE: BASE.caddy,
+  }).catch(() => undefined);
   await podman(['network', 'rm', '-f', `${PROJECT}_default`], { allowFail: true });
 }
 
@@ -563,6 +628,8 @@ try {
 }
 await cleanUp();
 record(failure ? 'failed' : 'passed');
-console.log(`\n${failure ? 'FAILED' : 'passed'}: ${checks.filter((c) => c.ok).length} of ${checks.length} checks, ${((Date.now() - started) / 60000).toFixed(1)} minutes${failure ? ` (build log: ${logFile})` : ''}`);
+console.log(
+  `\n${failure ? 'FAILED' : 'passed'}: ${checks.filter((c) => c.ok).length} of ${checks.length} checks, ${((Date.now() - started) / 60000).toFixed(1)} minutes${failure ? ` (build log: ${logFile})` : ''}`,
+);
 if (!failure) fs.rmSync(work, { recursive: true, force: true });
 process.exit(failure ? 1 : 0);

@@ -8,6 +8,5 @@ export const oidcLoginStore = {
   /** The login its state names, deleted in the same statement: a callback is honoured once. */
   take: (db: Kysely<DB>, stateHash: string) => db.deleteFrom('oidc_logins').where('state_hash', '=', stateHash).returningAll().executeTakeFirst(),
 
-  purgeExpired: async (db: Kysely<DB>, before: number): Promise<number> =>
-    Number((await db.deleteFrom('oidc_logins').where('expires_at', '<', before).executeTakeFirst()).numDeletedRows),
+  purgeExpired: async (db: Kysely<DB>, before: number): Promise<number> => Number((await db.deleteFrom('oidc_logins').where('expires_at', '<', before).executeTakeFirst()).numDeletedRows),
 };

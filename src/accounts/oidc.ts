@@ -97,7 +97,14 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
       const nonce = client.randomNonce();
       const verifier = client.randomPKCECodeVerifier();
       const binding = randomBytes(32).toString('base64url');
-      await oidcLoginStore.insert(db, { state_hash: hashToken(state), code_verifier: verifier, nonce, return_to: safeReturnTo(returnTo), expires_at: now + LOGIN_SECONDS, browser_hash: hashToken(binding) });
+      await oidcLoginStore.insert(db, {
+        state_hash: hashToken(state),
+        code_verifier: verifier,
+        nonce,
+        return_to: safeReturnTo(returnTo),
+        expires_at: now + LOGIN_SECONDS,
+        browser_hash: hashToken(binding),
+      });
       const url = client.buildAuthorizationUrl(config, {
         redirect_uri: redirectUri,
         scope: 'openid email profile',
@@ -157,7 +164,12 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
         throw failed(`the code or the ID token was refused (${(err as Error).message.slice(0, 200)})`);
       }
       const userId = await userFor(config.serverMetadata().issuer, claims, await signedInUser(browser.session), client_);
-      const session = await createSession(db, clock, userId, deps.sessions, { issuedBy: 'oidc', ip: client_.ip, userAgent: client_.userAgent, event: { log: deps.events, origin: originOfClient(client_) } });
+      const session = await createSession(db, clock, userId, deps.sessions, {
+        issuedBy: 'oidc',
+        ip: client_.ip,
+        userAgent: client_.userAgent,
+        event: { log: deps.events, origin: originOfClient(client_) },
+      });
       return { session, returnTo: login.return_to };
     }
   }
@@ -191,7 +203,10 @@ export function createOidc(deps: { db: Kysely<DB>; clock: Clock; sessions: Sessi
       await db.transaction().execute(async (trx) => {
         await identity.linkOidc(trx, { issuer, subject: claims.sub, user_id: holder.id, created_at: now });
         await identity.verifyEmail(trx, holder.id);
-        await deps.events.record(trx, { workspaceId: null, actor: { kind: 'user', id: holder.id }, credentialId: null, origin }, 'user.email_verified', holder.id, { email: holder.email, method: 'oidc' });
+        await deps.events.record(trx, { workspaceId: null, actor: { kind: 'user', id: holder.id }, credentialId: null, origin }, 'user.email_verified', holder.id, {
+          email: holder.email,
+          method: 'oidc',
+        });
       });
       return holder.id;
     }

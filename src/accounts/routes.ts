@@ -12,7 +12,23 @@ const OIDC_START = '/v1/auth/oidc/start';
 /** Binds a single sign-on to the browser that started it; sent only to the callback's path. */
 const OIDC_BINDING_COOKIE = 'wsp_oidc';
 const OIDC_COOKIE_PATH = '/v1/auth/oidc';
-import { OidcCallbackQuery, OidcStartQuery, Redirect, Accepted, AcceptInvitationBody, CreatedInvitation, CreateInvitationBody, Invitation, InvitationParams, Providers, SetupBody, SetupDone, SetupState, SignedIn, SignInBody } from './schemas.js';
+import {
+  OidcCallbackQuery,
+  OidcStartQuery,
+  Redirect,
+  Accepted,
+  AcceptInvitationBody,
+  CreatedInvitation,
+  CreateInvitationBody,
+  Invitation,
+  InvitationParams,
+  Providers,
+  SetupBody,
+  SetupDone,
+  SetupState,
+  SignedIn,
+  SignInBody,
+} from './schemas.js';
 import { guarded } from '../auth/roles.js';
 
 /** Inviting and revoking are an owner's or admin's (docs/spec-gaps.md, "Accounts and sign-in"). */
@@ -107,8 +123,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         operationId: 'finishOidcSignIn',
         tags: ['sessions'],
         summary: 'Single sign-on: where the OpenID provider sends the browser back',
-        description:
-          `Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its \`${OIDC_BINDING_COOKIE}\` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the \`wsp_session\` cookie and redirects (302) to the \`return_to\` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).`,
+        description: `Checks the state (a login this server started, used once, within 10 minutes, in this very browser: its \`${OIDC_BINDING_COOKIE}\` cookie), exchanges the code with its PKCE verifier, checks the ID token (signature, issuer, audience, expiry, nonce), finds the user, sets the \`wsp_session\` cookie and redirects (302) to the \`return_to\` of the start. The user is the one linked to the provider's subject; else the one whose proven address the provider vouches for; else, when the browser is signed in to the account holding that address unproven, that account (which proves it now); else a new user (when invited or WSP_OIDC_AUTO_CREATE is on), who takes the address from any account that never proved it. Single sign-on never signs in to an account whose address nobody proved. Refused, with no session made: 400 (7052) with the reason; a person with no user, no pending invitation for their email, and WSP_OIDC_AUTO_CREATE off: 403 (7051).`,
         security: [],
         querystring: OidcCallbackQuery,
         response: { 302: Redirect, ...errorResponses(400, 403, 404, 422, 503) },
@@ -133,7 +148,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         operationId: 'createWorkspaceInvitation',
         tags: ['workspaces'],
         summary: 'Invite someone by email (owner or admin)',
-        description: 'The `url` carries the invitation\'s secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).',
+        description: "The `url` carries the invitation's secret and is shown only here; it works for 7 days, once. Only an owner invites an owner (403 7049).",
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         params: WorkspaceParams,
         body: CreateInvitationBody,
@@ -152,7 +167,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         operationId: 'listWorkspaceInvitations',
         tags: ['workspaces'],
         summary: "The workspace's pending invitations, newest first (owner or admin; API tokens with members:read)",
-        description: 'Not yet accepted, revoked or expired. Never shows an invitation\'s secret.',
+        description: "Not yet accepted, revoked or expired. Never shows an invitation's secret.",
         headers: requestHeaders(),
         params: WorkspaceParams,
         querystring: PageQuery(100, 50),
@@ -191,7 +206,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         tags: ['workspaces'],
         summary: 'Accept an invitation',
         description:
-          'Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation\'s role (a member already keeps their role). Not signed in: a user is made with the invitation\'s email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).',
+          "Signed in (a session, a cookie or a JWT): the caller joins the workspace with the invitation's role (a member already keeps their role). Not signed in: a user is made with the invitation's email, `name` and `password`, joins, and gets the `wsp_session` cookie. An unknown secret is 404; one used, revoked or expired 410 (7046); a new user whose email someone already has 409 (7047).",
         // A credential is optional here: none is one of the alternatives.
         security: [{ bearer: [] }, { cookie: [] }, {}],
         body: AcceptInvitationBody,
@@ -214,7 +229,7 @@ export function accountRoutes(app: App, accounts: AccountService, opts: AccountR
         tags: ['sessions'],
         summary: 'Whether the first run is still to do',
         description:
-          '`required` is true while the database has no user: a sign-in page then offers the first-run form (POST /v1/setup with the code the server printed in its log) instead of a sign-in nobody can pass. Needs no credential; it says no more than POST /v1/setup\'s 403 or 410 would.',
+          "`required` is true while the database has no user: a sign-in page then offers the first-run form (POST /v1/setup with the code the server printed in its log) instead of a sign-in nobody can pass. Needs no credential; it says no more than POST /v1/setup's 403 or 410 would.",
         security: [],
         response: { 200: SetupState, ...errorResponses(422) },
       },

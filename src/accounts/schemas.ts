@@ -2,7 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PathId, patterned, UnixSeconds } from '../http/schemas.js';
 
 /** An email as people type them: one @, no spaces; compared case-insensitively. */
-export const Email = Type.String({ minLength: 3, maxLength: 254, ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com', 'ada@example.com'), description: 'An email address (compared case-insensitively)' });
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  ...patterned('^[^\\s@]+@[^\\s@]+$', 'an email address such as ada@example.com', 'ada@example.com'),
+  description: 'An email address (compared case-insensitively)',
+});
 /** What a new password must be (docs/spec-gaps.md, "Accounts and sign-in": 12-256 characters); checked before any hashing. */
 export const NewPassword = Type.String({ minLength: 12, maxLength: 256, description: '12-256 characters' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
@@ -99,10 +104,7 @@ export const SetupState = Type.Object(
   { title: 'SetupState', additionalProperties: false },
 );
 
-export const SetupDone = Type.Object(
-  { user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() },
-  { title: 'SetupDone', additionalProperties: false },
-);
+export const SetupDone = Type.Object({ user_id: Type.String(), workspace_id: Type.String(), session_id: Type.String() }, { title: 'SetupDone', additionalProperties: false });
 
 /** The longest `return_to` a single sign-on keeps: a console deep link is far shorter. */
 export const MAX_RETURN_TO = 1024;

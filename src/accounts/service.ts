@@ -50,7 +50,9 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
 
   /** A sign-in refused for its credentials: recorded, about the user the email names if any. */
   const failed = (client: Client, email: string, userId: string | null) =>
-    events.record(db, { workspaceId: null, actor: { kind: 'anonymous', id: null }, credentialId: null, origin: originOfClient(client) }, 'session.failed', userId ?? 'none', { email: email.trim().slice(0, 254) });
+    events.record(db, { workspaceId: null, actor: { kind: 'anonymous', id: null }, credentialId: null, origin: originOfClient(client) }, 'session.failed', userId ?? 'none', {
+      email: email.trim().slice(0, 254),
+    });
 
   return {
     /**
@@ -117,7 +119,13 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
       requireRoleOfUser(ctx, ['owner', 'admin']);
       pathWorkspace(ctx, rawWorkspaceId);
       const now = nowSeconds(clock);
-      return pageById(cursors, `invitations:${ctx.workspaceId}`, page, (after, take) => invitationStore.pending(db, ctx.workspaceId, now, take, after), (r) => r);
+      return pageById(
+        cursors,
+        `invitations:${ctx.workspaceId}`,
+        page,
+        (after, take) => invitationStore.pending(db, ctx.workspaceId, now, take, after),
+        (r) => r,
+      );
     },
 
     async revokeInvitation(ctx: WorkspaceContext, rawWorkspaceId: string, rawId: string) {
@@ -156,7 +164,12 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
           const existing = await identity.roleOf(trx, inv.workspace_id, userId);
           const role = existing ?? inv.role;
           if (!existing) await identity.setRole(trx, { workspace_id: inv.workspace_id, user_id: userId, role, created_at: now });
-          const source = { workspaceId: inv.workspace_id, actor: { kind: 'user' as const, id: userId }, credentialId: caller?.kind === 'session' ? caller.sessionId : null, origin: originOfClient(client) };
+          const source = {
+            workspaceId: inv.workspace_id,
+            actor: { kind: 'user' as const, id: userId },
+            credentialId: caller?.kind === 'session' ? caller.sessionId : null,
+            origin: originOfClient(client),
+          };
           await events.record(trx, source, 'invitation.accepted', inv.id, { user_id: userId, role, new_user: !caller, already_member: existing !== undefined && existing !== null });
           return role;
         })
@@ -167,7 +180,11 @@ export function createAccountService({ db, clock, config, cursors, events }: Acc
             const how = config.oidc
               ? 'sign in with single sign-on to prove the address is yours (it then moves to you), then accept'
               : 'ask the operator of this server to free it (wsp admin user release-email), then accept';
-            throw new ApiError('EMAIL_HELD_UNVERIFIED', { message: `An account that never proved it controls ${inv.email} holds it: ${how}`, path: ['body', 'token'], metadata: { oidc: config.oidc ? 'on' : 'off' } });
+            throw new ApiError('EMAIL_HELD_UNVERIFIED', {
+              message: `An account that never proved it controls ${inv.email} holds it: ${how}`,
+              path: ['body', 'token'],
+              metadata: { oidc: config.oidc ? 'on' : 'off' },
+            });
           }
           throw new ApiError('EMAIL_TAKEN', { message: `A user already has the email ${inv.email}: sign in as them, then accept`, path: ['body', 'token'] });
         });

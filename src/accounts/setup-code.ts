@@ -18,7 +18,10 @@ const KEY = 'setup_code_hash';
  */
 export async function issueSetupCode(db: Kysely<DB>): Promise<string | null> {
   if (await identity.anyUser(db)) return null;
-  const raw = randomBytes(10).toString('base64url').toUpperCase().replace(/[^A-Z0-9]/g, 'X');
+  const raw = randomBytes(10)
+    .toString('base64url')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, 'X');
   const code = `${raw.slice(0, 4)}-${raw.slice(4, 8)}-${raw.slice(8, 12)}`;
   const hash = hashToken(code);
   await settingsStore.set(db, `${KEY}.${hash}`, hash);

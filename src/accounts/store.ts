@@ -9,13 +9,7 @@ export const invitationStore = {
 
   /** Pending ones: not accepted, not revoked, not expired; newest first, keyset below `beforeId`. */
   pending: (db: Kysely<DB>, workspaceId: string, now: number, limit: number, beforeId: string | null) => {
-    let q = db
-      .selectFrom('invitations')
-      .select(LISTED)
-      .where('workspace_id', '=', workspaceId)
-      .where('accepted_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', now);
+    let q = db.selectFrom('invitations').select(LISTED).where('workspace_id', '=', workspaceId).where('accepted_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', now);
     if (beforeId) q = q.where('id', '<', beforeId);
     return q.orderBy('id', 'desc').limit(limit).execute();
   },

@@ -108,7 +108,8 @@ function readSnapshot(file: string): { migration: string | null; commitsByInstal
  * and made again if it is not whole.
  */
 async function copyRepository(from: string, to: string, known: Set<string>): Promise<void> {
-  if (!fs.existsSync(path.join(from, 'HEAD'))) throw new AdminError(`the repository of install ${path.basename(from, '.git')} is missing from ${path.dirname(from)}; was the install deleted during the backup? Run the backup again`);
+  if (!fs.existsSync(path.join(from, 'HEAD')))
+    throw new AdminError(`the repository of install ${path.basename(from, '.git')} is missing from ${path.dirname(from)}; was the install deleted during the backup? Run the backup again`);
   let problem = '';
   for (let attempt = 0; attempt < COPY_ATTEMPTS; attempt++) {
     fs.rmSync(to, { recursive: true, force: true });
@@ -147,9 +148,11 @@ export async function restoreSqlite(from: string, dataDir: string): Promise<Reco
   const dir = path.resolve(dataDir);
   if (!fs.existsSync(file)) throw new AdminError(`${file} does not exist`);
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new AdminError(`${dir} is not empty: a backup is restored only into a new data directory`);
-  const listing = (await run('tar', ['-tf', file], { maxBuffer: 256 * 1024 * 1024 }).catch((e: Error) => {
-    throw new AdminError(`${file} is not a backup of wsp: ${e.message.split('\n')[0]}`);
-  })).stdout.split('\n');
+  const listing = (
+    await run('tar', ['-tf', file], { maxBuffer: 256 * 1024 * 1024 }).catch((e: Error) => {
+      throw new AdminError(`${file} is not a backup of wsp: ${e.message.split('\n')[0]}`);
+    })
+  ).stdout.split('\n');
   if (!listing.includes(`./${MANIFEST}`)) throw new AdminError(`${file} is not a backup of wsp (no ${MANIFEST} in it)`);
   if (listing.some((p) => p.split('/').includes('..') || p.startsWith('/'))) throw new AdminError(`${file} names paths outside its directory`);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -148,7 +148,9 @@ export function createAdminService(db: Kysely<DB>, clock: Clock, sessions: Sessi
      * Once the database has a user it is refused unless forced (docs/spec-gaps.md, "Accounts and sign-in"); an email and a
      * password let the owner sign in (POST /v1/sessions).
      */
-    async bootstrap(opts: { force?: boolean; email?: string | undefined; password?: string | undefined } = {}): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
+    async bootstrap(
+      opts: { force?: boolean; email?: string | undefined; password?: string | undefined } = {},
+    ): Promise<{ workspace_id: string; user_id: string; session_token: string; api_token: string }> {
       if (!opts.force && (await identity.anyUser(db))) throw new AdminError('the database already has users: bootstrap is for the first run (--force makes another workspace and owner anyway)');
       if (opts.password !== undefined && (opts.password.length < PASSWORD_MIN || opts.password.length > PASSWORD_MAX)) {
         throw new AdminError(`a password is ${PASSWORD_MIN}-${PASSWORD_MAX} characters; this one is ${opts.password.length}`);

@@ -34,7 +34,7 @@ export function auditRoutes(app: App, audit: AuditService): void {
         tags: ['audit'],
         summary: "The caller's own security log, newest first: sign-ins, sessions, device approvals",
         description:
-          "The events of the signed-in person that belong to no workspace: their sign-ins (`session.created`), sign-ins that failed naming their account (`session.failed`, with the address and client that tried), sessions ended, device sign-ins approved or denied, and their address proven or released. Each with the IP address and user agent of the request. A user route: a workspace API token is 403 (7024). Kept as long as the audit log. Filters combine; a cursor belongs to the filters it was made with.",
+          'The events of the signed-in person that belong to no workspace: their sign-ins (`session.created`), sign-ins that failed naming their account (`session.failed`, with the address and client that tried), sessions ended, device sign-ins approved or denied, and their address proven or released. Each with the IP address and user agent of the request. A user route: a workspace API token is 403 (7024). Kept as long as the audit log. Filters combine; a cursor belongs to the filters it was made with.',
         headers: requestHeaders(),
         querystring: ListMyEventsQuery,
         response: { 200: AuditEventList, ...errorResponses(401, 403, 422) },

@@ -16,7 +16,6 @@ export type AuditServiceDeps = Pick<ServiceDeps, 'db' | 'cursors' | 'clock' | 'c
 /** Events are deleted this many at a time by the purge, so no one statement holds the database long. */
 const PURGE_BATCH = 5000;
 
-
 /** The audit log (docs/spec-gaps.md, "Events and the audit log"): a workspace's events, for its owners and admins and `audit:read` tokens. */
 export function createAuditService({ db, cursors, clock, config }: AuditServiceDeps) {
   return {

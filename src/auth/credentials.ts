@@ -2,11 +2,7 @@ import { crc32 } from 'node:zlib';
 import { BASE62, base62, randomString, sha256Hex } from '../shared/crypto.js';
 
 /** The three kinds of bearer credential the spec accepts, told apart by their shape alone. */
-export type CredentialShape =
-  | { kind: 'api_token'; hash: string }
-  | { kind: 'session'; hash: string }
-  | { kind: 'jwt'; token: string }
-  | { kind: 'malformed' };
+export type CredentialShape = { kind: 'api_token'; hash: string } | { kind: 'session'; hash: string } | { kind: 'jwt'; token: string } | { kind: 'malformed' };
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 /** The longest JWT `sub` accepted (and so the longest subject `wsp admin user link` takes). */

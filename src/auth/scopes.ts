@@ -28,5 +28,4 @@ export interface NoTokenScope {
 /** Stored form: sorted, space-separated; null for all. */
 export const storedScopes = (scopes: readonly TokenScope[] | undefined): string | null => (scopes === undefined ? null : [...new Set(scopes)].sort().join(' '));
 
-export const parseStoredScopes = (stored: string | null): TokenScope[] | null =>
-  stored === null ? null : (stored.split(' ').filter((s) => s !== '') as TokenScope[]);
+export const parseStoredScopes = (stored: string | null): TokenScope[] | null => (stored === null ? null : (stored.split(' ').filter((s) => s !== '') as TokenScope[]));

@@ -67,10 +67,7 @@ export function requireRole(ctx: RequestContext, roles: readonly Role[]): void {
   if (ctx.role && roles.includes(ctx.role)) return;
   // A viewer is told so by a code of its own: it reads, and this needs more than reading.
   if (ctx.role === 'viewer') throw new ApiError('VIEWER_READ_ONLY', { message: `A viewer cannot do this: it needs the workspace role ${roles.join(' or ')}` });
-  const message =
-    ctx.principal.kind === 'api_token'
-      ? `A workspace API token cannot do this; it needs a user with role ${roles.join(' or ')}`
-      : `This needs the workspace role ${roles.join(' or ')}`;
+  const message = ctx.principal.kind === 'api_token' ? `A workspace API token cannot do this; it needs a user with role ${roles.join(' or ')}` : `This needs the workspace role ${roles.join(' or ')}`;
   throw new ApiError('ROLE_REQUIRED', { message });
 }
 

@@ -21,7 +21,7 @@ export const ComputeCatalog = Type.Object(
           memory_gb: Type.Number({ description: 'Memory, GB' }),
           disk_gb: Type.Number({ description: 'Local disk, GB' }),
           architecture: Type.String({ description: '`x86` or `arm`' }),
-          monthly_price_cents: Cents('The lowest gross monthly price over its regions, in cents of the provider\'s currency (EUR)'),
+          monthly_price_cents: Cents("The lowest gross monthly price over its regions, in cents of the provider's currency (EUR)"),
           prices: Type.Array(
             Type.Object(
               { region: Type.String({ description: 'A region id the type is offered in' }), monthly_price_cents: Cents('Gross monthly price there, in cents') },

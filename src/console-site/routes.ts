@@ -30,7 +30,10 @@ export function consoleRoutes(app: App): void {
   const sendPage = async (_request: unknown, reply: FastifyReply) => {
     const body = indexPage();
     if (!body) return reply.code(503).headers({ 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).send('The console is not built: run `npm run build`.\n');
-    return reply.code(200).headers({ ...SECURITY, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' }).send(body);
+    return reply
+      .code(200)
+      .headers({ ...SECURITY, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
+      .send(body);
   };
 
   app.get('/console', { config: { auth: 'none', database: false }, schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 308));
@@ -48,7 +51,10 @@ export function consoleRoutes(app: App): void {
     } catch {
       return reply.code(404).headers({ 'content-type': 'text/plain; charset=utf-8' }).send('Not found\n');
     }
-    return reply.code(200).headers({ ...SECURITY, 'content-type': CONTENT_TYPES[path.extname(file)]!, 'cache-control': 'public, max-age=31536000, immutable' }).send(body);
+    return reply
+      .code(200)
+      .headers({ ...SECURITY, 'content-type': CONTENT_TYPES[path.extname(file)]!, 'cache-control': 'public, max-age=31536000, immutable' })
+      .send(body);
   });
   app.get('/console/*', pageRoute, sendPage);
 }

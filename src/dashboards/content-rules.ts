@@ -19,17 +19,7 @@ export function assertUniqueKeys(content: Keyed, at: readonly string[]): void {
       seen.add(v);
     });
   };
-  repeats(content.filter_definitions?.map((f) => f.key) ?? [], ErrorCodes.DUPLICATE_FILTER_KEY.code, 'Another filter definition has this key', (i) => [
-    ...at,
-    'filter_definitions',
-    String(i),
-    'key',
-  ]);
-  repeats(content.widgets?.map((w) => w.widget_id) ?? [], ErrorCodes.DUPLICATE_WIDGET_ID.code, 'Another widget has this widget_id', (i) => [
-    ...at,
-    'widgets',
-    String(i),
-    'widget_id',
-  ]);
+  repeats(content.filter_definitions?.map((f) => f.key) ?? [], ErrorCodes.DUPLICATE_FILTER_KEY.code, 'Another filter definition has this key', (i) => [...at, 'filter_definitions', String(i), 'key']);
+  repeats(content.widgets?.map((w) => w.widget_id) ?? [], ErrorCodes.DUPLICATE_WIDGET_ID.code, 'Another widget has this widget_id', (i) => [...at, 'widgets', String(i), 'widget_id']);
   if (entries.length > 0) throw new ApiError('DUPLICATE_WIDGET_ID', { entries });
 }

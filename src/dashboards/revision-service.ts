@@ -69,7 +69,14 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
         shown = await present(ctx, rows.slice(0, limit));
         return rows;
       };
-      return pageBySeq(cursors, `dashboard_revisions:${ctx.workspaceId}:${id}`, { limit, cursor }, fetch, (r) => r.seq, (r) => shown.get(r.id)!);
+      return pageBySeq(
+        cursors,
+        `dashboard_revisions:${ctx.workspaceId}:${id}`,
+        { limit, cursor },
+        fetch,
+        (r) => r.seq,
+        (r) => shown.get(r.id)!,
+      );
     },
 
     async get(ctx: WorkspaceContext, rawId: string, rawRevisionId: string): Promise<DashboardRevision> {
@@ -106,7 +113,12 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
               })),
             });
           }
-          await reactivate(trx, clock, ctx.workspaceId, [...snippets.values()].filter((s) => s.state === 'archived').map((s) => s.id));
+          await reactivate(
+            trx,
+            clock,
+            ctx.workspaceId,
+            [...snippets.values()].filter((s) => s.state === 'archived').map((s) => s.id),
+          );
           const restored = await appendRevision(trx, head, content, meta(ctx, 'restore', summary, source.id));
           await events.record(trx, ctx, 'dashboard.restored', head.id, { revision_id: restored.current_revision_id, restored_from_revision_id: source.id });
           return restored;
@@ -115,12 +127,18 @@ export function createRevisionService({ db, engine, clock, cursors, events }: Pi
 
     /** A `workspace_overview` dashboard's filters, default values and widgets back to the built-in layout (`source: reset`). */
     reset: (ctx: WorkspaceContext, rawId: string, ifMatch: string, summary: string | null) =>
-      write(ctx, rawId, ifMatch, async () => undefined, async (trx, head) => {
-        if (head.purpose !== 'workspace_overview') throw new ApiError('DASHBOARD_NOT_RESETTABLE', { metadata: { purpose: head.purpose } });
-        const reset = await appendRevision(trx, head, { ...toContent(head), ...defaultOverviewLayout() }, meta(ctx, 'reset', summary, null));
-        await events.record(trx, ctx, 'dashboard.reset', head.id, { revision_id: reset.current_revision_id });
-        return reset;
-      }),
+      write(
+        ctx,
+        rawId,
+        ifMatch,
+        async () => undefined,
+        async (trx, head) => {
+          if (head.purpose !== 'workspace_overview') throw new ApiError('DASHBOARD_NOT_RESETTABLE', { metadata: { purpose: head.purpose } });
+          const reset = await appendRevision(trx, head, { ...toContent(head), ...defaultOverviewLayout() }, meta(ctx, 'reset', summary, null));
+          await events.record(trx, ctx, 'dashboard.reset', head.id, { revision_id: reset.current_revision_id });
+          return reset;
+        },
+      ),
   };
 }
 

@@ -55,13 +55,7 @@ export function createDashboardService({ db, clock, cursors, events }: Pick<Serv
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `dashboards:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => dashboardStore.page(db, ctx.workspaceId, take, after),
-        toDashboard,
-      );
+      return pageById(cursors, `dashboards:${ctx.workspaceId}`, { limit, cursor }, (after, take) => dashboardStore.page(db, ctx.workspaceId, take, after), toDashboard);
     },
 
     /**

@@ -39,8 +39,7 @@ export const dashboardStore = {
 
   insertRevision: (db: Kysely<DB>, row: DashboardRevisionsTable) => db.insertInto('dashboard_revisions').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<DashboardView | undefined> =>
-    view(db).where('d.workspace_id', '=', workspaceId).where('d.id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<DashboardView | undefined> => view(db).where('d.workspace_id', '=', workspaceId).where('d.id', '=', id).executeTakeFirst(),
 
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null): Promise<DashboardView[]> => {
     let q = view(db).where('d.workspace_id', '=', workspaceId);
@@ -54,13 +53,17 @@ export const dashboardStore = {
    * with one If-Match run one after the other and only the first finds its etag current.
    */
   lock: async (db: Kysely<DB>, workspaceId: string, id: string): Promise<DashboardView | undefined> => {
-    const res = await db.updateTable('dashboards').set({ etag: sql`etag` }).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+    const res = await db
+      .updateTable('dashboards')
+      .set({ etag: sql`etag` })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return undefined;
     return view(db).where('d.id', '=', id).executeTakeFirst();
   },
 
-  setHead: (db: Kysely<DB>, id: string, head: Pick<DashboardsTable, 'current_revision_id' | 'etag' | 'updated_at'>) =>
-    db.updateTable('dashboards').set(head).where('id', '=', id).execute(),
+  setHead: (db: Kysely<DB>, id: string, head: Pick<DashboardsTable, 'current_revision_id' | 'etag' | 'updated_at'>) => db.updateTable('dashboards').set(head).where('id', '=', id).execute(),
 
   /** Conditional delete (any etag for `*`); its revisions go with it (ON DELETE CASCADE). */
   deleteIf: async (db: Kysely<DB>, workspaceId: string, id: string, expected: string): Promise<boolean> => {
@@ -75,13 +78,7 @@ export const dashboardStore = {
     (await db.selectFrom('dashboards').select('etag').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst())?.etag,
 
   revision: (db: Kysely<DB>, workspaceId: string, dashboardId: string, id: string) =>
-    db
-      .selectFrom('dashboard_revisions')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('dashboard_id', '=', dashboardId)
-      .where('id', '=', id)
-      .executeTakeFirst(),
+    db.selectFrom('dashboard_revisions').selectAll().where('workspace_id', '=', workspaceId).where('dashboard_id', '=', dashboardId).where('id', '=', id).executeTakeFirst(),
 
   /** Newest first by number, keyset below `beforeSeq`: the (dashboard_id, seq) index answers it. */
   revisions: (db: Kysely<DB>, workspaceId: string, dashboardId: string, limit: number, beforeSeq: number | null) => {

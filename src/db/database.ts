@@ -1,14 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import {
-  Kysely,
-  Migrator,
-  SqliteDialect,
-  sql,
-  type Driver,
-  type SelectQueryBuilder,
-} from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type Driver, type SelectQueryBuilder } from 'kysely';
 import type { DB } from './tables.js';
 import { migrationProvider } from './migrations/index.js';
 import { makeDirectory, makePrivateFile } from '../shared/directories.js';

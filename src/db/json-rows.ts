@@ -70,12 +70,14 @@ export function preparedJsonPage<Args extends unknown[]>(rows: RowsOf<Args>) {
   const aggregated = prepared((db, ...all: unknown[]) => {
     const [shown, shownAgain, list] = all.slice(-3);
     const numbered = rows(db, ...(all.slice(0, -3) as [...Args, number])).select(sql<number>`row_number() over (order by ${sql.ref('id')} desc)`.as('n'));
-    return db.selectFrom(numbered.as('p')).select([
-      sql<string | null>`string_agg(p.json, ',' order by p.n) filter (where p.n <= ${shown})`.as('items'),
-      sql<number | string>`count(*)`.as('rows'),
-      sql<string | null>`max(case when p.n = ${shownAgain} then p.id end)`.as('last_id'),
-      listVersion(list).as('version'),
-    ]);
+    return db
+      .selectFrom(numbered.as('p'))
+      .select([
+        sql<string | null>`string_agg(p.json, ',' order by p.n) filter (where p.n <= ${shown})`.as('items'),
+        sql<number | string>`count(*)`.as('rows'),
+        sql<string | null>`max(case when p.n = ${shownAgain} then p.id end)`.as('last_id'),
+        listVersion(list).as('version'),
+      ]);
   });
   const perRow = prepared((db, ...all: unknown[]) => rows(db, ...(all.slice(0, -1) as [...Args, number])).select(listVersion(all[all.length - 1]).as('version')));
 

@@ -79,9 +79,7 @@ export function preparedInsert<T extends keyof DB & string, const C extends read
   // Every column, so that a column added to the table later cannot be left out silently.
   columns: C & ([Exclude<keyof DB[T], C[number]>] extends [never] ? unknown : { missing: Exclude<keyof DB[T], C[number]> }),
 ) {
-  const insert = prepared((db, ...values: unknown[]) =>
-    db.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as never),
-  );
+  const insert = prepared((db, ...values: unknown[]) => db.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as never));
   return async (db: Kysely<DB>, row: DB[T]): Promise<void> => {
     await insert.all(db, ...columns.map((c) => row[c]));
   };

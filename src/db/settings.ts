@@ -4,14 +4,22 @@ import type { DB } from './tables.js';
 export const settingsStore = {
   /** A server-wide value made once; every instance on the same database reads the same one. */
   async getOrCreate(db: Kysely<DB>, key: string, make: () => string): Promise<string> {
-    await db.insertInto('settings').values({ key, value: make() }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    await db
+      .insertInto('settings')
+      .values({ key, value: make() })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
     const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
     return row.value;
   },
 
   /** Sets `key` unless it is set already: false when it was (first-run flags, claimed once). */
   claim: async (db: Kysely<DB>, key: string, value: string): Promise<boolean> => {
-    const res = await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).executeTakeFirst();
+    const res = await db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
   },
 
@@ -33,5 +41,9 @@ export const settingsStore = {
   },
 
   set: (db: Kysely<DB>, key: string, value: string) =>
-    db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute(),
+    db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute(),
 };

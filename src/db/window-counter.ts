@@ -33,7 +33,12 @@ export async function countAttempt(db: Kysely<DB>, table: WindowTable, key: stri
 /** An attempt that turned out not to be a failure does not count. */
 export async function giveBackAttempt(db: Kysely<DB>, table: WindowTable, key: string): Promise<void> {
   const t = table as 'request_limits';
-  await db.updateTable(t).set({ failures: sql<number>`failures - 1` }).where('key', '=', key).where('failures', '>', 0).execute();
+  await db
+    .updateTable(t)
+    .set({ failures: sql<number>`failures - 1` })
+    .where('key', '=', key)
+    .where('failures', '>', 0)
+    .execute();
 }
 
 /** Windows that ended before `before`: nothing counts in them any more. */

@@ -17,7 +17,7 @@ export const EVENT_TYPES = {
   'session.created': 'A user signed in (password or single sign-on).',
   'session.failed': 'A sign-in failed (wrong password, unknown email, too many attempts).',
   'session.revoked': 'A session was ended (signed out, or ended from another session).',
-  'user.email_verified': "A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).",
+  'user.email_verified': 'A user proved they control their address: signed in by single sign-on with it, while signed in to the account (or an operator vouched for it).',
   'user.email_released': 'An address nobody had proven was taken from an account: its proven owner signed in by single sign-on (or an operator freed it).',
   'device_authorization.approved': 'A user approved a device sign-in (the CLI).',
   'device_authorization.denied': 'A user denied a device sign-in.',

@@ -17,7 +17,6 @@ export interface Buckets {
   count: number;
 }
 
-
 /**
  * A minute is counted once it ended this long ago: an event's `created_at` is taken when its
  * transaction writes it, and no transaction here lives minutes (statements are bounded by
@@ -135,7 +134,11 @@ export function nextPiece(span: { first: number; last: number } | undefined, fir
  */
 function eventsIn(db: Kysely<DB>, engine: Engine, workspaceId: string, [a, z]: Seconds) {
   const ws = engine === 'sqlite' ? sql`+workspace_id` : sql`workspace_id`;
-  return db.selectFrom('events').where(sql<boolean>`${ws} = ${workspaceId}`).where('created_at', '>', a).where('created_at', '<=', z);
+  return db
+    .selectFrom('events')
+    .where(sql<boolean>`${ws} = ${workspaceId}`)
+    .where('created_at', '>', a)
+    .where('created_at', '<=', z);
 }
 
 /**
@@ -166,10 +169,7 @@ export const minuteCountsStore = {
 
   /** The counted minutes first..last, each with its events' number under `f` (minutes without any left out). */
   async counted(db: Kysely<DB>, workspaceId: string, first: number, last: number, f: EventFilter): Promise<{ minute: number; n: number }[]> {
-    const rows = await narrow(
-      db.selectFrom('event_counts').where('workspace_id', '=', workspaceId).where('minute', '>=', first).where('minute', '<=', last),
-      f,
-    )
+    const rows = await narrow(db.selectFrom('event_counts').where('workspace_id', '=', workspaceId).where('minute', '>=', first).where('minute', '<=', last), f)
       .select(['minute', sql<number>`sum(n)`.as('n')])
       .groupBy('minute')
       .execute();
@@ -195,7 +195,11 @@ export const minuteCountsStore = {
         .groupBy(['minute', 'type', 'resource_type'])
         .execute();
       await db.transaction().execute(async (trx) => {
-        await trx.insertInto('event_count_spans').values({ workspace_id: workspaceId, first_minute: 0, last_minute: -1 }).onConflict((oc) => oc.column('workspace_id').doNothing()).execute();
+        await trx
+          .insertInto('event_count_spans')
+          .values({ workspace_id: workspaceId, first_minute: 0, last_minute: -1 })
+          .onConflict((oc) => oc.column('workspace_id').doNothing())
+          .execute();
         let read = trx.selectFrom('event_count_spans').select(['first_minute', 'last_minute']).where('workspace_id', '=', workspaceId);
         if (engine === 'postgres') read = read.forUpdate();
         const now = await read.executeTakeFirstOrThrow();
@@ -224,6 +228,10 @@ export const minuteCountsStore = {
   async purge(db: Kysely<DB>, before: number): Promise<void> {
     const lastTouched = Math.ceil(before / 60) - 1;
     await db.deleteFrom('event_counts').where('minute', '<=', lastTouched).execute();
-    await db.updateTable('event_count_spans').set({ first_minute: lastTouched + 1 }).where('first_minute', '<=', lastTouched).execute();
+    await db
+      .updateTable('event_count_spans')
+      .set({ first_minute: lastTouched + 1 })
+      .where('first_minute', '<=', lastTouched)
+      .execute();
   },
 };

@@ -41,7 +41,21 @@ export function sourceOf(ctx: RequestContext): EventSource {
  * change of one statement, `db` itself is not enough: run both in one `db.transaction()`), so an
  * event exists exactly when its change committed.
  */
-const insertEvent = preparedInsert('events', ['id', 'workspace_id', 'type', 'actor_kind', 'actor_id', 'credential_id', 'resource_type', 'resource_id', 'request_id', 'ip', 'user_agent', 'created_at', 'data']);
+const insertEvent = preparedInsert('events', [
+  'id',
+  'workspace_id',
+  'type',
+  'actor_kind',
+  'actor_id',
+  'credential_id',
+  'resource_type',
+  'resource_id',
+  'request_id',
+  'ip',
+  'user_agent',
+  'created_at',
+  'data',
+]);
 
 /** What else an event sets off in its transaction (webhook deliveries): given by the composition root. */
 export type EventSubscriber = (trx: Kysely<DB>, event: EventsTable) => Promise<void>;

@@ -10,11 +10,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * the commit was built on; when another writer got there first, the commit is rebuilt on the
  * new head and tried again, so each writer's commit stays in the history and none is lost.
  */
-export async function appendCommit(
-  repos: RepositoryStorage,
-  repoId: string,
-  c: { tree: string; message: string; timeSeconds: number },
-): Promise<{ commit: string; parent: string | null }> {
+export async function appendCommit(repos: RepositoryStorage, repoId: string, c: { tree: string; message: string; timeSeconds: number }): Promise<{ commit: string; parent: string | null }> {
   for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
     const parent = await repos.head(repoId);
     const commit = await repos.commit(repoId, { ...c, parent });

@@ -148,7 +148,7 @@ export function parseCommit(content: Buffer): { tree: string; parents: string[];
   const end = blank < 0 ? content.length : blank;
   let tree: string | undefined;
   const parents: string[] = [];
-  for (let at = 0; at < end; ) {
+  for (let at = 0; at < end;) {
     const eol = content.indexOf(0x0a, at);
     const lineEnd = eol < 0 || eol > end ? end : eol;
     const space = content.indexOf(0x20, at);

@@ -12,7 +12,6 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** A claim not completed by then is taken to be abandoned (its server died). */
 export const IDEMPOTENCY_LEASE_SECONDS = 120;
 
-
 export type IdempotencyScope = WriteClaim['scope'];
 
 /**
@@ -22,11 +21,7 @@ export type IdempotencyScope = WriteClaim['scope'];
 export type IdempotencyClaim = WriteClaim;
 
 export type ClaimOutcome =
-  | { kind: 'claimed'; token: string }
-  | { kind: 'answer_lost' }
-  | { kind: 'replay'; status: number; body: string; headers: Record<string, string> }
-  | { kind: 'in_flight' }
-  | { kind: 'mismatch' };
+  { kind: 'claimed'; token: string } | { kind: 'answer_lost' } | { kind: 'replay'; status: number; body: string; headers: Record<string, string> } | { kind: 'in_flight' } | { kind: 'mismatch' };
 
 /**
  * The fingerprint of a request, kept instead of the request itself. It is keyed with a
@@ -42,8 +37,7 @@ export function fingerprint(key: Buffer, method: string, url: string, body: unkn
 const newClaimToken = () => pooledRandom(16, (bytes, start) => bytes.toString('base64url', start, start + 16));
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the same filter is applied to select, update and delete builders, which share no Kysely type
-const where = (s: IdempotencyScope) => (qb: any) =>
-  qb.where('workspace_id', '=', s.workspaceId).where('principal_id', '=', s.principalId).where('key', '=', s.key);
+const where = (s: IdempotencyScope) => (qb: any) => qb.where('workspace_id', '=', s.workspaceId).where('principal_id', '=', s.principalId).where('key', '=', s.key);
 
 /**
  * Claims a key in the database, so the guarantee holds across server instances: the first
@@ -124,7 +118,11 @@ export async function completeKey(db: Kysely<DB>, claim: IdempotencyClaim, statu
 export async function releaseKey(db: Kysely<DB>, claim: IdempotencyClaim): Promise<boolean> {
   const res = await where(claim.scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'running').where('claim_token', '=', claim.token).executeTakeFirst();
   if (Number(res.numDeletedRows) > 0) return true;
-  const lost = await where(claim.scope)(db.updateTable('idempotency_keys')).set({ state: 'lost', claim_token: null }).where('state', '=', 'committed').where('claim_token', '=', claim.token).executeTakeFirst();
+  const lost = await where(claim.scope)(db.updateTable('idempotency_keys'))
+    .set({ state: 'lost', claim_token: null })
+    .where('state', '=', 'committed')
+    .where('claim_token', '=', claim.token)
+    .executeTakeFirst();
   return Number(lost.numUpdatedRows) > 0;
 }
 

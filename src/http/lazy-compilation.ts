@@ -33,8 +33,7 @@ export class LazyCompilation {
       // eslint-disable-next-line no-restricted-syntax -- Fastify's CompilersFactory declares narrower functions than the ones its schema controller calls with these arguments
       buildValidator: (() => this.validators(validator)) as unknown as CompilersFactory['buildValidator'],
       // eslint-disable-next-line no-restricted-syntax -- the same: CompilersFactory's serializer type is narrower than what Fastify calls it with
-      buildSerializer: ((externalSchemas: unknown, options: never) =>
-        this.serializers(SerializerSelector()(externalSchemas, options))) as unknown as CompilersFactory['buildSerializer'],
+      buildSerializer: ((externalSchemas: unknown, options: never) => this.serializers(SerializerSelector()(externalSchemas, options))) as unknown as CompilersFactory['buildSerializer'],
     };
   }
 
@@ -43,7 +42,8 @@ export class LazyCompilation {
     return (route) => {
       this.parts.push({ method: route.method, url: route.url, httpPart: route.httpPart ?? 'body', schema: route.schema });
       // eslint-disable-next-line no-restricted-syntax -- Fastify types a compiled validator by its own result type; the function is Ajv's, which carries errors and schemaEnv
-      const validate = compiledWhenFirstUsed(() => compiler(route) as unknown as Validator, () => this.pending.delete(compile));
+      const compileNow = () => compiler(route) as unknown as Validator;
+      const validate = compiledWhenFirstUsed(compileNow, () => this.pending.delete(compile));
       const compile = () => validate.compile();
       this.pending.add(compile);
       return validate as FastifyValidationResult;

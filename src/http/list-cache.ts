@@ -48,8 +48,7 @@ export const LIST_PAGE_CACHE_BYTES = 4_000_000;
 
 // A statement per number of lists, compiled once.
 const versionsByCount = new Map<number, ReturnType<typeof versionsOfLists>>();
-const versionsOfLists = (count: number) =>
-  prepared((db, ...lists: string[]) => db.selectFrom('list_versions').select(['list', 'version']).where('list', 'in', lists.slice(0, count)));
+const versionsOfLists = (count: number) => prepared((db, ...lists: string[]) => db.selectFrom('list_versions').select(['list', 'version']).where('list', 'in', lists.slice(0, count)));
 
 async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[string, number][]> {
   let query = versionsByCount.get(lists.length);

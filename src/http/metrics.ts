@@ -40,7 +40,7 @@ export function installMetrics(app: App, processMetrics: boolean): Registry {
     },
   });
   app.addHook('onResponse', async (request, reply) => {
-    const route = request.is404 ? 'unmatched' : request.routeOptions.url ?? 'unmatched';
+    const route = request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched');
     requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });

@@ -23,7 +23,14 @@ const DATA_KEYS = new Set(['examples', 'example', 'default', 'const', 'enum']);
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const stable = (v: unknown): string =>
-  Array.isArray(v) ? `[${v.map(stable).join(',')}]` : isObject(v) ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stable(v[k])}`).join(',')}}` : JSON.stringify(v);
+  Array.isArray(v)
+    ? `[${v.map(stable).join(',')}]`
+    : isObject(v)
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${stable(v[k])}`)
+          .join(',')}}`
+      : JSON.stringify(v);
 
 function transformTree(node: unknown, visit: (n: Json) => Json): unknown {
   if (Array.isArray(node)) return node.map((n) => transformTree(n, visit));
@@ -59,7 +66,11 @@ function hoistTitled(doc: Json): void {
   doc.components = doc.components ?? {};
   const existing = transformTree(doc.components.schemas ?? {}, hoist) as Json;
   const all: Json = { ...existing, ...named };
-  doc.components.schemas = Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]]));
+  doc.components.schemas = Object.fromEntries(
+    Object.keys(all)
+      .sort()
+      .map((k) => [k, all[k]]),
+  );
 }
 
 function resolve(doc: Json, node: Json): Json {
@@ -111,19 +122,62 @@ const FORMAT_SAMPLES: Record<string, string> = {
 
 /** The id prefix of each resource, for an `id` that reads like one. */
 const ID_PREFIX: Record<string, string> = {
-  Dashboard: 'dash', DashboardRevision: 'drev', Snippet: 'snp', Secret: 'sec', SecretVersion: 'secv', AccessedVersion: 'secv',
-  Package: 'pkg', PackageVersion: 'pkgv', PackageVersionSummary: 'pkgv', Install: 'inst', RestoredInstall: 'inst', Render: 'rnd',
-  ComputeConfig: 'cc', Machine: 'mch', Suspension: 'susp', Operation: 'op', Notification: 'ntf', Workspace: 'ws',
-  Invitation: 'inv', CreatedInvitation: 'inv', ListedToken: 'tok', CreatedToken: 'tok', ListedSession: 'ses',
-  Webhook: 'wh', CreatedWebhook: 'wh', Delivery: 'whd', AuditEvent: 'evt',
+  Dashboard: 'dash',
+  DashboardRevision: 'drev',
+  Snippet: 'snp',
+  Secret: 'sec',
+  SecretVersion: 'secv',
+  AccessedVersion: 'secv',
+  Package: 'pkg',
+  PackageVersion: 'pkgv',
+  PackageVersionSummary: 'pkgv',
+  Install: 'inst',
+  RestoredInstall: 'inst',
+  Render: 'rnd',
+  ComputeConfig: 'cc',
+  Machine: 'mch',
+  Suspension: 'susp',
+  Operation: 'op',
+  Notification: 'ntf',
+  Workspace: 'ws',
+  Invitation: 'inv',
+  CreatedInvitation: 'inv',
+  ListedToken: 'tok',
+  CreatedToken: 'tok',
+  ListedSession: 'ses',
+  Webhook: 'wh',
+  CreatedWebhook: 'wh',
+  Delivery: 'whd',
+  AuditEvent: 'evt',
 };
 
 /** What a field named so refers to. */
 const REF_PREFIX: Record<string, string> = {
-  workspace_id: 'ws', user_id: 'usr', actor_id: 'usr', author_id: 'usr', install_id: 'inst', render_id: 'rnd', restored_from_render_id: 'rnd',
-  package_id: 'pkg', version_id: 'pkgv', package_version_id: 'pkgv', desired_version_id: 'pkgv', secret_id: 'sec', webhook_id: 'wh',
-  dashboard_id: 'dash', current_revision_id: 'drev', parent_revision_id: 'drev', restored_from_revision_id: 'drev', snippet_id: 'snp',
-  widget_id: 'wdg', compute_config_id: 'cc', cluster_id: 'cl', operation_id: 'op', suspension_id: 'susp', session_id: 'ses', machine_id: 'mch',
+  workspace_id: 'ws',
+  user_id: 'usr',
+  actor_id: 'usr',
+  author_id: 'usr',
+  install_id: 'inst',
+  render_id: 'rnd',
+  restored_from_render_id: 'rnd',
+  package_id: 'pkg',
+  version_id: 'pkgv',
+  package_version_id: 'pkgv',
+  desired_version_id: 'pkgv',
+  secret_id: 'sec',
+  webhook_id: 'wh',
+  dashboard_id: 'dash',
+  current_revision_id: 'drev',
+  parent_revision_id: 'drev',
+  restored_from_revision_id: 'drev',
+  snippet_id: 'snp',
+  widget_id: 'wdg',
+  compute_config_id: 'cc',
+  cluster_id: 'cl',
+  operation_id: 'op',
+  suspension_id: 'susp',
+  session_id: 'ses',
+  machine_id: 'mch',
 };
 
 /** Plain words for the fields every reader meets first, so that an example reads like a real answer. */

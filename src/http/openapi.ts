@@ -14,7 +14,9 @@ const { $id, additionalProperties, ...envelopeRest } = ErrorEnvelopeSchema;
 export const DocumentedErrorEnvelope: TSchema = {
   $id,
   additionalProperties,
-  description: `Error codes: ${Object.values(ErrorCodes).map((c) => `${c.code} (${c.status})`).join(', ')}`,
+  description: `Error codes: ${Object.values(ErrorCodes)
+    .map((c) => `${c.code} (${c.status})`)
+    .join(', ')}`,
   ...envelopeRest,
 };
 
@@ -93,7 +95,6 @@ export function documentPipelineErrors(app: FastifyInstance<any, any, any, any, 
   });
 }
 
-
 const errorTable = Object.entries(ErrorCodes)
   .map(([name, c]) => `| ${c.code} | ${c.status} | ${name} | ${c.message} |`)
   .join('\n');
@@ -162,7 +163,8 @@ export function openApiOptions(publicUrl: string): SwaggerOptions {
             type: 'apiKey',
             in: 'cookie',
             name: 'wsp_session',
-            description: 'A browser session (POST /v1/sessions with "cookie": true), used where no Authorization header is sent; its writes also send X-CSRF-Token (GET /v1/me) and, when the browser sends Origin, come from this server',
+            description:
+              'A browser session (POST /v1/sessions with "cookie": true), used where no Authorization header is sent; its writes also send X-CSRF-Token (GET /v1/me) and, when the browser sends Origin, come from this server',
           },
         },
       },

@@ -35,16 +35,18 @@ export function checkOperationIds(app: FastifyInstance<any, any, any, any, any>)
     if (id === rule) {
       if (why !== undefined) throw new Error(`${where} declares \`operationIdWhy\` for ${id}, which is the rule's name: the reason goes only with another name`);
     } else if (typeof why !== 'string' || why.trim() === '') {
-      throw new Error(`${where} declares the operationId ${id}, not ${rule} as the rule names it (src/http/operation-ids.ts): declare \`operationId: '${rule}'\`, or say why not in \`config.operationIdWhy\``);
+      throw new Error(
+        `${where} declares the operationId ${id}, not ${rule} as the rule names it (src/http/operation-ids.ts): declare \`operationId: '${rule}'\`, or say why not in \`config.operationIdWhy\``,
+      );
     }
   });
 }
 
 /** Fastify's path syntax (`:id(^[^:]+)::reset`) as the document writes it (`{id}:reset`). */
 export function documentPath(url: string): string {
-  return url.replace(/:([A-Za-z_][A-Za-z0-9_]*)(\([^)]*\))?/g, (m, name: string, _re: string | undefined, offset: number, whole: string) =>
-    whole[offset - 1] === ':' ? m : `{${name}}`,
-  ).replace(/::/g, ':');
+  return url
+    .replace(/:([A-Za-z_][A-Za-z0-9_]*)(\([^)]*\))?/g, (m, name: string, _re: string | undefined, offset: number, whole: string) => (whole[offset - 1] === ':' ? m : `{${name}}`))
+    .replace(/::/g, ':');
 }
 
 const answersList = (schema: unknown): boolean => {
@@ -71,7 +73,10 @@ const pascal = (word: string) =>
     .join('');
 
 export function operationIdOf(method: string, path: string, list: boolean): string {
-  const segments = path.replace(/^\/v1(?=\/)/, '').split('/').filter(Boolean);
+  const segments = path
+    .replace(/^\/v1(?=\/)/, '')
+    .split('/')
+    .filter(Boolean);
   let custom: string | undefined;
   const last = segments.at(-1) ?? '';
   const colon = last.indexOf(':', last.startsWith('{') ? last.indexOf('}') : 0);
@@ -80,8 +85,11 @@ export function operationIdOf(method: string, path: string, list: boolean): stri
     segments[segments.length - 1] = last.slice(0, colon);
   }
   const words = segments.filter((s) => !s.startsWith('{'));
-  const verb = custom ?? (method === 'GET' ? (list ? 'list' : 'get') : VERB[method] ?? method.toLowerCase());
+  const verb = custom ?? (method === 'GET' ? (list ? 'list' : 'get') : (VERB[method] ?? method.toLowerCase()));
   const noun = words.map((w, i) => (i === words.length - 1 && verb === 'list' ? w : singular(w)));
-  const first = verb.split(/[_-]/).map((w, i) => (i === 0 ? w : pascal(w))).join('');
+  const first = verb
+    .split(/[_-]/)
+    .map((w, i) => (i === 0 ? w : pascal(w)))
+    .join('');
   return `${first}${noun.map(pascal).join('')}`;
 }

@@ -88,7 +88,11 @@ export function toApiError(err: FastifyError | Error): ApiError {
   if (err instanceof RepositoryVolumeError) {
     if (err.problem === 'full') return new ApiError('INSUFFICIENT_STORAGE', { message: `${err.message}: nothing was changed; retry once an operator has freed space` });
     const wait = String(REPOSITORY_RETRY_AFTER_SECONDS);
-    return new ApiError('REPOSITORY_UNAVAILABLE', { message: `${err.message}: nothing was changed; retry after Retry-After seconds`, metadata: { problem: err.problem, retry_after: wait }, headers: { 'retry-after': wait } });
+    return new ApiError('REPOSITORY_UNAVAILABLE', {
+      message: `${err.message}: nothing was changed; retry after Retry-After seconds`,
+      metadata: { problem: err.problem, retry_after: wait },
+      headers: { 'retry-after': wait },
+    });
   }
   if (isStorageFull(err)) return new ApiError('INSUFFICIENT_STORAGE');
   if (isDatabaseUnavailable(err)) {
@@ -290,7 +294,8 @@ export function installNotFound(app: App): void {
   // API contains a colon: such a path names nothing, whatever route its decoded form would match.
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    if (ENCODED_COLON.test(path)) return sendError(request, reply, new ApiError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}: an encoded colon (%3A) is never a custom method's ':'` }));
+    if (ENCODED_COLON.test(path))
+      return sendError(request, reply, new ApiError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}: an encoded colon (%3A) is never a custom method's ':'` }));
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
@@ -302,4 +307,3 @@ export function installNotFound(app: App): void {
     return sendError(request, reply, new ApiError('ROUTE_NOT_FOUND', { message: `No route ${request.method} ${path}` }));
   });
 }
-

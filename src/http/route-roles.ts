@@ -22,7 +22,9 @@ export function checkRouteRoles(app: FastifyInstance<any, any, any, any, any>): 
         throw new Error(`${where} names the permission ${permission} but its roles are not ${declared.roles.join(', ')}: spread \`...guarded('${permission}')\``);
       }
       if ((config?.tokenScope ?? null) !== declared.scope) {
-        throw new Error(`${where} names the permission ${permission}, which a token holds ${declared.scope ? `with the scope ${declared.scope}` : 'never'}: its tokenScope must be ${String(declared.scope)}`);
+        throw new Error(
+          `${where} names the permission ${permission}, which a token holds ${declared.scope ? `with the scope ${declared.scope}` : 'never'}: its tokenScope must be ${String(declared.scope)}`,
+        );
       }
     } else if (roles && EVERY_ROLE.some((r) => !roles.includes(r))) {
       throw new Error(`${where} allows only the roles ${roles.join(', ')}: name the guarded action (\`...guarded('<permission>')\`, src/auth/roles.ts) so GET /v1/me can list it`);

@@ -18,7 +18,21 @@ export interface Readiness {
 export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readiness: Readiness): void {
   const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
   // Like every route, these take no query parameters: an unknown one is 422 (documented).
-  app.get('/healthz', { config: { auth: 'none', database: false, operationIdWhy: 'a probe of the process, not a resource' }, schema: { operationId: 'checkLiveness', tags: ['system'], summary: 'Liveness', description: 'Answers 200 while the process serves requests, whether or not the database does: for a supervisor deciding to restart it.', security: [], response: { 200: Status, ...errorResponses(422) } } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    {
+      config: { auth: 'none', database: false, operationIdWhy: 'a probe of the process, not a resource' },
+      schema: {
+        operationId: 'checkLiveness',
+        tags: ['system'],
+        summary: 'Liveness',
+        description: 'Answers 200 while the process serves requests, whether or not the database does: for a supervisor deciding to restart it.',
+        security: [],
+        response: { 200: Status, ...errorResponses(422) },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
 
   app.get(
     '/readyz',
@@ -49,19 +63,54 @@ export function systemRoutes(app: App, db: Kysely<DB>, metrics: Registry, readin
   );
 
   const Exposition = { description: 'The Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } };
-  app.get('/metrics', { config: { auth: 'none', database: false, operationIdWhy: 'the Prometheus exposition, not a list of resources named metric' }, schema: { operationId: 'getPrometheusMetrics', tags: ['system'], summary: 'Prometheus metrics', description: 'Request counts and latencies by route and status, route schemas still compiling, the retained heap and the process metrics (CPU, memory, event-loop delay, handles), in the Prometheus text format.', security: [], hide: false, response: { 200: Exposition, ...errorResponses(422) } } }, async (_request, reply) => {
-    reply.header('content-type', metrics.contentType);
-    return metrics.metrics();
-  });
+  app.get(
+    '/metrics',
+    {
+      config: { auth: 'none', database: false, operationIdWhy: 'the Prometheus exposition, not a list of resources named metric' },
+      schema: {
+        operationId: 'getPrometheusMetrics',
+        tags: ['system'],
+        summary: 'Prometheus metrics',
+        description:
+          'Request counts and latencies by route and status, route schemas still compiling, the retained heap and the process metrics (CPU, memory, event-loop delay, handles), in the Prometheus text format.',
+        security: [],
+        hide: false,
+        response: { 200: Exposition, ...errorResponses(422) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('content-type', metrics.contentType);
+      return metrics.metrics();
+    },
+  );
 
   // The OpenAPI document's info.license links here: the terms ship with the server.
   const licence = fs.readFileSync(path.join(packageRoot(), 'LICENSE'), 'utf8');
   // The example is the text's opening lines: the whole of it would be copied into every
   // client generated from the document (the SDK's openapi.json and schema.ts).
-  const opening = `${licence.split('\n').map((line) => line.trim()).filter(Boolean).slice(0, 3).join('\n')}\n...`;
+  const opening = `${licence
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .slice(0, 3)
+    .join('\n')}\n...`;
   const LicenceText = { description: 'The terms, as plain text (Apache License 2.0)', content: { 'text/plain': { schema: { type: 'string' }, example: opening } } };
-  app.get('/license', { config: { auth: 'none', database: false }, schema: { operationId: 'getLicense', tags: ['system'], summary: 'The licence of this software', description: 'The terms under which this server is used, as plain text (the LICENSE file it ships with).', security: [], response: { 200: LicenceText, ...errorResponses(422) } } }, async (_request, reply) => {
-    reply.header('content-type', 'text/plain; charset=utf-8');
-    return licence;
-  });
+  app.get(
+    '/license',
+    {
+      config: { auth: 'none', database: false },
+      schema: {
+        operationId: 'getLicense',
+        tags: ['system'],
+        summary: 'The licence of this software',
+        description: 'The terms under which this server is used, as plain text (the LICENSE file it ships with).',
+        security: [],
+        response: { 200: LicenceText, ...errorResponses(422) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('content-type', 'text/plain; charset=utf-8');
+      return licence;
+    },
+  );
 }

@@ -24,7 +24,8 @@ export function checkTokenScopes(app: FastifyInstance<any, any, any, any, any>):
       );
     }
     if (scope === null) {
-      if (!why || (why.tokens !== 'refused' && why.tokens !== 'open') || why.why.trim() === '') throw new Error(`${where} declares \`tokenScope: null\` without \`tokenScopeWhy: { tokens: 'refused' | 'open', why }\``);
+      if (!why || (why.tokens !== 'refused' && why.tokens !== 'open') || why.why.trim() === '')
+        throw new Error(`${where} declares \`tokenScope: null\` without \`tokenScopeWhy: { tokens: 'refused' | 'open', why }\``);
       // A role is a user's: the pipeline refuses every token before any scope is looked at.
       if (config?.roles && why.tokens !== 'refused') throw new Error(`${where} needs a role, which no API token has: its \`tokenScopeWhy.tokens\` is 'refused'`);
     } else {

@@ -32,7 +32,6 @@ export const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Z
 /** The bytes a padded standard base64 text decodes to, without decoding it. */
 export const base64DecodedLength = (text: string) => (text.length / 4) * 3 - (text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0);
 
-
 /** An ajv keyword's function; it reports through its `errors` (ajv adds where). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Ajv's keyword functions receive any value the schema is applied to
 type KeywordCheck<S> = ((schema: S, data: any) => boolean) & { errors?: Partial<ErrorObject>[] };
@@ -166,7 +165,10 @@ function unstorable(data: unknown): ErrorObject[] {
   const pointerOf = (node: Node): string => {
     const keys: string[] = [];
     for (let n: Node | null = node; n && n.parent; n = n.parent) keys.push(n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
-    return keys.reverse().map((k) => `/${k}`).join('');
+    return keys
+      .reverse()
+      .map((k) => `/${k}`)
+      .join('');
   };
   const stack: Node[] = [{ value: data, parent: null, key: '', depth: 1 }];
   const error = (node: Node, keyword: string, message: string): ErrorObject => ({ keyword, instancePath: pointerOf(node), schemaPath: '#', params: {}, message });
@@ -257,7 +259,7 @@ function discriminatorValues(schema: unknown, tag: string): unknown[] {
 const TYPE_WORDS: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
 
 function describe(err: ErrorObject, path: string[]): string {
-  const field = path.length > 1 ? path.slice(1).join('.') : path[0] ?? 'value';
+  const field = path.length > 1 ? path.slice(1).join('.') : (path[0] ?? 'value');
   const p = err.params as Record<string, unknown>;
   switch (err.keyword) {
     case 'required':
@@ -275,7 +277,7 @@ function describe(err: ErrorObject, path: string[]): string {
       return `${field} must be ${JSON.stringify(p.allowedValue)}`;
     case 'pattern': {
       // Never the regular expression: the schema's words for it (every pattern has some: a test walks them).
-      const words = (err.parentSchema)?.[PATTERN_WORDS];
+      const words = err.parentSchema?.[PATTERN_WORDS];
       return typeof words === 'string' ? `${field} must be ${words}` : `${field} is not in the expected form`;
     }
     case 'format':
@@ -302,7 +304,10 @@ function describe(err: ErrorObject, path: string[]): string {
     case 'exclusiveMaximum':
       return `${field} must be less than ${String(p.limit)}`;
     case 'type':
-      return `${field} must be ${String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ')}`;
+      return `${field} must be ${String(p.type)
+        .split(',')
+        .map((t) => TYPE_WORDS[t] ?? t)
+        .join(' or ')}`;
     default:
       return `${field} ${err.message ?? 'is not valid'}`;
   }

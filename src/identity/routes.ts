@@ -43,7 +43,10 @@ const Me = Type.Object(
     memberships: Type.Array(
       Type.Object(
         {
-          workspace: Type.Object({ id: Type.String({ description: 'The workspace id' }), name: Type.String({ description: "The workspace's name" }) }, { additionalProperties: false, description: 'The workspace of the membership' }),
+          workspace: Type.Object(
+            { id: Type.String({ description: 'The workspace id' }), name: Type.String({ description: "The workspace's name" }) },
+            { additionalProperties: false, description: 'The workspace of the membership' },
+          ),
           role: Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')], { description: "The user's role there" }),
           permissions: Permissions,
         },
@@ -65,7 +68,8 @@ export function identityRoutes(app: App, db: Kysely<DB>): void {
         operationId: 'getMe',
         tags: ['identity'],
         summary: 'Who the caller is: user, workspace, role and permissions, memberships, credential kind',
-        description: 'The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.',
+        description:
+          'The credential this request carries, described: the user (none for a workspace API token), the workspace it acts in and the role there, the kind of credential, and for a browser session the CSRF token its writes send.',
         headers: requestHeaders(),
         response: { 200: Me, ...errorResponses(401, 403, 422) },
       },

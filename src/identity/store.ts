@@ -29,7 +29,11 @@ export const identityStore = {
     Number((await db.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).executeTakeFirst()).numUpdatedRows) > 0,
 
   setEmail: (db: Kysely<DB>, userId: string, email: string, emailKey: string, verified: boolean) =>
-    db.updateTable('users').set({ email, email_key: emailKey, email_verified: verified ? 1 : 0 }).where('id', '=', userId).execute(),
+    db
+      .updateTable('users')
+      .set({ email, email_key: emailKey, email_verified: verified ? 1 : 0 })
+      .where('id', '=', userId)
+      .execute(),
 
   userIdForOidc: async (db: Kysely<DB>, issuer: string, subject: string): Promise<string | null> =>
     (await db.selectFrom('oidc_identities').select('user_id').where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst())?.user_id ?? null,
@@ -55,10 +59,27 @@ export const identityStore = {
    * lockWorkspace does): the transactions that count what a user owns and add one wait in turn.
    */
   lockUser: async (db: Kysely<DB>, userId: string): Promise<boolean> =>
-    Number((await db.updateTable('users').set({ name: sql`name` }).where('id', '=', userId).executeTakeFirst()).numUpdatedRows) > 0,
+    Number(
+      (
+        await db
+          .updateTable('users')
+          .set({ name: sql`name` })
+          .where('id', '=', userId)
+          .executeTakeFirst()
+      ).numUpdatedRows,
+    ) > 0,
 
   ownedWorkspaceCount: async (db: Kysely<DB>, userId: string): Promise<number> =>
-    Number((await db.selectFrom('memberships').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', userId).where('role', '=', 'owner').executeTakeFirstOrThrow()).n),
+    Number(
+      (
+        await db
+          .selectFrom('memberships')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('user_id', '=', userId)
+          .where('role', '=', 'owner')
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
 
   /**
    * Serializes the transactions that count a workspace's things and then add or change one (its
@@ -71,7 +92,11 @@ export const identityStore = {
    * would each see the other still owner. Returns whether the workspace exists.
    */
   lockWorkspace: async (db: Kysely<DB>, workspaceId: string): Promise<boolean> => {
-    const res = await db.updateTable('workspaces').set({ etag: sql`etag` }).where('id', '=', workspaceId).executeTakeFirst();
+    const res = await db
+      .updateTable('workspaces')
+      .set({ etag: sql`etag` })
+      .where('id', '=', workspaceId)
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
 
@@ -80,7 +105,12 @@ export const identityStore = {
     const current = await db.selectFrom('memberships').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
     if (!current) return 'not_member';
     if (current.role === 'owner' && role !== 'owner') {
-      const owners = await db.selectFrom('memberships').select((eb) => eb.fn.countAll<number | string>().as('n')).where('workspace_id', '=', workspaceId).where('role', '=', 'owner').executeTakeFirstOrThrow();
+      const owners = await db
+        .selectFrom('memberships')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .where('role', '=', 'owner')
+        .executeTakeFirstOrThrow();
       if (Number(owners.n) <= 1) return 'last_owner';
     }
     await db.updateTable('memberships').set({ role }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
@@ -94,8 +124,7 @@ export const identityStore = {
 
   getUser: (db: Kysely<DB>, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
 
-  insertWorkspace: (db: Kysely<DB>, row: WorkspacesTable) =>
-    db.insertInto('workspaces').values(row).execute(),
+  insertWorkspace: (db: Kysely<DB>, row: WorkspacesTable) => db.insertInto('workspaces').values(row).execute(),
 
   getWorkspace: (db: Kysely<DB>, id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst(),
 
@@ -120,7 +149,11 @@ export const identityStore = {
    * the delete see the same rows. Answers what happened.
    */
   deleteMembership: async (db: Kysely<DB>, workspaceId: string, userId: string): Promise<'removed' | 'last_owner' | 'not_member'> => {
-    const owners = db.selectFrom('memberships as m').select((eb) => eb.fn.countAll().as('n')).where('m.workspace_id', '=', workspaceId).where('m.role', '=', 'owner');
+    const owners = db
+      .selectFrom('memberships as m')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('m.workspace_id', '=', workspaceId)
+      .where('m.role', '=', 'owner');
     const res = await db
       .deleteFrom('memberships')
       .where('workspace_id', '=', workspaceId)
@@ -140,12 +173,7 @@ export const identityStore = {
       .execute(),
 
   getRole: async (db: Kysely<DB>, workspaceId: string, userId: string): Promise<Role | null> => {
-    const row = await db
-      .selectFrom('memberships')
-      .select('role')
-      .where('workspace_id', '=', workspaceId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
+    const row = await db.selectFrom('memberships').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
     return row?.role ?? null;
   },
 

@@ -18,7 +18,7 @@ export function repositoryMaintenanceJobs(deps: InstallDeps): JobDefinition[] {
     let maintained = 0;
     let failed = 0;
     let skipped = 0;
-    for (let after = ''; ; ) {
+    for (let after = ''; ;) {
       const page = await installStore.idsAfter(db, after, 100);
       if (page.length === 0) break;
       for (const { id } of page) {

@@ -15,7 +15,7 @@ import { EVERY_ROLE } from '../auth/roles.js';
 
 const CREDENTIALS =
   'The credential goes as git sends it to any git host: the password of HTTP Basic, with any user name ' +
-  '(`git clone https://x:sk_svc_...@host/...`, or a credential helper answering the 401\'s Basic challenge), or as a bearer header ' +
+  "(`git clone https://x:sk_svc_...@host/...`, or a credential helper answering the 401's Basic challenge), or as a bearer header " +
   '(`git -c http.extraHeader="Authorization: Bearer sk_svc_..." clone <clone_url>`). A session token or JWT is a broad credential and also ' +
   'names its workspace: as the Basic user name (`ws_...`) or `-c http.extraHeader="Service-Context: ws_..."` (403 without it). ' +
   "Another workspace's install is 404; no or a revoked credential 401.";

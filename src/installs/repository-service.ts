@@ -54,7 +54,11 @@ export function createRepositoryService(deps: RepositoryServiceDeps) {
     if (typeof slot === 'function') return slot;
     const headers = { 'retry-after': String(FETCH_RETRY_AFTER_SECONDS) };
     if (slot !== 'process') {
-      const share = { credential: `This credential already runs ${slots.limits.perCredential}`, user: `This user already runs ${slots.limits.perUser}`, workspace: `This workspace already runs ${slots.limits.perWorkspace}` }[slot];
+      const share = {
+        credential: `This credential already runs ${slots.limits.perCredential}`,
+        user: `This user already runs ${slots.limits.perUser}`,
+        workspace: `This workspace already runs ${slots.limits.perWorkspace}`,
+      }[slot];
       throw new ApiError('RATE_LIMITED', { message: `${share} git fetches on this server; retry after Retry-After seconds`, headers });
     }
     throw new ApiError('UNAVAILABLE', { message: `This server already runs the ${slots.limits.perProcess} git fetches it serves at once; retry after Retry-After seconds`, headers });

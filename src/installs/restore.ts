@@ -61,77 +61,77 @@ export function createRestoreService(deps: InstallServiceDeps) {
   };
 
   async function restore(ctx: WorkspaceContext, rawInstallId: string, rawRenderId: string, ifMatch: string) {
-      const found = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawInstallId));
-      if (!found) throw notFound('install');
-      const source = await restorable(ctx, found, rawRenderId);
-      const version = (await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id))!;
-      const pkg = (await packageStore.get(db, ctx.workspaceId, found.package_id))!;
+    const found = await installStore.get(db, ctx.workspaceId, canonicalId('inst', rawInstallId));
+    if (!found) throw notFound('install');
+    const source = await restorable(ctx, found, rawRenderId);
+    const version = (await packageStore.getVersion(db, ctx.workspaceId, source.package_version_id))!;
+    const pkg = (await packageStore.get(db, ctx.workspaceId, found.package_id))!;
 
-      // The commit object is made before the transaction, on the head as it is now: objects are
-      // content-addressed, so one a failed or raced request leaves behind is harmless (gc prunes
-      // it), and SQLite's write lock is never held while the repository is written.
-      assertIfMatch(ifMatch, found.etag); // again under the lock; first here, so a stale one writes nothing
-      const now = nowSeconds(clock);
-      const id = newId('rnd');
-      const subject = { renderId: id, installId: found.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
-      const tree = source.tree_sha ?? (await repos.treeOf(found.id, source.commit_sha!));
-      const made = { parent: await repos.head(found.id), commit: '' };
-      made.commit = await repos.commit(found.id, { tree, parent: made.parent, message: commitMessage(subject), timeSeconds: now });
+    // The commit object is made before the transaction, on the head as it is now: objects are
+    // content-addressed, so one a failed or raced request leaves behind is harmless (gc prunes
+    // it), and SQLite's write lock is never held while the repository is written.
+    assertIfMatch(ifMatch, found.etag); // again under the lock; first here, so a stale one writes nothing
+    const now = nowSeconds(clock);
+    const id = newId('rnd');
+    const subject = { renderId: id, installId: found.id, packageName: pkg.name, semver: version.semver, versionId: version.id, restoredFromRenderId: source.id };
+    const tree = source.tree_sha ?? (await repos.treeOf(found.id, source.commit_sha!));
+    const made = { parent: await repos.head(found.id), commit: '' };
+    made.commit = await repos.commit(found.id, { tree, parent: made.parent, message: commitMessage(subject), timeSeconds: now });
 
-      const answer = await writeTransaction(db, ctx, async (trx) => {
-        const install = await installStore.lock(trx, found.id);
-        if (!install) throw notFound('install');
-        assertIfMatch(ifMatch, install.etag);
-        // A restore whose request died before moving main goes first: ours builds on it.
-        await landRunningRestores(trx, repos, install.id);
-        // Under the install's lock the head is settled; another writer moved it since: rebuild on it.
-        const parent = await repos.head(install.id);
-        const commit = parent === made.parent ? made.commit : await repos.commit(install.id, { tree, parent, message: commitMessage(subject), timeSeconds: now });
+    const answer = await writeTransaction(db, ctx, async (trx) => {
+      const install = await installStore.lock(trx, found.id);
+      if (!install) throw notFound('install');
+      assertIfMatch(ifMatch, install.etag);
+      // A restore whose request died before moving main goes first: ours builds on it.
+      await landRunningRestores(trx, repos, install.id);
+      // Under the install's lock the head is settled; another writer moved it since: rebuild on it.
+      const parent = await repos.head(install.id);
+      const commit = parent === made.parent ? made.commit : await repos.commit(install.id, { tree, parent, message: commitMessage(subject), timeSeconds: now });
 
-        await supersedeQueued(trx, clock, install.id, id);
-        const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_RESTORE);
-        const render: RendersTable = {
-          id,
-          workspace_id: ctx.workspaceId,
-          install_id: install.id,
-          seq: install.render_seq + 1,
-          package_version_id: source.package_version_id,
-          values_digest: source.values_digest,
-          state: 'running',
-          render_hash: source.render_hash,
-          tree_sha: tree,
-          commit_sha: commit,
-          operation_id: operationId,
-          restored_from_render_id: source.id,
-          message: commitSubject(subject),
-          created_at: now,
-          updated_at: now,
-        };
-        await renderStore.insert(trx, render);
-        // As Helm's rollback: the install now wants what produced that tree, version and values.
-        await installStore.update(trx, install.id, {
-          desired_version_id: source.package_version_id,
-          values_json: await renderStore.valuesOf(trx, source),
-          render_seq: render.seq,
-          etag: newEtag(),
-          updated_at: now,
-        });
-        const payload: RenderJob = { render_id: id };
-        await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
-        await events.record(trx, ctx, 'install.restored', install.id, { render_id: id, restored_from_render_id: source.id, commit_sha: commit, operation_id: operationId });
-        const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
-        return { install: toRestoredInstall(updated), render: toRender(render) };
+      await supersedeQueued(trx, clock, install.id, id);
+      const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_RESTORE);
+      const render: RendersTable = {
+        id,
+        workspace_id: ctx.workspaceId,
+        install_id: install.id,
+        seq: install.render_seq + 1,
+        package_version_id: source.package_version_id,
+        values_digest: source.values_digest,
+        state: 'running',
+        render_hash: source.render_hash,
+        tree_sha: tree,
+        commit_sha: commit,
+        operation_id: operationId,
+        restored_from_render_id: source.id,
+        message: commitSubject(subject),
+        created_at: now,
+        updated_at: now,
+      };
+      await renderStore.insert(trx, render);
+      // As Helm's rollback: the install now wants what produced that tree, version and values.
+      await installStore.update(trx, install.id, {
+        desired_version_id: source.package_version_id,
+        values_json: await renderStore.valuesOf(trx, source),
+        render_seq: render.seq,
+        etag: newEtag(),
+        updated_at: now,
       });
-      // Committed: the answer stands whatever happens to the branch move now. Failing here would
-      // be a 5xx, which the idempotency layer does not keep, and a retry would restore twice.
-      const { render } = answer;
-      try {
-        const landing = await landCommit(repos, render.install_id, render.commit_sha!);
-        if (landing !== 'landed') log.warn({ installId: render.install_id, renderId: render.id, landing }, 'restore commit not on main yet; its job lands it');
-      } catch (err) {
-        log.warn({ err, installId: render.install_id, renderId: render.id }, 'restore commit not on main yet; its job lands it');
-      }
-      return answer;
+      const payload: RenderJob = { render_id: id };
+      await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
+      await events.record(trx, ctx, 'install.restored', install.id, { render_id: id, restored_from_render_id: source.id, commit_sha: commit, operation_id: operationId });
+      const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
+      return { install: toRestoredInstall(updated), render: toRender(render) };
+    });
+    // Committed: the answer stands whatever happens to the branch move now. Failing here would
+    // be a 5xx, which the idempotency layer does not keep, and a retry would restore twice.
+    const { render } = answer;
+    try {
+      const landing = await landCommit(repos, render.install_id, render.commit_sha!);
+      if (landing !== 'landed') log.warn({ installId: render.install_id, renderId: render.id, landing }, 'restore commit not on main yet; its job lands it');
+    } catch (err) {
+      log.warn({ err, installId: render.install_id, renderId: render.id }, 'restore commit not on main yet; its job lands it');
+    }
+    return answer;
   }
 }
 

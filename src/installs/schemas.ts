@@ -17,7 +17,8 @@ const specFields = {
   etag: Type.String(),
 };
 
-export const RestoredInstall = Type.Object(specFields, { title: 'RestoredInstall',
+export const RestoredInstall = Type.Object(specFields, {
+  title: 'RestoredInstall',
   additionalProperties: false,
   description: "The spec's install of the restore response (GET /v1/installs/{id} for the whole install)",
 });

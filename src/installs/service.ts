@@ -83,19 +83,21 @@ export function createInstallService(deps: InstallServiceDeps) {
       } catch (err) {
         log.warn({ err, installId: row.id }, 'install repository not made yet; its first render makes it');
       }
-      return toInstall({ ...row, render_seq: 1, desired_semver: version.semver, current_semver: null, last_render_id: render.id, last_render_state: render.state, last_render_message: render.message });
+      return toInstall({
+        ...row,
+        render_seq: 1,
+        desired_semver: version.semver,
+        current_semver: null,
+        last_render_id: render.id,
+        last_render_state: render.state,
+        last_render_message: render.message,
+      });
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toInstall(await visible(ctx, rawId)),
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `installs:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => installStore.page(db, ctx.workspaceId, take, after),
-        toInstall,
-      );
+      return pageById(cursors, `installs:${ctx.workspaceId}`, { limit, cursor }, (after, take) => installStore.page(db, ctx.workspaceId, take, after), toInstall);
     },
 
     /**
@@ -117,7 +119,12 @@ export function createInstallService(deps: InstallServiceDeps) {
         const desiredVersionId = version?.id ?? install.desired_version_id;
         const queued = versionChanged || valuesChanged ? await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson }) : null;
         // Values may hold anything: the event says they changed, not what they are.
-        await events.record(trx, ctx, 'install.updated', install.id, { version_id: desiredVersionId, values_changed: valuesChanged, automatic_updates_enabled: auto === 1, render_id: queued?.id ?? null });
+        await events.record(trx, ctx, 'install.updated', install.id, {
+          version_id: desiredVersionId,
+          values_changed: valuesChanged,
+          automatic_updates_enabled: auto === 1,
+          render_id: queued?.id ?? null,
+        });
         await installStore.update(trx, install.id, {
           desired_version_id: desiredVersionId,
           values_json: valuesJson,

@@ -35,8 +35,7 @@ export const installStore = {
   insert: (db: Kysely<DB>, row: InstallsTable) => db.insertInto('installs').values(row).execute(),
 
   /** The install with the semvers of its versions: what the API shows. */
-  get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<InstallView | undefined> =>
-    view(db).where('i.workspace_id', '=', workspaceId).where('i.id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<InstallView | undefined> => view(db).where('i.workspace_id', '=', workspaceId).where('i.id', '=', id).executeTakeFirst(),
 
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null): Promise<InstallView[]> => {
     let q = view(db).where('i.workspace_id', '=', workspaceId);
@@ -50,13 +49,17 @@ export const installStore = {
    * SQLite: every change to an install, its render queue and its branch happens under it.
    */
   lock: async (db: Kysely<DB>, id: string): Promise<InstallView | undefined> => {
-    const res = await db.updateTable('installs').set({ etag: sql`etag` }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    const res = await db
+      .updateTable('installs')
+      .set({ etag: sql`etag` })
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return undefined;
     return view(db).where('i.id', '=', id).executeTakeFirst();
   },
 
-  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) =>
-    db.updateTable('installs').set(fields).where('id', '=', id).execute(),
+  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) => db.updateTable('installs').set(fields).where('id', '=', id).execute(),
 
   /** Whether the install existed and was deleted: its renders then have no repository to read. */
   isDeleted: async (db: Kysely<DB>, id: string): Promise<boolean> =>
@@ -64,16 +67,7 @@ export const installStore = {
 
   /** The workspace's live installs of a package, oldest first: what keeps it from being deleted. */
   idsUsingPackage: async (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<string[]> =>
-    (
-      await db
-        .selectFrom('installs')
-        .select('id')
-        .where('workspace_id', '=', workspaceId)
-        .where('package_id', '=', packageId)
-        .where('deleted_at', 'is', null)
-        .orderBy('id')
-        .execute()
-    ).map((r) => r.id),
+    (await db.selectFrom('installs').select('id').where('workspace_id', '=', workspaceId).where('package_id', '=', packageId).where('deleted_at', 'is', null).orderBy('id').execute()).map((r) => r.id),
 
   /**
    * What the workspace's repositories take on disk together, as last measured (after each
@@ -90,8 +84,7 @@ export const installStore = {
   },
 
   /** Every live install of every workspace, by id after `afterId`: for work on all repositories. */
-  idsAfter: (db: Kysely<DB>, afterId: string, limit: number) =>
-    db.selectFrom('installs').select('id').where('id', '>', afterId).where('deleted_at', 'is', null).orderBy('id').limit(limit).execute(),
+  idsAfter: (db: Kysely<DB>, afterId: string, limit: number) => db.selectFrom('installs').select('id').where('id', '>', afterId).where('deleted_at', 'is', null).orderBy('id').limit(limit).execute(),
 
   /** Installs of a package that follow new versions on their own. */
   followingUpdates: (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<InstallView[]> =>

@@ -25,7 +25,9 @@ export async function uploadPackRequestBody(request: FastifyRequest): Promise<Bu
     // Another content type a parser of the server took (JSON).
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: `The request body must be ${UPLOAD_PACK_REQUEST}`, path: ['headers', 'content-type'] });
   }
-  const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(request.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   if (encoding === 'identity') return body;
   if (encoding !== 'gzip' && encoding !== 'x-gzip') {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', { message: 'content-encoding must be gzip or identity', path: ['headers', 'content-encoding'] });

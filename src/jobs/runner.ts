@@ -231,8 +231,21 @@ export class JobRunner {
     const registered = [...this.handlers.keys()];
     const pooled = new Set(this.opts.pools.flatMap((p) => p.kinds));
     return [
-      ...this.opts.pools.map((p) => new Lane(p.name, p.kinds.filter((k) => this.handlers.has(k)), p.concurrency, p.perGroup)),
-      new Lane('default', registered.filter((k) => !pooled.has(k)), this.opts.concurrency, undefined),
+      ...this.opts.pools.map(
+        (p) =>
+          new Lane(
+            p.name,
+            p.kinds.filter((k) => this.handlers.has(k)),
+            p.concurrency,
+            p.perGroup,
+          ),
+      ),
+      new Lane(
+        'default',
+        registered.filter((k) => !pooled.has(k)),
+        this.opts.concurrency,
+        undefined,
+      ),
     ].filter((lane) => lane.kinds.length > 0);
   }
 
@@ -404,9 +417,12 @@ export class JobRunner {
     const job: Job = { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempt: row.attempts, operationId: row.operation_id };
     this.running++;
     this.inHand.add(row.id);
-    const beat = setInterval(() => {
-      void jobStore.heartbeat(db, row.id, this.opts.workerId, clock.nowMs() + this.opts.leaseMs).catch(() => {});
-    }, Math.max(1000, Math.floor(this.opts.leaseMs / 3)));
+    const beat = setInterval(
+      () => {
+        void jobStore.heartbeat(db, row.id, this.opts.workerId, clock.nowMs() + this.opts.leaseMs).catch(() => {});
+      },
+      Math.max(1000, Math.floor(this.opts.leaseMs / 3)),
+    );
     try {
       const result = await reg.handler(job);
       const now = clock.nowMs();

@@ -113,13 +113,7 @@ export const jobStore = {
 
   /** Extends a lease; false when the job is no longer this worker's (it was taken over). */
   async heartbeat(db: Kysely<DB>, id: string, workerId: string, lockedUntil: number): Promise<boolean> {
-    const res = await db
-      .updateTable('jobs')
-      .set({ locked_until: lockedUntil })
-      .where('id', '=', id)
-      .where('locked_by', '=', workerId)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
+    const res = await db.updateTable('jobs').set({ locked_until: lockedUntil }).where('id', '=', id).where('locked_by', '=', workerId).where('state', '=', 'running').executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
 

@@ -25,7 +25,13 @@ export function notificationRoutes(app: App, notifications: NotificationService,
         description:
           'A `text/event-stream`: one `notification` event per new notification (`id:` its id, `data:` the notification as GET /v1/notifications shows it), from any server instance, and a comment line every 15 s. `Last-Event-ID` (sent by browsers when they reconnect) resumes after that notification. The stream ends when the server shuts down, and within a few seconds of its credential ending (the session revoked or expired, the JWT past its `exp`) or of the user’s memberships changing (removed from a workspace, another role): reconnect with `Last-Event-ID` (a comment line `: closed: <reason>` says why). One user holds at most `WSP_STREAMS_PER_USER` streams on one server, and a server at most `WSP_STREAMS_PER_PROCESS`: one more is 429 (7500, 7501) with `Retry-After`. Cookie sessions work, so `new EventSource("/v1/notifications/stream", {withCredentials: true})` does.',
         headers: StreamHeaders,
-        response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses(401, 403, 406, 422), 429: envelopeRef('Too many streams open: this user already holds WSP_STREAMS_PER_USER on this server (7500), or this server serves WSP_STREAMS_PER_PROCESS (7501); `metadata.quota`, `limit`, `used`, and `Retry-After`. Also the failed-authentication limit (7007)') },
+        response: {
+          200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } },
+          ...errorResponses(401, 403, 406, 422),
+          429: envelopeRef(
+            'Too many streams open: this user already holds WSP_STREAMS_PER_USER on this server (7500), or this server serves WSP_STREAMS_PER_PROCESS (7501); `metadata.quota`, `limit`, `used`, and `Retry-After`. Also the failed-authentication limit (7007)',
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -70,8 +76,7 @@ export function notificationRoutes(app: App, notifications: NotificationService,
         operationId: 'readNotification',
         tags: ['notifications'],
         summary: 'Mark one notification read (idempotent)',
-        description:
-          'No body. 204 for any well-formed id: an already-read, unknown or someone else\'s notification succeeds without effect, so nothing about it leaks.',
+        description: "No body. 204 for any well-formed id: an already-read, unknown or someone else's notification succeeds without effect, so nothing about it leaks.",
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         params: NotificationParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 409, 422) },

@@ -25,16 +25,19 @@ export const NotificationList = ListEnvelope(Notification, "The caller's notific
 export const MAX_NOTIFICATIONS_PAGE = 50;
 
 export const ListNotificationsQuery = PageQuery(MAX_NOTIFICATIONS_PAGE, MAX_NOTIFICATIONS_PAGE, {
-  unread: Type.Optional(
-    Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: '`true`: only unread ones; `false` or absent: all' }),
-  ),
+  unread: Type.Optional(Type.Unsafe<'true' | 'false'>({ type: 'string', enum: ['true', 'false'], description: '`true`: only unread ones; `false` or absent: all' })),
 });
 export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>;
 
 export const StreamHeaders = Type.Object({
   ...requestHeaders().properties,
   'last-event-id': Type.Optional(
-    Type.String({ minLength: 26, maxLength: 30, ...patterned('^([Nn][Tt][Ff]_)?[0-9A-Za-z]{26}$', 'a notification id, ntf_<id>', 'ntf_01JD3V5Q6Y7Z8A9B0C1D2E3F4G'), description: 'Resume after this notification: the id of the last event received (browsers send it when they reconnect)' }),
+    Type.String({
+      minLength: 26,
+      maxLength: 30,
+      ...patterned('^([Nn][Tt][Ff]_)?[0-9A-Za-z]{26}$', 'a notification id, ntf_<id>', 'ntf_01JD3V5Q6Y7Z8A9B0C1D2E3F4G'),
+      description: 'Resume after this notification: the id of the last event received (browsers send it when they reconnect)',
+    }),
   ),
 });
 

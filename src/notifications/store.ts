@@ -20,7 +20,10 @@ const NOTIFICATION_JSON: Record<keyof Notification, JsonField> = {
 };
 
 function listed(db: Kysely<DB>, userId: string, unreadOnly: boolean) {
-  const q = db.selectFrom('notifications').select(['id', jsonObject(db, NOTIFICATION_JSON).as('json')]).where('user_id', '=', userId);
+  const q = db
+    .selectFrom('notifications')
+    .select(['id', jsonObject(db, NOTIFICATION_JSON).as('json')])
+    .where('user_id', '=', userId);
   return unreadOnly ? q.where('read_at', 'is', null) : q;
 }
 

@@ -115,8 +115,9 @@ ${codeField(userCode)}
 /** What the person sees once they have decided. */
 export function decidedPage(state: 'approved' | 'denied', userCode: string, clientId: string): string {
   const text =
-    state === 'approved'
-      ? `Approved. ${clientId} (code ${userCode}) is signing in as you; you can return to your terminal.`
-      : `Denied. The login of ${clientId} (code ${userCode}) will fail.`;
-  return layout(state === 'approved' ? 'Device approved' : 'Device denied', `<h1>${state === 'approved' ? 'Device approved' : 'Device denied'}</h1>\n<p class="message ${state === 'approved' ? 'ok' : 'error'}" role="status">${escapeHtml(text)}</p>`);
+    state === 'approved' ? `Approved. ${clientId} (code ${userCode}) is signing in as you; you can return to your terminal.` : `Denied. The login of ${clientId} (code ${userCode}) will fail.`;
+  return layout(
+    state === 'approved' ? 'Device approved' : 'Device denied',
+    `<h1>${state === 'approved' ? 'Device approved' : 'Device denied'}</h1>\n<p class="message ${state === 'approved' ? 'ok' : 'error'}" role="status">${escapeHtml(text)}</p>`,
+  );
 }

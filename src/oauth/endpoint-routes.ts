@@ -65,7 +65,14 @@ export function metadataRoute(app: App, publicUrl: string): void {
     '/.well-known/oauth-authorization-server',
     {
       config: { auth: 'none', database: false, operationIdWhy: 'the metadata of RFC 8414, at its well-known path' },
-      schema: { operationId: 'getAuthorizationServerMetadata', tags: ['oauth'], summary: 'OAuth authorization server metadata (RFC 8414)', description: 'Where the token and device authorization endpoints are and which grants they take, for OAuth clients that discover them rather than hard-code them.', security: [], response: { 200: AuthorizationServerMetadata, ...errorResponses(422) } },
+      schema: {
+        operationId: 'getAuthorizationServerMetadata',
+        tags: ['oauth'],
+        summary: 'OAuth authorization server metadata (RFC 8414)',
+        description: 'Where the token and device authorization endpoints are and which grants they take, for OAuth clients that discover them rather than hard-code them.',
+        security: [],
+        response: { 200: AuthorizationServerMetadata, ...errorResponses(422) },
+      },
     },
     async () => ({
       issuer: publicUrl,

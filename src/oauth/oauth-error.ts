@@ -16,7 +16,10 @@ export class OAuthError extends Error {
   ) {
     // RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E (no `"`, no `\`,
     // nothing outside printable ASCII), whatever a message quotes from the request.
-    const clean = description.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+    const clean = description
+      .replace(/"/g, "'")
+      .replace(/\\/g, '/')
+      .replace(/[^\x20-\x7e]/g, '?');
     super(clean);
     this.description = clean;
   }

@@ -114,7 +114,11 @@ export function devicePageRoutes(app: App, deps: DevicePageDeps): void {
           for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
           const retryAfter = Number(err.headers['retry-after'] ?? 0);
           const message =
-            err.status === 429 ? `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).` : err.status === 401 ? 'The email or password is wrong.' : 'Enter a valid email address.';
+            err.status === 429
+              ? `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`
+              : err.status === 401
+                ? 'The email or password is wrong.'
+                : 'Enter a valid email address.';
           return html(reply, err.status === 422 ? 400 : err.status, signInFor(userCode, message));
         }
       }

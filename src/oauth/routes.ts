@@ -10,7 +10,11 @@ export function approvalRoutes(app: App, devices: DeviceService): void {
     app.post(
       `/v1/oauth/device/${decision}`,
       {
-        config: { scope: 'user', event: decision === 'approve' ? 'device_authorization.approved' : 'device_authorization.denied', operationIdWhy: 'a decision on a device login (RFC 8628), named for what it decides' },
+        config: {
+          scope: 'user',
+          event: decision === 'approve' ? 'device_authorization.approved' : 'device_authorization.denied',
+          operationIdWhy: 'a decision on a device login (RFC 8628), named for what it decides',
+        },
         schema: {
           operationId: decision === 'approve' ? 'approveDeviceAuthorization' : 'denyDeviceAuthorization',
           tags: ['oauth'],

@@ -27,25 +27,28 @@ export const OAuthErrorResponse = Type.Object(
     error: Type.Union(OAUTH_ERRORS.map((e) => Type.Literal(e))),
     error_description: Type.String(),
   },
-  { title: 'OAuthErrorResponse',
-    additionalProperties: false,
-    description: 'RFC 6749 §5.2 error (not the envelope), always with Cache-Control: no-store',
-  },
+  { title: 'OAuthErrorResponse', additionalProperties: false, description: 'RFC 6749 §5.2 error (not the envelope), always with Cache-Control: no-store' },
 );
 
 const ClientId = Type.String({ minLength: 1, maxLength: 64, description: '`wsp-cli`, or one of WSP_OAUTH_CLIENT_IDS' });
 
 // RFC 6749 §3.1: unrecognized request parameters are ignored, so these bodies allow extra properties.
-export const DeviceAuthorizationBody = Type.Object({
-  client_id: ClientId,
-  scope: Type.Optional(Type.String({ maxLength: 1000, description: 'No scopes are defined: absent or empty, else invalid_scope' })),
-}, { title: 'DeviceAuthorizationBody' });
+export const DeviceAuthorizationBody = Type.Object(
+  {
+    client_id: ClientId,
+    scope: Type.Optional(Type.String({ maxLength: 1000, description: 'No scopes are defined: absent or empty, else invalid_scope' })),
+  },
+  { title: 'DeviceAuthorizationBody' },
+);
 export type DeviceAuthorizationBody = Static<typeof DeviceAuthorizationBody>;
 
 export const DeviceAuthorizationResponse = Type.Object(
   {
     device_code: Type.String({ description: 'Secret of the polling client; sent only here, stored as SHA-256' }),
-    user_code: Type.String({ ...patterned('^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', 'eight consonants in two groups of four, such as WDJB-MJHT', 'WDJB-MJHT'), description: 'What the person types at verification_uri' }),
+    user_code: Type.String({
+      ...patterned('^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', 'eight consonants in two groups of four, such as WDJB-MJHT', 'WDJB-MJHT'),
+      description: 'What the person types at verification_uri',
+    }),
     verification_uri: Type.String({ description: 'WSP_PUBLIC_URL + /device' }),
     verification_uri_complete: Type.String({ description: 'verification_uri with the user code filled in' }),
     expires_in: Type.Integer({ description: 'Seconds: 900' }),
@@ -55,11 +58,14 @@ export const DeviceAuthorizationResponse = Type.Object(
 );
 export type DeviceAuthorizationResponse = Static<typeof DeviceAuthorizationResponse>;
 
-export const TokenBody = Type.Object({
-  grant_type: Type.String({ minLength: 1, maxLength: 200, description: `Only \`${DEVICE_CODE_GRANT}\`` }),
-  client_id: ClientId,
-  device_code: Type.String({ minLength: 1, maxLength: 256 }),
-}, { title: 'TokenBody' });
+export const TokenBody = Type.Object(
+  {
+    grant_type: Type.String({ minLength: 1, maxLength: 200, description: `Only \`${DEVICE_CODE_GRANT}\`` }),
+    client_id: ClientId,
+    device_code: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { title: 'TokenBody' },
+);
 export type TokenBody = Static<typeof TokenBody>;
 
 export const TokenResponse = Type.Object(

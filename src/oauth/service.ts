@@ -45,7 +45,9 @@ export function createDeviceService({ db, clock, config, events }: Pick<ServiceD
       const now = nowSeconds(clock);
       const retryAfter = await guesses.takeStart(clientIp, now);
       if (retryAfter > 0) {
-        throw new OAuthError('slow_down', `More than ${MAX_LOGINS_STARTED_PER_IP} device logins were started from this address in ${GUESS_WINDOW_SECONDS / 60} minutes; retry after ${retryAfter} s`, { retryAfterSeconds: retryAfter });
+        throw new OAuthError('slow_down', `More than ${MAX_LOGINS_STARTED_PER_IP} device logins were started from this address in ${GUESS_WINDOW_SECONDS / 60} minutes; retry after ${retryAfter} s`, {
+          retryAfterSeconds: retryAfter,
+        });
       }
       const deviceCode = randomBytes(32).toString('base64url');
       // A clash with a live code (about one in 10^8 per live code) just draws again.

@@ -8,8 +8,7 @@ const changed = (res: { numUpdatedRows: bigint }) => Number(res.numUpdatedRows) 
 export const deviceStore = {
   insert: (db: Kysely<DB>, row: DeviceAuthorizationsTable) => db.insertInto('device_authorizations').values(row).execute(),
 
-  byDeviceCodeHash: (db: Kysely<DB>, hash: string) =>
-    db.selectFrom('device_authorizations').selectAll().where('device_code_hash', '=', hash).executeTakeFirst(),
+  byDeviceCodeHash: (db: Kysely<DB>, hash: string) => db.selectFrom('device_authorizations').selectAll().where('device_code_hash', '=', hash).executeTakeFirst(),
 
   /** A code that can still be decided on or redeemed. */
   liveByUserCode: (db: Kysely<DB>, userCode: string, now: number) =>
@@ -22,9 +21,7 @@ export const deviceStore = {
         .updateTable('device_authorizations')
         .set({ last_polled_ms: nowMs })
         .where('id', '=', id)
-        .where((eb) =>
-          eb.or([eb('last_polled_ms', 'is', null), eb(sql<number>`last_polled_ms + interval_seconds * 1000 - ${toleranceMs}`, '<=', nowMs)]),
-        )
+        .where((eb) => eb.or([eb('last_polled_ms', 'is', null), eb(sql<number>`last_polled_ms + interval_seconds * 1000 - ${toleranceMs}`, '<=', nowMs)]))
         .executeTakeFirst(),
     ),
 

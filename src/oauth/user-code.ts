@@ -28,4 +28,3 @@ export function normalizeUserCode(typed: string): string | null {
   const letters = typed.replace(/[\s-]/g, '').toUpperCase();
   return /^[A-Z]{8}$/.test(letters) ? letters : null;
 }
-

@@ -20,7 +20,7 @@ export function operationRoutes(app: App, operations: OperationService): void {
         operationId: 'getOperation',
         tags: ['operations'],
         summary: 'An asynchronous operation: poll until `done`',
-        description: 'What a 202 answer pointed at: its state, and once `done`, its result or its error. Poll with a pause (the SDK\'s waitForOperation backs off).',
+        description: "What a 202 answer pointed at: its state, and once `done`, its result or its error. Poll with a pause (the SDK's waitForOperation backs off).",
         headers: requestHeaders(),
         params: OperationParams,
         response: { 200: Operation, ...errorResponses(401, 403, 404, 422) },

@@ -6,10 +6,7 @@ export const Operation = Type.Object(
     id: Type.String(),
     kind: Type.String({ description: 'What the operation does, e.g. `install.restore`, `machine.suspend`' }),
     done: Type.Boolean(),
-    error: Type.Union(
-      [Type.Object({ code: Type.Integer(), message: Type.String() }, { additionalProperties: false }), Type.Null()],
-      { description: 'Set when the operation failed' },
-    ),
+    error: Type.Union([Type.Object({ code: Type.Integer(), message: Type.String() }, { additionalProperties: false }), Type.Null()], { description: 'Set when the operation failed' }),
     result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Set when the operation succeeded' }),
     created_at: UnixSeconds(),
     updated_at: UnixSeconds(),

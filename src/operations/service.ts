@@ -22,12 +22,7 @@ export async function startOperation(db: Kysely<DB>, clock: Clock, workspaceId: 
 }
 
 /** Marks an operation done once, with its result or its failure; a second completion (a retried job) changes nothing. */
-export function completeOperation(
-  trx: Kysely<DB>,
-  clock: Clock,
-  operationId: string,
-  outcome: { result: unknown } | { error: { code: number; message: string } },
-): Promise<boolean> {
+export function completeOperation(trx: Kysely<DB>, clock: Clock, operationId: string, outcome: { result: unknown } | { error: { code: number; message: string } }): Promise<boolean> {
   return operationStore.complete(trx, operationId, nowSeconds(clock), outcome);
 }
 

@@ -5,8 +5,7 @@ import type { OperationsTable } from './tables.js';
 export const operationStore = {
   insert: (db: Kysely<DB>, row: OperationsTable) => db.insertInto('operations').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('operations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('operations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** Marks an operation done once; a second completion (a retried job) changes nothing. */
   complete: async (db: Kysely<DB>, id: string, now: number, outcome: { result: unknown } | { error: { code: number; message: string } }): Promise<boolean> => {

@@ -16,7 +16,7 @@ export const PlatformMetric = Type.Object(
     unit: Type.String({ description: 'What a value counts' }),
     description: Type.String({ description: 'How each point is computed' }),
     kind: Type.Union([Type.Literal('gauge'), Type.Literal('counter')], {
-      description: 'gauge: the value at the point\'s time; counter: how many happened in the step that ends at the point\'s time',
+      description: "gauge: the value at the point's time; counter: how many happened in the step that ends at the point's time",
     }),
     filter_keys: Type.Array(Type.Union(METRIC_FILTERS.map((k) => Type.Literal(k))), { description: 'The query parameters that narrow its series' }),
   },
@@ -51,9 +51,7 @@ export const SeriesQuery = Type.Object(
     cluster: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Machines of this cluster only (machines_running, machines_suspended)' })),
     install: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Renders of this install only (renders)' })),
     status: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'Renders in this state only (renders): queued, running, succeeded, failed...' })),
-    type: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'Events of this type only (writes): an event type such as `secret.created`, or `<resource>.*`' }),
-    ),
+    type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Events of this type only (writes): an event type such as `secret.created`, or `<resource>.*`' })),
   },
   { additionalProperties: false },
 );
@@ -64,8 +62,8 @@ export const Series = Type.Object(
     key: Type.String(),
     version: Type.Integer({ minimum: 1 }),
     unit: Type.String(),
-    from: UnixSeconds('The range\'s start as used'),
-    to: UnixSeconds('The last point\'s time'),
+    from: UnixSeconds("The range's start as used"),
+    to: UnixSeconds("The last point's time"),
     step: Type.Integer({ minimum: 1, description: 'Seconds between points as used' }),
     points: Type.Array(Type.Tuple([UnixSeconds(), Type.Number()]), {
       description: '`[t, value]`, t ascending: from + step, from + 2·step, ... up to the first at or past `to`',

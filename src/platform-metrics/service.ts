@@ -25,7 +25,6 @@ export function gauge(intervals: readonly Interval[], b: Buckets, weighted = fal
   return weighted ? out.map((v) => Math.round(v * 100) / 100) : out;
 }
 
-
 /** The range and step a query asks for, checked. */
 export function bucketsOf(q: SeriesQuery, now: number): Buckets {
   const to = q.to ?? now;

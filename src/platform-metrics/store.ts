@@ -77,12 +77,10 @@ export const platformMetricsStore = {
   },
 
   /** The lives of the workspace's machines that overlap (from, until] (src/compute/machines/store.ts says how they are read). */
-  machineLives: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> =>
-    machineLives(db, workspaceId, from, until, cluster),
+  machineLives: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> => machineLives(db, workspaceId, from, until, cluster),
 
   /** Suspensions that overlap (from, until], as intervals: from when the machine was suspended until it was resumed, expired or deleted. */
-  suspensions: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> =>
-    suspensionSpans(db, workspaceId, from, until, cluster),
+  suspensions: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> => suspensionSpans(db, workspaceId, from, until, cluster),
 
   /** The caller's notifications unread at some time in (from, until], as intervals: from arrival until read. */
   unread: (db: Kysely<DB>, userId: string, from: number, until: number): Promise<Interval[]> => unreadSpans(db, userId, from, until),

@@ -29,11 +29,16 @@ export const WorkspaceQuotas = Type.Object(
     workspace_repository_bytes: Type.Object(
       {
         limit: Type.Integer({ minimum: 1, description: 'Bytes' }),
-        used: Type.Integer({ minimum: 0, description: "What all the workspace's install repositories take together, each as last measured (after its last render or repository maintenance); it may pass the limit when maintenance measures what failed renders left, until it prunes them" }),
+        used: Type.Integer({
+          minimum: 0,
+          description:
+            "What all the workspace's install repositories take together, each as last measured (after its last render or repository maintenance); it may pass the limit when maintenance measures what failed renders left, until it prunes them",
+        }),
       },
       {
         additionalProperties: false,
-        description: "The most all of the workspace's install repositories may take on disk together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES); a render that would pass it fails, and once they take it all, creating or updating an install answers 409 (7066)",
+        description:
+          "The most all of the workspace's install repositories may take on disk together (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES); a render that would pass it fails, and once they take it all, creating or updating an install answers 409 (7066)",
       },
     ),
     workspaces_per_user: Type.Object(

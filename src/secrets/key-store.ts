@@ -23,28 +23,15 @@ export const secretKeyStore = {
     return [...new Set([...(recorded !== undefined ? [recorded] : []), ...wrapping])];
   },
 
-  keyIdsInUse: async (db: Kysely<DB>): Promise<string[]> =>
-    (await db.selectFrom('secrets').select('key_id').distinct().execute()).map((r) => r.key_id),
+  keyIdsInUse: async (db: Kysely<DB>): Promise<string[]> => (await db.selectFrom('secrets').select('key_id').distinct().execute()).map((r) => r.key_id),
 
   /** Secrets whose data key is wrapped by another master key than `keyId`, in id order after `afterId`. */
   wrappedByOtherKeys: (db: Kysely<DB>, keyId: string, afterId: string, limit: number) =>
-    db
-      .selectFrom('secrets')
-      .select(['id', 'key_id', 'wrapped_key'])
-      .where('key_id', '!=', keyId)
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(limit)
-      .execute(),
+    db.selectFrom('secrets').select(['id', 'key_id', 'wrapped_key']).where('key_id', '!=', keyId).where('id', '>', afterId).orderBy('id').limit(limit).execute(),
 
   /** Replaces one wrapped data key, only if it is still the one read (nothing else ever changes it). */
   rewrap: async (db: Kysely<DB>, id: string, oldWrapped: string, keyId: string, wrapped: string): Promise<boolean> => {
-    const res = await db
-      .updateTable('secrets')
-      .set({ key_id: keyId, wrapped_key: wrapped })
-      .where('id', '=', id)
-      .where('wrapped_key', '=', oldWrapped)
-      .executeTakeFirst();
+    const res = await db.updateTable('secrets').set({ key_id: keyId, wrapped_key: wrapped }).where('id', '=', id).where('wrapped_key', '=', oldWrapped).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
 };

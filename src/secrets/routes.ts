@@ -35,7 +35,8 @@ const TRANSITIONS: Record<VersionAction, { operationId: string; event: EventType
     operationId: 'enableSecretVersion',
     event: 'secret_version.enabled',
     summary: 'Enable a disabled secret version (If-Match)',
-    description: 'The spec\'s enable. An enabled version answers unchanged (same etag); a destroyed one is 409 (7202): destroyed is final. A stale If-Match is 409 with `metadata.current_etag`, even when nothing would change.',
+    description:
+      "The spec's enable. An enabled version answers unchanged (same etag); a destroyed one is 409 (7202): destroyed is final. A stale If-Match is 409 with `metadata.current_etag`, even when nothing would change.",
   },
   disable: {
     operationId: 'disableSecretVersion',
@@ -130,7 +131,8 @@ export function secretRoutes(app: App, secrets: SecretService): void {
         operationId: 'createSecretVersion',
         tags: TAGS,
         summary: 'Add a version (enabled) with a payload',
-        description: '`data` is padded standard base64 of 1 to 65,536 bytes (else 422 on `["body","data"]`); `comment` at most 200 characters. Versions are numbered 1, 2, ... per secret. The payload is encrypted at rest and never appears in a response other than `:access`.',
+        description:
+          '`data` is padded standard base64 of 1 to 65,536 bytes (else 422 on `["body","data"]`); `comment` at most 200 characters. Versions are numbered 1, 2, ... per secret. The payload is encrypted at rest and never appears in a response other than `:access`.',
         headers: WRITE,
         params: SecretParams,
         body: AddVersionBody,
@@ -192,7 +194,7 @@ export function secretRoutes(app: App, secrets: SecretService): void {
         tags: TAGS,
         summary: "Access an enabled version's payload",
         description:
-          'Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer\'s `id` says which); a secret with none answers 404 saying so.',
+          "Answers `{id, data}` (base64). A disabled or destroyed version is 409 (7201) with `metadata.state`. The version id `latest` names the newest enabled version (the answer's `id` says which); a secret with none answers 404 saying so.",
         headers: requestHeaders(),
         params: ReadVersionParams,
         response: { 200: AccessedVersion, ...errorResponses(401, 403, 404, 409, 422), 500: UNREADABLE },

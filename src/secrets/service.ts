@@ -42,8 +42,7 @@ export function createSecretService(deps: SecretServiceDeps) {
   }
 
   /** The plaintext of a version read with its secret's wrapped data key (the caller zeroes it). */
-  const openVersion = (row: VersionWithKey): Buffer =>
-    envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
+  const openVersion = (row: VersionWithKey): Buffer => envelope.openPayload({ id: row.secret_id, key_id: row.key_id, wrapped_key: row.wrapped_key }, row.id, row.ciphertext);
 
   /**
    * The canonical version id a read names: `latest` is the newest enabled version (404 saying

@@ -37,8 +37,7 @@ export type VersionWithKey = NonNullable<Awaited<ReturnType<ReturnType<typeof ve
 export const secretStore = {
   insertSecret: (db: Kysely<DB>, row: SecretsTable) => db.insertInto('secrets').values(row).execute(),
 
-  getSecret: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  getSecret: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('secrets').select(SECRET_FIELDS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`. */
   pageSecrets: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null, name?: string) => {
@@ -70,25 +69,11 @@ export const secretStore = {
   insertVersion: preparedInsert('secret_versions', ['id', 'workspace_id', 'secret_id', 'version_number', 'state', 'comment', 'etag', 'ciphertext', 'created_at', 'destroyed_at']),
 
   getVersion: (db: Kysely<DB>, workspaceId: string, secretId: string, id: string) =>
-    db
-      .selectFrom('secret_versions')
-      .select(VERSION_FIELDS)
-      .where('workspace_id', '=', workspaceId)
-      .where('secret_id', '=', secretId)
-      .where('id', '=', id)
-      .executeTakeFirst(),
+    db.selectFrom('secret_versions').select(VERSION_FIELDS).where('workspace_id', '=', workspaceId).where('secret_id', '=', secretId).where('id', '=', id).executeTakeFirst(),
 
   /** The version under a row lock, for a transition decided and written in one transaction. */
   lockVersion: (db: Kysely<DB>, engine: Engine, workspaceId: string, secretId: string, id: string) =>
-    forUpdate(
-      engine,
-      db
-        .selectFrom('secret_versions')
-        .select(VERSION_FIELDS)
-        .where('workspace_id', '=', workspaceId)
-        .where('secret_id', '=', secretId)
-        .where('id', '=', id),
-    ).executeTakeFirst(),
+    forUpdate(engine, db.selectFrom('secret_versions').select(VERSION_FIELDS).where('workspace_id', '=', workspaceId).where('secret_id', '=', secretId).where('id', '=', id)).executeTakeFirst(),
 
   /** Writes a transition, only if the version still has the etag it was decided on. */
   updateVersion: async (db: Kysely<DB>, id: string, expectedEtag: string, patch: VersionPatch): Promise<boolean> => {

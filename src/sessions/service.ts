@@ -45,7 +45,13 @@ export function sessionEnd(s: Pick<SessionRow, 'created_at' | 'expires_at' | 'no
  * holds at most `policy.perUser` sessions: the least recently used ones beyond are ended, so
  * minting sessions (a device login each) cannot multiply what one person holds.
  */
-export async function createSession(db: Kysely<DB>, clock: Clock, userId: string, policy: SessionPolicy, how: NewSession): Promise<{ id: string; token: string; expiresAt: number; csrfToken: string }> {
+export async function createSession(
+  db: Kysely<DB>,
+  clock: Clock,
+  userId: string,
+  policy: SessionPolicy,
+  how: NewSession,
+): Promise<{ id: string; token: string; expiresAt: number; csrfToken: string }> {
   const token = newSessionToken();
   const csrfToken = randomBytes(24).toString('base64url');
   const now = nowSeconds(clock);

@@ -16,8 +16,7 @@ export const sessionStore = {
   /** What decides whether these sessions are still live, for the sessions that still exist (one statement). */
   ends: (db: Kysely<DB>, ids: readonly string[]) => db.selectFrom('sessions').select(['id', 'created_at', 'expires_at', 'not_after']).where('id', 'in', ids).execute(),
 
-  touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) =>
-    db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).execute(),
+  touch: (db: Kysely<DB>, id: string, now: number, expiresAt: number) => db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).execute(),
 
   /** A user's live sessions, newest first (ids are time-ordered), keyset after `beforeId`. */
   page: (db: Kysely<DB>, userId: string, now: number, maxSeconds: number, limit: number, beforeId: string | null) => {
@@ -45,6 +44,5 @@ export const sessionStore = {
   deleteOwn: async (db: Kysely<DB>, userId: string, id: string): Promise<boolean> =>
     Number((await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
 
-  deleteOfUser: async (db: Kysely<DB>, userId: string): Promise<number> =>
-    Number((await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst()).numDeletedRows),
+  deleteOfUser: async (db: Kysely<DB>, userId: string): Promise<number> => Number((await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst()).numDeletedRows),
 };

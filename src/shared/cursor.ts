@@ -36,8 +36,7 @@ export class CursorCodec {
   }
 }
 
-const invalidCursor = () =>
-  new ApiError('VALIDATION_FAILED', { message: 'cursor is not a cursor of this list', path: ['query', 'cursor'] });
+const invalidCursor = () => new ApiError('VALIDATION_FAILED', { message: 'cursor is not a cursor of this list', path: ['query', 'cursor'] });
 
 /** One page of a list, as every list operation answers it. */
 export interface Page<Item> {
@@ -82,12 +81,25 @@ async function keysetRows<Row, Key extends string | number>(
 }
 
 /** A page of a list ordered by id (ids are time-ordered, so newest first). */
-export function pageById<Row extends { id: string }, Item>(cursors: CursorCodec, list: string, page: { limit: number; cursor: string | undefined }, fetch: Fetch<Row, string>, toItem: (row: Row) => Item) {
+export function pageById<Row extends { id: string }, Item>(
+  cursors: CursorCodec,
+  list: string,
+  page: { limit: number; cursor: string | undefined },
+  fetch: Fetch<Row, string>,
+  toItem: (row: Row) => Item,
+) {
   return keysetPage(cursors, list, page, fetch, (r) => r.id, toItem);
 }
 
 /** A page of a list ordered by a per-parent sequence number. */
-export function pageBySeq<Row, Item>(cursors: CursorCodec, list: string, page: { limit: number; cursor: string | undefined }, fetch: Fetch<Row, number>, seqOf: (row: Row) => number, toItem: (row: Row) => Item) {
+export function pageBySeq<Row, Item>(
+  cursors: CursorCodec,
+  list: string,
+  page: { limit: number; cursor: string | undefined },
+  fetch: Fetch<Row, number>,
+  seqOf: (row: Row) => number,
+  toItem: (row: Row) => Item,
+) {
   return keysetPage(cursors, list, page, fetch, seqOf, toItem);
 }
 

@@ -76,15 +76,19 @@ export const ErrorCodes = {
   PACKAGE_IN_USE: { code: 7308, status: 409, message: 'Installs use the package: delete them first (metadata.install_ids names them)' },
   RENDER_FAILED: { code: 7310, status: 422, message: 'The render failed (a template or its values); an operation error, never an HTTP response' },
   JOB_FAILED: { code: 7399, status: 500, message: 'The job failed; the server log has the details under its job id' },
-  RESTORE_VERIFICATION_FAILED: { code: 7311, status: 500, message: 'The restored commit does not hold the restored render\'s tree; an operation error' },
-  STREAMS_PER_USER_LIMITED: { code: 7500, status: 429, message: 'The user already has as many notification streams open on this server as it allows (WSP_STREAMS_PER_USER): close one, or retry after Retry-After seconds' },
+  RESTORE_VERIFICATION_FAILED: { code: 7311, status: 500, message: "The restored commit does not hold the restored render's tree; an operation error" },
+  STREAMS_PER_USER_LIMITED: {
+    code: 7500,
+    status: 429,
+    message: 'The user already has as many notification streams open on this server as it allows (WSP_STREAMS_PER_USER): close one, or retry after Retry-After seconds',
+  },
   STREAMS_PER_PROCESS_LIMITED: { code: 7501, status: 429, message: 'This server already serves as many notification streams as it allows (WSP_STREAMS_PER_PROCESS): retry after Retry-After seconds' },
   USER_CODE_UNKNOWN: { code: 7600, status: 404, message: 'No pending device login has this user code (mistyped, or expired)' },
   USER_CODE_GUESSES_LIMITED: { code: 7601, status: 429, message: 'Too many wrong user codes; wait for Retry-After seconds' },
   DEVICE_LOGIN_DECIDED: { code: 7602, status: 409, message: 'This device login was already approved or denied' },
   INTERNAL: { code: 7099, status: 500, message: 'Internal error' },
   UNAVAILABLE: { code: 7098, status: 503, message: 'The service is not ready' },
-  RENDER_QUOTA_EXCEEDED: { code: 7040, status: 429, message: "The workspace has used its quota of renders for this hour (WSP_QUOTA_RENDERS_PER_HOUR); retry after Retry-After seconds" },
+  RENDER_QUOTA_EXCEEDED: { code: 7040, status: 429, message: 'The workspace has used its quota of renders for this hour (WSP_QUOTA_RENDERS_PER_HOUR); retry after Retry-After seconds' },
   WEBHOOK_QUOTA_EXCEEDED: { code: 7320, status: 409, message: 'The workspace has as many webhooks as its quota allows (WSP_QUOTA_WEBHOOKS); delete one first' },
   WEBHOOK_DISABLED: { code: 7321, status: 409, message: 'The webhook is disabled: enable it (PATCH with {"enabled": true}) before retrying deliveries' },
   TOKEN_QUOTA_EXCEEDED: { code: 7041, status: 409, message: 'The workspace holds as many API tokens as its quota allows (WSP_QUOTA_API_TOKENS); revoke one first' },
@@ -144,11 +148,9 @@ export class ApiError extends Error {
   }
 }
 
-export const notFound = (what = 'resource', path?: string[]) =>
-  new ApiError('NOT_FOUND', { message: `The ${what} does not exist`, ...(path ? { path } : {}) });
+export const notFound = (what = 'resource', path?: string[]) => new ApiError('NOT_FOUND', { message: `The ${what} does not exist`, ...(path ? { path } : {}) });
 
-export const validationError = (path: string[], message: string) =>
-  new ApiError('VALIDATION_FAILED', { message, path });
+export const validationError = (path: string[], message: string) => new ApiError('VALIDATION_FAILED', { message, path });
 
 /**
  * A refusal of an operator command (`wsp admin ...`): printed as `error: <message>`, exit code 1.

@@ -27,7 +27,8 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
         operationId: 'createApiToken',
         tags: ['tokens'],
         summary: 'Create a workspace API token (owner or admin)',
-        description: 'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.',
+        description:
+          'The `token` is returned only in this response. A retry with the same Idempotency-Key answers 409 with `metadata.token_id`, never the plaintext again. A workspace holding as many live tokens as its quota (WSP_QUOTA_API_TOKENS): 409, code 7041, `metadata.limit`.',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         body: CreateTokenBody,
         response: { 201: CreatedToken, ...errorResponses(401, 403, 409, 422) },
@@ -44,7 +45,12 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
   app.get(
     '/api_tokens',
     {
-      config: { scope: 'workspace', tokenScope: 'tokens:read', listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId), listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX } },
+      config: {
+        scope: 'workspace',
+        tokenScope: 'tokens:read',
+        listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId),
+        listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX },
+      },
       schema: {
         operationId: 'listApiTokens',
         tags: ['tokens'],

@@ -81,7 +81,12 @@ export async function issueApiToken(
  * The live workspace API token a token's hash names, for the authenticator (every request with
  * an API token): null when there is none or it expired. Its last use is written at most once a minute.
  */
-export async function apiTokenForHash(db: Kysely<DB>, tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null; listRead: ListRead | null } | null> {
+export async function apiTokenForHash(
+  db: Kysely<DB>,
+  tokenHash: string,
+  now: number,
+  listPrefix?: string,
+): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null; listRead: ListRead | null } | null> {
   const t = listPrefix === undefined ? await tokenStore.byHash(db, tokenHash) : await tokenStore.byHashWithList(db, tokenHash, listPrefix);
   if (!t || (t.expires_at !== null && t.expires_at <= now)) return null;
   const touched = t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS;
@@ -119,7 +124,9 @@ export function createTokenService({ db, clock, cursors, config, events }: Token
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageByIdAsJson<ListedToken>(cursors, `api_tokens:${ctx.workspaceId}`, { limit, cursor }, tokenListName(ctx.workspaceId), (after, take) => tokenStore.page(db, ctx.workspaceId, take, after));
+      return pageByIdAsJson<ListedToken>(cursors, `api_tokens:${ctx.workspaceId}`, { limit, cursor }, tokenListName(ctx.workspaceId), (after, take) =>
+        tokenStore.page(db, ctx.workspaceId, take, after),
+      );
     },
 
     async revoke(ctx: WorkspaceContext, rawId: string) {

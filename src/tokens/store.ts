@@ -27,7 +27,10 @@ export const tokenListName = (workspaceId: string) => TOKEN_LIST_PREFIX + worksp
 
 // A statement per shape, compiled once (src/db/json-rows.ts): the first page, and a page after a cursor.
 const listed = (db: Kysely<DB>, workspaceId: string) =>
-  db.selectFrom('api_tokens').select(['id', jsonObject(db, LISTED_JSON).as('json')]).where('workspace_id', '=', workspaceId);
+  db
+    .selectFrom('api_tokens')
+    .select(['id', jsonObject(db, LISTED_JSON).as('json')])
+    .where('workspace_id', '=', workspaceId);
 const firstPage = preparedJsonPage((db, workspaceId: string, take: number) => listed(db, workspaceId).orderBy('id', 'desc').limit(take));
 const pageAfter = preparedJsonPage((db, workspaceId: string, beforeId: string, take: number) => listed(db, workspaceId).where('id', '<', beforeId).orderBy('id', 'desc').limit(take));
 
@@ -37,8 +40,7 @@ export const tokenStore = {
   /** Every request with an API token runs one of these, alone or with its workspace's list's version. */
   ...credentialByHash((db) => db.selectFrom('api_tokens').select(['id', 'workspace_id', 'expires_at', 'last_used_at', 'scopes']), 'api_tokens.workspace_id'),
 
-  touch: (db: Kysely<DB>, id: string, now: number) =>
-    db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
+  touch: (db: Kysely<DB>, id: string, now: number) => db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`: `take` rows at most, as one JSON page row. */
   page: (db: Kysely<DB>, workspaceId: string, take: number, beforeId: string | null): Promise<JsonPageRow> => {
@@ -57,8 +59,7 @@ export const tokenStore = {
     return Number(row.n);
   },
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('api_tokens').select(LISTED).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   delete: async (db: Kysely<DB>, workspaceId: string, id: string): Promise<boolean> => {
     const res = await db.deleteFrom('api_tokens').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();

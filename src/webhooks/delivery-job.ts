@@ -64,7 +64,8 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       const circuit = afterAttempt(endpoint, outcome, at);
       // What GET /v1/webhooks/{id} shows of the circuit changed: so does its etag.
       if (circuit) await webhookStore.update(trx, d.webhook_id, { ...circuit, ...(circuit.circuit_open_until !== endpoint.circuit_open_until ? { etag: newEtag() } : {}) });
-      if (circuit?.circuit_open_until != null && endpoint.circuit_open_until === null) log.warn({ webhookId: d.webhook_id, failures: circuit.circuit_failures, openUntil: circuit.circuit_open_until }, "webhook endpoint's circuit opened: its deliveries wait");
+      if (circuit?.circuit_open_until != null && endpoint.circuit_open_until === null)
+        log.warn({ webhookId: d.webhook_id, failures: circuit.circuit_failures, openUntil: circuit.circuit_open_until }, "webhook endpoint's circuit opened: its deliveries wait");
       const last = { last_attempt_at: at, last_status: outcome.status, last_error: outcome.error, updated_at: at };
       if (outcome.ok) {
         if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: 'succeeded', next_attempt_at: null }))) return;
@@ -74,7 +75,8 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       const delay = config.webhooks.retryDelaysSeconds[made - 1];
       const next = delay === undefined ? null : at + delay;
       if (!(await webhookStore.recordAttempt(trx, d.id, d.attempts, { ...last, state: next === null ? 'failed' : 'pending', next_attempt_at: next }))) return;
-      if (next !== null) await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: d.id, attempt: made } satisfies DeliverJob, runAt: next * 1000, dedupeKey: `${d.id}:${made}`, group: d.workspace_id });
+      if (next !== null)
+        await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: d.id, attempt: made } satisfies DeliverJob, runAt: next * 1000, dedupeKey: `${d.id}:${made}`, group: d.workspace_id });
       const failingSince = d.failing_since ?? at;
       if (d.failing_since === null) await webhookStore.update(trx, d.webhook_id, { failing_since: at });
       if (at - failingSince >= DISABLE_AFTER_SECONDS) await disable(trx, d, at);

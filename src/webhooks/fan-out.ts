@@ -26,7 +26,11 @@ export function webhookFanOut(deps: { clock: Clock; jobs: JobQueue }) {
   };
 }
 
-export async function queueDelivery(trx: Kysely<DB>, deps: { clock: Clock; jobs: JobQueue }, d: { webhookId: string; workspaceId: string; eventId: string; eventType: string; body: string }): Promise<string | null> {
+export async function queueDelivery(
+  trx: Kysely<DB>,
+  deps: { clock: Clock; jobs: JobQueue },
+  d: { webhookId: string; workspaceId: string; eventId: string; eventType: string; body: string },
+): Promise<string | null> {
   const now = nowSeconds(deps.clock);
   const id = newId('whd');
   const made = await webhookStore.insertDelivery(trx, {

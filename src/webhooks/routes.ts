@@ -4,7 +4,19 @@ import { workspaceCtx } from '../http/context.js';
 import { quoteEtag } from '../http/etag.js';
 import { requireRoleOfUser } from '../auth/workspace-context.js';
 import type { FastifyRequest } from 'fastify';
-import { CreatedWebhook, CreateWebhookBody, Delivery, DeliveryIdParams, DeliveryList, ListDeliveriesQuery, ListWebhooksQuery, UpdateWebhookBody, Webhook, WebhookIdParams, WebhookList } from './schemas.js';
+import {
+  CreatedWebhook,
+  CreateWebhookBody,
+  Delivery,
+  DeliveryIdParams,
+  DeliveryList,
+  ListDeliveriesQuery,
+  ListWebhooksQuery,
+  UpdateWebhookBody,
+  Webhook,
+  WebhookIdParams,
+  WebhookList,
+} from './schemas.js';
 import type { WebhookService } from './service.js';
 import { guarded } from '../auth/roles.js';
 
@@ -17,7 +29,7 @@ const manager = (request: FastifyRequest) => {
 };
 
 const SIGNING =
-  'Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log\'s form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace\'s owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.';
+  "Deliveries follow the Standard Webhooks specification: a POST of the event as JSON (the audit log's form) with `webhook-id` (the event id: dedupe on it), `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the bytes of the secret after `whsec_`). A 2xx within 10 s is a success; otherwise retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. After a day of failures the endpoint is disabled and the workspace's owners and admins are notified. After 3 timeouts or connection failures in a row its `circuit` opens: its deliveries wait, their attempts not counted, until one sent as a probe gets an answer. Redirects are not followed.";
 
 export function webhookRoutes(app: App, webhooks: WebhookService): void {
   app.post(
@@ -45,7 +57,16 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     '/webhooks',
     {
       config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
-      schema: { operationId: 'listWebhooks', tags: TAGS, summary: "List the workspace's webhook endpoints, newest first (owner or admin)", description: 'Never shows a signing secret. `url_policy` says which URLs this server accepts (https only or http too, public addresses only or private ones too), as configured by its operator.', headers: requestHeaders(), querystring: ListWebhooksQuery, response: { 200: WebhookList, ...errorResponses(401, 403, 422) } },
+      schema: {
+        operationId: 'listWebhooks',
+        tags: TAGS,
+        summary: "List the workspace's webhook endpoints, newest first (owner or admin)",
+        description:
+          'Never shows a signing secret. `url_policy` says which URLs this server accepts (https only or http too, public addresses only or private ones too), as configured by its operator.',
+        headers: requestHeaders(),
+        querystring: ListWebhooksQuery,
+        response: { 200: WebhookList, ...errorResponses(401, 403, 422) },
+      },
     },
     async (request) => webhooks.list(manager(request), request.query.limit, request.query.cursor),
   );
@@ -54,7 +75,14 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
     '/webhooks/:id',
     {
       config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
-      schema: { operationId: 'getWebhook', tags: TAGS, summary: 'Get a webhook endpoint (owner or admin)', headers: requestHeaders(), params: WebhookIdParams, response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) } },
+      schema: {
+        operationId: 'getWebhook',
+        tags: TAGS,
+        summary: 'Get a webhook endpoint (owner or admin)',
+        headers: requestHeaders(),
+        params: WebhookIdParams,
+        response: { 200: Webhook, ...errorResponses(401, 403, 404, 422) },
+      },
     },
     async (request, reply) => {
       const webhook = await webhooks.get(manager(request), request.params.id);
@@ -71,7 +99,8 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
         operationId: 'updateWebhook',
         tags: TAGS,
         summary: 'Change a webhook endpoint (owner or admin, If-Match)',
-        description: 'Each field given replaces that field. `enabled: true` enables a disabled endpoint again (its day of failures starts over); `enabled: false` disables it, and its pending deliveries fail (retry them by hand later). A PATCH that changes nothing keeps the etag.',
+        description:
+          'Each field given replaces that field. `enabled: true` enables a disabled endpoint again (its day of failures starts over); `enabled: false` disables it, and its pending deliveries fail (retry them by hand later). A PATCH that changes nothing keeps the etag.',
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
         params: WebhookIdParams,
         body: UpdateWebhookBody,

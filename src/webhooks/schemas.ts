@@ -41,7 +41,12 @@ const Circuit = Type.Object(
     }),
     open_until: Type.Union([UnixSeconds(), Type.Null()], { description: 'While open: when the next delivery is sent as a probe' }),
   },
-  { title: 'WebhookCircuit', additionalProperties: false, description: "The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots", examples: [{ state: 'closed', open_until: null }] },
+  {
+    title: 'WebhookCircuit',
+    additionalProperties: false,
+    description: "The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots",
+    examples: [{ state: 'closed', open_until: null }],
+  },
 );
 
 export const Webhook = Type.Object(
@@ -71,7 +76,12 @@ const UrlPolicy = Type.Object(
     allow_http: Type.Boolean({ description: '`true`: a URL may be plain http (WSP_WEBHOOKS_ALLOW_HTTP); otherwise https only' }),
     allow_private: Type.Boolean({ description: '`true`: a URL may reach private, loopback and link-local addresses (WSP_WEBHOOKS_ALLOW_PRIVATE); otherwise only public ones, also after DNS' }),
   },
-  { title: 'WebhookUrlPolicy', additionalProperties: false, description: "The rules this server holds a webhook's URL to, as its operator configured them: read-only, so a form can say them before it is submitted", examples: [{ allow_http: false, allow_private: false }] },
+  {
+    title: 'WebhookUrlPolicy',
+    additionalProperties: false,
+    description: "The rules this server holds a webhook's URL to, as its operator configured them: read-only, so a form can say them before it is submitted",
+    examples: [{ allow_http: false, allow_private: false }],
+  },
 );
 
 const page = ListEnvelope(Webhook);

@@ -57,7 +57,7 @@ export function deliver(url: string, msg: { id: string; timestamp: number; body:
       req.destroy();
       finish({ ok: false, status: null, error: `no answer within ${timeoutMs / 1000} s` });
     }, timeoutMs);
-    req.on('error', (err) => finish({ ok: false, status: null, error: (err).message.slice(0, 300) }));
+    req.on('error', (err) => finish({ ok: false, status: null, error: err.message.slice(0, 300) }));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];

@@ -129,7 +129,13 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         const next = { ...row, ...patch, etag: newEtag(), updated_at: now };
         await webhookStore.update(trx, id, { ...patch, etag: next.etag, updated_at: now });
         if (patch.state === 'disabled') await webhookStore.failPending(trx, id, 'the endpoint was disabled', now);
-        await events.record(trx, ctx, 'webhook.updated', id, { fields: changed.filter(([k]) => !k.startsWith('circuit_')).map(([k]) => (k === 'failing_since' || k === 'disabled_reason' ? 'state' : k)).filter((k, i, a) => a.indexOf(k) === i), state: next.state });
+        await events.record(trx, ctx, 'webhook.updated', id, {
+          fields: changed
+            .filter(([k]) => !k.startsWith('circuit_'))
+            .map(([k]) => (k === 'failing_since' || k === 'disabled_reason' ? 'state' : k))
+            .filter((k, i, a) => a.indexOf(k) === i),
+          state: next.state,
+        });
         return toWebhook(next);
       });
     },
@@ -172,7 +178,12 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       const now = nowSeconds(clock);
       return writeTransaction(db, ctx, async (trx) => {
         await webhookStore.updateDelivery(trx, delivery.id, { state: 'pending', next_attempt_at: now, updated_at: now });
-        await jobs.enqueue(trx, { kind: WEBHOOK_DELIVER, payload: { delivery_id: delivery.id, attempt: delivery.attempts } satisfies DeliverJob, dedupeKey: `${delivery.id}:retry:${delivery.attempts}:${now}`, group: ctx.workspaceId });
+        await jobs.enqueue(trx, {
+          kind: WEBHOOK_DELIVER,
+          payload: { delivery_id: delivery.id, attempt: delivery.attempts } satisfies DeliverJob,
+          dedupeKey: `${delivery.id}:retry:${delivery.attempts}:${now}`,
+          group: ctx.workspaceId,
+        });
         await events.record(trx, ctx, 'webhook_delivery.retried', delivery.id, { webhook_id: row.id, event_id: delivery.event_id });
         return toDelivery({ ...delivery, state: 'pending', next_attempt_at: now, updated_at: now });
       });

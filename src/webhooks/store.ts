@@ -19,7 +19,15 @@ export const webhookStore = {
   },
 
   count: async (db: Kysely<DB>, workspaceId: string): Promise<number> =>
-    Number((await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number | string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()).n),
+    Number(
+      (
+        await db
+          .selectFrom('webhooks')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
 
   /** The enabled endpoints of a workspace and what they subscribe to: read for every event. */
   /** Every event of a workspace reads this in its transaction: compiled once (prepared.ts). */
@@ -64,7 +72,22 @@ export const webhookStore = {
     db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.id', 'd.workspace_id', 'd.webhook_id', 'd.event_id', 'd.body', 'd.state', 'd.attempts', 'w.url', 'w.state as webhook_state', 'w.secret_sealed', 'w.secret_key_id', 'w.failing_since', 'w.circuit_failures', 'w.circuit_open_until'])
+      .select([
+        'd.id',
+        'd.workspace_id',
+        'd.webhook_id',
+        'd.event_id',
+        'd.body',
+        'd.state',
+        'd.attempts',
+        'w.url',
+        'w.state as webhook_state',
+        'w.secret_sealed',
+        'w.secret_key_id',
+        'w.failing_since',
+        'w.circuit_failures',
+        'w.circuit_open_until',
+      ])
       .where('d.id', '=', id)
       .executeTakeFirst(),
 
@@ -76,7 +99,13 @@ export const webhookStore = {
 
   /** Records an attempt's outcome if no other attempt was recorded since `attempts` was read. */
   recordAttempt: async (db: Kysely<DB>, id: string, attempts: number, patch: Partial<WebhookDeliveriesTable>): Promise<boolean> => {
-    const res = await db.updateTable('webhook_deliveries').set({ ...patch, attempts: attempts + 1 }).where('id', '=', id).where('attempts', '=', attempts).where('state', '=', 'pending').executeTakeFirst();
+    const res = await db
+      .updateTable('webhook_deliveries')
+      .set({ ...patch, attempts: attempts + 1 })
+      .where('id', '=', id)
+      .where('attempts', '=', attempts)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
 
@@ -97,5 +126,10 @@ export const webhookStore = {
 
   /** When an endpoint is disabled: what was waiting for it fails (a retry by hand sends it again). */
   failPending: (db: Kysely<DB>, webhookId: string, reason: string, now: number) =>
-    db.updateTable('webhook_deliveries').set({ state: 'failed', next_attempt_at: null, last_error: reason, updated_at: now }).where('webhook_id', '=', webhookId).where('state', '=', 'pending').execute(),
+    db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'failed', next_attempt_at: null, last_error: reason, updated_at: now })
+      .where('webhook_id', '=', webhookId)
+      .where('state', '=', 'pending')
+      .execute(),
 };

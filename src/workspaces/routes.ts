@@ -56,7 +56,13 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id',
     {
-      config: { scope: 'workspace', ...guarded('workspace.manage'), tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' }, event: 'workspace.updated' },
+      config: {
+        scope: 'workspace',
+        ...guarded('workspace.manage'),
+        tokenScope: null,
+        tokenScopeWhy: { tokens: 'refused', why: 'an owner or admin renames the workspace; a token has no role (7023)' },
+        event: 'workspace.updated',
+      },
       schema: {
         operationId: 'updateWorkspace',
         tags: ['workspaces'],
@@ -118,7 +124,13 @@ export function workspaceRoutes(app: App, workspaces: WorkspaceService): void {
   app.patch(
     '/workspaces/:id/members/:user_id',
     {
-      config: { scope: 'workspace', ...guarded('members.manage'), tokenScope: null, tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" }, event: 'member.updated' },
+      config: {
+        scope: 'workspace',
+        ...guarded('members.manage'),
+        tokenScope: null,
+        tokenScopeWhy: { tokens: 'refused', why: "an owner or admin changes a member's role; a token has no role (7023)" },
+        event: 'member.updated',
+      },
       schema: {
         operationId: 'updateWorkspaceMember',
         tags: ['workspaces'],

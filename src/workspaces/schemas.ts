@@ -19,10 +19,7 @@ export const WorkspaceList = ListEnvelope(Workspace);
 
 export const WorkspaceParams = Type.Object({ id: PathId(53, 'Workspace id, `ws_<id>` or bare; length 1-53') });
 
-export const UpdateWorkspaceBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100 }) },
-  { title: 'UpdateWorkspaceBody', additionalProperties: false },
-);
+export const UpdateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { title: 'UpdateWorkspaceBody', additionalProperties: false });
 
 export const CreateWorkspaceBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { title: 'CreateWorkspaceBody', additionalProperties: false });
 

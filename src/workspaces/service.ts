@@ -37,10 +37,7 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
   return {
     async list(ctx: RequestContext) {
       const p = ctx.principal;
-      const rows =
-        p.kind === 'api_token'
-          ? [{ ...(await identity.workspace(db, p.workspaceId))!, role: null }]
-          : await identity.workspacesOf(db, p.userId);
+      const rows = p.kind === 'api_token' ? [{ ...(await identity.workspace(db, p.workspaceId))!, role: null }] : await identity.workspacesOf(db, p.userId);
       return { data: rows, has_more: false, next_cursor: null };
     },
 
@@ -72,7 +69,13 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
 
     async members(ctx: WorkspaceContext, rawId: string, page: { limit: number; cursor: string | undefined }) {
       const { id } = await visible(ctx, rawId);
-      return pageById(cursors, `members:${id}`, page, (after, take) => identity.members(db, id, take, after), (m) => ({ user_id: m.id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at }));
+      return pageById(
+        cursors,
+        `members:${id}`,
+        page,
+        (after, take) => identity.members(db, id, take, after),
+        (m) => ({ user_id: m.id, email: m.email, name: m.name, role: m.role, joined_at: m.joined_at }),
+      );
     },
 
     /**
@@ -143,4 +146,3 @@ export function createWorkspaceService({ db, clock, cursors, events, config }: P
 }
 
 export type WorkspaceService = ReturnType<typeof createWorkspaceService>;
-

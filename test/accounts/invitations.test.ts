@@ -6,7 +6,6 @@ import { issueSetupCode } from '../../src/accounts/setup-code.js';
 
 const PASSWORD = 'a long enough password';
 
-
 const h = useTestApp();
 const s = h.seeded;
 

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 
-
 const h = useTestApp();
 const s = h.seeded;
 
@@ -123,14 +122,18 @@ describe('members', () => {
       const x = t.member2.userId;
       const patch = (cred: string, role: string) => call(cred, t.workspaceId, { method: 'PATCH', url: `/v1/workspaces/${t.workspaceId}/members/${x}`, payload: { role } });
       // Which request starts first alternates, so that each order is tried on every engine.
-      const [byAdmin, byOwner] = await together(() => patch(t.admin.session, 'admin'), () => patch(t.owner.session, 'owner'), round % 2 === 1);
+      const [byAdmin, byOwner] = await together(
+        () => patch(t.admin.session, 'admin'),
+        () => patch(t.owner.session, 'owner'),
+        round % 2 === 1,
+      );
       assert.equal(byOwner.statusCode, 200, `round ${round}: the owner's promotion ${byOwner.body}`);
       assert.ok(byAdmin.statusCode === 200 || (byAdmin.statusCode === 403 && firstError(byAdmin.json()).code === 7049), `round ${round}: the admin's change ${byAdmin.statusCode} ${byAdmin.body}`);
       const final = await h.database.db.selectFrom('memberships').select('role').where('workspace_id', '=', t.workspaceId).where('user_id', '=', x).executeTakeFirstOrThrow();
       assert.equal(final.role, 'owner', `round ${round}: an admin demoted an owner (admin ${byAdmin.statusCode}, owner ${byOwner.statusCode})`);
-      const changes = (await h.database.db.selectFrom('events').select('data').where('workspace_id', '=', t.workspaceId).where('type', '=', 'member.updated').where('resource_id', '=', x).execute()).map(
-        (e) => JSON.parse(e.data) as { role: string; previous_role: string },
-      );
+      const changes = (
+        await h.database.db.selectFrom('events').select('data').where('workspace_id', '=', t.workspaceId).where('type', '=', 'member.updated').where('resource_id', '=', x).execute()
+      ).map((e) => JSON.parse(e.data) as { role: string; previous_role: string });
       assert.equal(changes.length, byAdmin.statusCode === 200 ? 2 : 1, `round ${round}: one event per change that was made`);
       let role = 'member';
       const left = [...changes];

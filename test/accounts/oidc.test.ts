@@ -136,7 +136,12 @@ describe('single sign-on with OpenID Connect', () => {
 
   test('a stranger with a pending invitation for their email becomes a user, and can accept it', async () => {
     const id = account();
-    const invited = await h.app.inject({ method: 'POST', url: `/v1/workspaces/${s.workspaceId}/invitations`, headers: as(s.owner.session, s.workspaceId), payload: { email: idp.accounts[id]!.email, role: 'member' } });
+    const invited = await h.app.inject({
+      method: 'POST',
+      url: `/v1/workspaces/${s.workspaceId}/invitations`,
+      headers: as(s.owner.session, s.workspaceId),
+      payload: { email: idp.accounts[id]!.email, role: 'member' },
+    });
     const url = invited.json().url as string;
     const { callback } = await sso(h, id);
     assert.equal(callback.statusCode, 302, callback.body);
@@ -159,7 +164,7 @@ describe('single sign-on with OpenID Connect', () => {
     assert.deepEqual((await open.app.inject({ method: 'GET', url: '/v1/workspaces', headers: { cookie: cookieOf(callback) } })).json().data, []);
   });
 
-  test('refused with no session: an unknown or replayed state, a code used with another login\'s state, an error from the provider (400 7052)', async () => {
+  test("refused with no session: an unknown or replayed state, a code used with another login's state, an error from the provider (400 7052)", async () => {
     const id = account();
     await h.admin.createUser({ name: 'x', email: idp.accounts[id]!.email! });
     const { back, callback } = await sso(h, id);
@@ -221,7 +226,12 @@ describe('single sign-on with OpenID Connect', () => {
     }
     assert.throws(() => loadConfig({ WSP_OIDC_ISSUER: 'https://idp.example' }), /set together/);
     assert.throws(() => loadConfig({ WSP_OIDC_ISSUER: 'http://idp.example', WSP_OIDC_CLIENT_ID: 'x', WSP_OIDC_CLIENT_SECRET: 'y' }), /must be an https/);
-    assert.deepEqual(loadConfig({ WSP_OIDC_ISSUER: 'https://idp.example/', WSP_OIDC_CLIENT_ID: 'x', WSP_OIDC_CLIENT_SECRET: ' y ', WSP_OIDC_AUTO_CREATE: 'true' }).oidc, { issuer: 'https://idp.example', clientId: 'x', clientSecret: 'y', autoCreate: true });
+    assert.deepEqual(loadConfig({ WSP_OIDC_ISSUER: 'https://idp.example/', WSP_OIDC_CLIENT_ID: 'x', WSP_OIDC_CLIENT_SECRET: ' y ', WSP_OIDC_AUTO_CREATE: 'true' }).oidc, {
+      issuer: 'https://idp.example',
+      clientId: 'x',
+      clientSecret: 'y',
+      autoCreate: true,
+    });
   });
 
   test('login CSRF (RFC 9700 §4.7): a callback opened in a browser other than the one that started the login is refused, and no session is made', async () => {
@@ -255,7 +265,10 @@ describe('single sign-on with OpenID Connect', () => {
       assert.equal(firstError(over.json()).metadata?.limit, '60');
       assert.ok(Number(over.headers['retry-after']) > 0);
       assert.equal((await from('198.51.100.10')).statusCode, 302, 'another address is not held back');
-      const rows = await fresh.database.db.selectFrom('oidc_logins').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+      const rows = await fresh.database.db
+        .selectFrom('oidc_logins')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirstOrThrow();
       assert.equal(Number(rows.n), 61, 'a refused start keeps no row');
 
       const long = await fresh.app.inject({ method: 'GET', url: `/v1/auth/oidc/start?return_to=/console/${'x'.repeat(1100)}` });
@@ -268,14 +281,20 @@ describe('single sign-on with OpenID Connect', () => {
       const db = fresh.database.db;
       if (fresh.database.engine === 'sqlite') {
         const plan = await sql<{ detail: string }>`explain query plan delete from oidc_logins where expires_at < ${1}`.execute(db);
-        assert.ok(plan.rows.some((r) => /USING INDEX oidc_logins_expires|USING COVERING INDEX oidc_logins_expires/.test(r.detail)), JSON.stringify(plan.rows));
+        assert.ok(
+          plan.rows.some((r) => /USING INDEX oidc_logins_expires|USING COVERING INDEX oidc_logins_expires/.test(r.detail)),
+          JSON.stringify(plan.rows),
+        );
       } else {
         const plan = await db.transaction().execute(async (trx) => {
           // The table is small here, so the planner would scan it anyway: ask only whether an index path exists.
           await sql`set local enable_seqscan = off`.execute(trx);
           return sql<{ 'QUERY PLAN': string }>`explain delete from oidc_logins where expires_at < ${1}`.execute(trx);
         });
-        assert.ok(plan.rows.some((r) => /oidc_logins_expires/.test(r['QUERY PLAN'])), JSON.stringify(plan.rows));
+        assert.ok(
+          plan.rows.some((r) => /oidc_logins_expires/.test(r['QUERY PLAN'])),
+          JSON.stringify(plan.rows),
+        );
       }
     } finally {
       await fresh.close();
@@ -288,14 +307,19 @@ describe('whose address is it: single sign-on and accounts that never proved the
 
   /** Invites `email` to the seed workspace and accepts it signed out, as anyone holding the link can. */
   async function acceptSignedOut(app: TestApp, seed: Seed, email: string) {
-    const invited = await app.app.inject({ method: 'POST', url: `/v1/workspaces/${seed.workspaceId}/invitations`, headers: as(seed.owner.session, seed.workspaceId), payload: { email, role: 'admin' } });
+    const invited = await app.app.inject({
+      method: 'POST',
+      url: `/v1/workspaces/${seed.workspaceId}/invitations`,
+      headers: as(seed.owner.session, seed.workspaceId),
+      payload: { email, role: 'admin' },
+    });
     assert.equal(invited.statusCode, 201, invited.body);
     const url = invited.json().url as string;
     const accepted = await app.app.inject({ method: 'POST', url: '/v1/invitations:accept', payload: { token: url.slice(url.indexOf('#') + 1), name: 'Holder', password: PASSWORD } });
     return accepted;
   }
 
-  test('an account made by accepting an invitation signed out is unproven; an operator\'s or the setup\'s is proven (GET /v1/me)', async () => {
+  test("an account made by accepting an invitation signed out is unproven; an operator's or the setup's is proven (GET /v1/me)", async () => {
     const email = `invitee-${Date.now()}@corp.test`;
     const accepted = await acceptSignedOut(h, s, email);
     assert.equal(accepted.statusCode, 200, accepted.body);
@@ -315,7 +339,12 @@ describe('whose address is it: single sign-on and accounts that never proved the
     const attackerCookie = cookieOf(made);
     // The company invites the real person, who signs in with single sign-on.
     const company = await h.seed('company');
-    const invited = await h.app.inject({ method: 'POST', url: `/v1/workspaces/${company.workspaceId}/invitations`, headers: as(company.owner.session, company.workspaceId), payload: { email, role: 'admin' } });
+    const invited = await h.app.inject({
+      method: 'POST',
+      url: `/v1/workspaces/${company.workspaceId}/invitations`,
+      headers: as(company.owner.session, company.workspaceId),
+      payload: { email, role: 'admin' },
+    });
     const realPerson = account({ email });
     const { callback } = await sso(h, realPerson);
     assert.equal(callback.statusCode, 302, callback.body);
@@ -332,7 +361,12 @@ describe('whose address is it: single sign-on and accounts that never proved the
     // The real person joins the company; the pre-made account is not in it.
     const url = invited.json().url as string;
     const csrf = (await meWith(h, cookieOf(callback))).json().csrf_token;
-    const joined = await h.app.inject({ method: 'POST', url: '/v1/invitations:accept', headers: { cookie: cookieOf(callback), 'x-csrf-token': csrf }, payload: { token: url.slice(url.indexOf('#') + 1) } });
+    const joined = await h.app.inject({
+      method: 'POST',
+      url: '/v1/invitations:accept',
+      headers: { cookie: cookieOf(callback), 'x-csrf-token': csrf },
+      payload: { token: url.slice(url.indexOf('#') + 1) },
+    });
     assert.equal(joined.json().user_id, me.user.id);
     const seen = await h.app.inject({ method: 'GET', url: '/v1/me', headers: { cookie: attackerCookie, 'service-context': company.workspaceId } });
     assert.equal(seen.statusCode, 403, 'the pre-made account has no way into the company');

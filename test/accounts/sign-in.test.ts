@@ -6,7 +6,6 @@ import type { LightMyRequestResponse } from 'fastify';
 
 const PASSWORD = 'correct horse battery staple';
 
-
 const h = useTestApp();
 const s = h.seeded;
 
@@ -142,7 +141,16 @@ describe('POST /v1/sessions: signing in with a password', () => {
   test('40 wrong passwords at once from one address: no more than the limit are checked, on one account (10) and over many (30); the rest are 429 (7045)', async () => {
     const p = await person();
     const failures = async (userIds: string[]) =>
-      Number((await h.database.db.selectFrom('events').select((eb) => eb.fn.countAll<number | string>().as('n')).where('type', '=', 'session.failed').where('resource_id', 'in', userIds).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await h.database.db
+            .selectFrom('events')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('type', '=', 'session.failed')
+            .where('resource_id', 'in', userIds)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const one = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn({ email: p.email, password: `parallel guess ${i}` }, {}, '10.48.13.1')));
     assert.deepEqual(one.map((r) => r.statusCode).sort(), [...Array(10).fill(401), ...Array(30).fill(429)], one.map((r) => r.body).join('\n'));
     assert.ok(one.filter((r) => r.statusCode === 429).every((r) => firstError(r.json()).code === 7045 && Number(r.headers['retry-after']) > 0));

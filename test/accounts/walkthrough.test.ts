@@ -50,13 +50,10 @@ test('bootstrap with a password, sign in, invite, accept, list, sign in as the s
   const secondId = accepted.body.user_id as string;
 
   const members = await api(next(), 'GET', `/v1/workspaces/${ws}/members`, { credential: token, workspaceId: ws });
-  assert.deepEqual(
-    members.body.data.map((m: { email: string; role: string }) => [m.email, m.role]).sort(),
-    [
-      [OWNER.email, 'owner'],
-      [SECOND.email, 'member'],
-    ],
-  );
+  assert.deepEqual(members.body.data.map((m: { email: string; role: string }) => [m.email, m.role]).sort(), [
+    [OWNER.email, 'owner'],
+    [SECOND.email, 'member'],
+  ]);
 
   const second = await api(next(), 'POST', '/v1/sessions', { body: SECOND });
   assert.equal(second.status, 201, second.text);
@@ -71,5 +68,8 @@ test('bootstrap with a password, sign in, invite, accept, list, sign in as the s
     assert.equal(refused.body.errors[0].code, 7022);
   }
   const after = await api(next(), 'GET', `/v1/workspaces/${ws}/members`, { credential: token, workspaceId: ws });
-  assert.deepEqual(after.body.data.map((m: { email: string }) => m.email), [OWNER.email]);
+  assert.deepEqual(
+    after.body.data.map((m: { email: string }) => m.email),
+    [OWNER.email],
+  );
 });

@@ -10,7 +10,14 @@ const h = useTestApp({ seed: false });
 const counts = async () => {
   const db = h.database.db;
   const n = async (table: 'workspaces' | 'users' | 'memberships' | 'sessions' | 'api_tokens') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return {
     workspaces: await n('workspaces'),
     users: await n('users'),

@@ -16,7 +16,12 @@ function mountedAreas(): string[] {
   const source = fs.readFileSync(path.join(ROOT, 'src/areas.ts'), 'utf8');
   const imports = new Map<string, string>();
   for (const m of source.matchAll(/import \{ (mount\w+) \} from '\.\/([a-z-]+)\/mount\.js';/g)) imports.set(m[1]!, m[2]!);
-  const listed = [...source.matchAll(/export const \w+_AREAS[^\n]*?\] = \[([^\]]*)\]/g)].flatMap((m) => m[1]!.split(',').map((n) => n.trim()).filter(Boolean));
+  const listed = [...source.matchAll(/export const \w+_AREAS[^\n]*?\] = \[([^\]]*)\]/g)].flatMap((m) =>
+    m[1]!
+      .split(',')
+      .map((n) => n.trim())
+      .filter(Boolean),
+  );
   assert.ok(listed.length > 0, 'src/areas.ts lists its areas in V1_AREAS and ROOT_AREAS');
   return listed.map((name) => {
     const folder = imports.get(name);

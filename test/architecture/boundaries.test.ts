@@ -20,8 +20,7 @@ interface Violation {
   to: string;
 }
 
-const run = (cwd: string, args: string[]) =>
-  spawnSync(process.execPath, [CLI, 'src', '--config', CONFIG, ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const run = (cwd: string, args: string[]) => spawnSync(process.execPath, [CLI, 'src', '--config', CONFIG, ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
 
 test('the real tree keeps every rule of .dependency-cruiser.cjs (as npm run lint:deps checks it)', () => {
   const res = run(ROOT, ['--output-type', 'err']);
@@ -33,7 +32,10 @@ test('a tree that breaks each rule on purpose fails the checker, at each break',
   const err = run(fixture, ['--output-type', 'err']);
   assert.notEqual(err.status, 0, 'the checker exits non-zero');
   const { summary } = JSON.parse(run(fixture, ['--output-type', 'json']).stdout) as { summary: { error: number; violations: Violation[] } };
-  const found = summary.violations.filter((v) => v.rule.severity === 'error').map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
+  const found = summary.violations
+    .filter((v) => v.rule.severity === 'error')
+    .map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)
+    .sort();
   assert.deepEqual(found, [
     'machinery-imports-no-area: src/http/server.ts -> src/cli/main.ts',
     'machinery-imports-no-area: src/shared/format.ts -> src/installs/service.ts',

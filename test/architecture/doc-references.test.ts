@@ -26,9 +26,11 @@ test('no source cites a section of a document outside the repository', () => {
   const found: string[] = [];
   for (const folder of FOLDERS) {
     for (const file of sources(path.join(ROOT, folder))) {
-      fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-        if (OUTSIDE.test(line)) found.push(`${path.relative(ROOT, file)}:${i + 1}`);
-      });
+      fs.readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (OUTSIDE.test(line)) found.push(`${path.relative(ROOT, file)}:${i + 1}`);
+        });
     }
   }
   assert.deepEqual(found, [], 'cite docs/spec-gaps.md (its heading) instead');

@@ -33,7 +33,7 @@ const ALLOWED: MachineryTablesOfAreas = {
   },
 };
 
-test('every module names only the tables its part owns: an area its own table file\'s (and what ALLOWED gives it), the machinery src/db/tables.ts\'s', () => {
+test("every module names only the tables its part owns: an area its own table file's (and what ALLOWED gives it), the machinery src/db/tables.ts's", () => {
   assert.deepEqual(tableViolations(ROOT, MACHINERY, ALLOWED).map(describeViolation), []);
 });
 
@@ -41,7 +41,10 @@ test('ALLOWED is what the tree needs: without it the check finds exactly the use
   const found = tableViolations(ROOT, MACHINERY, {});
   const files = [...new Set(found.map((v) => v.file))].sort();
   assert.deepEqual(files, ['src/audit/store.ts', 'src/compute/machines/store.ts'], found.map(describeViolation).join('\n'));
-  assert.ok(found.every((v) => v.table === 'events'), found.map(describeViolation).join('\n'));
+  assert.ok(
+    found.every((v) => v.table === 'events'),
+    found.map(describeViolation).join('\n'),
+  );
 });
 
 test('a tree that breaks the rule on purpose fails the check, at each break and nowhere else', () => {

@@ -16,7 +16,8 @@ const h = useTestApp({
 const s = h.seeded;
 
 type Event = Schemas['AuditEvent'];
-const audit = async (query = '', credential = s.owner.session, workspace: string | undefined = s.workspaceId) => h.app.inject({ method: 'GET', url: `/v1/audit_events${query}`, headers: as(credential, workspace) });
+const audit = async (query = '', credential = s.owner.session, workspace: string | undefined = s.workspaceId) =>
+  h.app.inject({ method: 'GET', url: `/v1/audit_events${query}`, headers: as(credential, workspace) });
 const events = async (query = '') => {
   const res = await audit(query);
   assert.equal(res.statusCode, 200, res.body);
@@ -48,7 +49,10 @@ describe('reading the audit log', () => {
     const secret = await write('POST', '/v1/secrets', { name: 'ordered' });
     await write('POST', `/v1/secrets/${secret.id}/versions`, { data: Buffer.from('the payload').toString('base64') });
     const page = await events('?limit=2');
-    assert.deepEqual(page.data.map((e) => e.type), ['secret_version.created', 'secret.created']);
+    assert.deepEqual(
+      page.data.map((e) => e.type),
+      ['secret_version.created', 'secret.created'],
+    );
     const [version, created] = page.data;
     assert.equal(created!.resource.id, secret.id);
     assert.deepEqual(created!.actor, { kind: 'user', id: s.owner.userId });
@@ -71,7 +75,10 @@ describe('reading the audit log', () => {
     const byResource = await events(`?resource_id=${snippet.id}`);
     assert.ok(byResource.data.length >= 1 && byResource.data.every((e) => e.resource.id === snippet.id));
     const byActor = await events(`?actor_id=${s.admin.userId}&limit=100`);
-    assert.deepEqual(byActor.data.map((e) => e.type), ['snippet.updated']);
+    assert.deepEqual(
+      byActor.data.map((e) => e.type),
+      ['snippet.updated'],
+    );
     const now = byResource.data[0]!.created_at;
     assert.equal((await events(`?resource_id=${snippet.id}&since=${now + 1}`)).data.length, 0);
     assert.equal((await events(`?resource_id=${snippet.id}&until=${now}`)).data.length, 0);
@@ -87,7 +94,10 @@ describe('reading the audit log', () => {
     const first = await events('?type=snippet.created&limit=2');
     assert.equal(first.has_more, true);
     const second = await events(`?type=snippet.created&limit=2&cursor=${first.next_cursor}`);
-    assert.ok(second.data.every((e) => e.id < first.data[1]!.id), 'the next page continues after the last shown');
+    assert.ok(
+      second.data.every((e) => e.id < first.data[1]!.id),
+      'the next page continues after the last shown',
+    );
     const crossed = await audit(`?type=secret.*&limit=2&cursor=${first.next_cursor}`);
     assert.equal(crossed.statusCode, 422);
     assert.deepEqual(firstError(crossed.json()).path, ['query', 'cursor']);
@@ -115,7 +125,10 @@ describe('sign-ins', () => {
     assert.equal((await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: wrong } })).statusCode, 401);
     assert.equal((await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: user.email, password: PASSWORD } })).statusCode, 201);
     const rows = await h.database.db.selectFrom('events').selectAll().where('resource_id', 'in', [user.userId]).orderBy('id').execute();
-    assert.deepEqual(rows.map((r) => [r.type, r.actor_kind]), [['session.failed', 'anonymous']]);
+    assert.deepEqual(
+      rows.map((r) => [r.type, r.actor_kind]),
+      [['session.failed', 'anonymous']],
+    );
     assert.deepEqual(JSON.parse(rows[0]!.data), { email: user.email });
     const all = JSON.stringify(await h.database.db.selectFrom('events').selectAll().execute());
     assert.ok(!all.includes(wrong) && !all.includes(PASSWORD), 'no password in any event');

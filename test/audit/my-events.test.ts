@@ -30,7 +30,10 @@ test("a person's sign-ins, the failed ones naming their account and their sessio
   const other = (await signIn(ada.email, PASSWORD)).json().token as string;
 
   const page = await mine(other);
-  assert.deepEqual(page.data.map((e) => e.type), ['session.created', 'session.revoked', 'session.created', 'session.failed']);
+  assert.deepEqual(
+    page.data.map((e) => e.type),
+    ['session.created', 'session.revoked', 'session.created', 'session.failed'],
+  );
   for (const e of page.data) {
     assert.equal(e.workspace_id, null);
     assert.ok(e.actor.id === ada.userId || e.resource.id === ada.userId, JSON.stringify(e));
@@ -54,10 +57,16 @@ test('filters by type or resource, by time; pages with a cursor bound to the fil
   assert.equal((await signIn(ada.email, 'wrong, wrong, wrong')).statusCode, 401);
   const token = (await signIn(ada.email, PASSWORD)).json().token as string;
 
-  assert.deepEqual((await mine(token, '?type=session.failed')).data.map((e) => e.type), ['session.failed']);
+  assert.deepEqual(
+    (await mine(token, '?type=session.failed')).data.map((e) => e.type),
+    ['session.failed'],
+  );
   assert.equal((await mine(token, '?type=session.*')).data.length, 5);
   const recent = (await mine(token, `?since=${Math.floor(h.clock.nowMs() / 1000) - 60}`)).data;
-  assert.deepEqual(recent.map((e) => e.type), ['session.created', 'session.failed']);
+  assert.deepEqual(
+    recent.map((e) => e.type),
+    ['session.created', 'session.failed'],
+  );
   const older = (await mine(token, `?until=${Math.floor(h.clock.nowMs() / 1000) - 60}`)).data;
   assert.equal(older.length, 3);
 

@@ -13,8 +13,7 @@ import { base62 } from '../../src/shared/crypto.js';
 const h = useTestApp();
 const s = h.seeded;
 
-const get = (authorization: string | undefined, url = '/v1/me') =>
-  h.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } });
+const get = (authorization: string | undefined, url = '/v1/me') => h.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } });
 
 function assert401(res: { statusCode: number; headers: Record<string, unknown>; json(): unknown; body: string }, why: string) {
   assert.equal(res.statusCode, 401, `${why}: ${res.statusCode} ${res.body}`);

@@ -88,7 +88,13 @@ test('when the JWKS cannot be fetched, JWTs are 401, never 500', async () => {
   try {
     const bs = await broken.seed();
     const now = Math.floor(broken.clock.nowMs() / 1000);
-    const t = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'ec-1' }).setIssuer(ISS).setAudience(AUD).setSubject(bs.owner.userId).setExpirationTime(now + 60).sign(ec.privateKey);
+    const t = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setSubject(bs.owner.userId)
+      .setExpirationTime(now + 60)
+      .sign(ec.privateKey);
     const res = await broken.app.inject({ method: 'GET', url: '/v1/me', headers: as(t) });
     assert.equal(res.statusCode, 401);
   } finally {

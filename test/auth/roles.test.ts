@@ -22,7 +22,7 @@ async function memberWith(role: 'viewer' | 'member') {
 async function tokenWith(scopes: string[]): Promise<string> {
   const res = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: `t-${scopes.join('-') || 'none'}`, scopes } });
   assert.equal(res.statusCode, 201, res.body);
-  return (res.json<{ token: string }>()).token;
+  return res.json<{ token: string }>().token;
 }
 
 const h = useTestApp({
@@ -97,7 +97,7 @@ describe('every guarded action, per role', () => {
   }
 });
 
-test('the permissions of GET /v1/me are the routes\' own: every guarded action a route declares is in the list with its roles and token scope, and each name of the list but `write` guards a route', async () => {
+test("the permissions of GET /v1/me are the routes' own: every guarded action a route declares is in the list with its roles and token scope, and each name of the list but `write` guards a route", async () => {
   const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ paths: Record<string, Record<string, Record<string, unknown>>> }>();
   const used = new Set<string>();
   for (const [path, ops] of Object.entries(doc.paths)) {
@@ -113,12 +113,21 @@ test('the permissions of GET /v1/me are the routes\' own: every guarded action a
 });
 
 describe('the viewer', () => {
-  test('reads the workspace: secrets, their versions\' metadata, dashboards, members, installs', async () => {
+  test("reads the workspace: secrets, their versions' metadata, dashboards, members, installs", async () => {
     const owner = secretClient(h, as(s.owner.session, s.workspaceId));
     const secret = await owner.createSecret();
     const version = await owner.addVersion(secret.id, Buffer.from('hush'));
     const headers = as(viewer.session, s.workspaceId);
-    for (const url of ['/v1/secrets', `/v1/secrets/${secret.id}`, `/v1/secrets/${secret.id}/versions/${version.id}`, '/v1/dashboards', `/v1/workspaces/${s.workspaceId}/members`, '/v1/installs', '/v1/packages', '/v1/machines']) {
+    for (const url of [
+      '/v1/secrets',
+      `/v1/secrets/${secret.id}`,
+      `/v1/secrets/${secret.id}/versions/${version.id}`,
+      '/v1/dashboards',
+      `/v1/workspaces/${s.workspaceId}/members`,
+      '/v1/installs',
+      '/v1/packages',
+      '/v1/machines',
+    ]) {
       const res = await h.app.inject({ method: 'GET', url, headers });
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
     }
@@ -144,17 +153,22 @@ describe('the viewer', () => {
       assert.match(error.message, /owner or admin or member/);
     }
     const listed = await h.app.inject({ method: 'GET', url: '/v1/secrets', headers });
-    assert.ok(!(listed.json<{ data: { name: string }[] }>()).data.some((x) => x.name === 'from-a-viewer'));
+    assert.ok(!listed.json<{ data: { name: string }[] }>().data.some((x) => x.name === 'from-a-viewer'));
   });
 
   test('is invited as a viewer, made one, and leaves on its own', async () => {
-    const invited = await h.app.inject({ method: 'POST', url: `/v1/workspaces/${s.workspaceId}/invitations`, headers: as(s.admin.session, s.workspaceId), payload: { email: 'viewer-to-be@example.com', role: 'viewer' } });
+    const invited = await h.app.inject({
+      method: 'POST',
+      url: `/v1/workspaces/${s.workspaceId}/invitations`,
+      headers: as(s.admin.session, s.workspaceId),
+      payload: { email: 'viewer-to-be@example.com', role: 'viewer' },
+    });
     assert.equal(invited.statusCode, 201, invited.body);
-    assert.equal((invited.json<{ role: string }>()).role, 'viewer');
+    assert.equal(invited.json<{ role: string }>().role, 'viewer');
     const other = await memberWith('member');
     const changed = await h.app.inject({ method: 'PATCH', url: `/v1/workspaces/${s.workspaceId}/members/${other.userId}`, headers: as(s.admin.session, s.workspaceId), payload: { role: 'viewer' } });
     assert.equal(changed.statusCode, 200, changed.body);
-    assert.equal((changed.json<{ role: string }>()).role, 'viewer');
+    assert.equal(changed.json<{ role: string }>().role, 'viewer');
     const refused = await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(other.session, s.workspaceId), payload: { name: 'no' } });
     assert.equal(firstError(refused.json()).code, 7027);
     const left = await h.app.inject({ method: 'DELETE', url: `/v1/workspaces/${s.workspaceId}/members/${other.userId}`, headers: as(other.session, s.workspaceId) });
@@ -168,7 +182,12 @@ describe('the viewer', () => {
 describe('GET /v1/me', () => {
   test('lists each membership with its role and permissions; the workspace named has them at the top too', async () => {
     const expected = (role: 'owner' | 'admin' | 'member' | 'viewer') => PERMISSION_NAMES.filter((p) => PERMISSIONS[p].roles.includes(role));
-    for (const [role, session] of [['owner', s.owner.session], ['admin', s.admin.session], ['member', s.member.session], ['viewer', viewer.session]] as const) {
+    for (const [role, session] of [
+      ['owner', s.owner.session],
+      ['admin', s.admin.session],
+      ['member', s.member.session],
+      ['viewer', viewer.session],
+    ] as const) {
       const me = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(session, s.workspaceId) })).json<{
         role: string;
         permissions: string[];
@@ -176,7 +195,10 @@ describe('GET /v1/me', () => {
       }>();
       assert.equal(me.role, role);
       assert.deepEqual(me.permissions, expected(role));
-      assert.deepEqual(me.memberships.map((m) => [m.workspace.id, m.role, m.permissions]), [[s.workspaceId, role, expected(role)]]);
+      assert.deepEqual(
+        me.memberships.map((m) => [m.workspace.id, m.role, m.permissions]),
+        [[s.workspaceId, role, expected(role)]],
+      );
     }
     assert.deepEqual(expected('member'), ['write', 'secrets.access']);
     assert.deepEqual(expected('viewer'), []);
@@ -191,7 +213,10 @@ describe('GET /v1/me', () => {
     assert.deepEqual(me.permissions, ['write', 'secret_versions.destroy', 'secrets.delete']);
     assert.deepEqual(me.memberships, []);
     const all = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.apiToken) })).json<{ permissions: string[] }>();
-    assert.deepEqual(all.permissions, PERMISSION_NAMES.filter((p) => PERMISSIONS[p].scope !== null || p === 'write'));
+    assert.deepEqual(
+      all.permissions,
+      PERMISSION_NAMES.filter((p) => PERMISSIONS[p].scope !== null || p === 'write'),
+    );
   });
 });
 

@@ -32,7 +32,14 @@ const s = h.seeded;
 
 async function jwtFor(userId: string) {
   const now = Math.floor(h.clock.nowMs() / 1000);
-  return new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setSubject(userId).setIssuedAt(now).setExpirationTime(now + 600).sign(key);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer(ISS)
+    .setAudience(AUD)
+    .setSubject(userId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(key);
 }
 
 const WORKSPACE_ROUTE = '/v1/api_tokens';

@@ -80,7 +80,7 @@ test('last-use writes are throttled to once a minute (read from the database row
   assert.deepEqual(await sessionRow(u.userId), touched);
 });
 
-test('DELETE /v1/sessions/current revokes the calling session at once; the user\'s other sessions live on', async () => {
+test("DELETE /v1/sessions/current revokes the calling session at once; the user's other sessions live on", async () => {
   const u = await freshUser();
   const { session_token: other } = await h.admin.createSession(u.userId);
   const del = await h.app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: as(u.token) });

@@ -142,7 +142,14 @@ describe('workspace, user, member, session, link', () => {
     const linked = await admin('user', 'link', '--user', user_id!, '--subject', subject);
     assert.deepEqual(linked, { user_id, subject });
     const now = Math.floor(h.clock.nowMs() / 1000);
-    const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setSubject(subject).setIssuedAt(now).setExpirationTime(now + 300).sign(jwtKey);
+    const jwt = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setSubject(subject)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 300)
+      .sign(jwtKey);
     const res = await me(jwt);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().user.id, user_id);

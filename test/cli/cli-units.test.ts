@@ -14,7 +14,10 @@ test('durations need a unit: seconds to weeks, combined; a bare number or a boun
   assert.equal(durationFlag('t', '2w'), 1_209_600);
   assert.equal(durationFlag('t', '1h30m'), 5400);
   assert.equal(durationFlag('t', '1H'), 3600, 'units in any case');
-  assert.throws(() => durationFlag('expires-in', '30'), (e: unknown) => e instanceof UsageError && e.message === '--expires-in needs a unit: 30s, 30m, 30h or 30d');
+  assert.throws(
+    () => durationFlag('expires-in', '30'),
+    (e: unknown) => e instanceof UsageError && e.message === '--expires-in needs a unit: 30s, 30m, 30h or 30d',
+  );
   assert.throws(() => durationFlag('t', '3 days'), /must be a duration such as 90s/);
   assert.throws(() => durationFlag('t', '30s', { min: 60 }), /at least 1m/);
   assert.throws(() => durationFlag('t', '2d', { max: 86400 }), /at most 1d/);

@@ -30,12 +30,32 @@ async function loggedIn(userId: string, workspace: string | null = s.workspaceId
 describe('usage', () => {
   test('bad command lines exit 2 with the command’s usage; --help exits 0 for every command', async () => {
     const configDir = await loggedIn(s.owner.userId);
-    for (const argv of [['tokens', 'create'], ['tokens', 'create', '--name', 'x', '--colour', 'red'], ['tokens', 'revoke'], ['tokens', 'revoke', 'not an id'], ['tokens', 'frobnicate'], ['secrets'], ['notifications', 'list', '--limit', '0'], ['tokens', 'list', 'extra']]) {
+    for (const argv of [
+      ['tokens', 'create'],
+      ['tokens', 'create', '--name', 'x', '--colour', 'red'],
+      ['tokens', 'revoke'],
+      ['tokens', 'revoke', 'not an id'],
+      ['tokens', 'frobnicate'],
+      ['secrets'],
+      ['notifications', 'list', '--limit', '0'],
+      ['tokens', 'list', 'extra'],
+    ]) {
       const run = await runCli(argv, { configDir });
       assert.equal(run.code, 2, `${argv.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, /error: |wsp /);
     }
-    for (const argv of [['login'], ['logout'], ['whoami'], ['workspace', 'use'], ['tokens', 'create'], ['tokens'], ['secrets', 'add-version'], ['installs', 'restore'], ['dashboards', 'revisions'], ['notifications', 'read']]) {
+    for (const argv of [
+      ['login'],
+      ['logout'],
+      ['whoami'],
+      ['workspace', 'use'],
+      ['tokens', 'create'],
+      ['tokens'],
+      ['secrets', 'add-version'],
+      ['installs', 'restore'],
+      ['dashboards', 'revisions'],
+      ['notifications', 'read'],
+    ]) {
       const run = await runCli([...argv, '--help'], { configDir });
       assert.equal(run.code, 0, argv.join(' '));
       assert.match(run.stdout, /wsp /);
@@ -75,7 +95,12 @@ describe('wsp workspace', () => {
     const configDir = await loggedIn(s.owner.userId, null);
     const list = await runCli(['workspace', 'list', '--json'], { configDir });
     assert.equal(list.code, 0, list.stderr);
-    assert.deepEqual(JSON.parse(list.stdout).data.map((w: { id: string }) => w.id).sort(), [s.workspaceId, other.workspace_id].sort());
+    assert.deepEqual(
+      JSON.parse(list.stdout)
+        .data.map((w: { id: string }) => w.id)
+        .sort(),
+      [s.workspaceId, other.workspace_id].sort(),
+    );
 
     const use = await runCli(['workspace', 'use', other.workspace_id], { configDir });
     assert.equal(use.code, 0, use.stderr);
@@ -114,7 +139,7 @@ describe('wsp workspace quotas', () => {
 });
 
 describe('wsp sessions', () => {
-  test('list marks this login; revoke ends another session at once; another user\'s is refused (404, exit 1)', async () => {
+  test("list marks this login; revoke ends another session at once; another user's is refused (404, exit 1)", async () => {
     const configDir = await loggedIn(s.admin.userId);
     const { session_token: other } = await h.admin.createSession(s.admin.userId);
     const list = await runCli(['sessions', 'list', '--json'], { configDir });
@@ -208,12 +233,28 @@ describe('wsp notifications', () => {
     const id = 'ntf_01jd0000000000000000000000';
     await h.database.db
       .insertInto('notifications')
-      .values({ id, user_id: s.admin.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title: 'Machine expires soon', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: now, dedupe_key: null })
+      .values({
+        id,
+        user_id: s.admin.userId,
+        type: 'machine_expiry',
+        resource_type: 'machine',
+        resource_id: 'mch_x',
+        title: 'Machine expires soon',
+        body: 'b',
+        severity: 'info',
+        context: '{}',
+        read_at: null,
+        created_at: now,
+        dedupe_key: null,
+      })
       .execute();
     const configDir = await loggedIn(s.admin.userId);
     const unread = await runCli(['notifications', 'list', '--unread', '--json'], { configDir });
     assert.equal(unread.code, 0, unread.stderr);
-    assert.deepEqual(JSON.parse(unread.stdout).data.map((n: { id: string }) => n.id), [id]);
+    assert.deepEqual(
+      JSON.parse(unread.stdout).data.map((n: { id: string }) => n.id),
+      [id],
+    );
     const table = await runCli(['notifications', 'list'], { configDir });
     assert.match(table.stdout, /Machine expires soon/);
 
@@ -289,7 +330,13 @@ describe('wsp secrets', () => {
     assert.equal((await runCli(['secrets', 'access', secret.id, version1.id], { configDir })).code, 1);
 
     const versions = JSON.parse((await runCli(['secrets', 'versions', secret.id, '--json'], { configDir })).stdout).data;
-    assert.deepEqual(versions.map((v: { version_number: number; state: string }) => [v.version_number, v.state]), [[2, 'enabled'], [1, 'destroyed']]);
+    assert.deepEqual(
+      versions.map((v: { version_number: number; state: string }) => [v.version_number, v.state]),
+      [
+        [2, 'enabled'],
+        [1, 'destroyed'],
+      ],
+    );
     const list = await runCli(['secrets', 'list'], { configDir });
     assert.match(list.stdout, new RegExp(`${secret.id} +db-password`));
   });
@@ -330,7 +377,7 @@ describe('wsp workspace create, members, invitations', () => {
     assert.equal((await runCli(['workspace', 'create'], { configDir })).code, 2);
   });
 
-  test('members list, role and remove, with the API\'s refusals as exit 1', async () => {
+  test("members list, role and remove, with the API's refusals as exit 1", async () => {
     const owner = await loggedIn(s.owner.userId);
     const listed = await json(['members', 'list'], owner);
     assert.deepEqual(listed.data.map((m: { role: string }) => m.role).sort(), ['admin', 'member', 'owner']);

@@ -36,7 +36,10 @@ test('one page of revisions by default, every one with --all; a table for people
   assert.equal(all.next_cursor, null);
   const revisions = all.data as { id: string; name: string; source: string }[];
   assert.equal(revisions.length, 12);
-  assert.deepEqual(revisions.map((r) => r.name), Array.from({ length: 12 }, (_, i) => `r${11 - i}`));
+  assert.deepEqual(
+    revisions.map((r) => r.name),
+    Array.from({ length: 12 }, (_, i) => `r${11 - i}`),
+  );
   assert.equal(revisions[0]!.id, dashboard.current_revision_id);
 
   const table = await runCli(['dashboards', 'revisions', dashboard.id], { configDir });

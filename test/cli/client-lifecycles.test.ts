@@ -89,7 +89,10 @@ test('secrets list --name finds one; secrets access reads the newest enabled ver
   await api('POST', `/v1/secrets/${secret.id}/versions`, { data: Buffer.from('first').toString('base64') });
   await api('POST', `/v1/secrets/${secret.id}/versions`, { data: Buffer.from('second').toString('base64') });
   const listed = await runCli(['secrets', 'list', '--name', 'cli-latest', '--json'], { configDir });
-  assert.deepEqual(JSON.parse(listed.stdout).data.map((x: { id: string }) => x.id), [secret.id]);
+  assert.deepEqual(
+    JSON.parse(listed.stdout).data.map((x: { id: string }) => x.id),
+    [secret.id],
+  );
   const read = await runCli(['secrets', 'access', secret.id], { configDir });
   assert.equal(read.code, 0, read.stderr);
   assert.equal(read.stdout, 'second');

@@ -31,7 +31,10 @@ test('metrics list names each metric with its kind and filters; series prints th
   assert.match(lines[1]!, /Z\s+1$/);
   assert.match(lines[2]!, /Z\s+0$/);
   const json = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', String(from), '--to', String(from + 120), '--step', '60s', '--json')).stdout);
-  assert.deepEqual(json.points, [[from + 60, 1], [from + 120, 0]]);
+  assert.deepEqual(json.points, [
+    [from + 60, 1],
+    [from + 120, 0],
+  ]);
   // --from and --to also take ISO 8601; a step without its unit is refused.
   const iso = (t: number) => new Date(t * 1000).toISOString();
   const same = JSON.parse((await wsp('metrics', 'series', 'writes', '--from', iso(from), '--to', iso(from + 120), '--step', '1m', '--json')).stdout);
@@ -44,7 +47,7 @@ test('metrics list names each metric with its kind and filters; series prints th
   assert.match(unknown.stderr, /no platform metric nope/);
 });
 
-test('renders files lists a commit\'s files; --path prints one; a path the commit or version lacks is exit 1 (an answer), not 2 (usage)', async () => {
+test("renders files lists a commit's files; --path prints one; a path the commit or version lacks is exit 1 (an answer), not 2 (usage)", async () => {
   const f = installFixture(h, s);
   const { install, pkg, v1 } = await f.installed({ who: 'cli' });
   await h.app.jobs.runDue();

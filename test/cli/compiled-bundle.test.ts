@@ -113,7 +113,7 @@ test('other flags keep a cache of their own; a directory that cannot be written 
   assert.deepEqual(run(bundle, path.join(blocked, 'cache')), { cache: 'absent', exports: 42, saved: false, savedAgain: false });
 });
 
-test('under --enable-source-maps the bundle runs through Node\'s own loader, which maps its stack traces; no cache is read or written', () => {
+test("under --enable-source-maps the bundle runs through Node's own loader, which maps its stack traces; no cache is read or written", () => {
   const dir = path.join(work, 'source-maps');
   const cacheDir = path.join(dir, 'cache');
   const bundle = bundleOf(dir, `module.exports = { line: new Error('here').stack.split('\\n')[1].trim() };\n//# sourceMappingURL=wsp.cjs.map\n`);

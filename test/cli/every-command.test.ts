@@ -100,7 +100,10 @@ test('workspace, members, invitations, tokens, sessions, notifications', async (
   assert.equal((await json(['workspace', 'use', s.workspaceId])).workspace, s.workspaceId);
 
   const members = await list(['members', 'list']);
-  assert.ok(members.every((m) => ISO.test(m.joined_at)), 'times are ISO 8601 under --json');
+  assert.ok(
+    members.every((m) => ISO.test(m.joined_at)),
+    'times are ISO 8601 under --json',
+  );
   assert.equal((await json(['members', 'role', s.member.userId, 'admin'])).role, 'admin');
   assert.equal((await json(['members', 'role', s.member.userId, 'member'])).role, 'member');
 
@@ -178,7 +181,10 @@ test('secrets, dashboards, snippets, metrics', async () => {
   assert.equal((await json(['snippets', 'unarchive', snippet.id])).state, 'active');
   assert.deepEqual(await json(['snippets', 'delete', snippet.id, '--yes']), { id: snippet.id, deleted: true });
 
-  assert.ok((await json(['metrics', 'list'])).data.some((m: { key: string }) => m.key === 'writes'), 'not paged: every metric at once');
+  assert.ok(
+    (await json(['metrics', 'list'])).data.some((m: { key: string }) => m.key === 'writes'),
+    'not paged: every metric at once',
+  );
   const now = Math.floor(h.clock.nowMs() / 1000);
   const iso = (t: number) => new Date(t * 1000).toISOString();
   const series = await json(['metrics', 'series', 'writes', '--from', iso(now - 86400), '--to', iso(now), '--step', '1h']);
@@ -255,7 +261,16 @@ test('compute, machines, operations', async () => {
   assert.equal((await json(['compute', 'suspensions', 'resume', again.id])).operation.done, true);
   assert.equal((await json(['machines', 'delete', machineId, '--yes'])).operation.done, true);
   assert.deepEqual(await json(['compute', 'configs', 'delete', config.id, '--yes']), { id: config.id, deleted: true });
-  const other = await json(['machines', 'create', '--config', (await json(['compute', 'configs', 'create', '--name', 'again', '--region', 'fsn1', '--image', 'debian-12'])).id, '--type', 'cx22', '--timeout', '1m']);
+  const other = await json([
+    'machines',
+    'create',
+    '--config',
+    (await json(['compute', 'configs', 'create', '--name', 'again', '--region', 'fsn1', '--image', 'debian-12'])).id,
+    '--type',
+    'cx22',
+    '--timeout',
+    '1m',
+  ]);
   assert.equal(other.operation.done, true);
 });
 
@@ -354,5 +369,8 @@ test('a destructive command on a terminal asks first: only y goes on', async () 
 });
 
 test('every client command was run above (or has its own file)', () => {
-  assert.deepEqual(NAMES.filter((n) => !ran.has(n) && !ELSEWHERE.has(n)), []);
+  assert.deepEqual(
+    NAMES.filter((n) => !ran.has(n) && !ELSEWHERE.has(n)),
+    [],
+  );
 });

@@ -53,7 +53,12 @@ function git(args: string[], cwd = work): Promise<{ code: number; stdout: string
     execFile(
       'git',
       args,
-      { cwd, env: { PATH: process.env.PATH, HOME: work, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: gitConfig, GIT_TERMINAL_PROMPT: '0', WSP_CONFIG_DIR: configDir, LC_ALL: 'C' }, timeout: 60_000, encoding: 'utf8' },
+      {
+        cwd,
+        env: { PATH: process.env.PATH, HOME: work, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: gitConfig, GIT_TERMINAL_PROMPT: '0', WSP_CONFIG_DIR: configDir, LC_ALL: 'C' },
+        timeout: 60_000,
+        encoding: 'utf8',
+      },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr: stderr.trim() }),
     );
   });

@@ -55,10 +55,14 @@ test('every flag of every command reaches the command, whatever global flag has 
   assert.ok(checked > 100, `only ${checked} flags walked`);
 });
 
-test('--json and --yes work after every command as before it; --version after a command is never the program\'s', async () => {
+test("--json and --yes work after every command as before it; --version after a command is never the program's", async () => {
   for (const c of clientCommands()) {
     const words = c.name.split(' ');
-    for (const argv of [[...words, '--json', '--yes'], ['--json', '--yes', ...words], [...words, '-y', '--json']]) {
+    for (const argv of [
+      [...words, '--json', '--yes'],
+      ['--json', '--yes', ...words],
+      [...words, '-y', '--json'],
+    ]) {
       const { commands, seen } = recording();
       assert.equal(await runProgram(commands, argv, io()), EXIT.OK, argv.join(' '));
       const ctx = seen.get(c.name)!;

@@ -70,8 +70,7 @@ function slowPost(base: string, path: string, headers: Record<string, string>, b
  * that finds the request in flight, however slowly the loaded machine runs the server.
  */
 async function slowPostInFlight(srv: ServerProcess, boot: Record<string, string>, name: string) {
-  const lastUse = async () =>
-    Number((await tdb.database.db.selectFrom('sessions').select('last_used_at').where('user_id', '=', boot.user_id!).executeTakeFirstOrThrow()).last_used_at);
+  const lastUse = async () => Number((await tdb.database.db.selectFrom('sessions').select('last_used_at').where('user_id', '=', boot.user_id!).executeTakeFirstOrThrow()).last_used_at);
   await tdb.database.db.updateTable('sessions').set({ last_used_at: 0 }).where('user_id', '=', boot.user_id!).execute();
   const req = slowPost(srv.url, '/v1/api_tokens', { authorization: `Bearer ${boot.session_token}`, 'service-context': boot.workspace_id! }, JSON.stringify({ name }));
   try {

@@ -29,9 +29,7 @@ const owner = () => ({ credential: boot.session_token!, workspaceId: boot.worksp
 
 test(`${ENGINE === 'postgres' ? 'two processes' : 'one process'}: 10 concurrent POSTs with one Idempotency-Key make exactly one token`, async () => {
   const key = `multi-${Date.now()}`;
-  const results = await Promise.all(
-    Array.from({ length: 10 }, (_, i) => api(base(i), 'POST', '/v1/api_tokens', { ...owner(), body: { name: key }, headers: { 'idempotency-key': key } })),
-  );
+  const results = await Promise.all(Array.from({ length: 10 }, (_, i) => api(base(i), 'POST', '/v1/api_tokens', { ...owner(), body: { name: key }, headers: { 'idempotency-key': key } })));
   const statuses = results.map((r) => r.status);
   assert.equal(statuses.filter((s) => s === 201).length, 1, statuses.join(','));
   for (const r of results.filter((x) => x.status !== 201)) {
@@ -71,9 +69,7 @@ test('20 concurrent If-Match writes spread over the servers: exactly one wins', 
   assert.equal(current.status, 200);
   const etag = current.body.etag as string;
   assert.equal(current.headers.get('etag'), `"${etag}"`);
-  const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => api(base(i), 'PATCH', url, { ...owner(), body: { name: `racer ${i}` }, headers: { 'if-match': `"${etag}"` } })),
-  );
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api(base(i), 'PATCH', url, { ...owner(), body: { name: `racer ${i}` }, headers: { 'if-match': `"${etag}"` } })));
   const winners = results.filter((r) => r.status === 200);
   assert.equal(winners.length, 1, results.map((r) => r.status).join(','));
   const winner = winners[0]!.body as { etag: string; name: string };

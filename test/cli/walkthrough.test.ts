@@ -56,7 +56,10 @@ test('bootstrap, serve, and the token life cycle over real HTTP', async () => {
 
   const list = await api(base, 'GET', '/v1/api_tokens', { credential: token });
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.data.map((t: { name: string }) => t.name), ['ci', 'bootstrap']);
+  assert.deepEqual(
+    list.body.data.map((t: { name: string }) => t.name),
+    ['ci', 'bootstrap'],
+  );
   assert.equal(list.body.data[0].prefix, token.slice(0, 12));
   assert.ok(!list.text.includes(token));
 

@@ -22,8 +22,7 @@ async function secret(name: string, ...tokens: string[]) {
 const disable = (secretId: string, v: { id: string; etag: string }) =>
   t.h.app.inject({ method: 'POST', url: `/v1/secrets/${secretId}/versions/${v.id}:disable`, headers: as(t.s.apiToken, undefined, { 'if-match': v.etag }) });
 
-const createMachine = (configId: string) =>
-  t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(t.s.apiToken), payload: { compute_config_id: configId, server_type: 'cx22' } });
+const createMachine = (configId: string) => t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(t.s.apiToken), payload: { compute_config_id: configId, server_type: 'cx22' } });
 
 describe('bring-your-own provider account', () => {
   test("machines of the config live in the workspace's own provider project; the newest enabled version is the token", async () => {

@@ -18,9 +18,18 @@ describe('GET /v1/compute/catalog', () => {
     const body = res.json();
     assert.equal(body.provider, 'hetzner');
     assert.deepEqual(body.regions[0], { id: 'fsn1', name: 'FSN1 DC Park 1' });
-    assert.deepEqual(body.regions.map((r: { id: string }) => r.id), ['fsn1', 'nbg1', 'hel1', 'ash']);
-    assert.deepEqual(body.images, ['ubuntu-24.04', 'debian-12', 'ubuntu-22.04'].map((id) => ({ id, name: id })));
-    assert.deepEqual(body.server_types.map((s: { id: string }) => s.id), ['cx22', 'cx32', 'cpx11', 'cpx21', 'cax11']);
+    assert.deepEqual(
+      body.regions.map((r: { id: string }) => r.id),
+      ['fsn1', 'nbg1', 'hel1', 'ash'],
+    );
+    assert.deepEqual(
+      body.images,
+      ['ubuntu-24.04', 'debian-12', 'ubuntu-22.04'].map((id) => ({ id, name: id })),
+    );
+    assert.deepEqual(
+      body.server_types.map((s: { id: string }) => s.id),
+      ['cx22', 'cx32', 'cpx11', 'cpx21', 'cax11'],
+    );
     assert.deepEqual(body.server_types[1], {
       id: 'cx32',
       cores: 4,

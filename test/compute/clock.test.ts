@@ -14,8 +14,9 @@ test('the offset is read at start, followed when the file is rewritten, and kept
   try {
     const file = path.join(dir, 'offset');
     // Production code reads no test-only clock setting: the variable that once moved it is gone.
-    const readers = (fs.readdirSync(path.join(REPO_ROOT, 'src'), { recursive: true }) as string[])
-      .filter((f) => f.endsWith('.ts') && fs.readFileSync(path.join(REPO_ROOT, 'src', f), 'utf8').includes('CLOCK_OFFSET'));
+    const readers = (fs.readdirSync(path.join(REPO_ROOT, 'src'), { recursive: true }) as string[]).filter(
+      (f) => f.endsWith('.ts') && fs.readFileSync(path.join(REPO_ROOT, 'src', f), 'utf8').includes('CLOCK_OFFSET'),
+    );
     assert.deepEqual(readers, [], 'no file of src/ reads a clock offset');
 
     const base = new ManualClock(1_000_000_000_000);

@@ -6,8 +6,7 @@ import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
 
 const t = useComputeTestApp();
 
-const post = (payload: unknown, credential = t.s.apiToken) =>
-  t.h.app.inject({ method: 'POST', url: '/v1/compute/configs', headers: as(credential), payload: payload as object });
+const post = (payload: unknown, credential = t.s.apiToken) => t.h.app.inject({ method: 'POST', url: '/v1/compute/configs', headers: as(credential), payload: payload as object });
 
 function paths(res: { json(): any }): string[][] {
   return res.json().errors.map((e: { path: string[] }) => e.path);
@@ -53,7 +52,10 @@ describe('POST /v1/compute/configs', () => {
   test("region must be one of the provider's locations; image one of its images (each 422 with its path, together)", async () => {
     const res = await post({ ...CONFIG_BODY, region: 'mars1', image: 'windows-95' });
     assert.equal(res.statusCode, 422);
-    assert.deepEqual(paths(res), [['body', 'region'], ['body', 'image']]);
+    assert.deepEqual(paths(res), [
+      ['body', 'region'],
+      ['body', 'image'],
+    ]);
     assert.match(res.json().errors[0].message, /fsn1, nbg1, hel1, ash/);
     assert.equal((await post({ ...CONFIG_BODY, region: 'hel1', image: 'debian-12' })).statusCode, 201);
   });
@@ -122,10 +124,16 @@ describe('GET and DELETE /v1/compute/configs', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await createConfig(t, { ...CONFIG_BODY, name: `o${i}` }, other.apiToken));
     const page = (await t.h.app.inject({ method: 'GET', url: '/v1/compute/configs?limit=2', headers: as(other.apiToken) })).json();
-    assert.deepEqual(page.data.map((c: { name: string }) => c.name), ['o2', 'o1']);
+    assert.deepEqual(
+      page.data.map((c: { name: string }) => c.name),
+      ['o2', 'o1'],
+    );
     assert.equal(page.has_more, true);
     const rest = (await t.h.app.inject({ method: 'GET', url: `/v1/compute/configs?limit=2&cursor=${page.next_cursor}`, headers: as(other.apiToken) })).json();
-    assert.deepEqual(rest.data.map((c: { name: string }) => c.name), ['o0']);
+    assert.deepEqual(
+      rest.data.map((c: { name: string }) => c.name),
+      ['o0'],
+    );
     assert.equal(rest.next_cursor, null);
     const foreignCursor = await t.h.app.inject({ method: 'GET', url: `/v1/compute/configs?cursor=${page.next_cursor}`, headers: as(t.s.apiToken) });
     assert.equal(foreignCursor.statusCode, 422);

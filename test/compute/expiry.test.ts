@@ -82,7 +82,10 @@ describe('the expiry scheduler', () => {
     await runBoth();
     for (const who of [t.s.owner, t.s.admin]) {
       const notes = await noticesOf(who.session, machine.id);
-      assert.deepEqual(notes.map((n) => n.severity), ['warning', 'info']);
+      assert.deepEqual(
+        notes.map((n) => n.severity),
+        ['warning', 'info'],
+      );
       assert.match(notes[0]!.title, /is deleted in 1 day$/);
     }
   });
@@ -92,8 +95,14 @@ describe('the expiry scheduler', () => {
     moveTo(susp.expires_at, 3 * DAY);
     const scan = expiryScanJob(otherDeps);
     await Promise.all([scan(), scan(), scan()]);
-    assert.deepEqual((await noticesOf(t.s.owner.session, machine.id)).map((n) => n.severity), ['info']);
-    assert.deepEqual((await noticesOf(t.s.admin.session, machine.id)).map((n) => n.severity), ['info']);
+    assert.deepEqual(
+      (await noticesOf(t.s.owner.session, machine.id)).map((n) => n.severity),
+      ['info'],
+    );
+    assert.deepEqual(
+      (await noticesOf(t.s.admin.session, machine.id)).map((n) => n.severity),
+      ['info'],
+    );
   });
 
   test('both thresholds passed at the first check: only the warning', async () => {
@@ -103,7 +112,10 @@ describe('the expiry scheduler', () => {
     t.h.clock.advanceSeconds(60);
     await runBoth();
     const notes = await noticesOf(t.s.owner.session, machine.id);
-    assert.deepEqual(notes.map((n) => n.severity), ['warning']);
+    assert.deepEqual(
+      notes.map((n) => n.severity),
+      ['warning'],
+    );
     assert.match(notes[0]!.title, /in 1 day/);
   });
 
@@ -118,7 +130,10 @@ describe('the expiry scheduler', () => {
     await runBoth();
     assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), false);
     assert.equal(t.stub.requestsTo('DELETE', new RegExp(`^/images/${snapshotId}$`)).length, 1, 'deleted once');
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+    );
     const after = await getMachine(t, machine.id);
     assert.equal(after.status, 'expired');
     assert.equal(after.suspension_id, null);
@@ -132,7 +147,10 @@ describe('the expiry scheduler', () => {
     t.stub.fail({ method: 'DELETE', path: /^\/images\/\d+$/, status: 503, code: 'unavailable', times: 2 });
     moveTo(susp.expires_at, -5);
     await runBoth();
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+    );
     assert.equal((await getMachine(t, machine.id)).status, 'expired');
     assert.ok(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), 'not yet deleted');
     for (let i = 0; i < 3; i++) {
@@ -149,7 +167,10 @@ describe('the expiry scheduler', () => {
     const resume = await t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${susp.id}:resume`, headers: as(t.s.apiToken) });
     assert.equal(resume.statusCode, 404);
     assert.equal((await getMachine(t, machine.id)).status, 'expired');
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+    );
     await runBoth();
     assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(susp.provider_suspend_data.snapshot_id), false);
   });
@@ -179,9 +200,17 @@ describe('the expiry scheduler', () => {
     const after = await getMachine(t, machine.id);
     assert.equal(after.status, 'expired', 'expired by a later scan');
     assert.equal(after.suspension_id, null);
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false, 'no longer listed (nor billed)');
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+      'no longer listed (nor billed)',
+    );
     assert.equal(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId), false, 'the snapshot is deleted');
-    assert.deepEqual([...t.stub.project(PLATFORM_TOKEN).servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)), [], 'no server left');
+    assert.deepEqual(
+      [...t.stub.project(PLATFORM_TOKEN).servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)),
+      [],
+      'no server left',
+    );
   });
 
   test('a snapshot deletion that gave up is queued again each retry period until the provider confirms; meanwhile its config cannot be deleted', async () => {
@@ -196,7 +225,11 @@ describe('the expiry scheduler', () => {
       t.h.clock.advanceSeconds(380);
     }
     const deletions = await t.h.database.db.selectFrom('jobs').select(['state', 'attempts']).where('kind', '=', 'compute.suspension_expire').where('payload', 'like', `%${susp.id}%`).execute();
-    assert.deepEqual(deletions.map((j) => [j.state, j.attempts]), [['failed', 25]], 'the first deletion gave up');
+    assert.deepEqual(
+      deletions.map((j) => [j.state, j.attempts]),
+      [['failed', 25]],
+      'the first deletion gave up',
+    );
     assert.ok(t.stub.project(PLATFORM_TOKEN).snapshots.has(snapshotId));
     assert.equal((await getMachine(t, machine.id)).status, 'expired');
 

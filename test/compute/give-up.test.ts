@@ -89,7 +89,10 @@ describe('suspend gives up', () => {
     assert.equal(back.suspension_id, null);
     assert.ok(platform().servers.has(m.provider_server_id));
     assert.deepEqual(snapshotsOf(m.id), [], 'no snapshot leaked');
-    assert.equal((await suspensions(t)).some((s: { hostname: string }) => s.hostname === m.hostname), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { hostname: string }) => s.hostname === m.hostname),
+      false,
+    );
     assert.equal((await getOperation(t, op)).error.code, 7404);
   });
 
@@ -164,7 +167,10 @@ describe('resume gives up', () => {
     const after = await getMachine(t, machine.id);
     assert.equal(after.status, 'suspended');
     assert.equal(after.suspension_id, susp.id);
-    assert.ok((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), 'listed again');
+    assert.ok(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      'listed again',
+    );
     assert.ok(platform().snapshots.has(susp.provider_suspend_data.snapshot_id));
     assert.equal((await getOperation(t, op)).error.code, 7404);
   });
@@ -182,7 +188,10 @@ describe('resume gives up', () => {
     const after = await getMachine(t, machine.id);
     assert.equal(after.status, 'running');
     assert.equal(after.provider_server_id, server.id);
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+    );
     assert.deepEqual((await getOperation(t, op)).result, { machine_id: machine.id, provider_server_id: server.id });
     t.stub.actionPolls = 1;
     t.stub.finishActions();
@@ -196,7 +205,10 @@ describe('resume gives up', () => {
     const after = await getMachine(t, machine.id);
     assert.equal(after.status, 'failed');
     assert.equal(after.suspension_id, null);
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === susp.id), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === susp.id),
+      false,
+    );
     assert.equal((await getOperation(t, op)).error.code, 7405);
     assert.deepEqual(serversOf(machine.id), []);
     assert.equal((await resume(susp.id)).statusCode, 404);

@@ -31,16 +31,31 @@ describe('Hetzner client', () => {
   test('reads the catalog across pages: locations, server types with monthly gross prices (deprecated ones left out), images, the snapshot price', async () => {
     stub.maxPerPage = 2;
     const c = client();
-    assert.deepEqual((await c.listLocations()).map((l) => l.name), ['fsn1', 'nbg1', 'hel1', 'ash']);
+    assert.deepEqual(
+      (await c.listLocations()).map((l) => l.name),
+      ['fsn1', 'nbg1', 'hel1', 'ash'],
+    );
     assert.deepEqual((await c.listLocations())[0], { name: 'fsn1', description: 'FSN1 DC Park 1' });
     const types = await c.listServerTypes();
-    assert.deepEqual(types.map((t) => t.name), ['cx22', 'cx32', 'cpx11', 'cpx21', 'cax11']);
+    assert.deepEqual(
+      types.map((t) => t.name),
+      ['cx22', 'cx32', 'cpx11', 'cpx21', 'cax11'],
+    );
     assert.deepEqual(types[1], { name: 'cx32', cores: 4, memoryGb: 8, diskGb: 80, architecture: 'x86', prices: ['fsn1', 'nbg1', 'hel1'].map((location) => ({ location, monthlyGross: 7.59 })) });
     assert.equal(types[4]!.architecture, 'arm');
-    assert.deepEqual(await c.listImages(), ['ubuntu-24.04', 'debian-12', 'ubuntu-22.04'].map((name) => ({ name, description: name })));
-    assert.ok(stub.requestsTo('GET', /^\/images$/).every((r) => !r.query.includes('type=snapshot')), 'snapshots are not offered images');
+    assert.deepEqual(
+      await c.listImages(),
+      ['ubuntu-24.04', 'debian-12', 'ubuntu-22.04'].map((name) => ({ name, description: name })),
+    );
+    assert.ok(
+      stub.requestsTo('GET', /^\/images$/).every((r) => !r.query.includes('type=snapshot')),
+      'snapshots are not offered images',
+    );
     assert.equal(await c.snapshotPricePerGbMonth(), SNAPSHOT_GROSS_PER_GB);
-    assert.ok(stub.requestsTo('GET', /^\/locations$/).some((r) => r.query.includes('page=2')), 'followed next_page');
+    assert.ok(
+      stub.requestsTo('GET', /^\/locations$/).some((r) => r.query.includes('page=2')),
+      'followed next_page',
+    );
     stub.maxPerPage = 50;
   });
 
@@ -50,7 +65,10 @@ describe('Hetzner client', () => {
     assert.equal(action.status, 'running');
     assert.equal((await c.getAction(action.id)).status, 'success');
     assert.equal((await c.getServer(server.id))?.status, 'running');
-    assert.deepEqual((await c.findServers({ 'wsp-machine': 'a' })).map((s) => s.id), [server.id]);
+    assert.deepEqual(
+      (await c.findServers({ 'wsp-machine': 'a' })).map((s) => s.id),
+      [server.id],
+    );
     assert.deepEqual(await c.findServers({ 'wsp-machine': 'b' }), []);
     assert.deepEqual(await client('other').findServers({ 'wsp-machine': 'a' }), [], 'another token is another project');
     const snap = await c.createSnapshot(server.id, { description: 'd', labels: { 'wsp-operation': 'x' } });
@@ -61,7 +79,10 @@ describe('Hetzner client', () => {
     assert.equal(image?.status, 'available');
     assert.equal(image?.sizeGb, stub.snapshotSizeGb);
     assert.equal(image.id > 2 ** 32, true, '64-bit ids survive');
-    assert.deepEqual((await c.findSnapshots({ 'wsp-operation': 'x' })).map((i) => i.id), [snap.image.id]);
+    assert.deepEqual(
+      (await c.findSnapshots({ 'wsp-operation': 'x' })).map((i) => i.id),
+      [snap.image.id],
+    );
     const del = await c.deleteServer(server.id);
     await c.getAction(del!.id);
     assert.equal(await c.getServer(server.id), null);
@@ -79,7 +100,13 @@ describe('Hetzner client', () => {
     const unauthorized = await providerError(client('wrong').listLocations());
     assert.equal(unauthorized.failure, 'rejected');
     assert.equal(unauthorized.providerCode, 'unauthorized');
-    for (const [status, code] of [[503, 'unavailable'], [423, 'locked'], [500, 'server_error'], [409, 'conflict'], [412, 'resource_unavailable']] as const) {
+    for (const [status, code] of [
+      [503, 'unavailable'],
+      [423, 'locked'],
+      [500, 'server_error'],
+      [409, 'conflict'],
+      [412, 'resource_unavailable'],
+    ] as const) {
       stub.fail({ path: /^\/locations$/, status, code });
       const e = await providerError(c.listLocations());
       assert.equal(e.failure, 'unavailable', code);

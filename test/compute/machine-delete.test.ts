@@ -54,7 +54,10 @@ describe('DELETE /v1/machines/{id}', () => {
     assert.equal(op.error, null);
     assert.deepEqual(op.result, { machine_id: m.id, deleted: true });
     const listed = (await t.h.app.inject({ method: 'GET', url: '/v1/machines?limit=100', headers: as(t.s.apiToken) })).json().data;
-    assert.equal(listed.some((x: { id: string }) => x.id === m.id), false);
+    assert.equal(
+      listed.some((x: { id: string }) => x.id === m.id),
+      false,
+    );
   });
 
   test('If-Match is required (422 at headers.if-match) and must be current (409 with metadata.current_etag); a machine of another workspace is 404', async () => {
@@ -95,7 +98,10 @@ describe('DELETE /v1/machines/{id}', () => {
     const suspensionId = m.suspension_id;
     assert.equal(snapshotsOf(m.id).length, 1);
     assert.equal((await del(m.id, m.etag)).statusCode, 202);
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === suspensionId), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === suspensionId),
+      false,
+    );
     const resumed = await t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${suspensionId}:resume`, headers: as(t.s.apiToken) });
     assert.equal(resumed.statusCode, 404);
     await t.h.app.jobs.runDue();
@@ -148,7 +154,11 @@ describe('DELETE /v1/machines/{id}', () => {
     ).json();
     const m = await runningMachine(t, {}, { ...CONFIG_BODY, secret_id: secret.id });
     assert.equal(serversOf(m.id, BYO_TOKEN).length, 1);
-    const disabled = await t.h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions/${version.id}:disable`, headers: as(t.s.apiToken, undefined, { 'if-match': `"${version.etag}"` }) });
+    const disabled = await t.h.app.inject({
+      method: 'POST',
+      url: `/v1/secrets/${secret.id}/versions/${version.id}:disable`,
+      headers: as(t.s.apiToken, undefined, { 'if-match': `"${version.etag}"` }),
+    });
     assert.equal(disabled.statusCode, 200);
 
     const started = await del(m.id, m.etag);
@@ -196,10 +206,7 @@ describe('POST /v1/machines/{id}:resume', () => {
 
   test('resumes by machine and by suspension at once: one 200, one 409; one resume job', async () => {
     const m = await suspendedMachine();
-    const [a, b] = await Promise.all([
-      resume(m.id),
-      t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${m.suspension_id}:resume`, headers: as(t.s.apiToken) }),
-    ]);
+    const [a, b] = await Promise.all([resume(m.id), t.h.app.inject({ method: 'POST', url: `/v1/compute/suspensions/${m.suspension_id}:resume`, headers: as(t.s.apiToken) })]);
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [200, 409], `${a.body} ${b.body}`);
     await t.h.app.jobs.runDue();
     assert.equal((await getMachine(t, m.id)).status, 'running');

@@ -4,14 +4,16 @@ import { as, firstError } from '../helpers/harness.js';
 import { useComputeTestApp, CONFIG_BODY, createConfig, getMachine, getOperation, PLATFORM_TOKEN, runningMachine } from './setup.js';
 
 let configId: string;
-const t = useComputeTestApp({}, {
-  setup: async () => {
-    configId = await createConfig(t);
+const t = useComputeTestApp(
+  {},
+  {
+    setup: async () => {
+      configId = await createConfig(t);
+    },
   },
-});
+);
 
-const create = (payload: Record<string, unknown>, credential = t.s.apiToken) =>
-  t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(credential), payload });
+const create = (payload: Record<string, unknown>, credential = t.s.apiToken) => t.h.app.inject({ method: 'POST', url: '/v1/machines', headers: as(credential), payload });
 
 describe('POST /v1/machines', () => {
   test('201 with the machine creating and its operation; the job makes the server, then it is running', async () => {
@@ -19,8 +21,23 @@ describe('POST /v1/machines', () => {
     assert.equal(res.statusCode, 201);
     const m = res.json();
     assert.deepEqual(Object.keys(m).sort(), [
-      'cluster_id', 'compute_config_id', 'created_at', 'etag', 'hostname', 'id', 'image', 'ipv4', 'location', 'operation_id', 'provider',
-      'provider_server_id', 'server_type', 'status', 'suspension_id', 'updated_at', 'workspace_id',
+      'cluster_id',
+      'compute_config_id',
+      'created_at',
+      'etag',
+      'hostname',
+      'id',
+      'image',
+      'ipv4',
+      'location',
+      'operation_id',
+      'provider',
+      'provider_server_id',
+      'server_type',
+      'status',
+      'suspension_id',
+      'updated_at',
+      'workspace_id',
     ]);
     assert.match(m.id, /^mch_[0-9a-z]{26}$/);
     assert.match(m.cluster_id, /^cl_[0-9a-z]{26}$/);
@@ -54,7 +71,10 @@ describe('POST /v1/machines', () => {
     const fresh = await t.h.seed('Clusters');
     const cfg = await createConfig(t, CONFIG_BODY, fresh.apiToken);
     const made = await Promise.all([0, 1, 2].map(() => create({ compute_config_id: cfg, server_type: 'cx22' }, fresh.apiToken)));
-    assert.deepEqual(made.map((r) => r.statusCode), [201, 201, 201]);
+    assert.deepEqual(
+      made.map((r) => r.statusCode),
+      [201, 201, 201],
+    );
     const clusters = new Set(made.map((r) => r.json().cluster_id));
     assert.equal(clusters.size, 1);
     const [clusterId] = [...clusters];
@@ -93,7 +113,13 @@ describe('POST /v1/machines', () => {
       assert.deepEqual(firstError(res.json()).path, ['body', 'compute_config_id']);
     }
     const missing = await create({});
-    assert.deepEqual(missing.json().errors.map((e: { path: string[] }) => e.path), [['body', 'compute_config_id'], ['body', 'server_type']]);
+    assert.deepEqual(
+      missing.json().errors.map((e: { path: string[] }) => e.path),
+      [
+        ['body', 'compute_config_id'],
+        ['body', 'server_type'],
+      ],
+    );
     for (const hostname of ['-web', 'web_1', 'a..b', '', 'x'.repeat(64)]) {
       const res = await create({ compute_config_id: configId, server_type: 'cx22', hostname });
       assert.equal(res.statusCode, 422, hostname);
@@ -178,9 +204,15 @@ describe('GET /v1/machines and configs in use', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await create({ compute_config_id: cfg, server_type: 'cx22' }, fresh.apiToken)).json().id);
     const page = (await t.h.app.inject({ method: 'GET', url: '/v1/machines?limit=2', headers: as(fresh.apiToken) })).json();
-    assert.deepEqual(page.data.map((m: { id: string }) => m.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      page.data.map((m: { id: string }) => m.id),
+      [ids[2], ids[1]],
+    );
     const rest = (await t.h.app.inject({ method: 'GET', url: `/v1/machines?cursor=${page.next_cursor}`, headers: as(fresh.apiToken) })).json();
-    assert.deepEqual(rest.data.map((m: { id: string }) => m.id), [ids[0]]);
+    assert.deepEqual(
+      rest.data.map((m: { id: string }) => m.id),
+      [ids[0]],
+    );
     const foreign = await t.h.app.inject({ method: 'GET', url: `/v1/machines/${ids[0]}`, headers: as(t.s.apiToken) });
     assert.equal(foreign.statusCode, 404);
     assert.equal(firstError(foreign.json()).code, 7002);

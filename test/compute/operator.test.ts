@@ -18,7 +18,7 @@ async function runJobs() {
 }
 
 describe('wsp admin machine suspend', () => {
-  test('--reason downgrade: the machine is suspended by a server\'s worker and its suspension lists reason downgrade', async () => {
+  test("--reason downgrade: the machine is suspended by a server's worker and its suspension lists reason downgrade", async () => {
     const m = await runningMachine(t, { hostname: 'plan-1' });
     const res = await admin('--machine', m.id.slice(4), '--reason', 'downgrade', '--json');
     assert.equal(res.code, 0, res.stderr);

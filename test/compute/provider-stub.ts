@@ -200,7 +200,16 @@ export class ProviderStub {
   }
 
   private imageJson(i: Image) {
-    return { id: i.id, type: i.type, name: i.name, status: i.status, image_size: i.image_size, description: i.description, labels: i.labels, created_from: i.created_from ? { id: i.created_from } : null };
+    return {
+      id: i.id,
+      type: i.type,
+      name: i.name,
+      status: i.status,
+      image_size: i.image_size,
+      description: i.description,
+      labels: i.labels,
+      created_from: i.created_from ? { id: i.created_from } : null,
+    };
   }
 
   private page<T>(items: T[], q: URLSearchParams) {
@@ -264,7 +273,10 @@ export class ProviderStub {
     const q = url.searchParams;
 
     if (method === 'GET' && path === '/locations') {
-      const p = this.page(LOCATIONS.map((name, i) => ({ id: i + 1, name, description: `${name.toUpperCase()} DC Park 1`, city: name })), q);
+      const p = this.page(
+        LOCATIONS.map((name, i) => ({ id: i + 1, name, description: `${name.toUpperCase()} DC Park 1`, city: name })),
+        q,
+      );
       return send(200, { locations: p.items, meta: p.meta });
     }
     if (method === 'GET' && path === '/server_types') {
@@ -291,7 +303,10 @@ export class ProviderStub {
       if (q.get('type')) images = images.filter((i) => i.type === q.get('type'));
       if (q.get('status')) images = images.filter((i) => i.status === q.get('status'));
       images = images.filter((i) => matchesSelector(i.labels, q.get('label_selector')));
-      const p = this.page(images.map((i) => this.imageJson(i)), q);
+      const p = this.page(
+        images.map((i) => this.imageJson(i)),
+        q,
+      );
       return send(200, { images: p.items, meta: p.meta });
     }
     if ((m = path.match(/^\/images\/(\d+)$/))) {
@@ -305,7 +320,10 @@ export class ProviderStub {
     }
     if (method === 'GET' && path === '/servers') {
       const servers = [...project.servers.values()].filter((s) => matchesSelector(s.labels, q.get('label_selector')) && (!q.get('name') || s.name === q.get('name')));
-      const p = this.page(servers.map((s) => this.serverJson(s)), q);
+      const p = this.page(
+        servers.map((s) => this.serverJson(s)),
+        q,
+      );
       return send(200, { servers: p.items, meta: p.meta });
     }
     if (method === 'POST' && path === '/servers') {
@@ -316,7 +334,16 @@ export class ProviderStub {
       if (!image) return error(422, 'invalid_input', 'image not found');
       if ([...project.servers.values()].some((s) => s.name === body.name)) return error(409, 'uniqueness_error', 'server name is already used');
       const id = this.id();
-      const server: Server = { id, name: body.name, status: 'initializing', server_type: type.name, location: body.location, image: body.image, labels: body.labels ?? {}, ipv4: `203.0.113.${id % 250}` };
+      const server: Server = {
+        id,
+        name: body.name,
+        status: 'initializing',
+        server_type: type.name,
+        location: body.location,
+        image: body.image,
+        labels: body.labels ?? {},
+        ipv4: `203.0.113.${id % 250}`,
+      };
       project.servers.set(id, server);
       const action = this.action('create_server', (ok) => {
         if (ok) server.status = 'running';
@@ -341,7 +368,16 @@ export class ProviderStub {
       const server = project.servers.get(Number(m[1]));
       if (!server) return error(404, 'not_found', 'server not found');
       if (body?.type !== 'snapshot') return error(422, 'invalid_input', 'type must be snapshot');
-      const image: Image = { id: this.id(), type: 'snapshot', name: null, status: 'creating', image_size: null, description: body.description ?? '', labels: body.labels ?? {}, created_from: server.id };
+      const image: Image = {
+        id: this.id(),
+        type: 'snapshot',
+        name: null,
+        status: 'creating',
+        image_size: null,
+        description: body.description ?? '',
+        labels: body.labels ?? {},
+        created_from: server.id,
+      };
       project.snapshots.set(image.id, image);
       const action = this.action('create_image', (ok) => {
         if (ok) {

@@ -16,10 +16,17 @@ const inject = (method: 'GET' | 'POST', url: string, payload?: object, extra: Re
   h.app.inject({ method, url, headers: as(s.apiToken, undefined, extra), ...(payload ? { payload } : {}) });
 
 describe('the embedded simulated provider', () => {
-  test("offers the catalog of docs/spec-gaps.md, Compute: cx22, cx32, cpx11, cax11 in fsn1, nbg1, hel1; ubuntu-24.04 and debian-12", async () => {
+  test('offers the catalog of docs/spec-gaps.md, Compute: cx22, cx32, cpx11, cax11 in fsn1, nbg1, hel1; ubuntu-24.04 and debian-12', async () => {
     const bad = await inject('POST', '/v1/compute/configs', { name: 'x', provider: 'acme', region: 'ash', image: 'centos-7', machine_type_filter: 'ccx*' });
     assert.equal(bad.statusCode, 422);
-    assert.deepEqual(bad.json().errors.map((e: { path: string[] }) => e.path), [['body', 'region'], ['body', 'image'], ['body', 'machine_type_filter']]);
+    assert.deepEqual(
+      bad.json().errors.map((e: { path: string[] }) => e.path),
+      [
+        ['body', 'region'],
+        ['body', 'image'],
+        ['body', 'machine_type_filter'],
+      ],
+    );
     assert.match(bad.json().errors[0].message, /fsn1, nbg1, hel1$/);
     for (const region of ['fsn1', 'nbg1', 'hel1']) {
       for (const image of ['ubuntu-24.04', 'debian-12']) {
@@ -44,7 +51,12 @@ describe('the embedded simulated provider', () => {
     ]);
     assert.deepEqual(
       body.server_types.map((s: { id: string; monthly_price_cents: number; architecture: string }) => [s.id, s.monthly_price_cents, s.architecture]),
-      [['cx22', 459, 'x86'], ['cx32', 759, 'x86'], ['cpx11', 518, 'x86'], ['cax11', 459, 'arm']],
+      [
+        ['cx22', 459, 'x86'],
+        ['cx32', 759, 'x86'],
+        ['cpx11', 518, 'x86'],
+        ['cax11', 459, 'arm'],
+      ],
     );
   });
 
@@ -79,8 +91,7 @@ describe('the embedded simulated provider', () => {
   });
 
   test('the expiry scan runs once every WSP_SCHEDULER_INTERVAL_SECONDS', async () => {
-    const scans = async () =>
-      (await h.database.db.selectFrom('jobs').select('id').where('kind', '=', 'compute.expiry_scan').execute()).length;
+    const scans = async () => (await h.database.db.selectFrom('jobs').select('id').where('kind', '=', 'compute.expiry_scan').execute()).length;
     h.clock.set(Math.ceil(h.clock.nowMs() / 600_000) * 600_000);
     await h.app.jobs.runDue();
     const first = await scans();
@@ -118,7 +129,11 @@ describe('compute settings', () => {
   test('WSP_PROVIDER_URL without WSP_PROVIDER_TOKEN stops the start with a clear message (no empty bearer is ever sent)', async () => {
     for (const token of [undefined, '', '   ']) {
       const env = { WSP_PROVIDER_URL: 'https://api.hetzner.cloud/v1', ...(token === undefined ? {} : { WSP_PROVIDER_TOKEN: token }) };
-      assert.throws(() => loadConfig(env), (err: Error) => err instanceof ConfigError && /WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN/.test(err.message), JSON.stringify(env));
+      assert.throws(
+        () => loadConfig(env),
+        (err: Error) => err instanceof ConfigError && /WSP_PROVIDER_URL needs WSP_PROVIDER_TOKEN/.test(err.message),
+        JSON.stringify(env),
+      );
     }
     assert.equal(loadConfig({ WSP_PROVIDER_TOKEN: 'unused' }).provider.url, undefined, 'a token alone is harmless: the simulation runs');
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-provider-'));

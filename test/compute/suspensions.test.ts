@@ -47,7 +47,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
 
     const list = await t.h.app.inject({ method: 'GET', url: '/v1/compute/suspensions', headers: as(t.s.member.session, t.s.workspaceId) });
     assert.equal(list.statusCode, 200);
-    const s = (list.json<{ id: string }[]>()).find((x) => x.id === done.suspension_id) as Record<string, unknown>;
+    const s = list.json<{ id: string }[]>().find((x) => x.id === done.suspension_id) as Record<string, unknown>;
     const now = Math.floor(t.h.clock.nowMs() / 1000);
     assert.deepEqual(s, {
       id: done.suspension_id,
@@ -67,7 +67,7 @@ describe('POST /v1/machines/{id}:suspend', () => {
     assert.deepEqual(op.result, { machine_id: m.id, suspension_id: done.suspension_id, snapshot_id: snapshot.id });
   });
 
-  test('GET /v1/compute/suspensions is a bare array of the workspace\'s own', async () => {
+  test("GET /v1/compute/suspensions is a bare array of the workspace's own", async () => {
     const other = await t.h.seed('Elsewhere');
     const res = await t.h.app.inject({ method: 'GET', url: '/v1/compute/suspensions', headers: as(other.apiToken) });
     assert.equal(res.statusCode, 200);
@@ -139,7 +139,10 @@ describe('a provider failing mid-suspend leaves no half state', () => {
     const result = await getOperation(t, op);
     assert.equal(result.error.code, 7405);
     assert.match(result.error.message, /delete-protected/);
-    assert.equal((await suspensions(t)).some((s: { hostname: string }) => s.hostname === m.hostname), false);
+    assert.equal(
+      (await suspensions(t)).some((s: { hostname: string }) => s.hostname === m.hostname),
+      false,
+    );
     assert.equal((await suspend(t, after)).statusCode, 200, 'it can be suspended again');
     await t.h.app.jobs.runDue();
   });
@@ -203,7 +206,11 @@ describe('POST /v1/compute/suspensions/{id}:resume', () => {
     assert.equal(pending.id, machine.id);
     assert.equal(pending.status, 'resuming');
     assert.equal((await getOperation(t, pending.operation_id)).kind, 'machine.resume');
-    assert.equal((await suspensions(t)).some((s: { id: string }) => s.id === suspension.id), false, 'no longer listed as suspended');
+    assert.equal(
+      (await suspensions(t)).some((s: { id: string }) => s.id === suspension.id),
+      false,
+      'no longer listed as suspended',
+    );
     const twice = await resume(suspension.id);
     assert.equal(twice.statusCode, 409);
     assert.equal(firstError(twice.json()).code, 7402);
@@ -252,7 +259,10 @@ describe('POST /v1/compute/suspensions/{id}:resume', () => {
     await resume(suspension.id);
     await t.h.app.jobs.runDue();
     assert.equal((await getMachine(t, machine.id)).status, 'suspended');
-    assert.deepEqual([...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)), []);
+    assert.deepEqual(
+      [...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)),
+      [],
+    );
     assert.ok((await suspensions(t)).some((s: { id: string }) => s.id === suspension.id));
   });
 });
@@ -291,7 +301,7 @@ describe('provider faults during resume and suspend are retried, and a rate limi
     assert.equal([...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machine.id.slice(4)).length, 1, 'one server');
   });
 
-  test("resume: a 429 with Retry-After: nothing is sent to the provider before it has passed", async () => {
+  test('resume: a 429 with Retry-After: nothing is sent to the provider before it has passed', async () => {
     const { machine, suspension } = await suspended();
     t.stub.fail({ method: 'POST', path: /^\/servers$/, status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '120' } });
     await resume(suspension.id);
@@ -304,7 +314,7 @@ describe('provider faults during resume and suspend are retried, and a rate limi
     assert.equal((await getMachine(t, machine.id)).status, 'running');
   });
 
-  test("suspend: a 429 with Retry-After on the snapshot: nothing is sent before it has passed, then one snapshot and suspended", async () => {
+  test('suspend: a 429 with Retry-After on the snapshot: nothing is sent before it has passed, then one snapshot and suspended', async () => {
     const m = await runningMachine(t);
     t.stub.fail({ method: 'POST', path: /^\/servers\/\d+\/actions\/create_image$/, status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '90' } });
     await suspend(t, m);

@@ -110,7 +110,6 @@ async function ok(i: number, method: string, url: string, body?: unknown, header
   return res.body;
 }
 
-
 const platform = () => stub.project(PLATFORM_TOKEN);
 const serversOf = (machineId: string) => [...platform().servers.values()].filter((s) => s.labels['wsp-machine'] === machineId.slice(4));
 
@@ -156,7 +155,11 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: a resume requested on one, with 
   assert.equal(platform().snapshots.has(snapshotId), false, 'the snapshot is deleted');
   for (let i = 0; i < COUNT; i++) {
     const list = (await ok(i, 'GET', '/v1/compute/suspensions')) as { id: string }[];
-    assert.equal(list.some((s) => s.id === susp.id), false, 'no longer listed');
+    assert.equal(
+      list.some((s) => s.id === susp.id),
+      false,
+      'no longer listed',
+    );
   }
   const op = await ok(1, 'GET', `/v1/operations/${res.body.operation_id}`);
   assert.equal(op.done, true);
@@ -176,7 +179,11 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
   await scansAfter(Math.max(Date.now(), infoTime), 2, 'the info was sent'); // more scans, by any process
   for (const who of ['owner', 'admin'] as const) {
     const got = await notices(people[who], machine.id);
-    assert.deepEqual(got.map((n) => n.severity), ['info'], `${who}: ${JSON.stringify(got)}`);
+    assert.deepEqual(
+      got.map((n) => n.severity),
+      ['info'],
+      `${who}: ${JSON.stringify(got)}`,
+    );
     assert.match(got[0]!.title, /expiring-1 is deleted in 7 days/);
   }
 
@@ -185,7 +192,11 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
   await scansAfter(Math.max(Date.now(), warningTime), 2, 'the warning was sent');
   for (const who of ['owner', 'admin'] as const) {
     const got = await notices(people[who], machine.id);
-    assert.deepEqual(got.map((n) => n.severity), ['warning', 'info'], `${who}: ${JSON.stringify(got)}`);
+    assert.deepEqual(
+      got.map((n) => n.severity),
+      ['warning', 'info'],
+      `${who}: ${JSON.stringify(got)}`,
+    );
     assert.match(got[0]!.title, /is deleted in 1 day$/);
   }
   assert.equal(platform().snapshots.has(snapshotId), true, 'kept until the expiry');
@@ -197,7 +208,11 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
   assert.equal(stub.requestsTo('DELETE', new RegExp(`^/images/${snapshotId}$`)).length, 3, 'two refused, one deleted');
   for (let i = 0; i < COUNT; i++) {
     const list = (await ok(i, 'GET', '/v1/compute/suspensions')) as { id: string }[];
-    assert.equal(list.some((s) => s.id === susp.id), false, `no longer listed by process ${i}`);
+    assert.equal(
+      list.some((s) => s.id === susp.id),
+      false,
+      `no longer listed by process ${i}`,
+    );
     const m = await ok(i, 'GET', `/v1/machines/${machine.id}`);
     assert.equal(m.status, 'expired');
     assert.equal(m.suspension_id, null);
@@ -206,7 +221,11 @@ test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: one info and one warning per own
 
   await scansAfter(Math.max(Date.now(), expiryTime), 2, 'the expiry');
   for (const who of ['owner', 'admin'] as const) {
-    assert.deepEqual((await notices(people[who], machine.id)).map((n) => n.severity), ['warning', 'info'], `${who}: exactly one of each`);
+    assert.deepEqual(
+      (await notices(people[who], machine.id)).map((n) => n.severity),
+      ['warning', 'info'],
+      `${who}: exactly one of each`,
+    );
   }
   assert.deepEqual(await notices(people.member, machine.id), [], 'members get none');
   const row = await tdb.database.db.selectFrom('machines').select(['snapshot_id']).where('id', '=', machine.id).executeTakeFirstOrThrow();

@@ -17,8 +17,16 @@ const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('#
 test('the README lists every variable of the schema, and nothing the schema does not read', () => {
   const documented = new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
   const read = Object.keys(Environment.properties);
-  assert.deepEqual(read.filter((name) => !documented.has(name)), [], 'read but not documented');
-  assert.deepEqual([...documented].filter((name) => !read.includes(name)), [], 'documented but not read');
+  assert.deepEqual(
+    read.filter((name) => !documented.has(name)),
+    [],
+    'read but not documented',
+  );
+  assert.deepEqual(
+    [...documented].filter((name) => !read.includes(name)),
+    [],
+    'documented but not read',
+  );
 });
 
 test('the defaults the README states are the schema defaults, and each variable is described', () => {
@@ -45,14 +53,28 @@ test('the defaults the README states are the schema defaults, and each variable 
 test('an empty variable is unset; numbers are decoded once; a bad one names the variable and the value', () => {
   assert.equal(loadConfig({ PORT: '', WSP_JOB_LEASE_SECONDS: '007' }).port, 8080);
   assert.equal(loadConfig({ WSP_JOB_LEASE_SECONDS: '007' }).jobLeaseSeconds, 7);
-  assert.throws(() => loadConfig({ PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && e.message === 'PORT must be a non-negative integer, got "eighty"');
-  assert.throws(() => loadConfig({ WSP_JOB_LEASE_SECONDS: '0' }), (e: Error) => e instanceof ConfigError && e.message === 'WSP_JOB_LEASE_SECONDS must be at least 1, got 0');
+  assert.throws(
+    () => loadConfig({ PORT: 'eighty' }),
+    (e: Error) => e instanceof ConfigError && e.message === 'PORT must be a non-negative integer, got "eighty"',
+  );
+  assert.throws(
+    () => loadConfig({ WSP_JOB_LEASE_SECONDS: '0' }),
+    (e: Error) => e instanceof ConfigError && e.message === 'WSP_JOB_LEASE_SECONDS must be at least 1, got 0',
+  );
   assert.throws(
     () => loadConfig({ WSP_PROVIDER_ID: 'Bad' }),
     (e: Error) => e instanceof ConfigError && e.message === 'WSP_PROVIDER_ID must be a provider id such as hetzner: a lower-case letter, then up to 31 of a-z, 0-9, _ and -, got "Bad"',
   );
-  for (const [name, value] of [['WSP_TRUST_PROXY', 'a;b'], ['WSP_OIDC_AUTO_CREATE', 'yes'], ['WSP_OIDC_ISSUER', 'ftp://x']] as const) {
-    assert.throws(() => loadConfig({ [name]: value }), (e: Error) => e instanceof ConfigError && !/[\^$]|\\[a-z]/.test(e.message) && e.message.startsWith(`${name} must be `), name);
+  for (const [name, value] of [
+    ['WSP_TRUST_PROXY', 'a;b'],
+    ['WSP_OIDC_AUTO_CREATE', 'yes'],
+    ['WSP_OIDC_ISSUER', 'ftp://x'],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (e: Error) => e instanceof ConfigError && !/[\^$]|\\[a-z]/.test(e.message) && e.message.startsWith(`${name} must be `),
+      name,
+    );
   }
 });
 
@@ -60,9 +82,21 @@ test('WSP_TRUST_PROXY: unset trusts nobody; a hop count; addresses, ranges and k
   assert.equal(loadConfig({}).trustProxy, false);
   assert.equal(loadConfig({ WSP_TRUST_PROXY: '2' }).trustProxy, 2);
   assert.deepEqual(loadConfig({ WSP_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8,loopback' }).trustProxy, ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', 'loopback']);
-  assert.throws(() => loadConfig({ WSP_TRUST_PROXY: '0' }), (e: Error) => e instanceof ConfigError && /hop count of at least 1/.test(e.message));
-  for (const [value, item] of [['10.0.0.0/33', '10.0.0.0/33'], ['127.0.0.1, proxy', 'proxy'], ['1.2.3.4/8/9', '1.2.3.4/8/9'], ['::1/129', '::1/129']]) {
-    assert.throws(() => loadConfig({ WSP_TRUST_PROXY: value }), (e: Error) => e instanceof ConfigError && e.message.includes(`"${item}"`), value);
+  assert.throws(
+    () => loadConfig({ WSP_TRUST_PROXY: '0' }),
+    (e: Error) => e instanceof ConfigError && /hop count of at least 1/.test(e.message),
+  );
+  for (const [value, item] of [
+    ['10.0.0.0/33', '10.0.0.0/33'],
+    ['127.0.0.1, proxy', 'proxy'],
+    ['1.2.3.4/8/9', '1.2.3.4/8/9'],
+    ['::1/129', '::1/129'],
+  ]) {
+    assert.throws(
+      () => loadConfig({ WSP_TRUST_PROXY: value }),
+      (e: Error) => e instanceof ConfigError && e.message.includes(`"${item}"`),
+      value,
+    );
   }
 });
 
@@ -77,7 +111,7 @@ test('connection deadlines: seconds in the environment, the header deadline at m
   assert.equal(loadConfig({ WSP_REQUEST_TIMEOUT_SECONDS: '60' }).http.headersTimeoutMs, 10_000);
 });
 
-test('WSP_MASTER_KEY_FILE: the key is the file\'s content (a container secret); not with WSP_MASTER_KEY; a bad file is named, its content never shown', () => {
+test("WSP_MASTER_KEY_FILE: the key is the file's content (a container secret); not with WSP_MASTER_KEY; a bad file is named, its content never shown", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-key-file-'));
   try {
     const key = Buffer.alloc(32, 7).toString('base64');
@@ -86,10 +120,19 @@ test('WSP_MASTER_KEY_FILE: the key is the file\'s content (a container secret); 
     fs.writeFileSync(file, `${key}\n`, { mode: 0o644 });
     assert.equal(loadConfig({ WSP_MASTER_KEY_FILE: file }).masterKey, key);
     assert.equal(loadConfig({ WSP_MASTER_KEY: key }).masterKey, key);
-    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: file, WSP_MASTER_KEY: key }), (e: Error) => e instanceof ConfigError && /both set/.test(e.message));
-    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: path.join(dir, 'absent') }), (e: Error) => e instanceof ConfigError && e.message.includes('absent') && e.message.includes('ENOENT'));
+    assert.throws(
+      () => loadConfig({ WSP_MASTER_KEY_FILE: file, WSP_MASTER_KEY: key }),
+      (e: Error) => e instanceof ConfigError && /both set/.test(e.message),
+    );
+    assert.throws(
+      () => loadConfig({ WSP_MASTER_KEY_FILE: path.join(dir, 'absent') }),
+      (e: Error) => e instanceof ConfigError && e.message.includes('absent') && e.message.includes('ENOENT'),
+    );
     fs.writeFileSync(file, 'not-a-key-at-all\n');
-    assert.throws(() => loadConfig({ WSP_MASTER_KEY_FILE: file }), (e: Error) => e instanceof ConfigError && e.message.includes(file) && !e.message.includes('not-a-key-at-all'));
+    assert.throws(
+      () => loadConfig({ WSP_MASTER_KEY_FILE: file }),
+      (e: Error) => e instanceof ConfigError && e.message.includes(file) && !e.message.includes('not-a-key-at-all'),
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

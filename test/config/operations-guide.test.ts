@@ -17,7 +17,7 @@ import { createTestApp } from '../helpers/harness.js';
  */
 const guide = fs.readFileSync(path.join(REPO_ROOT, 'docs/operations.md'), 'utf8');
 
-test('the guide\'s configuration table is the one the settings\' schema makes (npm run docs:config)', () => {
+test("the guide's configuration table is the one the settings' schema makes (npm run docs:config)", () => {
   const begin = guide.indexOf(BEGIN);
   const end = guide.indexOf(END);
   assert.ok(begin >= 0 && end > begin, 'the guide has the configuration block');
@@ -37,7 +37,11 @@ test('every metric the guide names is one a server exports on /metrics', async (
     const monitoring = guide.slice(guide.indexOf('## Monitoring'), guide.indexOf('\n## ', guide.indexOf('## Monitoring') + 3));
     const named = new Set([...monitoring.matchAll(/\b((?:wsp|nodejs|process)_[a-z0-9_]+)\b/g)].map((m) => m[1]!));
     assert.ok(named.size >= 8, `the guide names the metrics worth alerting on (${[...named].join(', ')})`);
-    assert.deepEqual([...named].filter((name) => !exported.has(name)), [], 'named in the guide but not exported');
+    assert.deepEqual(
+      [...named].filter((name) => !exported.has(name)),
+      [],
+      'named in the guide but not exported',
+    );
     // The alert rules' routes are routes of the server.
     for (const m of monitoring.matchAll(/route!?="([^"]+)"/g)) {
       assert.ok(h.app.hasRoute({ method: m[1] === '/v1/sessions' ? 'POST' : 'GET', url: m[1]! }), `the alert rules name the route ${m[1]}`);
@@ -63,7 +67,26 @@ test('the bundle loads from node_modules only the packages it leaves outside its
     const code = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
     // A require( in code, not in a string the code writes (ajv's standalone code names its runtime).
     const loaded = new Set([...code.matchAll(/(?<!['"`\w.])require\("([^"]+)"\)/g)].map((m) => m[1]!).filter((name) => !name.startsWith('node:') && !builtins.has(name.split('/')[0]!)));
-    const allowed = new Set(BUNDLE_EXTERNALS.map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')));
-    assert.deepEqual([...loaded].filter((name) => !allowed.has(name.split('/').slice(0, name.startsWith('@') ? 2 : 1).join('/'))), [], `${file} loads packages the image does not keep`);
+    const allowed = new Set(
+      BUNDLE_EXTERNALS.map((specifier) =>
+        specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    );
+    assert.deepEqual(
+      [...loaded].filter(
+        (name) =>
+          !allowed.has(
+            name
+              .split('/')
+              .slice(0, name.startsWith('@') ? 2 : 1)
+              .join('/'),
+          ),
+      ),
+      [],
+      `${file} loads packages the image does not keep`,
+    );
   }
 });

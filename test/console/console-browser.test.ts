@@ -43,7 +43,11 @@ before(async () => {
   server = await startServer({ ...tdb.env, WSP_PUBLIC_URL: publicAddr.url });
   publicAddr.forwardTo(server.url);
   const call = async (method: string, url: string, body: unknown, workspace?: string) => {
-    const res = await fetch(`${server!.url}${url}`, { method, headers: { authorization: `Bearer ${boot.session_token}`, 'content-type': 'application/json', ...(workspace ? { 'service-context': workspace } : {}) }, body: JSON.stringify(body) });
+    const res = await fetch(`${server!.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${boot.session_token}`, 'content-type': 'application/json', ...(workspace ? { 'service-context': workspace } : {}) },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     assert.ok(res.ok, `${url}: ${res.status} ${text}`);
     return JSON.parse(text) as { id: string };
@@ -67,60 +71,68 @@ test('sign in with a password, see the dashboards, switch workspace, reload, sig
   const w = await watchedPage(browser!, new URL(publicAddr!.url).origin, { width: 1280, height: 800 });
   const { page } = w;
   await walk(page, 'sign-in', async () => {
-  const first = await page.goto(`${publicAddr!.url}/console/`);
-  assert.match(first!.headers()['content-security-policy'] ?? '', /default-src 'none'; script-src 'self'/);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  // The sign-in form is drawn as soon as /v1/me says 401; the address follows in an effect after it.
-  await page.waitForURL((u) => u.pathname === '/console/sign-in');
-  assert.equal(new URL(page.url()).pathname, '/console/sign-in');
+    const first = await page.goto(`${publicAddr!.url}/console/`);
+    assert.match(first!.headers()['content-security-policy'] ?? '', /default-src 'none'; script-src 'self'/);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The sign-in form is drawn as soon as /v1/me says 401; the address follows in an effect after it.
+    await page.waitForURL((u) => u.pathname === '/console/sign-in');
+    assert.equal(new URL(page.url()).pathname, '/console/sign-in');
 
-  await page.getByLabel('Email').fill(EMAIL);
-  await page.getByLabel('Password').fill('not the password at all');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('alert').waitFor();
-  assert.match(await page.getByRole('alert').innerText(), /email or password/i);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /email or password/i);
 
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: /^Dashboards in / }).waitFor();
-  await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ value: boot.workspace_id });
-  await page.getByRole('cell', { name: 'Errors by service' }).waitFor();
-  assert.equal(new URL(page.url()).pathname, '/console/dashboards');
-  // The main controls, by role and name, as assistive technology sees them.
-  assert.ok(await page.getByRole('combobox', { name: 'Workspace' }).isVisible());
-  assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible());
-  assert.ok(await page.getByRole('link', { name: 'Workspace Platform' }).isVisible());
-  await page.screenshot({ path: path.join(SHOTS, 'dashboards.png'), fullPage: true });
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /^Dashboards in / }).waitFor();
+    await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ value: boot.workspace_id });
+    await page.getByRole('cell', { name: 'Errors by service' }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/console/dashboards');
+    // The main controls, by role and name, as assistive technology sees them.
+    assert.ok(await page.getByRole('combobox', { name: 'Workspace' }).isVisible());
+    assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible());
+    assert.ok(await page.getByRole('link', { name: 'Workspace Platform' }).isVisible());
+    await page.screenshot({ path: path.join(SHOTS, 'dashboards.png'), fullPage: true });
 
-  await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ label: 'Second team' });
-  await page.getByRole('cell', { name: 'Second team board' }).waitFor();
-  assert.equal(await page.getByRole('cell', { name: 'Errors by service' }).count(), 0, "the other workspace's dashboards are gone");
+    await page.getByRole('combobox', { name: 'Workspace' }).selectOption({ label: 'Second team' });
+    await page.getByRole('cell', { name: 'Second team board' }).waitFor();
+    assert.equal(await page.getByRole('cell', { name: 'Errors by service' }).count(), 0, "the other workspace's dashboards are gone");
 
-  await page.reload();
-  await page.getByRole('cell', { name: 'Second team board' }).waitFor();
+    await page.reload();
+    await page.getByRole('cell', { name: 'Second team board' }).waitFor();
 
-  // The inbox: a notice written by anyone (here straight into the database, as a job would)
-  // reaches the badge live through the notification stream, without a reload.
-  await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
-  await notify(tdb.database.db, systemClock, { userIds: [boot.user_id], type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title: 'Machine web-1 expires in 3 days', body: 'Resume it or it is deleted.', severity: 'warning', context: {} });
-  await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor({ timeout: 10_000 });
-  await page.getByRole('link', { name: 'Notifications, 1 unread' }).click();
-  await page.getByRole('heading', { name: 'Notifications' }).waitFor();
-  assert.equal(new URL(page.url()).pathname, '/console/notifications');
-  await page.screenshot({ path: path.join(SHOTS, 'notifications.png'), fullPage: true });
-  await page.getByRole('button', { name: 'Mark “Machine web-1 expires in 3 days” read' }).click();
-  await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
-  const stored = await tdb.database.db.selectFrom('notifications').select('read_at').where('user_id', '=', boot.user_id).execute();
-  assert.ok(stored.length === 1 && stored[0]!.read_at !== null, 'marked read on the server (a cookie write with its CSRF token)');
+    // The inbox: a notice written by anyone (here straight into the database, as a job would)
+    // reaches the badge live through the notification stream, without a reload.
+    await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
+    await notify(tdb.database.db, systemClock, {
+      userIds: [boot.user_id],
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: 'mch_x',
+      title: 'Machine web-1 expires in 3 days',
+      body: 'Resume it or it is deleted.',
+      severity: 'warning',
+      context: {},
+    });
+    await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('link', { name: 'Notifications, 1 unread' }).click();
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/console/notifications');
+    await page.screenshot({ path: path.join(SHOTS, 'notifications.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Mark “Machine web-1 expires in 3 days” read' }).click();
+    await page.getByRole('link', { name: 'Notifications, 0 unread' }).waitFor();
+    const stored = await tdb.database.db.selectFrom('notifications').select('read_at').where('user_id', '=', boot.user_id).execute();
+    assert.ok(stored.length === 1 && stored[0]!.read_at !== null, 'marked read on the server (a cookie write with its CSRF token)');
 
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  const me = await page.evaluate(async () => (await fetch('/v1/me')).status);
-  assert.equal(me, 401, 'the session is over on the server too');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const me = await page.evaluate(async () => (await fetch('/v1/me')).status);
+    assert.equal(me, 401, 'the session is over on the server too');
 
-  await page.goto(`${publicAddr!.url}/console/no/such/view`);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-
+    await page.goto(`${publicAddr!.url}/console/no/such/view`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   });
   await w.done();
 });

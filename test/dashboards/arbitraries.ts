@@ -45,12 +45,18 @@ export const filterDefinition: fc.Arbitrary<FilterDefinition> = fc.oneof(
 export const filterDefinitions = fc.uniqueArray(filterDefinition, { maxLength: 6, selector: (f) => f.key });
 
 // Valid content: a `__proto__` (or `constructor`) key is refused as a whole body (422), tested on its own.
-const jsonValue = fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown).filter(hasNoPoisonKey);
+const jsonValue = fc
+  .jsonValue({ maxDepth: 2 })
+  .map((v) => JSON.parse(JSON.stringify(v)) as unknown)
+  .filter(hasNoPoisonKey);
 const mapKey = (maxLength: number, minLength = 0) => fc.string({ minLength, maxLength }).filter((k) => !isPoisonKey(k));
 
 export const binding: fc.Arbitrary<Binding> = fc.oneof(
   fc
-    .oneof(fc.constantFrom('time', 'comparison', 'cluster', 'install', 'product', 'package', 'region', 'status'), ident.map((n) => `var.${n}`))
+    .oneof(
+      fc.constantFrom('time', 'comparison', 'cluster', 'install', 'product', 'package', 'region', 'status'),
+      ident.map((n) => `var.${n}`),
+    )
     .map((k) => ({ mode: 'inherit' as const, filter_key: k })),
   jsonValue.map((value) => ({ mode: 'fixed' as const, value })),
   fc.constant({ mode: 'unbound' as const }),
@@ -113,7 +119,10 @@ export const anyPin: fc.Arbitrary<SnippetPin> = fc.record({ id: fc.string({ minL
 
 /** Widgets whose ids come from `ids` (each at most once), in any order. */
 export function widgets(ids: readonly string[], pins: fc.Arbitrary<SnippetPin>): fc.Arbitrary<Widget[]> {
-  return fc.subarray([...ids]).chain((chosen) => fc.tuple(...chosen.map((id) => widget(id, pins))).map((ws) => ws)).chain((ws) => fc.shuffledSubarray(ws, { minLength: ws.length }));
+  return fc
+    .subarray([...ids])
+    .chain((chosen) => fc.tuple(...chosen.map((id) => widget(id, pins))).map((ws) => ws))
+    .chain((ws) => fc.shuffledSubarray(ws, { minLength: ws.length }));
 }
 
 export function dashboardContent(opts: { widgetIds?: readonly string[]; pins?: fc.Arbitrary<SnippetPin> } = {}): fc.Arbitrary<DashboardContent> {

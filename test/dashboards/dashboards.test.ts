@@ -245,9 +245,7 @@ describe('snippet pins', () => {
     const v2 = (await c.patchSnippet(snp.id, snp.etag, { source: 'select 2' })).json();
     const res = await c.create(dashboardBody({ widgets: [metricWidget(), snippetWidget(snp)] }));
     assert.equal(res.statusCode, 409);
-    assert.deepEqual(res.json().errors, [
-      { code: 7101, message: res.json().errors[0].message, path: ['body', 'widgets', '1', 'snippet_etag'], metadata: { current_etag: v2.etag } },
-    ]);
+    assert.deepEqual(res.json().errors, [{ code: 7101, message: res.json().errors[0].message, path: ['body', 'widgets', '1', 'snippet_etag'], metadata: { current_etag: v2.etag } }]);
     const archived = (await c.snippetAction(snp.id, 'archive', v2.etag)).json();
     const arch = await c.create(dashboardBody({ widgets: [snippetWidget(archived)] }));
     assert.equal(arch.statusCode, 409);

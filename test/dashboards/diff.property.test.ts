@@ -52,7 +52,10 @@ test('the diff lists exactly the dashboard fields and widget fields an edit chan
         if (plan.kind === 'keep') kept.push(w);
         if (plan.kind === 'switch') {
           kept.push(switchType(w));
-          expectedChanged.set(w.widget_id, WIDGET_FIELDS.filter((f) => f === 'widget_type' || SNIPPET_FIELDS.includes(f) || METRIC_FIELDS.includes(f)));
+          expectedChanged.set(
+            w.widget_id,
+            WIDGET_FIELDS.filter((f) => f === 'widget_type' || SNIPPET_FIELDS.includes(f) || METRIC_FIELDS.includes(f)),
+          );
         }
         if (plan.kind === 'edit') {
           const edited: Record<string, unknown> = { ...w };
@@ -60,7 +63,10 @@ test('the diff lists exactly the dashboard fields and widget fields an edit chan
           // A new snippet_etag alone is no change the diff shows.
           if (plan.repin && w.widget_type === 'snippet') edited.snippet_etag = `${w.snippet_etag}!`;
           kept.push(edited as Widget);
-          expectedChanged.set(w.widget_id, WIDGET_FIELDS.filter((f) => plan.fields.includes(f)));
+          expectedChanged.set(
+            w.widget_id,
+            WIDGET_FIELDS.filter((f) => plan.fields.includes(f)),
+          );
         }
       });
       const fresh = added.map((w, i) => ({ ...w, widget_id: `new_${i}` }));
@@ -70,7 +76,10 @@ test('the diff lists exactly the dashboard fields and widget fields an edit chan
       const diff = structuralDiff(base, reverseKeys(next) as DashboardContent);
 
       assert.deepEqual(diff.version, 1);
-      assert.deepEqual(diff.dashboard_fields, DASHBOARD_FIELDS.filter((f) => dashboardFields.includes(f)));
+      assert.deepEqual(
+        diff.dashboard_fields,
+        DASHBOARD_FIELDS.filter((f) => dashboardFields.includes(f)),
+      );
       assert.deepEqual(diff.widgets.added, { count: fresh.length, widget_ids: all.filter((w) => w.widget_id.startsWith('new_')).map((w) => w.widget_id) });
       const removed = base.widgets.filter((_, i) => plans[i]!.kind === 'remove').map((w) => w.widget_id);
       assert.deepEqual(diff.widgets.removed, { count: removed.length, widget_ids: removed });
@@ -86,11 +95,20 @@ test('for any two dashboards, a field is listed exactly when its values differ a
     fc.property(dashboardContent(), dashboardContent(), (a, b) => {
       const diff = structuralDiff(a, b);
       const differs = (x: unknown, y: unknown) => canonical(x) !== canonical(y);
-      assert.deepEqual(diff.dashboard_fields, DASHBOARD_FIELDS.filter((f: DashboardField) => differs(a[f], b[f])));
+      assert.deepEqual(
+        diff.dashboard_fields,
+        DASHBOARD_FIELDS.filter((f: DashboardField) => differs(a[f], b[f])),
+      );
       const before = new Map(a.widgets.map((w) => [w.widget_id, w as Record<string, unknown>]));
       const after = new Map(b.widgets.map((w) => [w.widget_id, w as Record<string, unknown>]));
-      assert.deepEqual(diff.widgets.added.widget_ids, b.widgets.filter((w) => !before.has(w.widget_id)).map((w) => w.widget_id));
-      assert.deepEqual(diff.widgets.removed.widget_ids, a.widgets.filter((w) => !after.has(w.widget_id)).map((w) => w.widget_id));
+      assert.deepEqual(
+        diff.widgets.added.widget_ids,
+        b.widgets.filter((w) => !before.has(w.widget_id)).map((w) => w.widget_id),
+      );
+      assert.deepEqual(
+        diff.widgets.removed.widget_ids,
+        a.widgets.filter((w) => !after.has(w.widget_id)).map((w) => w.widget_id),
+      );
       const changed = b.widgets
         .filter((w) => before.has(w.widget_id))
         .map((w) => ({ widget_id: w.widget_id, fields: WIDGET_FIELDS.filter((f) => differs(before.get(w.widget_id)![f], (w as Record<string, unknown>)[f])) }))

@@ -88,9 +88,7 @@ describe('wsp admin dashboard import FILE', () => {
     assert.deepEqual(third.structural_diff.widgets.removed.widget_ids, ['cpu']);
     assert.deepEqual(third.structural_diff.widgets.changed.widgets, [{ widget_id: 'errors', fields: ['snippet_id'] }]);
     assert.equal(second.widgets[1].snippet_id, snp.id, 'a snippet of the workspace is stored canonical');
-    assert.deepEqual(third.snippet_etag_drift, [
-      { widget_id: 'errors', snippet_id: 'snp_gone', snapshot_etag: 'e1', current_etag: null, current_state: 'missing', restore_action: 'blocked' },
-    ]);
+    assert.deepEqual(third.snippet_etag_drift, [{ widget_id: 'errors', snippet_id: 'snp_gone', snapshot_etag: 'e1', current_etag: null, current_state: 'missing', restore_action: 'blocked' }]);
     // Imported history can be restored like any other.
     const restored = await c.restore(out.dashboard_id, first.id, dashboard.etag);
     assert.equal(restored.statusCode, 200, restored.body);

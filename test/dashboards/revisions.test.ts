@@ -84,7 +84,11 @@ describe('GET /v1/dashboards/{id}/revisions', () => {
 
 describe('snippet_etag_drift, computed when read', () => {
   test('none while the pinned etag is current; then one item per snippet widget: none, reactivate, blocked', async () => {
-    const [a, b, z] = [ok(await c.createSnippet({ name: 'a', source: 'a' }), 201), ok(await c.createSnippet({ name: 'b', source: 'b' }), 201), ok(await c.createSnippet({ name: 'z', source: 'z' }), 201)];
+    const [a, b, z] = [
+      ok(await c.createSnippet({ name: 'a', source: 'a' }), 201),
+      ok(await c.createSnippet({ name: 'b', source: 'b' }), 201),
+      ok(await c.createSnippet({ name: 'z', source: 'z' }), 201),
+    ];
     const d = ok(
       await c.create(
         dashboardBody({
@@ -185,7 +189,11 @@ describe('POST /v1/dashboards/{id}/revisions/{revision_id}:restore', () => {
     const stale = await c.restore(a.id, a.current_revision_id, 'stale');
     assert.equal(stale.statusCode, 409);
     assert.deepEqual(firstError(stale.json()).metadata, { current_etag: a.etag });
-    for (const res of [await c.restore(b.id, a.current_revision_id, b.etag), await c.restore(a.id, 'drev_' + '0'.repeat(26), a.etag), await c.restore('dash_' + '0'.repeat(26), a.current_revision_id, a.etag)]) {
+    for (const res of [
+      await c.restore(b.id, a.current_revision_id, b.etag),
+      await c.restore(a.id, 'drev_' + '0'.repeat(26), a.etag),
+      await c.restore('dash_' + '0'.repeat(26), a.current_revision_id, a.etag),
+    ]) {
       assert.equal(res.statusCode, 404);
       assert.equal(firstError(res.json()).code, 7002);
     }
@@ -197,9 +205,7 @@ describe('POST /v1/dashboards/{id}/revisions/{revision_id}:restore', () => {
 test('20 concurrent restores and resets with one If-Match: exactly one 200, nineteen 409, one new revision', async () => {
   const d = ok(await c.create(dashboardBody({ purpose: 'workspace_overview' })), 201);
   const v2 = ok(await c.patch(d.id, d.etag, { name: 'v2' }));
-  const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? c.restore(d.id, d.current_revision_id, v2.etag) : c.reset(d.id, v2.etag))),
-  );
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? c.restore(d.id, d.current_revision_id, v2.etag) : c.reset(d.id, v2.etag))));
   assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, ...Array(19).fill(409)]);
   assert.equal((await history(d.id)).data.length, 3);
 });
@@ -222,7 +228,10 @@ describe('POST /v1/dashboards/{id}:reset', () => {
     assert.equal(rev.parent_revision_id, parent.id);
     assert.equal(rev.restored_from_revision_id, null);
     assert.deepEqual(rev.structural_diff.dashboard_fields, ['filter_definitions', 'default_filter_values']);
-    assert.deepEqual(rev.structural_diff.widgets.added.widget_ids, layout.widgets.map((w) => w.widget_id));
+    assert.deepEqual(
+      rev.structural_diff.widgets.added.widget_ids,
+      layout.widgets.map((w) => w.widget_id),
+    );
     assert.deepEqual(rev.structural_diff.widgets.removed.widget_ids, ['wdg_machines']);
     const again = ok(await c.reset(d.id, reset.etag));
     const [second] = (await history(d.id)).data;
@@ -265,7 +274,11 @@ describe('a page of revisions kept by its versions (migration 0020, src/http/lis
     assert.equal(first.statusCode, 200);
     const again = await statements(() => c.revisions(d.id));
     assert.deepEqual([again.result.statusCode, again.result.body, again.result.headers.etag], [200, first.body, first.headers.etag]);
-    assert.deepEqual(again.sql.filter((q) => /from "(dashboard_revisions|snippets|dashboards)"/.test(q)), [], again.sql.join('\n'));
+    assert.deepEqual(
+      again.sql.filter((q) => /from "(dashboard_revisions|snippets|dashboards)"/.test(q)),
+      [],
+      again.sql.join('\n'),
+    );
     assert.equal((await c.revisions(d.id, '', { 'if-none-match': first.headers.etag as string })).statusCode, 304);
   });
 

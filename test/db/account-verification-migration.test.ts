@@ -13,7 +13,8 @@ test('existing users: proven, except those an invitation made; users without an 
   const t = await openTestDatabase('0020_revision_list_versions');
   try {
     const db = t.database.db;
-    const user = (id: string, email: string | null) => sql`insert into users (id, name, email, email_key, password_hash, created_at) values (${id}, ${id}, ${email}, ${email?.toLowerCase() ?? null}, null, 1)`.execute(db);
+    const user = (id: string, email: string | null) =>
+      sql`insert into users (id, name, email, email_key, password_hash, created_at) values (${id}, ${id}, ${email}, ${email?.toLowerCase() ?? null}, null, 1)`.execute(db);
     await user('usr_operator', 'Operator@corp.test');
     await user('usr_invited', 'invited@corp.test');
     await user('usr_joined', 'joined@corp.test');

@@ -72,9 +72,7 @@ if (ENGINE === 'postgres') {
     // in a tight loop on a connection of its own until the migrations are done.
     const other = newSchema();
     await run(`create schema ${other}`);
-    await run(
-      Array.from({ length: 8 }, (_, i) => `create table ${other}.tab${i} (id serial primary key, a text, b integer, c text);`).join('\n'),
-    );
+    await run(Array.from({ length: 8 }, (_, i) => `create table ${other}.tab${i} (id serial primary key, a text, b integer, c text);`).join('\n'));
     const renamer = new pg.Client({ connectionString: url });
     await renamer.connect();
     let stop = false;
@@ -147,7 +145,10 @@ if (ENGINE === 'postgres') {
         ],
       );
       assert.deepEqual(
-        (await database.db.introspection.getSchemas()).map((s) => s.name).filter((n) => n === schema || n === other).sort(),
+        (await database.db.introspection.getSchemas())
+          .map((s) => s.name)
+          .filter((n) => n === schema || n === other)
+          .sort(),
         [schema, other].sort(),
         'every schema is listed, as the migrator expects to find its own',
       );
@@ -168,16 +169,21 @@ if (ENGINE === 'postgres') {
     const database = await openDatabase({ dataDir: dir });
     try {
       await migrate(database);
-      const tables = () =>
-        sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name`.execute(database.db);
+      const tables = () => sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name`.execute(database.db);
       const migrations = () => sql<{ name: string }>`select name from kysely_migration order by name`.execute(database.db);
       const firstTables = (await tables()).rows.map((r) => r.name);
       const firstMigrations = (await migrations()).rows.map((r) => r.name);
       assert.ok(firstTables.includes('workspaces') && firstTables.includes('kysely_migration_lock'), firstTables.join(','));
       assert.ok(firstMigrations.length >= 1);
       await migrate(database);
-      assert.deepEqual((await tables()).rows.map((r) => r.name), firstTables);
-      assert.deepEqual((await migrations()).rows.map((r) => r.name), firstMigrations);
+      assert.deepEqual(
+        (await tables()).rows.map((r) => r.name),
+        firstTables,
+      );
+      assert.deepEqual(
+        (await migrations()).rows.map((r) => r.name),
+        firstMigrations,
+      );
     } finally {
       await database.close();
       fs.rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,10 @@ before(async () => {
   await seedWorkspaces(tdb.database.db);
 });
 const seedWorkspaces = (db: TestDatabase['database']['db']) =>
-  db.insertInto('workspaces').values([0, 1, 2].map((i) => ({ id: `ws_p${i}`, name: `P${i}`, created_at: 1000 + i, updated_at: 1000 + i, etag: `e${i}` }))).execute();
+  db
+    .insertInto('workspaces')
+    .values([0, 1, 2].map((i) => ({ id: `ws_p${i}`, name: `P${i}`, created_at: 1000 + i, updated_at: 1000 + i, etag: `e${i}` })))
+    .execute();
 after(() => tdb.cleanup());
 
 const byName = prepared((db, name: string) => db.selectFrom('workspaces').select(['id', 'name']).where('name', '=', name));
@@ -47,7 +50,12 @@ describe('prepared queries', () => {
     await assert.rejects(twice.all(db, 'x'), /argument 0 must appear exactly once/);
     const unused = prepared((d, _name: string) => d.selectFrom('workspaces').select('id'));
     await assert.rejects(unused.all(db, 'x'), /argument 0 must appear exactly once/);
-    const inlined = prepared((d, name: string) => d.selectFrom('workspaces').select('id').where(sql.lit(String(name)), '=', 'x'));
+    const inlined = prepared((d, name: string) =>
+      d
+        .selectFrom('workspaces')
+        .select('id')
+        .where(sql.lit(String(name)), '=', 'x'),
+    );
     await assert.rejects(inlined.all(db, 'x'), /argument 0 must appear exactly once/);
   });
 });
@@ -89,8 +97,24 @@ describe('prepared inserts', () => {
   });
 
   test('every column of the table must be listed (a type error otherwise)', () => {
-    // @ts-expect-error `data` is left out: a column added to a table cannot be forgotten silently
-    const partial = preparedInsert('events', EVENT_COLUMNS.filter((c) => c !== 'data') as unknown as readonly ['id', 'workspace_id', 'type', 'actor_kind', 'actor_id', 'credential_id', 'resource_type', 'resource_id', 'request_id', 'ip', 'user_agent', 'created_at']);
+    const partial = preparedInsert(
+      'events',
+      // @ts-expect-error `data` is left out: a column added to a table cannot be forgotten silently
+      EVENT_COLUMNS.filter((c) => c !== 'data') as unknown as readonly [
+        'id',
+        'workspace_id',
+        'type',
+        'actor_kind',
+        'actor_id',
+        'credential_id',
+        'resource_type',
+        'resource_id',
+        'request_id',
+        'ip',
+        'user_agent',
+        'created_at',
+      ],
+    );
     assert.equal(typeof partial, 'function');
   });
 });

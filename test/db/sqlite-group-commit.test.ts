@@ -108,7 +108,7 @@ test('a COMMIT that fails fails every transaction of its group, nothing of it is
   ]);
   for (const r of results) {
     assert.equal(r.status, 'rejected');
-    assert.match(String((r).reason), /FOREIGN KEY/);
+    assert.match(String(r.reason), /FOREIGN KEY/);
   }
   assert.deepEqual(seen(), []);
   await db.transaction().execute((trx) => insert(trx, 'after'));
@@ -237,7 +237,7 @@ test('every handle of one file in a process shares its writer: their writes of o
   try {
     // With a writer each, the second handle's BEGIN waited for the first's group to end its turn,
     // blocking that very turn: 5 s of busy timeout, then SQLITE_BUSY.
-    await Promise.all(['a', 'b', 'c', 'd'].map((id, i) => ((i % 2 ? second.db : db).transaction().execute((trx) => insert(trx, id)))));
+    await Promise.all(['a', 'b', 'c', 'd'].map((id, i) => (i % 2 ? second.db : db).transaction().execute((trx) => insert(trx, id))));
     assert.ok(Date.now() - started < 2000, `the writes took ${Date.now() - started} ms`);
     assert.equal(commits, 1);
     assert.deepEqual(seen(), ['a', 'b', 'c', 'd']);
@@ -281,7 +281,8 @@ test('a handle opened while the last one is closing waits for its group to commi
     await Promise.all([done, closing]);
     assert.deepEqual(await ids(second.db), ['after-reopen', 'before-close']);
     await second.close();
-  }));
+  }),
+);
 
 test('the rollback Kysely sends after a failed COMMIT touches nothing: by then the writer may hold the next group', async () => {
   const file = sqliteFile(dir);

@@ -35,7 +35,10 @@ test('a read-then-write transaction holds the write lock from its start: another
         refused = err;
       }
       // ... so this write, decided on what was read, succeeds (a deferred BEGIN: SQLITE_BUSY_SNAPSHOT).
-      await trx.insertInto('settings').values({ key: 'mine', value: String(before.length) }).execute();
+      await trx
+        .insertInto('settings')
+        .values({ key: 'mine', value: String(before.length) })
+        .execute();
     });
     assert.equal((refused as { code?: string } | undefined)?.code, 'SQLITE_BUSY', 'the other writer had to wait for the transaction');
     // Once it is committed, the other process writes as usual.

@@ -93,7 +93,7 @@ test('the thread starts only after its delay (the writer has its backstop meanwh
   writer.close();
 });
 
-test('a server\'s database (backgroundCheckpoints): its thread checkpoints, and closing ends the thread and removes the log', async () => {
+test("a server's database (backgroundCheckpoints): its thread checkpoints, and closing ends the thread and removes the log", async () => {
   const dataDir = path.join(work, 'server');
   const database = await openDatabase({ dataDir, backgroundCheckpoints: true });
   const file = sqliteFile(dataDir);
@@ -109,7 +109,7 @@ test('a server\'s database (backgroundCheckpoints): its thread checkpoints, and 
   await plain.close();
 });
 
-test('a destroyed secret\'s pages: the flush asks again while another connection is checkpointing, and the log ends empty', async () => {
+test("a destroyed secret's pages: the flush asks again while another connection is checkpointing, and the log ends empty", async () => {
   const { database, file } = await withFullLog('flush');
   // Another process's checkpoint in progress: it holds the checkpoint lock while it waits for a
   // writer (a transaction held here) to finish; a checkpoint asked meanwhile is busy at once.
@@ -143,7 +143,7 @@ test('a destroyed secret\'s pages: the flush asks again while another connection
   await database.close();
 });
 
-test('a destroyed secret\'s pages: a reader still on the log is not outwaited; the flush gives up after one wait', async () => {
+test("a destroyed secret's pages: a reader still on the log is not outwaited; the flush gives up after one wait", async () => {
   const { database, file } = await withFullLog('reader');
   // A reader in a transaction holds a snapshot older than the log's last frames.
   const reader = new Sqlite(file);

@@ -42,7 +42,8 @@ const markRecorder: KyselyPlugin = {
 };
 
 const h = useTestApp({
-  config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } }, plugins: [markRecorder],
+  config: { webhooks: { allowHttp: true, allowPrivate: true, retryDelaysSeconds: RETRY_DELAYS_SECONDS } },
+  plugins: [markRecorder],
   setup: async () => {
     doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
   },
@@ -78,7 +79,11 @@ const failedChecked = new Set<string>();
  * Sends a request; on a 2xx, exactly the operation's event must have been recorded (its type,
  * actor, request id, address, user agent), and nothing else; on a failure, nothing at all.
  */
-async function send(method: string, url: string, opts: { credential?: string; workspace?: string | null; body?: unknown; headers?: Record<string, string>; form?: boolean; changesNothing?: boolean } = {}): Promise<Res> {
+async function send(
+  method: string,
+  url: string,
+  opts: { credential?: string; workspace?: string | null; body?: unknown; headers?: Record<string, string>; form?: boolean; changesNothing?: boolean } = {},
+): Promise<Res> {
   const op = operationOf(method, url);
   const before = (await allEvents()).length;
   const marksBefore = committedMarks.length;
@@ -324,7 +329,11 @@ describe('every write operation', () => {
       const headers = { 'user-agent': 'every-write-test/1.0' };
       const refused = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/callback?state=nope&code=nope', headers, remoteAddress: '203.0.113.9' });
       assert.equal(refused.statusCode, 400, refused.body);
-      assert.deepEqual((await ssoEvents()).map((e) => e.type), ['session.failed'], `${callback.key} failed yet recorded an event`);
+      assert.deepEqual(
+        (await ssoEvents()).map((e) => e.type),
+        ['session.failed'],
+        `${callback.key} failed yet recorded an event`,
+      );
       const start = await sso.app.inject({ method: 'GET', url: '/v1/auth/oidc/start', headers });
       const cookies = [start.headers['set-cookie']].flat().map(String);
       const binding = cookies.find((c) => c.startsWith('wsp_oidc='))!.split(';')[0]!;
@@ -334,7 +343,11 @@ describe('every write operation', () => {
       assert.equal(done.statusCode, 302, done.body);
       const added = (await ssoEvents()).slice(before);
       assert.ok(callback.event, `${callback.key} names its event`);
-      assert.deepEqual(added.map((e) => e.type), [callback.event], `${callback.key} must record exactly ${callback.event}`);
+      assert.deepEqual(
+        added.map((e) => e.type),
+        [callback.event],
+        `${callback.key} must record exactly ${callback.event}`,
+      );
       assert.equal(added[0]!.request_id, done.headers['x-request-id']);
       assert.equal(added[0]!.ip, '203.0.113.9');
       assert.equal(added[0]!.user_agent, 'every-write-test/1.0');
@@ -349,11 +362,21 @@ describe('every write operation', () => {
     const all = routes();
     const missing = all.filter((r) => !succeeded.has(r.key) && !['POST /v1/installs/{id}/repository.git/git-upload-pack'].includes(r.key)).map((r) => r.key);
     assert.deepEqual(missing, [], 'write operations this test never saw succeed');
-    assert.deepEqual(all.filter((r) => r.event === undefined).map((r) => r.key).sort(), [...RECORD_NOTHING].sort(), 'the writes that name no event');
+    assert.deepEqual(
+      all
+        .filter((r) => r.event === undefined)
+        .map((r) => r.key)
+        .sort(),
+      [...RECORD_NOTHING].sort(),
+      'the writes that name no event',
+    );
   });
 
   test('the token endpoint records the session it makes (session.created, issued_by device)', async () => {
     const events = await h.database.db.selectFrom('events').selectAll().where('type', '=', 'session.created').execute();
-    assert.ok(events.some((e) => JSON.parse(e.data).issued_by === 'device'), JSON.stringify(events.map((e) => e.data)));
+    assert.ok(
+      events.some((e) => JSON.parse(e.data).issued_by === 'device'),
+      JSON.stringify(events.map((e) => e.data)),
+    );
   });
 });

@@ -89,8 +89,7 @@ const eventRow = (workspaceId: string, type: string, createdAt: number) => ({
 
 const TYPES = ['secret.created', 'secret_version.accessed', 'dashboard.updated', 'session.created'];
 const FILTERS: EventFilter[] = [{}, { type: 'secret.created' }, { type: 'secret.*' }, { exclude: ['session.created', 'secret_version.accessed'] }];
-const matches = (type: string, f: EventFilter) =>
-  (f.type === undefined || (f.type.endsWith('.*') ? type.startsWith(f.type.slice(0, -1)) : type === f.type)) && !(f.exclude ?? []).includes(type);
+const matches = (type: string, f: EventFilter) => (f.type === undefined || (f.type.endsWith('.*') ? type.startsWith(f.type.slice(0, -1)) : type === f.type)) && !(f.exclude ?? []).includes(type);
 
 test('a series equals counting every event of its range, asked in any order at any time after the events', async () => {
   const db = h.database.db;
@@ -98,10 +97,19 @@ test('a series equals counting every event of its range, asked in any order at a
   await fc.assert(
     fc.asyncProperty(
       fc.array(fc.record({ at: fc.integer({ min: 1, max: 3_000 }), type: fc.constantFrom(...TYPES) }), { maxLength: 60 }),
-      fc.array(fc.record({ from: fc.integer({ min: 0, max: 2_800 }), step: fc.integer({ min: 1, max: 400 }), count: fc.integer({ min: 1, max: 12 }), asked: fc.integer({ min: 0, max: 4_000 }), filter: fc.nat(FILTERS.length - 1) }), {
-        minLength: 1,
-        maxLength: 6,
-      }),
+      fc.array(
+        fc.record({
+          from: fc.integer({ min: 0, max: 2_800 }),
+          step: fc.integer({ min: 1, max: 400 }),
+          count: fc.integer({ min: 1, max: 12 }),
+          asked: fc.integer({ min: 0, max: 4_000 }),
+          filter: fc.nat(FILTERS.length - 1),
+        }),
+        {
+          minLength: 1,
+          maxLength: 6,
+        },
+      ),
       async (events, asks) => {
         // Each run its own workspace, its times shifted to a minute boundary far from other runs'.
         const ws = newId('ws');
@@ -109,9 +117,7 @@ test('a series equals counting every event of its range, asked in any order at a
         if (events.length) {
           await db
             .insertInto('events')
-            .values(
-              events.map((e) => eventRow(ws, e.type, epoch + e.at)),
-            )
+            .values(events.map((e) => eventRow(ws, e.type, epoch + e.at)))
             .execute();
         }
         for (const ask of asks) {
@@ -141,9 +147,7 @@ test('a series with more days to count than one series counts reads its events, 
   const days = 10;
   await db
     .insertInto('events')
-    .values(
-      Array.from({ length: days * 4 }, (_, i) => eventRow(ws, 'secret.created', epoch + Math.floor(i / 4) * 86_400 + 3_600 * (i % 4) + 7)),
-    )
+    .values(Array.from({ length: days * 4 }, (_, i) => eventRow(ws, 'secret.created', epoch + Math.floor(i / 4) * 86_400 + 3_600 * (i % 4) + 7)))
     .execute();
   const b = { from: epoch, step: 86_400, count: days };
   const now = epoch + days * 86_400 + 3_600;
@@ -155,7 +159,11 @@ test('a series with more days to count than one series counts reads its events, 
   assert.equal(await span(), 8, 'eight days counted, the series answered from the events');
   assert.deepEqual(await platformMetricsStore.events(db, { engine, workspaceId: ws, buckets: b, filter: {}, now }), new Array(days).fill(4));
   assert.equal(await span(), days);
-  const counted = await db.selectFrom('event_counts').select(sql<number>`sum(n)`.as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow();
+  const counted = await db
+    .selectFrom('event_counts')
+    .select(sql<number>`sum(n)`.as('n'))
+    .where('workspace_id', '=', ws)
+    .executeTakeFirstOrThrow();
   assert.equal(Number(counted.n), days * 4);
 });
 
@@ -166,7 +174,11 @@ test('the events of a series are read through the index on created_at, whatever 
   const epoch = 1_700_000_000;
   // A table whose every second holds events, most of them another workspace's.
   const rows = Array.from({ length: 3_000 }, (_, i) => eventRow(i % 5 === 0 ? ws : 'ws_other', TYPES[i % TYPES.length]!, epoch + Math.floor(i / 3)));
-  for (let i = 0; i < rows.length; i += 500) await db.insertInto('events').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('events')
+      .values(rows.slice(i, i + 500))
+      .execute();
   const b = { from: epoch, step: 10, count: 100 };
   const spans: [number, number][] = Array.from({ length: 100 }, (_, i) => [epoch + i * 10, epoch + i * 10 + 3]);
   for (const f of FILTERS) {

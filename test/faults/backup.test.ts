@@ -114,31 +114,37 @@ async function backupUnderWrites(t: TestContext, procedure: Procedure): Promise<
   const lanes: Promise<void>[] = [];
   for (let i = 0; i < WRITERS; i++) {
     if (i % 3 === 0) {
-      lanes.push(lane(async () => {
-        const data = randomBytes(16).toString('base64');
-        const res = await timed('POST', `/v1/secrets/${secret.id}/versions`, { data }, 201);
-        if (res) versions.push({ id: res.body.id, data, at: Date.now() });
-        return res !== null;
-      }));
+      lanes.push(
+        lane(async () => {
+          const data = randomBytes(16).toString('base64');
+          const res = await timed('POST', `/v1/secrets/${secret.id}/versions`, { data }, 201);
+          if (res) versions.push({ id: res.body.id, data, at: Date.now() });
+          return res !== null;
+        }),
+      );
     } else if (i % 3 === 1) {
-      lanes.push(lane(async () => {
-        const name = `bk-${++n}`;
-        const res = await timed('POST', '/v1/dashboards', { name, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] }, 201);
-        if (res) dashboards.push({ id: res.body.id, name, at: Date.now() });
-        return res !== null;
-      }));
+      lanes.push(
+        lane(async () => {
+          const name = `bk-${++n}`;
+          const res = await timed('POST', '/v1/dashboards', { name, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] }, 201);
+          if (res) dashboards.push({ id: res.body.id, name, at: Date.now() });
+          return res !== null;
+        }),
+      );
     } else {
       // One lane per install (lanes 2 and 5 patch installs 0 and 1): the last PATCH a lane had
       // acknowledged is then the install's value or an older one's successor, never overtaken by
       // another lane's slower request (i % INSTALLS put both lanes on install 2, which made that
       // check wrong under load).
       const k = Math.floor(i / 3) % INSTALLS;
-      lanes.push(lane(async () => {
-        const m = ++n;
-        const res = await timed('PATCH', `/v1/installs/${installs[k]!.id}`, { values: { who: `w${m}` } }, 200, { 'if-match': '*' });
-        if (res) patches.push({ install: k, n: m, at: Date.now() });
-        return res !== null;
-      }));
+      lanes.push(
+        lane(async () => {
+          const m = ++n;
+          const res = await timed('PATCH', `/v1/installs/${installs[k]!.id}`, { values: { who: `w${m}` } }, 200, { 'if-match': '*' });
+          if (res) patches.push({ install: k, n: m, at: Date.now() });
+          return res !== null;
+        }),
+      );
     }
   }
   const loadStart = Date.now();
@@ -180,7 +186,12 @@ async function backupUnderWrites(t: TestContext, procedure: Procedure): Promise<
     if (res.status !== 200 || res.body.name !== d.name) missing.push(`dashboard ${d.id} (acknowledged ${backupStart - d.at} ms before the backup): ${res.status}`);
   }
   for (const [k, inst] of installs.entries()) {
-    const last = Math.max(0, ...before(patches).filter((p) => p.install === k).map((p) => p.n));
+    const last = Math.max(
+      0,
+      ...before(patches)
+        .filter((p) => p.install === k)
+        .map((p) => p.n),
+    );
     const now = await c.ok(again.url, 'GET', `/v1/installs/${inst.id}`);
     if (Number(String(now.values.who).slice(1)) < last) missing.push(`install ${k}: values ${now.values.who}, the last PATCH acknowledged before the backup w${last}`);
   }
@@ -201,7 +212,10 @@ async function backupUnderWrites(t: TestContext, procedure: Procedure): Promise<
       const list = await c.all(again.url, `/v1/installs/${inst.id}/renders`);
       return list.every((r: { state: string }) => r.state !== 'queued' && r.state !== 'running') ? list : null;
     });
-    assert.ok(renders.every((r: { state: string }) => r.state === 'succeeded' || r.state === 'superseded'), JSON.stringify(renders.map((r: { state: string }) => r.state)));
+    assert.ok(
+      renders.every((r: { state: string }) => r.state === 'succeeded' || r.state === 'superseded'),
+      JSON.stringify(renders.map((r: { state: string }) => r.state)),
+    );
     const repo = repos.find((r) => r.endsWith(`${inst.id}.git`))!;
     commits += checkRepository(repo, renders);
     // main's tree is the install's current values.
@@ -312,6 +326,9 @@ async function run(file: string, args: string[], runEnv: NodeJS.ProcessEnv = pro
 function documentedScript(): string {
   const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs/reliability.md'), 'utf8');
   const block = /move each\s+repository's `main`\s+back[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)?.[1];
-  assert.ok(block, 'docs/reliability.md: the PostgreSQL restore step\'s shell block');
-  return block.split('\n').map((l) => l.replace(/^ {3}/, '')).join('\n');
+  assert.ok(block, "docs/reliability.md: the PostgreSQL restore step's shell block");
+  return block
+    .split('\n')
+    .map((l) => l.replace(/^ {3}/, ''))
+    .join('\n');
 }

@@ -84,7 +84,10 @@ async function serverConnections(): Promise<number> {
 /** Polls a read until it answers 200; returns how long that took. */
 async function recovery(): Promise<number> {
   const started = performance.now();
-  await waitFor('the server to answer again', async () => (await api(server!.url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token, retry: false })).status === 200, { timeoutMs: 60_000, intervalMs: 50 });
+  await waitFor('the server to answer again', async () => (await api(server!.url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token, retry: false })).status === 200, {
+    timeoutMs: 60_000,
+    intervalMs: 50,
+  });
   return performance.now() - started;
 }
 
@@ -107,11 +110,17 @@ async function underLoad(t: TestContext, fault: (load: WriteLoad) => Promise<{ i
   const { lost, answersLost } = await load.check(tdb.database.db);
   assert.equal(lost, 0);
   // No leak: the pool's connections shrink back to at most its size, on both ends.
-  const pgSide = await waitFor(`at most ${POOL_SIZE} server connections in pg_stat_activity`, async () => {
-    const n = await serverConnections();
-    return n <= POOL_SIZE && proxy.open <= POOL_SIZE ? { n } : null;
-  }, { timeoutMs: 30_000, detail: async () => `pg_stat_activity ${await serverConnections()}, proxy ${proxy.open}` });
-  t.diagnostic(`${name}: ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, ${answersLost} answered 7055 (took effect, answer lost); connections after: ${pgSide.n} in pg_stat_activity, ${proxy.open} through the proxy (${proxy.accepted} accepted in all)`);
+  const pgSide = await waitFor(
+    `at most ${POOL_SIZE} server connections in pg_stat_activity`,
+    async () => {
+      const n = await serverConnections();
+      return n <= POOL_SIZE && proxy.open <= POOL_SIZE ? { n } : null;
+    },
+    { timeoutMs: 30_000, detail: async () => `pg_stat_activity ${await serverConnections()}, proxy ${proxy.open}` },
+  );
+  t.diagnostic(
+    `${name}: ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, ${answersLost} answered 7055 (took effect, answer lost); connections after: ${pgSide.n} in pg_stat_activity, ${proxy.open} through the proxy (${proxy.accepted} accepted in all)`,
+  );
   reportFault(t, {
     fault: name,
     injected: outcome.injected,

@@ -137,21 +137,25 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
     const kind = i % 3;
     if (kind === 0) {
       const secret = secrets[i % secrets.length]!;
-      lanes.push(lane(`version-${i}`, async () => {
-        const data = randomBytes(12).toString('base64');
-        const res = await call(`version-${i}`, 'POST', `/v1/secrets/${secret.id}/versions`, { data }, 201, {}, data);
-        if (res) acked.versions.push({ secret: secret.id, id: res.body.id, data });
-        return res !== null;
-      }));
+      lanes.push(
+        lane(`version-${i}`, async () => {
+          const data = randomBytes(12).toString('base64');
+          const res = await call(`version-${i}`, 'POST', `/v1/secrets/${secret.id}/versions`, { data }, 201, {}, data);
+          if (res) acked.versions.push({ secret: secret.id, id: res.body.id, data });
+          return res !== null;
+        }),
+      );
     } else if (kind === 1) {
       const k = i % INSTALLS;
-      lanes.push(lane(`patch-${i}`, async () => {
-        const who = `w${i}-${++n}`;
-        const start = Date.now();
-        const res = await call(`patch-${i}`, 'PATCH', `/v1/installs/${installs[k]!.id}`, { values: { who } }, 200, { 'if-match': '*' });
-        if (res) acked.values[k]!.push({ who, start, end: Date.now() });
-        return res !== null;
-      }));
+      lanes.push(
+        lane(`patch-${i}`, async () => {
+          const who = `w${i}-${++n}`;
+          const start = Date.now();
+          const res = await call(`patch-${i}`, 'PATCH', `/v1/installs/${installs[k]!.id}`, { values: { who } }, 200, { 'if-match': '*' });
+          if (res) acked.values[k]!.push({ who, start, end: Date.now() });
+          return res !== null;
+        }),
+      );
     } else {
       const paths = ['/v1/secrets', `/v1/installs/${installs[i % INSTALLS]!.id}`, `/v1/installs/${installs[i % INSTALLS]!.id}/renders`];
       let j = 0;
@@ -194,7 +198,8 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
   }
   const log = server.output.join('\n');
   t.diagnostic(`deliveries (ms from the signal): ${JSON.stringify([...deliveries.values()].map((d) => d.map((x) => x - signalAt)))}`);
-  for (const line of server.output.filter((l) => /shutting|released|grace|closed|error/.test(l))) t.diagnostic(`server +${(JSON.parse(line) as { time: number }).time - signalAt} ms: ${line.slice(0, 200)}`);
+  for (const line of server.output.filter((l) => /shutting|released|grace|closed|error/.test(l)))
+    t.diagnostic(`server +${(JSON.parse(line) as { time: number }).time - signalAt} ms: ${line.slice(0, 200)}`);
   const stoppingLine = JSON.parse(/\{[^\n]*"shutting down[^\n]*\}/.exec(log)![0]) as { time: number };
   assert.deepEqual(unexpected, [], 'answers no client expects');
   // Exit 0: the server's own grace timer, started as it logged "shutting down", had not fired
@@ -231,11 +236,15 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
   // From the moment the job was released and the worker was up (it starts after the signal, so
   // that it cannot take the delivery before the server does).
   const workerUp = (JSON.parse(worker.output.find((l) => l.includes('"worker started"'))!) as { time: number }).time;
-  const pickup = await waitFor('the worker to deliver the released webhook', () => ([...deliveries.values()].every((d) => d.length >= 2) ? Math.max(...[...deliveries.values()].map((d) => d[1]!)) - Math.max(releasedAt, workerUp) : null), {
-    timeoutMs: 30_000,
-    detail: () => worker.output.slice(-20).join('\n'),
-  });
-  assert.ok(pickup < LEASE_SECONDS * 1000 / 6, `released jobs picked up ${pickup} ms after release (lease ${LEASE_SECONDS} s)`);
+  const pickup = await waitFor(
+    'the worker to deliver the released webhook',
+    () => ([...deliveries.values()].every((d) => d.length >= 2) ? Math.max(...[...deliveries.values()].map((d) => d[1]!)) - Math.max(releasedAt, workerUp) : null),
+    {
+      timeoutMs: 30_000,
+      detail: () => worker.output.slice(-20).join('\n'),
+    },
+  );
+  assert.ok(pickup < (LEASE_SECONDS * 1000) / 6, `released jobs picked up ${pickup} ms after release (lease ${LEASE_SECONDS} s)`);
 
   // Another server finds every acknowledged write.
   const check = await startServer(env);
@@ -273,12 +282,18 @@ test(`SIGTERM with ${CLIENTS} clients, slow uploads and jobs in hand: answered, 
       const list = await c.all(check.url, `/v1/installs/${inst.id}/renders`);
       return list.every((r: { state: string }) => r.state !== 'queued' && r.state !== 'running') ? list : null;
     });
-    assert.ok(renders.every((r: { state: string }) => r.state === 'succeeded' || r.state === 'superseded'), JSON.stringify(renders.map((r: { state: string }) => r.state)));
+    assert.ok(
+      renders.every((r: { state: string }) => r.state === 'succeeded' || r.state === 'superseded'),
+      JSON.stringify(renders.map((r: { state: string }) => r.state)),
+    );
   }
   const repos = repositories(tdb.dataDir);
   assert.equal(repos.length, INSTALLS);
   for (const inst of installs) {
-    checkRepository(repos.find((r) => r.endsWith(`${inst.id}.git`))!, await c.all(check.url, `/v1/installs/${inst.id}/renders`));
+    checkRepository(
+      repos.find((r) => r.endsWith(`${inst.id}.git`))!,
+      await c.all(check.url, `/v1/installs/${inst.id}/renders`),
+    );
   }
   const releasedJobs = released[1]!.split(',').length;
   for (const p of [check, worker]) assert.equal(await p.stop(), 0);

@@ -81,123 +81,152 @@ after(async () => {
 
 type Render = Schemas['Render'];
 
-test('PostgreSQL restarted (-m fast, then -m immediate) under write load: bounded 503s, nothing lost or half-written, one effect per key, jobs resume', { timeout: LONG ? 600_000 : 180_000 }, async (t: TestContext) => {
-  if (ENGINE !== 'postgres') {
-    t.diagnostic('SQLite is a file in the server process: there is no database server to restart (its outage analogue is test/reliability/database-outage.test.ts)');
-    return;
-  }
-  const c = client(boot.session_token, boot.workspace_id, { retry: false });
-  const url = server!.url;
-  const pkg = await c.ok(url, 'POST', '/v1/packages', { name: 'restart' });
-  const version = await c.ok(url, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });
-  const install = await c.ok(url, 'POST', '/v1/installs', { name: 'restart-restore', package_id: pkg.id, version_id: version.id, values: { who: 'first' } });
-  const renders = () => c.all(url, `/v1/installs/${install.id}/renders`) as Promise<Render[]>;
-  const first = await waitFor('the first render', async () => (await renders()).find((r) => r.state === 'succeeded'));
-  const restoresAcked: { renderId: string; commit: string }[] = [];
-  const restoreStatuses: string[] = [];
+test(
+  'PostgreSQL restarted (-m fast, then -m immediate) under write load: bounded 503s, nothing lost or half-written, one effect per key, jobs resume',
+  { timeout: LONG ? 600_000 : 180_000 },
+  async (t: TestContext) => {
+    if (ENGINE !== 'postgres') {
+      t.diagnostic('SQLite is a file in the server process: there is no database server to restart (its outage analogue is test/reliability/database-outage.test.ts)');
+      return;
+    }
+    const c = client(boot.session_token, boot.workspace_id, { retry: false });
+    const url = server!.url;
+    const pkg = await c.ok(url, 'POST', '/v1/packages', { name: 'restart' });
+    const version = await c.ok(url, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });
+    const install = await c.ok(url, 'POST', '/v1/installs', { name: 'restart-restore', package_id: pkg.id, version_id: version.id, values: { who: 'first' } });
+    const renders = () => c.all(url, `/v1/installs/${install.id}/renders`) as Promise<Render[]>;
+    const first = await waitFor('the first render', async () => (await renders()).find((r) => r.state === 'succeeded'));
+    const restoresAcked: { renderId: string; commit: string }[] = [];
+    const restoreStatuses: string[] = [];
 
-  for (const mode of ['fast', 'immediate'] as const) {
-    await t.test(`pg_ctl restart -m ${mode}`, async (t) => {
-      const secret = await c.ok(url, 'POST', '/v1/secrets', { name: `restart-${mode}` });
-      const load = new WriteLoad(() => url, boot.session_token, boot.workspace_id, secret.id);
-      load.start(CLIENTS);
-      const dashboards: string[] = [];
-      for (let i = 0; i < PATCH_LANES; i++) {
-        dashboards.push((await c.ok(url, 'POST', '/v1/dashboards', { name: `restart-${mode}-${i}`, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] })).id);
-      }
-      const patches = new PatchLoad(() => url, boot.session_token, boot.workspace_id, dashboards);
-      patches.start();
-      // One lane restores the install again and again: each queues a job that lands its commit.
-      let restoring = true;
-      let worstRestoreMs = 0;
-      const restoreLane = (async () => {
-        while (restoring) {
-          const now = await c.call(url, 'GET', `/v1/installs/${install.id}`);
-          if (now.status !== 200) {
-            await new Promise((r) => setTimeout(r, 100));
-            continue;
-          }
-          const started = performance.now();
-          const res = await c.call(url, 'POST', `/v1/installs/${install.id}:restore`, { render_id: first.id }, { 'if-match': now.body.etag, 'idempotency-key': randomUUID() });
-          worstRestoreMs = Math.max(worstRestoreMs, performance.now() - started);
-          const code = res.body?.errors?.[0]?.code;
-          restoreStatuses.push(res.status === 200 ? '200' : `${res.status} (${code})`);
-          if (res.status === 200) restoresAcked.push({ renderId: res.body.render.id, commit: res.body.render.commit_sha });
-          else assert.ok((res.status === 409 && code === 7030) || (res.status === 503 && code === 7054), `restore: ${res.status} ${res.text}`);
+    for (const mode of ['fast', 'immediate'] as const) {
+      await t.test(`pg_ctl restart -m ${mode}`, async (t) => {
+        const secret = await c.ok(url, 'POST', '/v1/secrets', { name: `restart-${mode}` });
+        const load = new WriteLoad(() => url, boot.session_token, boot.workspace_id, secret.id);
+        load.start(CLIENTS);
+        const dashboards: string[] = [];
+        for (let i = 0; i < PATCH_LANES; i++) {
+          dashboards.push((await c.ok(url, 'POST', '/v1/dashboards', { name: `restart-${mode}-${i}`, purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] })).id);
         }
-      })();
-      await waitFor('the load to get going', () => load.acked.length >= CLIENTS && patches.acked.length >= 2 * PATCH_LANES, { timeoutMs: 60_000, intervalMs: 20 });
+        const patches = new PatchLoad(() => url, boot.session_token, boot.workspace_id, dashboards);
+        patches.start();
+        // One lane restores the install again and again: each queues a job that lands its commit.
+        let restoring = true;
+        let worstRestoreMs = 0;
+        const restoreLane = (async () => {
+          while (restoring) {
+            const now = await c.call(url, 'GET', `/v1/installs/${install.id}`);
+            if (now.status !== 200) {
+              await new Promise((r) => setTimeout(r, 100));
+              continue;
+            }
+            const started = performance.now();
+            const res = await c.call(url, 'POST', `/v1/installs/${install.id}:restore`, { render_id: first.id }, { 'if-match': now.body.etag, 'idempotency-key': randomUUID() });
+            worstRestoreMs = Math.max(worstRestoreMs, performance.now() - started);
+            const code = res.body?.errors?.[0]?.code;
+            restoreStatuses.push(res.status === 200 ? '200' : `${res.status} (${code})`);
+            if (res.status === 200) restoresAcked.push({ renderId: res.body.render.id, commit: res.body.render.commit_sha });
+            else assert.ok((res.status === 409 && code === 7030) || (res.status === 503 && code === 7054), `restore: ${res.status} ${res.text}`);
+          }
+        })();
+        await waitFor('the load to get going', () => load.acked.length >= CLIENTS && patches.acked.length >= 2 * PATCH_LANES, { timeoutMs: 60_000, intervalMs: 20 });
 
-      const started = performance.now();
-      execFileSync('bash', [script, 'restart', mode, clusterDir]);
-      const restartedAt = performance.now();
-      await waitFor('the server to answer again', async () => (await api(url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token, retry: false })).status === 200, { timeoutMs: 60_000, intervalMs: 50 });
-      const recoveryMs = performance.now() - restartedAt;
-      const ackedBefore = load.acked.length;
-      const patchedBefore = patches.acked.length;
-      await waitFor('writes acknowledged after the restart', () => load.acked.length >= ackedBefore + CLIENTS && patches.acked.length >= patchedBefore + PATCH_LANES, { timeoutMs: 60_000, intervalMs: 20 });
-      restoring = false;
-      await Promise.all([load.stop(), patches.stop(), restoreLane]);
+        const started = performance.now();
+        execFileSync('bash', [script, 'restart', mode, clusterDir]);
+        const restartedAt = performance.now();
+        await waitFor('the server to answer again', async () => (await api(url, 'GET', '/v1/api_tokens?limit=1', { credential: boot.api_token, retry: false })).status === 200, {
+          timeoutMs: 60_000,
+          intervalMs: 50,
+        });
+        const recoveryMs = performance.now() - restartedAt;
+        const ackedBefore = load.acked.length;
+        const patchedBefore = patches.acked.length;
+        await waitFor('writes acknowledged after the restart', () => load.acked.length >= ackedBefore + CLIENTS && patches.acked.length >= patchedBefore + PATCH_LANES, {
+          timeoutMs: 60_000,
+          intervalMs: 20,
+        });
+        restoring = false;
+        await Promise.all([load.stop(), patches.stop(), restoreLane]);
 
-      assert.equal(server!.child.exitCode, null, 'the server is still running');
-      assert.deepEqual(load.unexpected, [], 'answers the load did not expect');
-      assert.deepEqual(patches.unexpected, [], 'PATCH answers the load did not expect');
-      assert.deepEqual([...load.badUnavailable, ...patches.badUnavailable], [], '503 answers without code 7054 or Retry-After: 5');
-      const worst = Math.max(load.tally.worstMs, patches.tally.worstMs, worstRestoreMs);
-      assert.ok(worst <= BOUND_MS, `the slowest request took ${Math.round(worst)} ms, over the ${BOUND_MS} ms bound`);
-      const summary = load.tally.summary();
-      const unacked = load.unacked.length;
-      const retries = await load.retryUnacked();
-      const { lost: writesLost } = await load.check(tdb.database.db);
-      const patchesUnacked = patches.unacked.length;
-      await patches.retryUnacked();
-      const { lost: patchesLost, effects } = await patches.check(tdb.database.db);
-      const lost = writesLost + patchesLost;
-      assert.equal(lost, 0);
-      const refused = patches.unacked.filter((p) => p.refused).length;
-      t.diagnostic(`restart -m ${mode}: pg_ctl took ${Math.round(restartedAt - started)} ms; ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, one effect each; PATCHes ${patches.tally.summary()}, ${patchesUnacked} unacknowledged (retried: ${refused} refused 7030 as never applied, ${patches.unacked.filter((p) => p.answerLost).length} answered 7055), ${effects} revisions, each with its event`);
-      reportFault(t, {
-        fault: `PostgreSQL restart -m ${mode}`,
-        injected: `pg_ctl restart -m ${mode} under ${CLIENTS} writers, ${PATCH_LANES} If-Match PATCH lanes and a restore lane`,
-        requests: load.tally.requests + patches.tally.requests,
-        acknowledged: load.tally.acknowledged + patches.tally.acknowledged,
-        lost,
-        worstLatencyMs: worst,
-        recoveryMs,
-        notes: `${summary}; ${unacked} retried with the same key: one effect each; bound ${BOUND_MS} ms`,
+        assert.equal(server!.child.exitCode, null, 'the server is still running');
+        assert.deepEqual(load.unexpected, [], 'answers the load did not expect');
+        assert.deepEqual(patches.unexpected, [], 'PATCH answers the load did not expect');
+        assert.deepEqual([...load.badUnavailable, ...patches.badUnavailable], [], '503 answers without code 7054 or Retry-After: 5');
+        const worst = Math.max(load.tally.worstMs, patches.tally.worstMs, worstRestoreMs);
+        assert.ok(worst <= BOUND_MS, `the slowest request took ${Math.round(worst)} ms, over the ${BOUND_MS} ms bound`);
+        const summary = load.tally.summary();
+        const unacked = load.unacked.length;
+        const retries = await load.retryUnacked();
+        const { lost: writesLost } = await load.check(tdb.database.db);
+        const patchesUnacked = patches.unacked.length;
+        await patches.retryUnacked();
+        const { lost: patchesLost, effects } = await patches.check(tdb.database.db);
+        const lost = writesLost + patchesLost;
+        assert.equal(lost, 0);
+        const refused = patches.unacked.filter((p) => p.refused).length;
+        t.diagnostic(
+          `restart -m ${mode}: pg_ctl took ${Math.round(restartedAt - started)} ms; ${summary}; ${unacked} unacknowledged, ${retries} retries with the same key, one effect each; PATCHes ${patches.tally.summary()}, ${patchesUnacked} unacknowledged (retried: ${refused} refused 7030 as never applied, ${patches.unacked.filter((p) => p.answerLost).length} answered 7055), ${effects} revisions, each with its event`,
+        );
+        reportFault(t, {
+          fault: `PostgreSQL restart -m ${mode}`,
+          injected: `pg_ctl restart -m ${mode} under ${CLIENTS} writers, ${PATCH_LANES} If-Match PATCH lanes and a restore lane`,
+          requests: load.tally.requests + patches.tally.requests,
+          acknowledged: load.tally.acknowledged + patches.tally.acknowledged,
+          lost,
+          worstLatencyMs: worst,
+          recoveryMs,
+          notes: `${summary}; ${unacked} retried with the same key: one effect each; bound ${BOUND_MS} ms`,
+        });
       });
-    });
-  }
+    }
 
-  // Jobs resume: every render finishes, the acknowledged restores are on main, each restore
-  // render has its one event and the repository is whole.
-  const settled = await waitFor(
-    'every render to finish',
-    async () => {
-      const all = await renders();
-      return all.every((r) => ['succeeded', 'superseded', 'failed'].includes(r.state)) ? all : null;
-    },
-    { timeoutMs: 90_000, intervalMs: 200 },
-  );
-  assert.deepEqual(settled.filter((r) => r.state === 'failed'), [], 'no render failed');
-  const byId = new Map(settled.map((r) => [r.id, r]));
-  const lostRestores = restoresAcked.filter((r) => byId.get(r.renderId)?.commit_sha !== r.commit || byId.get(r.renderId)?.state !== 'succeeded');
-  assert.deepEqual(lostRestores, [], 'acknowledged restores');
-  const commits = checkRepository(path.join(tdb.dataDir, 'repos', `${install.id}.git`), settled);
-  const db = tdb.database.db;
-  const restoreEvents = (await db.selectFrom('events').select('data').where('type', '=', 'install.restored').execute()).map((e) => (JSON.parse(e.data) as { render_id: string }).render_id);
-  assert.deepEqual(restoreEvents.sort(), settled.filter((r) => r.restored_from_render_id !== null).map((r) => r.id).sort(), 'install.restored: one per restore render, none without its render');
-  // A render is marked done inside its job; the job itself is marked finished just after, in a transaction of its own.
-  const jobs = await waitFor(
-    'every render job to finish',
-    async () => {
-      const rows = await db.selectFrom('jobs').select(['kind', 'state']).where('kind', 'like', 'render.%').execute();
-      return rows.every((j) => j.state !== 'queued' && j.state !== 'running') ? rows : null;
-    },
-    { timeoutMs: 30_000, intervalMs: 100 },
-  );
-  assert.deepEqual(jobs.filter((j) => j.state !== 'succeeded'), [], 'every render job succeeded');
-  const counts = new Map<string, number>();
-  for (const s of restoreStatuses) counts.set(s, (counts.get(s) ?? 0) + 1);
-  t.diagnostic(`restores: ${[...counts].map(([k, n]) => `${k}×${n}`).join(' ')}; ${restoresAcked.length} acknowledged, all on main; ${settled.length} renders, ${jobs.length} render jobs, all succeeded; ${commits} commits on main, fsck clean`);
-});
+    // Jobs resume: every render finishes, the acknowledged restores are on main, each restore
+    // render has its one event and the repository is whole.
+    const settled = await waitFor(
+      'every render to finish',
+      async () => {
+        const all = await renders();
+        return all.every((r) => ['succeeded', 'superseded', 'failed'].includes(r.state)) ? all : null;
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    assert.deepEqual(
+      settled.filter((r) => r.state === 'failed'),
+      [],
+      'no render failed',
+    );
+    const byId = new Map(settled.map((r) => [r.id, r]));
+    const lostRestores = restoresAcked.filter((r) => byId.get(r.renderId)?.commit_sha !== r.commit || byId.get(r.renderId)?.state !== 'succeeded');
+    assert.deepEqual(lostRestores, [], 'acknowledged restores');
+    const commits = checkRepository(path.join(tdb.dataDir, 'repos', `${install.id}.git`), settled);
+    const db = tdb.database.db;
+    const restoreEvents = (await db.selectFrom('events').select('data').where('type', '=', 'install.restored').execute()).map((e) => (JSON.parse(e.data) as { render_id: string }).render_id);
+    assert.deepEqual(
+      restoreEvents.sort(),
+      settled
+        .filter((r) => r.restored_from_render_id !== null)
+        .map((r) => r.id)
+        .sort(),
+      'install.restored: one per restore render, none without its render',
+    );
+    // A render is marked done inside its job; the job itself is marked finished just after, in a transaction of its own.
+    const jobs = await waitFor(
+      'every render job to finish',
+      async () => {
+        const rows = await db.selectFrom('jobs').select(['kind', 'state']).where('kind', 'like', 'render.%').execute();
+        return rows.every((j) => j.state !== 'queued' && j.state !== 'running') ? rows : null;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    assert.deepEqual(
+      jobs.filter((j) => j.state !== 'succeeded'),
+      [],
+      'every render job succeeded',
+    );
+    const counts = new Map<string, number>();
+    for (const s of restoreStatuses) counts.set(s, (counts.get(s) ?? 0) + 1);
+    t.diagnostic(
+      `restores: ${[...counts].map(([k, n]) => `${k}×${n}`).join(' ')}; ${restoresAcked.length} acknowledged, all on main; ${settled.length} renders, ${jobs.length} render jobs, all succeeded; ${commits} commits on main, fsck clean`,
+    );
+  },
+);

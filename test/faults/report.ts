@@ -54,6 +54,9 @@ export class LoadTally {
   }
 
   summary(): string {
-    return [...this.statuses].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}×${n}`).join(' ');
+    return [...this.statuses]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `${k}×${n}`)
+      .join(' ');
   }
 }

@@ -36,44 +36,48 @@ after(async () => {
   await tdb.cleanup();
 });
 
-test('wsp serve killed by SIGKILL under write load: every acknowledged write is there once after a restart, the rest take effect once when retried', { timeout: LONG ? 600_000 : 120_000 }, async (t: TestContext) => {
-  const first = await startServer(env);
-  servers.push(first);
-  let url = first.url;
-  const secret = await api(url, 'POST', '/v1/secrets', { credential: boot.api_token, body: { name: 'killed' } });
-  assert.equal(secret.status, 201, secret.text);
-  const load = new WriteLoad(() => url, boot.session_token, boot.workspace_id, secret.body.id);
-  load.start(CLIENTS);
-  await waitFor('the load to get going', () => load.acked.length >= (LONG ? 2000 : 200), { timeoutMs: 60_000, intervalMs: 5 });
-  const ackedBeforeKill = load.acked.length;
-  first.child.kill('SIGKILL');
-  assert.equal(await first.exited, 'SIGKILL');
-  await load.stop();
+test(
+  'wsp serve killed by SIGKILL under write load: every acknowledged write is there once after a restart, the rest take effect once when retried',
+  { timeout: LONG ? 600_000 : 120_000 },
+  async (t: TestContext) => {
+    const first = await startServer(env);
+    servers.push(first);
+    let url = first.url;
+    const secret = await api(url, 'POST', '/v1/secrets', { credential: boot.api_token, body: { name: 'killed' } });
+    assert.equal(secret.status, 201, secret.text);
+    const load = new WriteLoad(() => url, boot.session_token, boot.workspace_id, secret.body.id);
+    load.start(CLIENTS);
+    await waitFor('the load to get going', () => load.acked.length >= (LONG ? 2000 : 200), { timeoutMs: 60_000, intervalMs: 5 });
+    const ackedBeforeKill = load.acked.length;
+    first.child.kill('SIGKILL');
+    assert.equal(await first.exited, 'SIGKILL');
+    await load.stop();
 
-  const second = await startServer(env);
-  servers.push(second);
-  url = second.url;
-  // The killed server's claims on its keys (running, or committed with their answers lost) hold
-  // for their lease (120 s, src/http/idempotency.ts) before a retry may take them over or be told
-  // 7055: the wait is taken as done rather than spent.
-  await tdb.database.db.updateTable('idempotency_keys').set({ locked_until: 0 }).where('state', '!=', 'done').execute();
-  const unacked = load.unacked.length;
-  const retries = await load.retryUnacked();
-  const { lost, twice, answersLost } = await load.check(tdb.database.db);
-  assert.equal(lost, 0);
-  assert.equal(twice, 0);
-  if (ENGINE === 'sqlite') {
-    const { rows } = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(tdb.database.db);
-    assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
-  }
-  reportFault(t, {
-    fault: 'wsp serve killed',
-    injected: `SIGKILL to wsp serve under ${CLIENTS} writers (API tokens and secret versions, each with an Idempotency-Key)`,
-    requests: load.tally.requests,
-    acknowledged: load.tally.acknowledged,
-    lost,
-    worstLatencyMs: load.tally.worstMs,
-    recoveryMs: null,
-    notes: `${ackedBeforeKill} acknowledged before the kill; ${unacked} unacknowledged (in flight), ${retries} retries with their keys: ${answersLost} had taken effect (409 7055), the others made once; ${load.tally.summary()}`,
-  });
-});
+    const second = await startServer(env);
+    servers.push(second);
+    url = second.url;
+    // The killed server's claims on its keys (running, or committed with their answers lost) hold
+    // for their lease (120 s, src/http/idempotency.ts) before a retry may take them over or be told
+    // 7055: the wait is taken as done rather than spent.
+    await tdb.database.db.updateTable('idempotency_keys').set({ locked_until: 0 }).where('state', '!=', 'done').execute();
+    const unacked = load.unacked.length;
+    const retries = await load.retryUnacked();
+    const { lost, twice, answersLost } = await load.check(tdb.database.db);
+    assert.equal(lost, 0);
+    assert.equal(twice, 0);
+    if (ENGINE === 'sqlite') {
+      const { rows } = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(tdb.database.db);
+      assert.deepEqual(rows, [{ integrity_check: 'ok' }]);
+    }
+    reportFault(t, {
+      fault: 'wsp serve killed',
+      injected: `SIGKILL to wsp serve under ${CLIENTS} writers (API tokens and secret versions, each with an Idempotency-Key)`,
+      requests: load.tally.requests,
+      acknowledged: load.tally.acknowledged,
+      lost,
+      worstLatencyMs: load.tally.worstMs,
+      recoveryMs: null,
+      notes: `${ackedBeforeKill} acknowledged before the kill; ${unacked} unacknowledged (in flight), ${retries} retries with their keys: ${answersLost} had taken effect (409 7055), the others made once; ${load.tally.summary()}`,
+    });
+  },
+);

@@ -61,8 +61,14 @@ function caller(base: string, ws: SoakWorkspace, tally: MixTally): Call {
         const text = await r.text();
         res = { status: r.status, text, body: text.startsWith('{') ? JSON.parse(text) : text };
       } else {
-        const credential = opts.credential === null ? undefined : opts.credential ?? ws.session;
-        res = await api(base, method, url, { ...(credential ? { credential } : {}), workspaceId: ws.workspaceId, ...(opts.body === undefined ? {} : { body: opts.body }), ...(opts.headers ? { headers: opts.headers } : {}), idempotencyKey: false });
+        const credential = opts.credential === null ? undefined : (opts.credential ?? ws.session);
+        res = await api(base, method, url, {
+          ...(credential ? { credential } : {}),
+          workspaceId: ws.workspaceId,
+          ...(opts.body === undefined ? {} : { body: opts.body }),
+          ...(opts.headers ? { headers: opts.headers } : {}),
+          idempotencyKey: false,
+        });
       }
     } catch (e) {
       tally.record(route, 'network', performance.now() - t0, false, (e as Error).message);
@@ -146,7 +152,12 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
           await call('GET /v1/dashboards/{id}', `/v1/dashboards/${d.id}`);
           await call('GET /v1/dashboards/{id}/revisions', `/v1/dashboards/${d.id}/revisions?limit=10`);
           await call('GET /v1/dashboards/{id}/revisions/{revision_id}', `/v1/dashboards/${d.id}/revisions/${d.current_revision_id}`);
-          const d3 = d2 && (await call('POST /v1/dashboards/{id}/revisions/{revision_id}:restore', `/v1/dashboards/${d.id}/revisions/${d.current_revision_id}:restore`, { body: {}, headers: { 'if-match': d2.etag } }));
+          const d3 =
+            d2 &&
+            (await call('POST /v1/dashboards/{id}/revisions/{revision_id}:restore', `/v1/dashboards/${d.id}/revisions/${d.current_revision_id}:restore`, {
+              body: {},
+              headers: { 'if-match': d2.etag },
+            }));
           if (d3) await call('POST /v1/dashboards/{id}:reset', `/v1/dashboards/${d.id}:reset`, { body: {}, headers: { 'if-match': d3.etag } });
           const gone = await call('GET /v1/dashboards/{id}', `/v1/dashboards/${d.id}`);
           if (gone) await call('DELETE /v1/dashboards/{id}', `/v1/dashboards/${d.id}`, { headers: { 'if-match': gone.etag } });
@@ -176,7 +187,12 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
           if (n % 3 === 2) {
             const now = await call('GET /v1/installs/{id}', `/v1/installs/${install.id}`);
             // 409: a render of this lane's PATCH still running moves the etag.
-            if (now) await call('POST /v1/installs/{id}:restore', `/v1/installs/${install.id}:restore`, { body: { render_id: done.id }, headers: { 'if-match': now.etag, 'idempotency-key': tag }, allow: [409] });
+            if (now)
+              await call('POST /v1/installs/{id}:restore', `/v1/installs/${install.id}:restore`, {
+                body: { render_id: done.id },
+                headers: { 'if-match': now.etag, 'idempotency-key': tag },
+                allow: [409],
+              });
           }
         }
         const repo = await call('GET /v1/installs/{id}/repository', `/v1/installs/${install.id}/repository`);
@@ -200,8 +216,11 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
         else if (m?.status === 'suspended' && (n + lane) % 2 === 0) {
           if (await call('POST /v1/machines/{id}:resume', `/v1/machines/${m.id}:resume`, { body: {}, headers: { 'if-match': m.etag }, allow: [409] })) machine.resumed = true;
         } else if (m?.status === 'suspended') {
-          const s = ((await call('GET /v1/compute/suspensions', '/v1/compute/suspensions')) ?? []).find((x: { machine_id: string; state?: string; status?: string }) => x.machine_id === m.id && (x.state ?? x.status) !== 'resumed');
-          if (s && (await call('POST /v1/compute/suspensions/{id}:resume', `/v1/compute/suspensions/${s.id}:resume`, { body: {}, headers: { 'if-match': s.etag }, allow: [409] }))) machine.resumed = true;
+          const s = ((await call('GET /v1/compute/suspensions', '/v1/compute/suspensions')) ?? []).find(
+            (x: { machine_id: string; state?: string; status?: string }) => x.machine_id === m.id && (x.state ?? x.status) !== 'resumed',
+          );
+          if (s && (await call('POST /v1/compute/suspensions/{id}:resume', `/v1/compute/suspensions/${s.id}:resume`, { body: {}, headers: { 'if-match': s.etag }, allow: [409] })))
+            machine.resumed = true;
         } else if (m?.status === 'running' && machine.resumed) {
           await call('DELETE /v1/machines/{id}', `/v1/machines/${m.id}`, { headers: { 'if-match': m.etag }, allow: [409] });
           machine = null;
@@ -252,10 +271,20 @@ function dashboardBody(tag: string, snippet: { id: string; etag: string }) {
     default_filter_values: {},
     widgets: [
       {
-        widget_type: 'snippet', position: 1, title: 'w', col_span: 4, height: 'tall', drill_down: null,
-        visualization_options: {}, freshness_policy: { mode: 'max_age', max_age_seconds: 300 },
-        snippet_id: snippet.id, snippet_etag: snippet.etag, input_bindings: {},
-        visualization: 'table', refresh_policy: { mode: 'interval', interval_seconds: 60 }, display_type: 'table',
+        widget_type: 'snippet',
+        position: 1,
+        title: 'w',
+        col_span: 4,
+        height: 'tall',
+        drill_down: null,
+        visualization_options: {},
+        freshness_policy: { mode: 'max_age', max_age_seconds: 300 },
+        snippet_id: snippet.id,
+        snippet_etag: snippet.etag,
+        input_bindings: {},
+        visualization: 'table',
+        refresh_policy: { mode: 'interval', interval_seconds: 60 },
+        display_type: 'table',
       },
     ],
   };
@@ -264,7 +293,10 @@ function dashboardBody(tag: string, snippet: { id: string; etag: string }) {
 async function gitClone(url: string, ws: SoakWorkspace, dir: string, tally: MixTally): Promise<void> {
   const t0 = performance.now();
   try {
-    await execFileP('git', ['-c', `http.extraHeader=Authorization: Bearer ${ws.apiToken}`, 'clone', '--quiet', '--bare', url, dir], { env: { PATH: process.env.PATH, HOME: os.tmpdir(), GIT_TERMINAL_PROMPT: '0' }, timeout: 60_000 });
+    await execFileP('git', ['-c', `http.extraHeader=Authorization: Bearer ${ws.apiToken}`, 'clone', '--quiet', '--bare', url, dir], {
+      env: { PATH: process.env.PATH, HOME: os.tmpdir(), GIT_TERMINAL_PROMPT: '0' },
+      timeout: 60_000,
+    });
     tally.record('git clone (info/refs + git-upload-pack)', 200, performance.now() - t0, true, '');
   } catch (e) {
     // stderr only: the command line carries the token.

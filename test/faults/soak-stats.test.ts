@@ -51,7 +51,14 @@ test('samples without the figure (the retained heap before the first major colle
   assert.ok(Math.abs(v.per1000Requests - 1) < 0.05, String(v.per1000Requests));
   assert.ok(Number.isFinite(v.first) && Number.isFinite(v.growth), JSON.stringify(v));
   assert.equal(v.ok, false);
-  assert.equal(judge(flatHour().map((s, i) => (i < 10 ? { ...s, retainedHeapMb: NaN } : s)), 'retainedHeapMb', LIMIT).ok, true);
+  assert.equal(
+    judge(
+      flatHour().map((s, i) => (i < 10 ? { ...s, retainedHeapMb: NaN } : s)),
+      'retainedHeapMb',
+      LIMIT,
+    ).ok,
+    true,
+  );
 });
 
 test('a judged figure with fewer than two known samples fails: nothing to judge it by; an unjudged one passes', () => {

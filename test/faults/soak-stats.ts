@@ -89,9 +89,18 @@ export function judge(all: Sample[], metric: Metric, limit: Limit): Verdict {
   // a judged metric with fewer than two known samples fails: there is nothing to judge it by.
   const samples = all.filter((s) => Number.isFinite(s[metric]));
   const ys = samples.map((s) => s[metric]);
-  const per1000Requests = robustSlope(samples.map((s) => s.requests / 1000), ys);
-  const perHour = robustSlope(samples.map((s) => s.t / 3600), ys);
-  const leastSquaresPerHour = slope(samples.map((s) => s.t / 3600), ys);
+  const per1000Requests = robustSlope(
+    samples.map((s) => s.requests / 1000),
+    ys,
+  );
+  const perHour = robustSlope(
+    samples.map((s) => s.t / 3600),
+    ys,
+  );
+  const leastSquaresPerHour = slope(
+    samples.map((s) => s.t / 3600),
+    ys,
+  );
   const q = Math.max(1, Math.floor(samples.length / 4));
   const first = mean(ys.slice(0, q));
   const last = mean(ys.slice(-q));

@@ -119,7 +119,13 @@ before(async () => {
   const member = await adminJson(['user', 'create', '--name', 'soak member'], env);
   await runWsp(['admin', 'member', 'add', '--workspace', boot.workspace_id!, '--user', member.user_id!, '--role', 'member'], env);
   // As users run it: bin/wsp.js's own V8 flags (its shebang line) included.
-  const shebangFlags = fs.readFileSync(WSP_BIN, 'utf8').split('\n', 1)[0]!.replace(/^#!.*?\bnode\b/, '').trim().split(/\s+/).filter(Boolean);
+  const shebangFlags = fs
+    .readFileSync(WSP_BIN, 'utf8')
+    .split('\n', 1)[0]!
+    .replace(/^#!.*?\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
   // A snapshot on SIGUSR2 (Node's own flag) into the log directory: taken from outside, as an operator would.
   if (SNAPSHOT_DIR) fs.mkdirSync(SNAPSHOT_DIR, { recursive: true });
   const snapshotFlags = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
@@ -142,22 +148,30 @@ async function heapSnapshot(label: string): Promise<void> {
   const before = new Set(fs.readdirSync(SNAPSHOT_DIR));
   process.kill(server.child.pid!, 'SIGUSR2');
   let size = -1;
-  await waitFor(`the ${label} heap snapshot written`, () => {
-    const file = fs.readdirSync(SNAPSHOT_DIR).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
-    if (!file) return false;
-    const now = fs.statSync(path.join(SNAPSHOT_DIR, file)).size;
-    const done = now > 0 && now === size;
-    size = now;
-    if (done) fs.renameSync(path.join(SNAPSHOT_DIR, file), path.join(SNAPSHOT_DIR, `${label}.heapsnapshot`));
-    return done;
-  }, { intervalMs: 2_000, timeoutMs: 300_000 });
+  await waitFor(
+    `the ${label} heap snapshot written`,
+    () => {
+      const file = fs.readdirSync(SNAPSHOT_DIR).find((f) => !before.has(f) && f.endsWith('.heapsnapshot'));
+      if (!file) return false;
+      const now = fs.statSync(path.join(SNAPSHOT_DIR, file)).size;
+      const done = now > 0 && now === size;
+      size = now;
+      if (done) fs.renameSync(path.join(SNAPSHOT_DIR, file), path.join(SNAPSHOT_DIR, `${label}.heapsnapshot`));
+      return done;
+    },
+    { intervalMs: 2_000, timeoutMs: 300_000 },
+  );
 }
 
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '∞');
 
 test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, connections and event-loop delay do not grow`, async (t: TestContext) => {
   const tally = new MixTally();
-  const sampler = new ProcessSampler(server.child.pid!, server.url, ENGINE === 'postgres' ? { engine: 'postgres', url: process.env.WSP_TEST_PG_URL!, applicationName } : { engine: 'sqlite', file: path.join(tdb.dataDir, 'wsp.sqlite') });
+  const sampler = new ProcessSampler(
+    server.child.pid!,
+    server.url,
+    ENGINE === 'postgres' ? { engine: 'postgres', url: process.env.WSP_TEST_PG_URL!, applicationName } : { engine: 'sqlite', file: path.join(tdb.dataDir, 'wsp.sqlite') },
+  );
   await sampler.open();
   const stop = { now: false };
   const started = Date.now();
@@ -202,13 +216,19 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
 
   const verdicts = (Object.keys(LIMITS) as Metric[]).map((m) => judge(judged, m, LIMITS[m]));
   for (const v of verdicts) {
-    t.diagnostic(`soak ${ENGINE} ${v.metric}: first ${fmt(v.first)} last ${fmt(v.last)} growth ${fmt(v.growth)} (limit ${LIMITS[v.metric].growth}); slope ${fmt(v.per1000Requests, 2)} per 1000 requests (limit ${LIMITS[v.metric].per1000Requests}), ${fmt(v.perHour)} per hour (limit ${fmt(LIMITS[v.metric].perHour, 0)}; least squares ${fmt(v.leastSquaresPerHour)} per hour)`);
+    t.diagnostic(
+      `soak ${ENGINE} ${v.metric}: first ${fmt(v.first)} last ${fmt(v.last)} growth ${fmt(v.growth)} (limit ${LIMITS[v.metric].growth}); slope ${fmt(v.per1000Requests, 2)} per 1000 requests (limit ${LIMITS[v.metric].per1000Requests}), ${fmt(v.perHour)} per hour (limit ${fmt(LIMITS[v.metric].perHour, 0)}; least squares ${fmt(v.leastSquaresPerHour)} per hour)`,
+    );
   }
-  t.diagnostic(`soak ${ENGINE}: ${tally.all.requests} requests in ${Math.round((Date.now() - started) / 1000)} s from ${LANES} lanes, ${samples.length} samples (${judged.length} after the warm-up of ${Math.round((warmedAt - started) / 1000)} s and ${judged[0]!.requests} requests), worst latency ${Math.round(tally.all.worstMs)} ms; statuses ${tally.all.summary()}`);
+  t.diagnostic(
+    `soak ${ENGINE}: ${tally.all.requests} requests in ${Math.round((Date.now() - started) / 1000)} s from ${LANES} lanes, ${samples.length} samples (${judged.length} after the warm-up of ${Math.round((warmedAt - started) / 1000)} s and ${judged[0]!.requests} requests), worst latency ${Math.round(tally.all.worstMs)} ms; statuses ${tally.all.summary()}`,
+  );
   t.diagnostic(`soak ${ENGINE}: routes reached ${routes.length - missed.length} of ${routes.length}; not reached: ${missed.join(', ')}`);
   const not2xx = [...tally.byRoute].flatMap(([route, per]) => [...per].filter(([st]) => typeof st !== 'number' || st >= 300).map(([st, c]) => `${route} ${st}×${c}`));
   t.diagnostic(`soak ${ENGINE}: answers other than 2xx: ${not2xx.join(', ') || 'none'}`);
-  t.diagnostic(`soak ${ENGINE}: samples ${JSON.stringify(samples.map((s) => [Math.round(s.t), s.requests, +s.rssMb.toFixed(1), +s.heapMb.toFixed(1), +s.retainedHeapMb.toFixed(1), s.fds, s.dbConnections, +s.loopP99Ms.toFixed(1)]))}`);
+  t.diagnostic(
+    `soak ${ENGINE}: samples ${JSON.stringify(samples.map((s) => [Math.round(s.t), s.requests, +s.rssMb.toFixed(1), +s.heapMb.toFixed(1), +s.retainedHeapMb.toFixed(1), s.fds, s.dbConnections, +s.loopP99Ms.toFixed(1)]))}`,
+  );
 
   // A 5xx is the server's own failure: its error lines say why.
   for (const line of server.output.filter((l) => /"level":(50|60)/.test(l)).slice(0, 5)) t.diagnostic(`soak ${ENGINE} server error: ${line.slice(0, 1500)}`);
@@ -222,7 +242,10 @@ test(`soak (${ENGINE}): ${LENGTH} of every route family; memory, descriptors, co
   // Would this run have caught a leak? The same samples with one added must fail the limits.
   for (const [metric, perRequest] of Object.entries(LEAKS) as [Metric, number][]) {
     const leaky = judge(withLeak(judged, metric, perRequest), metric, LIMITS[metric]);
-    assert.ok(!leaky.ok, `a leak of ${perRequest} ${metric} per request would have passed this run's limits (${judged.at(-1)!.requests - judged[0]!.requests} requests judged): ${JSON.stringify(leaky)}`);
+    assert.ok(
+      !leaky.ok,
+      `a leak of ${perRequest} ${metric} per request would have passed this run's limits (${judged.at(-1)!.requests - judged[0]!.requests} requests judged): ${JSON.stringify(leaky)}`,
+    );
   }
 
   const rss = verdicts.find((v) => v.metric === 'rssMb')!;

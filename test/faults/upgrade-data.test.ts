@@ -13,8 +13,14 @@ const at = (hours: number) => Date.parse(madeAt) + hours * 3600_000;
 test('a list member ends with time only on the lists whose members do, and only once due', () => {
   const suspensions = '/v1/compute/suspensions';
   const invitations = '/v1/workspaces/ws_1/invitations';
-  assert.deepEqual([0, 22.9, 23.5, 24.5, 25.1, 24 * 400].map((h) => listingAt(suspensions, madeAt, at(h))), ['listed', 'listed', 'either', 'either', 'ended', 'ended']);
-  assert.deepEqual([24.5, 6 * 24, 7 * 24, 7 * 24 + 1.1].map((h) => listingAt(invitations, madeAt, at(h))), ['listed', 'listed', 'either', 'ended']);
+  assert.deepEqual(
+    [0, 22.9, 23.5, 24.5, 25.1, 24 * 400].map((h) => listingAt(suspensions, madeAt, at(h))),
+    ['listed', 'listed', 'either', 'either', 'ended', 'ended'],
+  );
+  assert.deepEqual(
+    [24.5, 6 * 24, 7 * 24, 7 * 24 + 1.1].map((h) => listingAt(invitations, madeAt, at(h))),
+    ['listed', 'listed', 'either', 'ended'],
+  );
   for (const list of ['/v1/api_tokens', '/v1/webhooks', '/v1/workspaces/ws_1/members', '/v1/compute/suspensions/x']) assert.equal(listingAt(list, madeAt, at(24 * 400)), 'listed', list);
 });
 

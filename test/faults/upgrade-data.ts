@@ -34,8 +34,27 @@ export interface UpgradeManifest {
  * read mark set by the test's own reads.
  */
 export const VOLATILE = new Set([
-  'last_used_at', 'status', 'state', 'etag', 'updated_at', 'attempts', 'next_attempt_at', 'last_attempt_at', 'last_status', 'last_error', 'failures',
-  'consecutive_failures', 'disabled_at', 'disabled_reason', 'ended_at', 'notices_sent', 'read_at', 'response_status', 'delivered_at', 'error', 'suspension_id',
+  'last_used_at',
+  'status',
+  'state',
+  'etag',
+  'updated_at',
+  'attempts',
+  'next_attempt_at',
+  'last_attempt_at',
+  'last_status',
+  'last_error',
+  'failures',
+  'consecutive_failures',
+  'disabled_at',
+  'disabled_reason',
+  'ended_at',
+  'notices_sent',
+  'read_at',
+  'response_status',
+  'delivered_at',
+  'error',
+  'suspension_id',
 ]);
 
 /**
@@ -102,8 +121,7 @@ export async function apiCall(base: string, method: string, url: string, credent
 
 /** Calls of one credential in one workspace against `base`, failing on anything but 2xx. */
 export function caller(base: string, credential: Credential, workspaceId: string) {
-  const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
-    apiCall(base, method, url, credential, workspaceId, body, headers);
+  const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => apiCall(base, method, url, credential, workspaceId, body, headers);
   const ok = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await call(method, url, body, headers);
     assert.ok(res.status >= 200 && res.status < 300, `${method} ${url} -> ${res.status} ${res.text}`);
@@ -164,10 +182,12 @@ export async function writeDataSet(base: string, owner: { session: string; userI
   const machines: any[] = [];
   for (const hostname of ['upgrade-kept', 'upgrade-suspended']) {
     const m = await ok('POST', '/v1/machines', { compute_config_id: config.id, server_type: 'cx22', hostname });
-    machines.push(await waitFor(`machine ${hostname} running`, async () => {
-      const now = await ok('GET', `/v1/machines/${m.id}`);
-      return now.status === 'running' ? now : null;
-    }));
+    machines.push(
+      await waitFor(`machine ${hostname} running`, async () => {
+        const now = await ok('GET', `/v1/machines/${m.id}`);
+        return now.status === 'running' ? now : null;
+      }),
+    );
   }
   await ok('POST', `/v1/machines/${machines[1].id}:suspend`, {}, { 'if-match': machines[1].etag });
   await waitFor('the suspension', async () => (await ok('GET', '/v1/compute/suspensions')).length === 1);
@@ -203,11 +223,20 @@ export async function writeDataSet(base: string, owner: { session: string; userI
     default_filter_values: { note: 'last day' },
     widgets: [
       {
-        widget_type: 'snippet', position: 1, title: 'Errors', col_span: 4, height: 'tall', drill_down: 'https://example.test/errors',
-        visualization_options: { stacked: true }, freshness_policy: { mode: 'max_age', max_age_seconds: 300 },
-        snippet_id: snippet.id, snippet_etag: snippet.etag,
+        widget_type: 'snippet',
+        position: 1,
+        title: 'Errors',
+        col_span: 4,
+        height: 'tall',
+        drill_down: 'https://example.test/errors',
+        visualization_options: { stacked: true },
+        freshness_policy: { mode: 'max_age', max_age_seconds: 300 },
+        snippet_id: snippet.id,
+        snippet_etag: snippet.etag,
         input_bindings: { since: { mode: 'inherit', filter_key: 'time' } },
-        visualization: 'table', refresh_policy: { mode: 'interval', interval_seconds: 60 }, display_type: 'table',
+        visualization: 'table',
+        refresh_policy: { mode: 'interval', interval_seconds: 60 },
+        display_type: 'table',
       },
     ],
   });
@@ -251,10 +280,24 @@ export async function writeDataSet(base: string, owner: { session: string; userI
   for (const url of urls) snapshots[url] = await ok('GET', url);
   const lists: Record<string, string[]> = {};
   for (const url of [
-    '/v1/api_tokens', '/v1/secrets', `/v1/secrets/${secret.id}/versions`, '/v1/compute/configs', '/v1/machines', '/v1/packages',
-    `/v1/packages/${pkg.id}/versions`, '/v1/installs', `/v1/installs/${install.id}/renders`, '/v1/snippets', '/v1/dashboards',
-    `/v1/dashboards/${dashboard.id}/revisions`, '/v1/notifications', `/v1/workspaces/${ws}/invitations`, `/v1/workspaces/${ws}/members`, '/v1/webhooks',
-    `/v1/webhooks/${hook.id}/deliveries`, '/v1/audit_events',
+    '/v1/api_tokens',
+    '/v1/secrets',
+    `/v1/secrets/${secret.id}/versions`,
+    '/v1/compute/configs',
+    '/v1/machines',
+    '/v1/packages',
+    `/v1/packages/${pkg.id}/versions`,
+    '/v1/installs',
+    `/v1/installs/${install.id}/renders`,
+    '/v1/snippets',
+    '/v1/dashboards',
+    `/v1/dashboards/${dashboard.id}/revisions`,
+    '/v1/notifications',
+    `/v1/workspaces/${ws}/invitations`,
+    `/v1/workspaces/${ws}/members`,
+    '/v1/webhooks',
+    `/v1/webhooks/${hook.id}/deliveries`,
+    '/v1/audit_events',
   ]) {
     lists[url] = (await all(url)).map((x) => x.id ?? x.user_id);
   }

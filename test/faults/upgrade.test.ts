@@ -183,7 +183,9 @@ test(`rolling upgrade (${ENGINE}): the previous release (${PREVIOUS_RELEASE.comm
   t.diagnostic(`upgrade ${ENGINE}: the old server stopped in ${Math.round(performance.now() - stopping)} ms`);
   await assert.rejects(startServer(env, [], [oldBin, 'serve']), /corrupted migrations: previously executed migration 0018_list_versions is missing/);
 
-  t.diagnostic(`upgrade ${ENGINE}: the new server started (and migrated) in ${Math.round(upgradeMs)} ms while the old one answered ${during} requests; old server ${tally.summary()}, new server ${onNew.summary()}`);
+  t.diagnostic(
+    `upgrade ${ENGINE}: the new server started (and migrated) in ${Math.round(upgradeMs)} ms while the old one answered ${during} requests; old server ${tally.summary()}, new server ${onNew.summary()}`,
+  );
   reportFault(t, {
     fault: 'rolling upgrade from the previous release',
     injected: `${PREVIOUS_RELEASE.commit.slice(0, 7)} serving its fixture database under ${LANES} lanes; the current wsp serve started on it (migrates 0018), both serve ${AFTER_MS / 1000} s`,
@@ -209,7 +211,7 @@ test(`upgrade (${ENGINE}): everything the previous release wrote reads back the 
     else diffs.push(...differences(url, before, res.body).map((d) => `${url} ${d}`));
   }
   for (const [url, ids] of Object.entries(M.lists)) {
-    const now = url === '/v1/compute/suspensions' ? (await owner.ok(base, 'GET', url)) : await all(url);
+    const now = url === '/v1/compute/suspensions' ? await owner.ok(base, 'GET', url) : await all(url);
     const have = new Set((now as any[]).map((x) => x.id ?? x.user_id));
     const expected = listingAt(url, M.madeAt, Date.now());
     for (const id of ids) {
@@ -253,5 +255,7 @@ test(`upgrade (${ENGINE}): everything the previous release wrote reads back the 
   const etag = listed.headers.get('etag');
   assert.ok(etag, 'the tokens list has an ETag');
   assert.equal((await owner.call(base, 'GET', '/v1/api_tokens', undefined, { 'if-none-match': etag })).status, 304);
-  t.diagnostic(`upgrade ${ENGINE}: ${Object.keys(M.snapshots).length} resources compared field by field, ${Object.values(M.lists).flat().length} listed ids, ${M.payloads.length} payloads, ${M.tokens.live.length + M.tokens.revoked.length} tokens, ${M.installs.length} repositories checked; the fixture was made by ${M.commit.slice(0, 7)} on ${M.madeAt}`);
+  t.diagnostic(
+    `upgrade ${ENGINE}: ${Object.keys(M.snapshots).length} resources compared field by field, ${Object.values(M.lists).flat().length} listed ids, ${M.payloads.length} payloads, ${M.tokens.live.length + M.tokens.revoked.length} tokens, ${M.installs.length} repositories checked; the fixture was made by ${M.commit.slice(0, 7)} on ${M.madeAt}`,
+  );
 });

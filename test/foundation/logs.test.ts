@@ -68,8 +68,14 @@ test('no credential appears in any log line, and every request line has its requ
     assert.equal(r.level, 30, 'info');
     assert.equal(typeof r.pid, 'number', 'the same base fields as every other line');
   }
-  assert.ok(requests.some((r) => r.route === '/v1/api_tokens' && r.method === 'POST'), 'the route is its pattern');
-  assert.ok(requests.some((r) => r.reqId === 'log-test-request' && r.status === 201), 'the client-given request id is used');
+  assert.ok(
+    requests.some((r) => r.route === '/v1/api_tokens' && r.method === 'POST'),
+    'the route is its pattern',
+  );
+  assert.ok(
+    requests.some((r) => r.reqId === 'log-test-request' && r.status === 201),
+    'the client-given request id is used',
+  );
   assert.equal(new Set(requests.map((r) => r.reqId)).size, requests.length, 'one id per request');
 });
 
@@ -118,8 +124,14 @@ test("the request lines follow the server's level: at warn, a request writes non
     warnApp.app.log.warn('a warning');
     await new Promise((r) => setImmediate(r));
     const entries = quiet.map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(entries.filter((e) => e.msg === 'request'), []);
-    assert.ok(entries.some((e) => e.msg === 'a warning'), 'the stream is written at warn');
+    assert.deepEqual(
+      entries.filter((e) => e.msg === 'request'),
+      [],
+    );
+    assert.ok(
+      entries.some((e) => e.msg === 'a warning'),
+      'the stream is written at warn',
+    );
   } finally {
     await warnApp.close();
   }

@@ -40,20 +40,56 @@ test("Redocly's recommended rules: 0 errors and 0 warnings on the served documen
     (err: { stdout: string }) => ({ stdout: err.stdout }),
   );
   const report = JSON.parse(out.stdout) as { problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
-  assert.deepEqual(report.problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), []);
+  assert.deepEqual(
+    report.problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`),
+    [],
+  );
 });
 
 test("openapi-typescript's output of the served document compiles under tsc --strict", async () => {
   const file = path.join(dir, 'schema.ts');
   fs.writeFileSync(file, typescript);
-  const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', file]).catch(
-    (err: { stdout: string }) => ({ stdout: err.stdout, failed: true }),
-  );
+  const tsc = await run(process.execPath, [
+    path.resolve('node_modules/typescript/bin/tsc'),
+    '--strict',
+    '--noEmit',
+    '--target',
+    'ES2022',
+    '--module',
+    'NodeNext',
+    '--moduleResolution',
+    'NodeNext',
+    file,
+  ]).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
   assert.ok(!('failed' in tsc), tsc.stdout);
 });
 
 test('resources are named components, used by reference from their operations', () => {
-  for (const name of ['Dashboard', 'DashboardRevision', 'Widget', 'Snippet', 'Secret', 'SecretVersion', 'Package', 'PackageVersion', 'Install', 'Render', 'ComputeConfig', 'Machine', 'Suspension', 'Notification', 'Workspace', 'Member', 'Invitation', 'ListedToken', 'Webhook', 'Delivery', 'AuditEvent', 'Operation', 'ErrorEnvelope']) {
+  for (const name of [
+    'Dashboard',
+    'DashboardRevision',
+    'Widget',
+    'Snippet',
+    'Secret',
+    'SecretVersion',
+    'Package',
+    'PackageVersion',
+    'Install',
+    'Render',
+    'ComputeConfig',
+    'Machine',
+    'Suspension',
+    'Notification',
+    'Workspace',
+    'Member',
+    'Invitation',
+    'ListedToken',
+    'Webhook',
+    'Delivery',
+    'AuditEvent',
+    'Operation',
+    'ErrorEnvelope',
+  ]) {
     assert.ok(doc.components.schemas[name], `components.schemas.${name}`);
   }
   const schemaOf = (p: string, m: string, status: string) => doc.paths[p][m].responses[status].content['application/json'].schema;
@@ -73,10 +109,15 @@ test('resources are named components, used by reference from their operations', 
 });
 
 test('every operation has an operationId, a summary and a description; every tag is described', () => {
-  const missing = operations().filter(({ op }) => !op.operationId || !op.summary || !op.description).map(({ key }) => key);
+  const missing = operations()
+    .filter(({ op }) => !op.operationId || !op.summary || !op.description)
+    .map(({ key }) => key);
   assert.deepEqual(missing, []);
   const described = new Set((doc.tags as { name: string; description: string }[]).filter((t) => t.description).map((t) => t.name));
-  assert.deepEqual(operations().flatMap(({ key, op }) => (op.tags as string[]).filter((t) => !described.has(t)).map((t) => `${key}: ${t}`)), []);
+  assert.deepEqual(
+    operations().flatMap(({ key, op }) => (op.tags as string[]).filter((t) => !described.has(t)).map((t) => `${key}: ${t}`)),
+    [],
+  );
 });
 
 test('every request body and response with content has an example that its schema accepts', () => {
@@ -132,5 +173,9 @@ test('every field and every parameter has a description; every entry of the over
     for (const p of op.parameters ?? []) if (!p.description && !p.schema?.description) missing.push(`${key} ${p.in} ${p.name}`);
   }
   assert.deepEqual(missing, []);
-  assert.deepEqual(Object.keys(FIELD_DESCRIPTIONS).filter((k) => !usedDescriptions.has(k)), [], 'stale entries of src/http/openapi-descriptions.ts');
+  assert.deepEqual(
+    Object.keys(FIELD_DESCRIPTIONS).filter((k) => !usedDescriptions.has(k)),
+    [],
+    'stale entries of src/http/openapi-descriptions.ts',
+  );
 });

@@ -55,7 +55,11 @@ test('an HTTP bearer security scheme or the session cookie, required by default'
   assert.deepEqual(doc.components.securitySchemes.cookie, { ...doc.components.securitySchemes.cookie, type: 'apiKey', in: 'cookie', name: 'wsp_session' });
   assert.deepEqual(doc.security, [{ [name]: [] }, { cookie: [] }]);
   for (const { path, method, op } of authenticated()) {
-    if (op.security) assert.ok(op.security.some((r) => name in r), `${method} ${path} names another scheme`);
+    if (op.security)
+      assert.ok(
+        op.security.some((r) => name in r),
+        `${method} ${path} names another scheme`,
+      );
   }
 });
 
@@ -87,7 +91,11 @@ test('the unauthenticated routes are exactly the system, OAuth and metadata ones
     .map(({ path }) => path);
   for (const path of open) {
     assert.ok(
-      ['/healthz', '/readyz', '/metrics', '/license', '/v1/sessions', '/v1/setup'].includes(path) || path.startsWith('/v1/auth/') || path.startsWith('/v1/oauth/') || path.startsWith('/.well-known/') || path === '/device',
+      ['/healthz', '/readyz', '/metrics', '/license', '/v1/sessions', '/v1/setup'].includes(path) ||
+        path.startsWith('/v1/auth/') ||
+        path.startsWith('/v1/oauth/') ||
+        path.startsWith('/.well-known/') ||
+        path === '/device',
       `${path} is open without a credential`,
     );
   }
@@ -187,11 +195,17 @@ test('and the statuses are real: provoked on every operation, each answer is one
 });
 
 test('every operation has an operationId, unique, in camelCase, named by one rule or a chosen name', () => {
-  const ops = Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item as Record<string, { operationId?: string }>).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, id: op.operationId })));
+  const ops = Object.entries(doc.paths).flatMap(([p, item]) =>
+    Object.entries(item as Record<string, { operationId?: string }>).map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, id: op.operationId })),
+  );
   const missing = ops.filter((o) => !o.id).map((o) => o.key);
   assert.deepEqual(missing, [], 'operations without an operationId');
   const ids = ops.map((o) => o.id!);
-  assert.deepEqual(ids.filter((x, i) => ids.indexOf(x) !== i), [], 'duplicate operationIds');
+  assert.deepEqual(
+    ids.filter((x, i) => ids.indexOf(x) !== i),
+    [],
+    'duplicate operationIds',
+  );
   for (const o of ops) assert.match(o.id!, /^[a-z][A-Za-z0-9]*$/, o.key);
   const byKey = Object.fromEntries(ops.map((o) => [o.key, o.id]));
   assert.deepEqual(
@@ -229,12 +243,18 @@ test('info: the licence, served where it links; the server is the public URL, or
   assert.equal(licence.statusCode, 200);
   assert.match(licence.headers['content-type'] as string, /^text\/plain/);
   assert.equal(licence.body, fs.readFileSync('LICENSE', 'utf8'));
-  assert.deepEqual((doc as unknown as { servers: { url: string }[] }).servers.map((s) => s.url), ['/']);
+  assert.deepEqual(
+    (doc as unknown as { servers: { url: string }[] }).servers.map((s) => s.url),
+    ['/'],
+  );
 
   const other = await createTestApp({ config: { publicUrl: 'https://wsp.acme.test' } });
   try {
     const served = (await other.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json<{ servers: { url: string }[]; info: { license: { url: string } } }>();
-    assert.deepEqual(served.servers.map((s) => s.url), ['https://wsp.acme.test']);
+    assert.deepEqual(
+      served.servers.map((s) => s.url),
+      ['https://wsp.acme.test'],
+    );
     assert.equal(served.info.license.url, 'https://wsp.acme.test/license');
   } finally {
     await other.close();

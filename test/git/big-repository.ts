@@ -38,7 +38,7 @@ export function gitProcessesOf(gitDir: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (!cmdline.includes('git') ) continue;
+      if (!cmdline.includes('git')) continue;
       // A zombie (killed, not yet reaped) is gone for this purpose.
       const state = /^State:\s+(\S)/m.exec(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
       if (state === 'Z') continue;

@@ -14,7 +14,8 @@ let root: string;
 let repos: GitStorage;
 let n = 0;
 const nextId = () => `inst_${String(++n).padStart(26, '0')}`;
-const gitCli = (id: string, args: string[], input: Buffer) => execFileSync('git', args, { input, env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
+const gitCli = (id: string, args: string[], input: Buffer) =>
+  execFileSync('git', args, { input, env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
 const git = (id: string, ...args: string[]) => execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
 
 before(() => {
@@ -40,7 +41,11 @@ describe('git repository storage', () => {
     assert.equal(await repos.head(id), null);
     await repos.create(id);
     assert.equal(await repos.head(id), null);
-    assert.deepEqual(fs.readdirSync(root).filter((e) => e.startsWith('.tmp')), [], 'no temp directory left behind');
+    assert.deepEqual(
+      fs.readdirSync(root).filter((e) => e.startsWith('.tmp')),
+      [],
+      'no temp directory left behind',
+    );
   });
 
   test('parentOf names a commit’s first parent, null for a root commit, whatever its message says', async () => {
@@ -121,7 +126,7 @@ describe('git repository storage', () => {
     assert.equal(git(id, 'reflog', 'show', '--format=%H', 'refs/heads/main').split('\n').length, 12, 'the reflog records every move');
   });
 
-  test('create sweeps the half-made copies a killed process left of that repository; a young one may be another maker\'s and stays', async () => {
+  test("create sweeps the half-made copies a killed process left of that repository; a young one may be another maker's and stays", async () => {
     const id = nextId();
     const dead = path.join(root, `.tmp-${id}-deadbeef`);
     const young = path.join(root, `.tmp-${id}-cafebabe`);
@@ -133,7 +138,7 @@ describe('git repository storage', () => {
     await repos.create(id);
     assert.equal(fs.existsSync(dead), false, 'the abandoned copy is removed');
     assert.equal(fs.existsSync(young), true, 'a copy younger than a minute is left to its maker');
-    assert.equal(fs.existsSync(other), true, 'another repository\'s copies are not this create\'s business');
+    assert.equal(fs.existsSync(other), true, "another repository's copies are not this create's business");
     assert.equal(await repos.head(id), null);
     for (const dir of [young, other]) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -161,7 +166,17 @@ describe('git repository storage', () => {
     const date = '@1767225600 +0000';
     const theirs = execFileSync('git', ['commit-tree', tree], {
       input: message,
-      env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Workspace Platform', GIT_AUTHOR_EMAIL: 'renders@workspace-platform.invalid', GIT_AUTHOR_DATE: date, GIT_COMMITTER_NAME: 'Workspace Platform', GIT_COMMITTER_EMAIL: 'renders@workspace-platform.invalid', GIT_COMMITTER_DATE: date },
+      env: {
+        PATH: process.env.PATH,
+        GIT_DIR: repos.pathOf(id),
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 'Workspace Platform',
+        GIT_AUTHOR_EMAIL: 'renders@workspace-platform.invalid',
+        GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_NAME: 'Workspace Platform',
+        GIT_COMMITTER_EMAIL: 'renders@workspace-platform.invalid',
+        GIT_COMMITTER_DATE: date,
+      },
       encoding: 'utf8',
     }).trim();
     assert.equal(ours, theirs, 'commit-tree writes the same commit');
@@ -174,7 +189,15 @@ describe('git repository storage', () => {
   test('parseCommit reads a commit as git does: tree, every parent in order, the message byte for byte', async () => {
     const id = await freshRepo();
     const tree = await repos.writeTree(id, [{ path: 'f', content: Buffer.from('f\n') }]);
-    const env = { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'Ünïcode Author', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'C', GIT_COMMITTER_EMAIL: 'c@example.com' };
+    const env = {
+      PATH: process.env.PATH,
+      GIT_DIR: repos.pathOf(id),
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Ünïcode Author',
+      GIT_AUTHOR_EMAIL: 'a@example.com',
+      GIT_COMMITTER_NAME: 'C',
+      GIT_COMMITTER_EMAIL: 'c@example.com',
+    };
     const commitTree = (args: string[], message: string) => execFileSync('git', ['commit-tree', tree, ...args], { input: message, env, encoding: 'utf8' }).trim();
     const a = commitTree([], 'root\n');
     const b = commitTree(['-p', a], 'second\n');
@@ -201,7 +224,10 @@ describe('git repository storage', () => {
     assert.equal(await repos.head(id), c1, 'read from packed-refs');
     assert.equal(await repos.treeOf(id, c1), tree);
     assert.equal(await repos.commitMessage(id, c1), 'one\n');
-    assert.deepEqual((await repos.readTree(id, tree)).map((f) => [f.path, f.content.toString()]), [['dir/f.txt', 'packed']]);
+    assert.deepEqual(
+      (await repos.readTree(id, tree)).map((f) => [f.path, f.content.toString()]),
+      [['dir/f.txt', 'packed']],
+    );
     const c2 = await repos.commit(id, { tree, parent: c1, message: 'two\n', timeSeconds: 2 });
     assert.equal(await repos.advanceMain(id, c2, null), false, 'the packed value is the one compared');
     assert.equal(await repos.advanceMain(id, c2, c1), true);
@@ -214,7 +240,10 @@ describe('git repository storage', () => {
   test('making commits, reading them and moving main start no git process', async () => {
     const id = await freshRepo();
     const before = gitProcessesStarted();
-    const tree = await repos.writeTree(id, [{ path: 'a/b.txt', content: Buffer.from('1') }, { path: 'c.txt', content: Buffer.from('2') }]);
+    const tree = await repos.writeTree(id, [
+      { path: 'a/b.txt', content: Buffer.from('1') },
+      { path: 'c.txt', content: Buffer.from('2') },
+    ]);
     const c1 = await repos.commit(id, { tree, parent: await repos.head(id), message: 'one\n', timeSeconds: 1 });
     assert.equal(await repos.advanceMain(id, c1, null), true);
     const c2 = await repos.commit(id, { tree, parent: c1, message: 'two\n', timeSeconds: 2 });

@@ -3,7 +3,7 @@
  * (a sibling `description` kept), for suites that read a route's schemas directly.
  */
 export function dereferenced<T>(doc: T): T {
-  const schemas = ((doc as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {});
+  const schemas = (doc as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {};
   const walk = (node: unknown, seen: string[]): unknown => {
     if (Array.isArray(node)) return node.map((n) => walk(n, seen));
     if (typeof node !== 'object' || node === null) return node;

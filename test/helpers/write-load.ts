@@ -54,7 +54,8 @@ abstract class LaneLoad<T> {
       const res = await send();
       const code = res.body?.errors?.[0]?.code as number | undefined;
       this.tally.record(res.status, performance.now() - started, res.status >= 400 ? code : undefined);
-      if (res.status === 503 && (code !== 7054 || res.headers.get('retry-after') !== '5')) this.badUnavailable.push(`${label}: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
+      if (res.status === 503 && (code !== 7054 || res.headers.get('retry-after') !== '5'))
+        this.badUnavailable.push(`${label}: ${res.status} retry-after=${res.headers.get('retry-after')} ${res.text.slice(0, 200)}`);
       return { status: res.status, ...(code === undefined ? {} : { code }), res };
     } catch (err) {
       this.tally.record('network error', performance.now() - started);
@@ -79,12 +80,15 @@ export class WriteLoad extends LaneLoad<Write> {
 
   /** One request of the load, classified; resolves with its status. */
   async send(w: Write): Promise<Write> {
-    const { status, code, res } = await this.timed(w.path, () => api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key }, retry: false }));
+    const { status, code, res } = await this.timed(w.path, () =>
+      api(this.base(), 'POST', w.path, { credential: this.credential, workspaceId: this.workspaceId, body: w.body, headers: { 'idempotency-key': w.key }, retry: false }),
+    );
     w.status = status;
     if (!res) return w;
     this.lastCode = code;
     if (status === 201) w.id = res.body.id;
-    else if (status !== 503 && !(status === 409 && (code === 7031 || code === 7055 || (code === 7033 && w.kind === 'token')))) this.unexpected.push(`${w.kind} ${w.key}: ${status} ${res.text.slice(0, 300)}`);
+    else if (status !== 503 && !(status === 409 && (code === 7031 || code === 7055 || (code === 7033 && w.kind === 'token'))))
+      this.unexpected.push(`${w.kind} ${w.key}: ${status} ${res.text.slice(0, 300)}`);
     return w;
   }
 
@@ -129,7 +133,7 @@ export class WriteLoad extends LaneLoad<Write> {
           w.answerLost = true;
           break;
         }
-        assert.ok(Date.now() < deadline, `the retry of ${w.kind} ${w.key} never succeeded: last ${again.status} (${this.lastCode ?? "no code"})`);
+        assert.ok(Date.now() < deadline, `the retry of ${w.kind} ${w.key} never succeeded: last ${again.status} (${this.lastCode ?? 'no code'})`);
         await new Promise((r) => setTimeout(r, 250));
       }
     }
@@ -149,7 +153,11 @@ export class WriteLoad extends LaneLoad<Write> {
     for (const t of tokens) rows.set(t.name, [...(rows.get(t.name) ?? []), t.id]);
     for (const v of versions) rows.set(v.comment!, [...(rows.get(v.comment!) ?? []), v.id]);
     const lost = this.acked.filter((w) => !rows.get(w.key)?.includes(w.id!));
-    assert.deepEqual(lost.map((w) => w.key), [], 'acknowledged writes missing');
+    assert.deepEqual(
+      lost.map((w) => w.key),
+      [],
+      'acknowledged writes missing',
+    );
     const twice = [...rows].filter(([, ids]) => ids.length > 1);
     assert.deepEqual(twice, [], 'requests with more than one effect');
     for (const w of [...this.acked, ...this.unacked]) {
@@ -164,8 +172,14 @@ export class WriteLoad extends LaneLoad<Write> {
       assert.deepEqual([...mine].sort(), [...ids].sort(), `${type}: one event for each change that committed`);
       return recorded;
     };
-    await sameSet('api_token.created', tokens.map((t) => t.id));
-    await sameSet('secret_version.created', versions.map((v) => v.id));
+    await sameSet(
+      'api_token.created',
+      tokens.map((t) => t.id),
+    );
+    await sameSet(
+      'secret_version.created',
+      versions.map((v) => v.id),
+    );
     // No event without its change: every event's resource exists.
     const tokenIds = new Set((await db.selectFrom('api_tokens').select('id').execute()).map((r) => r.id));
     const versionIds = new Set((await db.selectFrom('secret_versions').select('id').execute()).map((r) => r.id));
@@ -287,7 +301,11 @@ export class PatchLoad extends LaneLoad<Patch> {
     const byName = new Map<string, string[]>();
     for (const r of revisions) byName.set(r.name, [...(byName.get(r.name) ?? []), r.id]);
     const lost = this.acked.filter((p) => !byName.get(p.key)?.includes(p.revisionId!));
-    assert.deepEqual(lost.map((p) => p.key), [], 'acknowledged PATCHes missing');
+    assert.deepEqual(
+      lost.map((p) => p.key),
+      [],
+      'acknowledged PATCHes missing',
+    );
     for (const p of [...this.acked, ...this.unacked]) {
       const ids = byName.get(p.key) ?? [];
       if (p.refused) assert.deepEqual(ids, [], `PATCH ${p.key}: refused on retry (7030), so it never took effect`);

@@ -35,7 +35,7 @@ test('a list: an ETag on the 200; If-None-Match with it is 304 with no body; aft
   assert.equal(changed.json().data.length, 2);
 });
 
-test("a resource answers with its own etag, quoted; If-None-Match with it is 304 until it changes", async () => {
+test('a resource answers with its own etag, quoted; If-None-Match with it is 304 until it changes', async () => {
   const made = (await h.app.inject({ method: 'POST', url: '/v1/secrets', headers: as(s.apiToken), payload: { name: 'third' } })).json();
   const read = await get(`/v1/secrets/${made.id}`);
   assert.equal(read.headers.etag, `"${made.etag}"`);

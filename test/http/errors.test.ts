@@ -127,7 +127,10 @@ describe('bodies', () => {
   test('an unexpected property and a wrong type are 422 with their own paths, one entry each', async () => {
     const res = await post(JSON.stringify({ name: 5, expires_at: 'soon', extra: 1 }));
     assert.equal(res.statusCode, 422);
-    const paths = res.json().errors.map((e: { path: string[] }) => e.path.join('.')).sort();
+    const paths = res
+      .json()
+      .errors.map((e: { path: string[] }) => e.path.join('.'))
+      .sort();
     assert.deepEqual(paths, ['body.expires_at', 'body.extra', 'body.name']);
   });
 });
@@ -239,7 +242,11 @@ describe('requests the HTTP parser refuses, over a real socket', () => {
   });
 
   test('a request that is not HTTP, or has a forbidden character in a header: 400 (7009) in the envelope', async () => {
-    for (const bad of ['NOT HTTP AT ALL\r\n\r\n', `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\u0001b\r\n\r\n`, 'GET /v1/me HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef']) {
+    for (const bad of [
+      'NOT HTTP AT ALL\r\n\r\n',
+      `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\u0001b\r\n\r\n`,
+      'GET /v1/me HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef',
+    ]) {
       const res = await raw(bad);
       assert.equal(res.status, 400, `${JSON.stringify(bad)}: ${res.headers}`);
       const body = JSON.parse(res.body);
@@ -272,7 +279,12 @@ test('an encoded colon (%3A) never names a custom method: 404 7000, before crede
   // In the query it is data as ever.
   assert.equal((await h.app.inject({ method: 'GET', url: '/v1/secrets?limit=5&x=%3A', headers: as(s.apiToken) })).statusCode, 422, 'an unknown query parameter, not a route error');
   // The literal colon still names the method.
-  const literal = await h.app.inject({ method: 'POST', url: '/v1/installs/inst_01abc:restore', headers: as(s.apiToken, undefined, { 'if-match': '*', 'idempotency-key': 'k-literal' }), payload: { render_id: 'rnd_01abc' } });
+  const literal = await h.app.inject({
+    method: 'POST',
+    url: '/v1/installs/inst_01abc:restore',
+    headers: as(s.apiToken, undefined, { 'if-match': '*', 'idempotency-key': 'k-literal' }),
+    payload: { render_id: 'rnd_01abc' },
+  });
   assert.equal(literal.statusCode, 404);
   assert.equal(firstError(literal.json()).code, 7002, 'the restore route ran: the install does not exist');
 });

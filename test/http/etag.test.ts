@@ -57,7 +57,7 @@ test('the etag is checked before the no-op rule: a stale etag with the current n
   assert.equal(res.statusCode, 409);
 });
 
-test('20 concurrent PATCHes with the same If-Match: exactly one 200, 19 × 409 naming the winner\'s etag', async () => {
+test("20 concurrent PATCHes with the same If-Match: exactly one 200, 19 × 409 naming the winner's etag", async () => {
   const { etag } = (await read()).json();
   const results = await Promise.all(Array.from({ length: 20 }, (_, i) => patch(`"${etag}"`, `racer-${i}`)));
   const winners = results.filter((r) => r.statusCode === 200);

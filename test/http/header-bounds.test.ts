@@ -59,14 +59,12 @@ describe('Idempotency-Key', () => {
   });
 
   test('the same bounds on POST and DELETE', async () => {
-    const post = (key: string) =>
-      h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }), payload: { name: 'b' } });
+    const post = (key: string) => h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }), payload: { name: 'b' } });
     assert.equal((await post('p'.repeat(64))).statusCode, 201);
     assert.equal((await post('x')).statusCode, 201, 'one character is enough');
     expect422(await post('p'.repeat(65)), 'idempotency-key');
     expect422(await post(''), 'idempotency-key');
-    const del = (key: string) =>
-      h.app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: as(s.admin.session, undefined, { 'idempotency-key': key }) });
+    const del = (key: string) => h.app.inject({ method: 'DELETE', url: '/v1/sessions/current', headers: as(s.admin.session, undefined, { 'idempotency-key': key }) });
     expect422(await del('d'.repeat(65)), 'idempotency-key');
     expect422(await del(''), 'idempotency-key');
     assert.equal((await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.admin.session) })).statusCode, 200, 'the session was not revoked');

@@ -12,8 +12,7 @@ import { HEADER_FIRST_KEYS } from '../../src/http/header-first-keys.js';
  * Each case runs in a process of its own, where nothing made a headers object or a hash before.
  */
 const probe = path.join(REPO_ROOT, 'test/fixtures/hidden-classes/first-keys-probe.ts');
-const run = (mode: 'hold' | 'none') =>
-  JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', probe, mode], { encoding: 'utf8' })) as { headers: Record<string, number>; hash: number };
+const run = (mode: 'hold' | 'none') => JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', probe, mode], { encoding: 'utf8' })) as { headers: Record<string, number>; hash: number };
 
 test('with the first keys held before the map fills, headers objects and hashes keep one hidden class', () => {
   const held = run('hold');
@@ -29,9 +28,10 @@ test('without them, the same objects made after the map filled get a new class p
 });
 
 test('a built app holds them: once its schemas compiled and the map is full, only a key it does not hold gets a new class per object', () => {
-  const probed = JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/fixtures/hidden-classes/app-first-keys-probe.ts')], { encoding: 'utf8' }),
-  ) as { headers: Record<string, number>; unheld: number };
+  const probed = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/fixtures/hidden-classes/app-first-keys-probe.ts')], { encoding: 'utf8' })) as {
+    headers: Record<string, number>;
+    unheld: number;
+  };
   assert.ok(probed.unheld > 0, "the empty object's map is full");
   for (const key of HEADER_FIRST_KEYS) assert.equal(probed.headers[key], 0, key);
 });

@@ -17,10 +17,8 @@ let n = 0;
 const uniqueKey = () => `key-${Date.now()}-${n++}`;
 const createToken = (credential: string, key: string, body: object, workspaceId?: string) =>
   h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(credential, workspaceId, { 'idempotency-key': key }), payload: body });
-const tokensNamed = async (name: string) =>
-  (await h.database.db.selectFrom('api_tokens').select('id').where('name', '=', name).execute()).length;
-const etagOf = async (seed: Seed) =>
-  (await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}`, headers: as(seed.owner.session, seed.workspaceId) })).json().etag as string;
+const tokensNamed = async (name: string) => (await h.database.db.selectFrom('api_tokens').select('id').where('name', '=', name).execute()).length;
+const etagOf = async (seed: Seed) => (await h.app.inject({ method: 'GET', url: `/v1/workspaces/${seed.workspaceId}`, headers: as(seed.owner.session, seed.workspaceId) })).json().etag as string;
 const rename = (seed: Seed, key: string, ifMatch: string, name: string, credential = seed.owner.session) =>
   h.app.inject({
     method: 'PATCH',
@@ -52,8 +50,7 @@ describe('replay', () => {
 
   test('a 204 and a 404 are replayed as they were', async () => {
     const made = (await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.owner.session, s.workspaceId), payload: { name: 'to-revoke' } })).json();
-    const del = (key: string, id: string) =>
-      h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${id}`, headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }) });
+    const del = (key: string, id: string) => h.app.inject({ method: 'DELETE', url: `/v1/api_tokens/${id}`, headers: as(s.owner.session, s.workspaceId, { 'idempotency-key': key }) });
     const key = uniqueKey();
     assert.equal((await del(key, made.id)).statusCode, 204);
     const again = await del(key, made.id);
@@ -288,10 +285,13 @@ describe('5xx answers are not stored', () => {
     const { wrapped_key } = await h.database.db.selectFrom('secrets').select('wrapped_key').where('id', '=', secret.id).executeTakeFirstOrThrow();
     const flipped = Buffer.from(wrapped_key, 'base64');
     flipped[20] = flipped[20]! ^ 0xff;
-    await h.database.db.updateTable('secrets').set({ wrapped_key: flipped.toString('base64') }).where('id', '=', secret.id).execute();
+    await h.database.db
+      .updateTable('secrets')
+      .set({ wrapped_key: flipped.toString('base64') })
+      .where('id', '=', secret.id)
+      .execute();
     const key = uniqueKey();
-    const add = () =>
-      h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers: as(s.apiToken, undefined, { 'idempotency-key': key }), payload: { data: 'YWJj' } });
+    const add = () => h.app.inject({ method: 'POST', url: `/v1/secrets/${secret.id}/versions`, headers: as(s.apiToken, undefined, { 'idempotency-key': key }), payload: { data: 'YWJj' } });
     const failed = await add();
     assert.equal(failed.statusCode, 500, failed.body);
     assert.equal(firstError(failed.json()).code, 7203);

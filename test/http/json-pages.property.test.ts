@@ -28,7 +28,11 @@ async function readAll(path: string, headers: Record<string, string>): Promise<u
   const items: unknown[] = [];
   let cursor: string | null = null;
   do {
-    const res: Awaited<ReturnType<TestApp['app']['inject']>> = await h.app.inject({ method: 'GET', url: `${path}${path.includes('?') ? '&' : '?'}limit=7${cursor ? `&cursor=${cursor}` : ''}`, headers });
+    const res: Awaited<ReturnType<TestApp['app']['inject']>> = await h.app.inject({
+      method: 'GET',
+      url: `${path}${path.includes('?') ? '&' : '?'}limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+      headers,
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.match(String(res.headers['content-type']), /^application\/json/);
     const page = res.json();
@@ -50,13 +54,35 @@ test('api_tokens pages: every token as its row says, scopes from the stored word
           const id = newId('tok');
           await db
             .insertInto('api_tokens')
-            .values({ id, workspace_id: s.workspaceId, name: t.name, prefix: id.slice(0, 12), token_hash: id, expires_at: t.expires, created_at: 1, created_by: s.owner.userId, last_used_at: t.used, scopes: t.scopes === null ? null : t.scopes.join(' ') })
+            .values({
+              id,
+              workspace_id: s.workspaceId,
+              name: t.name,
+              prefix: id.slice(0, 12),
+              token_hash: id,
+              expires_at: t.expires,
+              created_at: 1,
+              created_by: s.owner.userId,
+              last_used_at: t.used,
+              scopes: t.scopes === null ? null : t.scopes.join(' '),
+            })
             .execute();
         }
         // Read first: the token that asks is marked used (last_used_at) by its first request.
         const listed = await readAll('/v1/api_tokens', { authorization: `Bearer ${s.apiToken}` });
-        const rows = await db.selectFrom('api_tokens').select(['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at', 'scopes']).where('workspace_id', '=', s.workspaceId).orderBy('id', 'desc').execute();
-        const expected = rows.map((r) => ({ ...r, expires_at: nullableNumber(r.expires_at), created_at: Number(r.created_at), last_used_at: nullableNumber(r.last_used_at), scopes: r.scopes === null ? [...TOKEN_SCOPES] : r.scopes.split(' ').filter(Boolean) }));
+        const rows = await db
+          .selectFrom('api_tokens')
+          .select(['id', 'name', 'prefix', 'expires_at', 'created_at', 'created_by', 'last_used_at', 'scopes'])
+          .where('workspace_id', '=', s.workspaceId)
+          .orderBy('id', 'desc')
+          .execute();
+        const expected = rows.map((r) => ({
+          ...r,
+          expires_at: nullableNumber(r.expires_at),
+          created_at: Number(r.created_at),
+          last_used_at: nullableNumber(r.last_used_at),
+          scopes: r.scopes === null ? [...TOKEN_SCOPES] : r.scopes.split(' ').filter(Boolean),
+        }));
         assert.deepEqual(listed, expected);
       },
     ),
@@ -70,23 +96,36 @@ test('notifications pages, all and unread: every notification as toNotification 
   const db = h.database.db;
   const user = s.member.userId;
   await fc.assert(
-    fc.asyncProperty(
-      fc.array(fc.record({ title: text, body: text, context: json, read: fc.option(seconds) }), { maxLength: 12 }),
-      async (notes) => {
-        await db.deleteFrom('notifications').where('user_id', '=', user).execute();
-        for (const n of notes) {
-          await db
-            .insertInto('notifications')
-            .values({ id: newId('ntf'), user_id: user, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: n.title, body: n.body, severity: 'info', context: JSON.stringify(n.context), read_at: n.read, created_at: 5, dedupe_key: null })
-            .execute();
-        }
-        const rows = await db.selectFrom('notifications').selectAll().where('user_id', '=', user).orderBy('id', 'desc').execute();
-        const shown = rows.map((r) => ({ ...toNotification(r), read_at: nullableNumber(r.read_at), created_at: Number(r.created_at) }));
-        const headers = { authorization: `Bearer ${s.member.session}` };
-        assert.deepEqual(await readAll('/v1/notifications', headers), shown);
-        assert.deepEqual(await readAll('/v1/notifications?unread=true', headers), shown.filter((n) => n.read_at === null));
-      },
-    ),
+    fc.asyncProperty(fc.array(fc.record({ title: text, body: text, context: json, read: fc.option(seconds) }), { maxLength: 12 }), async (notes) => {
+      await db.deleteFrom('notifications').where('user_id', '=', user).execute();
+      for (const n of notes) {
+        await db
+          .insertInto('notifications')
+          .values({
+            id: newId('ntf'),
+            user_id: user,
+            type: 'machine_expiry',
+            resource_type: 'machine',
+            resource_id: 'mch_1',
+            title: n.title,
+            body: n.body,
+            severity: 'info',
+            context: JSON.stringify(n.context),
+            read_at: n.read,
+            created_at: 5,
+            dedupe_key: null,
+          })
+          .execute();
+      }
+      const rows = await db.selectFrom('notifications').selectAll().where('user_id', '=', user).orderBy('id', 'desc').execute();
+      const shown = rows.map((r) => ({ ...toNotification(r), read_at: nullableNumber(r.read_at), created_at: Number(r.created_at) }));
+      const headers = { authorization: `Bearer ${s.member.session}` };
+      assert.deepEqual(await readAll('/v1/notifications', headers), shown);
+      assert.deepEqual(
+        await readAll('/v1/notifications?unread=true', headers),
+        shown.filter((n) => n.read_at === null),
+      );
+    }),
     { seed: PROPERTY_SEED, numRuns: 25 },
   );
 });
@@ -94,9 +133,25 @@ test('notifications pages, all and unread: every notification as toNotification 
 test('written compactly, as every other answer: byte for byte what JSON.stringify makes of it', async () => {
   await h.database.db
     .insertInto('notifications')
-    .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 'Machine expires soon', body: 'In 7 days', severity: 'info', context: '{"days_left":7,"tags":["a","b"]}', read_at: null, created_at: 5, dedupe_key: null })
+    .values({
+      id: newId('ntf'),
+      user_id: s.owner.userId,
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: 'mch_1',
+      title: 'Machine expires soon',
+      body: 'In 7 days',
+      severity: 'info',
+      context: '{"days_left":7,"tags":["a","b"]}',
+      read_at: null,
+      created_at: 5,
+      dedupe_key: null,
+    })
     .execute();
-  for (const [url, credential] of [['/v1/api_tokens', s.apiToken], ['/v1/notifications', s.owner.session]] as const) {
+  for (const [url, credential] of [
+    ['/v1/api_tokens', s.apiToken],
+    ['/v1/notifications', s.owner.session],
+  ] as const) {
     const res = await h.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${credential}` } });
     assert.equal(res.statusCode, 200);
     assert.ok(res.json().data.length > 0);

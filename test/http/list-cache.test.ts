@@ -36,10 +36,23 @@ async function pageReads<T>(store: { page: (...args: any[]) => Promise<unknown> 
 
 const statements = <T>(fn: () => Promise<T>) => statementsWhile(h.database.db, fn);
 
-test('a 200 of a versioned list: the version first (in the credential\'s own statement), then the page (which reads the version it was read at) unless this version was already written', async () => {
+test("a 200 of a versioned list: the version first (in the credential's own statement), then the page (which reads the version it was read at) unless this version was already written", async () => {
   await h.database.db
     .insertInto('notifications')
-    .values({ id: newId('ntf'), user_id: s.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+    .values({
+      id: newId('ntf'),
+      user_id: s.owner.userId,
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: 'mch_1',
+      title: 't',
+      body: 'b',
+      severity: 'info',
+      context: '{}',
+      read_at: null,
+      created_at: 1,
+      dedupe_key: null,
+    })
     .execute();
   // Text of more bytes than characters: a kept answer is sent as its bytes, and says their number.
   const named = await h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(s.admin.session, s.workspaceId), payload: { name: 'naïve ☕ token' } });
@@ -65,7 +78,11 @@ test('a 200 of a versioned list: the version first (in the credential\'s own sta
       [again.result.statusCode, again.result.body, again.result.headers.etag, again.result.headers['content-type'], again.result.headers['content-length']],
       [200, result.body, result.headers.etag, result.headers['content-type'], String(Buffer.byteLength(result.body))],
     );
-    assert.deepEqual(again.sql.filter((q) => q.includes(`from "${list}"`) && !q.includes('token_hash')), [], `${url}: no page read`);
+    assert.deepEqual(
+      again.sql.filter((q) => q.includes(`from "${list}"`) && !q.includes('token_hash')),
+      [],
+      `${url}: no page read`,
+    );
     // And the tag is the one a conditional read compares with.
     const conditional = await get(url, credential, { 'if-none-match': result.headers.etag as string });
     assert.equal(conditional.statusCode, 304, url);
@@ -114,7 +131,20 @@ test("the credential's statement reads the version of its own list only: a use w
   // one has no row to carry the page's own version on SQLite, which reads it apart then).
   await h.database.db
     .insertInto('notifications')
-    .values({ id: newId('ntf'), user_id: ws.owner.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+    .values({
+      id: newId('ntf'),
+      user_id: ws.owner.userId,
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: 'mch_1',
+      title: 't',
+      body: 'b',
+      severity: 'info',
+      context: '{}',
+      read_at: null,
+      created_at: 1,
+      dedupe_key: null,
+    })
     .execute();
   const own = await statements(() => get('/v1/notifications', ws.owner.session));
   assert.deepEqual([own.result.statusCode, credentialWithVersion(own.sql), versionAlone(own.sql)], [200, 1, 0], own.sql.join('\n'));
@@ -123,14 +153,17 @@ test("the credential's statement reads the version of its own list only: a use w
   const ownLater = await statements(() => get('/v1/notifications', ws.owner.session));
   assert.deepEqual([ownLater.result.statusCode, versionAlone(ownLater.sql)], [200, 1], ownLater.sql.join('\n'));
   // A GET of no list of the credential's own reads none with it.
-  for (const [url, credential] of [['/v1/secrets', token], ['/v1/me', ws.owner.session]] as const) {
+  for (const [url, credential] of [
+    ['/v1/secrets', token],
+    ['/v1/me', ws.owner.session],
+  ] as const) {
     const other = await statements(() => get(url, credential));
     assert.equal(other.result.statusCode, 200, other.result.body);
     assert.equal(credentialWithVersion(other.sql), 0, `${url}: ${other.sql.join('\n')}`);
   }
 });
 
-test('a kept answer is the list as it is: every change is read again; each page, filter and workspace is its own; the credential and the caller\'s rights are checked first, every time', async () => {
+test("a kept answer is the list as it is: every change is read again; each page, filter and workspace is its own; the credential and the caller's rights are checked first, every time", async () => {
   const other = await h.seed('Kept');
   const names = async (url: string, credential: string) => {
     const res = await get(url, credential);
@@ -208,7 +241,20 @@ test('notifications: a 304 reads no page; a new one, one marked read and one del
   const insert = (id = newId('ntf')) =>
     h.database.db
       .insertInto('notifications')
-      .values({ id, user_id: user, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_1', title: 't', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null })
+      .values({
+        id,
+        user_id: user,
+        type: 'machine_expiry',
+        resource_type: 'machine',
+        resource_id: 'mch_1',
+        title: 't',
+        body: 'b',
+        severity: 'info',
+        context: '{}',
+        read_at: null,
+        created_at: 1,
+        dedupe_key: null,
+      })
       .execute()
       .then(() => id);
   const id = await insert();

@@ -114,7 +114,16 @@ function targets(): Target[] {
         if (Array.isArray(leaf.enum)) found.push({ kind: 'enum', value: 'no-such-value', allowed: leaf.enum });
         for (const f of found) {
           const url = part === 'path' ? pathValue(p.name, f.value) : pathValue('', '');
-          out.push({ method, url: part === 'query' ? `${url}?${p.name}=${encodeURIComponent(f.value)}` : url, part, path: [p.name], kind: f.kind, schema: leaf, value: f.value, ...(f.allowed ? { allowed: f.allowed } : {}) });
+          out.push({
+            method,
+            url: part === 'query' ? `${url}?${p.name}=${encodeURIComponent(f.value)}` : url,
+            part,
+            path: [p.name],
+            kind: f.kind,
+            schema: leaf,
+            value: f.value,
+            ...(f.allowed ? { allowed: f.allowed } : {}),
+          });
         }
       }
       const body = op.requestBody?.content?.['application/json']?.schema;
@@ -194,7 +203,7 @@ test('a session without Service-Context is told what to send, not how many works
   assert.doesNotMatch(message, /several/);
 });
 
-test("bounds and types in words, not ajv's (\"must NOT have fewer than 12 characters\")", async () => {
+test('bounds and types in words, not ajv\'s ("must NOT have fewer than 12 characters")', async () => {
   const cases: { payload: unknown; url: string; method: 'POST'; message: string; path: string[] }[] = [
     { method: 'POST', url: '/v1/invitations:accept', payload: { token: 'inv_x', name: 'Ada', password: 'short' }, path: ['body', 'password'], message: 'password must be at least 12 characters long' },
     { method: 'POST', url: '/v1/secrets', payload: { name: '' }, path: ['body', 'name'], message: 'name must not be empty' },

@@ -16,8 +16,7 @@ describe('failed authentication, per client address', () => {
   const h = useTestApp({ config: { authFailuresPerMinute: DEFAULT_FAILURES } });
   const s = h.seeded;
 
-  const from = (ip: string, authorization?: string, url = '/v1/me') =>
-    h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: authorization ? { authorization } : {} });
+  const from = (ip: string, authorization?: string, url = '/v1/me') => h.app.inject({ method: 'GET', url, remoteAddress: ip, headers: authorization ? { authorization } : {} });
 
   test('the default is 30 failures a minute', () => {
     assert.equal(DEFAULT_FAILURES, 30);

@@ -150,8 +150,7 @@ describe('text that cannot be stored: NUL and unpaired surrogates, in every part
     ]),
     ...Object.entries(bad).map(([kind, text]): [string, () => Promise<Res>, string[]] => [
       `nested free-form value (${kind})`,
-      () =>
-        h.app.inject({ method: 'POST', url: '/v1/dashboards', headers: owner(), payload: dashboardBody({ default_filter_values: { time: { from: -60, to: 0 }, notes: { list: ['ok', text] } } }) }),
+      () => h.app.inject({ method: 'POST', url: '/v1/dashboards', headers: owner(), payload: dashboardBody({ default_filter_values: { time: { from: -60, to: 0 }, notes: { list: ['ok', text] } } }) }),
       ['body', 'default_filter_values', 'notes', 'list', '1'],
     ]),
     ['query (NUL)', () => h.app.inject({ method: 'GET', url: '/v1/secrets?cursor=ab%00cd', headers: owner() }), ['query', 'cursor']],
@@ -197,10 +196,12 @@ describe('nesting depth: at most 64 levels, the part itself the first', () => {
     // Objects count like arrays.
     let obj: unknown = 1;
     for (let i = 0; i < 63; i++) obj = { o: obj };
-    expect422(
-      await h.app.inject({ method: 'POST', url: '/v1/dashboards', headers: owner(), payload: dashboardBody({ default_filter_values: { deep: obj } }) }),
-      ['body', 'default_filter_values', 'deep', ...Array<string>(62).fill('o')],
-    );
+    expect422(await h.app.inject({ method: 'POST', url: '/v1/dashboards', headers: owner(), payload: dashboardBody({ default_filter_values: { deep: obj } }) }), [
+      'body',
+      'default_filter_values',
+      'deep',
+      ...Array<string>(62).fill('o'),
+    ]);
   });
 
   test("other routes' free-form objects and fixed fields: an install's values (with an Idempotency-Key), a secret's data, a PATCH", async () => {

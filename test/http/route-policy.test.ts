@@ -104,7 +104,7 @@ test('every write declares its event, or null with the reason; a read declares o
   assert.doesNotThrow(declare({ config: { event: ['session.created', 'device_authorization.approved'] }, schema: { hide: true } }));
 });
 
-test('every operation of the document declares its operationId: unique, camelCase, the rule\'s unless it says why not', () => {
+test("every operation of the document declares its operationId: unique, camelCase, the rule's unless it says why not", () => {
   const write = { event: 'secret.created' } as const;
   assert.throws(declare({ config: write }), /^Error: POST \/v1\/things declares no operationId: its schema needs `operationId: 'createThing'`/);
   assert.throws(declare({ config: write, schema: { operationId: 'Create-thing' } }), /declares the operationId "Create-thing": an operationId is camelCase/);

@@ -23,9 +23,7 @@ describe('route schemas against the meta-schema', () => {
     const parts = h.app.schemaCompilation.validatedParts;
     assert.ok(parts.length > 200, `validators for every route's parts (${parts.length})`);
     assert.deepEqual(new Set(parts.map((p) => p.httpPart)), new Set(['body', 'querystring', 'params', 'headers']), 'all four parts are among them');
-    const invalid = parts
-      .filter((p) => !metaCheck.validateSchema(p.schema as object))
-      .map((p) => `${p.method} ${p.url} ${p.httpPart}: ${metaCheck.errorsText(metaCheck.errors)}`);
+    const invalid = parts.filter((p) => !metaCheck.validateSchema(p.schema as object)).map((p) => `${p.method} ${p.url} ${p.httpPart}: ${metaCheck.errorsText(metaCheck.errors)}`);
     assert.deepEqual(invalid, []);
   });
 

@@ -56,7 +56,10 @@ describe('concurrent renders and restores on one install', () => {
     assert.deepEqual(new Set(chain), new Set(committed.map((r) => r.commit_sha)), 'main holds exactly the committed renders');
     assert.equal(chain.length, committed.length);
     // Renders reach the branch in the order they were made: newest first on main.
-    assert.deepEqual(chain, committed.map((r) => r.commit_sha));
+    assert.deepEqual(
+      chain,
+      committed.map((r) => r.commit_sha),
+    );
     f.git(install.id, 'fsck', '--strict', '--no-dangling');
     const newest = committed[0];
     const now = await f.getInstall(install.id);

@@ -15,8 +15,7 @@ const s = h.seeded;
 let f: ReturnType<typeof installFixture>;
 const fx = () => (f ??= installFixture(h, s));
 
-const send = (method: 'GET' | 'DELETE' | 'PATCH', url: string, headers: Record<string, string>, payload?: object) =>
-  h.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+const send = (method: 'GET' | 'DELETE' | 'PATCH', url: string, headers: Record<string, string>, payload?: object) => h.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 const owner = (extra: Record<string, string> = {}) => as(s.owner.session, s.workspaceId, extra);
 
 async function operationDone(id: string) {
@@ -53,7 +52,11 @@ describe('DELETE /v1/installs/{id}', () => {
     assert.equal(op.error, null);
     assert.deepEqual(op.result, { install_id: install.id, repository_removed: true });
 
-    for (const [method, url] of [['GET', `/v1/installs/${install.id}`], ['GET', `/v1/installs/${install.id}/renders`], ['GET', `/v1/installs/${install.id}/repository`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/v1/installs/${install.id}`],
+      ['GET', `/v1/installs/${install.id}/renders`],
+      ['GET', `/v1/installs/${install.id}/repository`],
+    ] as const) {
       const r = await send(method, url, owner());
       assert.equal(r.statusCode, 404, `${method} ${url}: ${r.body}`);
       assert.equal(r.json().errors[0].code, 7002);
@@ -122,7 +125,7 @@ describe('DELETE /v1/packages/{id}', () => {
     const { pkg, v1, install } = await fx().installed();
     const second = await fx().createInstall({ package_id: pkg.id, version_id: v1.id });
     await h.app.jobs.runDue();
-    const got = (await send('GET', `/v1/packages/${pkg.id}`, owner()));
+    const got = await send('GET', `/v1/packages/${pkg.id}`, owner());
     assert.equal(got.headers.etag, `"${got.json().etag}"`);
     const etag = got.json().etag as string;
 

@@ -34,7 +34,20 @@ describe('POST /v1/installs', () => {
     assert.match(inst.id, /^inst_[0-9a-z]{26}$/);
     assert.deepEqual(
       { ...inst, id: 0, etag: 0, created_at: 0, updated_at: 0, last_render: { ...inst.last_render, id: 0 } },
-      { id: 0, workspace_id: s.workspaceId, name: 'prod', package_id: pkg.id, current_version: null, desired_version: { id: v1.id, semver: '1.0.0' }, values: { x: 1 }, automatic_updates_enabled: true, created_at: 0, updated_at: 0, etag: 0, last_render: { id: 0, state: 'queued', error: null } },
+      {
+        id: 0,
+        workspace_id: s.workspaceId,
+        name: 'prod',
+        package_id: pkg.id,
+        current_version: null,
+        desired_version: { id: v1.id, semver: '1.0.0' },
+        values: { x: 1 },
+        automatic_updates_enabled: true,
+        created_at: 0,
+        updated_at: 0,
+        etag: 0,
+        last_render: { id: 0, state: 'queued', error: null },
+      },
     );
     assert.match(inst.last_render.id, /^rnd_/);
     assert.equal(res.headers.etag, `"${inst.etag}"`);

@@ -19,10 +19,18 @@ const s = h.seeded;
 const preview = (pkgId: string, versionId: string, values?: unknown, credential = s.member.session, workspace: string | undefined = s.workspaceId) =>
   h.app.inject({ method: 'POST', url: `/v1/packages/${pkgId}/versions/${versionId}:preview`, headers: as(credential, workspace), payload: values === undefined ? {} : { values } });
 
-const count = async (table: 'renders' | 'installs') => Number((await h.database.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const count = async (table: 'renders' | 'installs') =>
+  Number(
+    (
+      await h.database.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('POST /v1/packages/{id}/versions/{vid}:preview', () => {
-  test("answers the rendered files and writes nothing: no install, no render", async () => {
+  test('answers the rendered files and writes nothing: no install, no render', async () => {
     const pkg = await f.createPackage();
     const v = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'Hello {{who}} é', 'conf/b.yaml': '{{#items}}- {{.}}\n{{/items}}' });
     const [installs, renders] = [await count('installs'), await count('renders')];
@@ -39,7 +47,11 @@ describe('POST /v1/packages/{id}/versions/{vid}:preview', () => {
     assert.equal(missing.statusCode, 422);
     assert.deepEqual(firstError(missing.json()), { code: 7310, message: 'config.yaml: no value for {{replicas}}', path: ['body', 'values'] });
     const two = await f.publish(pkg.id, '1.1.0', { 'config.yaml': 'replicas: {{replicas}}\nimage: {{image}}', 'other.txt': '{{region}}' });
-    assert.deepEqual(firstError((await preview(pkg.id, two.id)).json()), { code: 7310, message: 'config.yaml: no value for {{replicas}}, {{image}}; other.txt: no value for {{region}}', path: ['body', 'values'] });
+    assert.deepEqual(firstError((await preview(pkg.id, two.id)).json()), {
+      code: 7310,
+      message: 'config.yaml: no value for {{replicas}}, {{image}}; other.txt: no value for {{region}}',
+      path: ['body', 'values'],
+    });
 
     const bomb = await f.publish(pkg.id, '2.0.0', { 'x.txt': '{{#a}}{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}}{{/a}}{{/a}}' });
     const started = Date.now();

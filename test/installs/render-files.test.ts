@@ -23,7 +23,10 @@ test("a render's files are its commit's tree, in path order, with their text and
   const [second, first] = await f.renders(install.id);
   const answer = await f.ok<Files>('GET', `/v1/renders/${second.id}/files`);
   assert.equal(answer.commit_sha, second.commit_sha);
-  assert.deepEqual(answer.files.map((x) => x.path), f.git(install.id, 'ls-tree', '-r', '--name-only', second.commit_sha).split('\n'));
+  assert.deepEqual(
+    answer.files.map((x) => x.path),
+    f.git(install.id, 'ls-tree', '-r', '--name-only', second.commit_sha).split('\n'),
+  );
   for (const file of answer.files) {
     const real = f.git(install.id, 'show', `${second.commit_sha}:${file.path}`);
     assert.equal(file.content?.trimEnd(), real);
@@ -31,10 +34,14 @@ test("a render's files are its commit's tree, in path order, with their text and
   }
   assert.deepEqual(answer.files.find((x) => x.path === 'hello.txt')?.content, 'Hello world v2\n');
   const older = await f.ok<Files>('GET', `/v1/renders/${first.id}/files`);
-  assert.deepEqual(older.files.map((x) => x.path), ['hello.txt'], 'each render shows its own commit');
+  assert.deepEqual(
+    older.files.map((x) => x.path),
+    ['hello.txt'],
+    'each render shows its own commit',
+  );
 });
 
-test('a render without a commit is 409 (7305) with its state; another workspace\'s render is 404', async () => {
+test("a render without a commit is 409 (7305) with its state; another workspace's render is 404", async () => {
   const { install } = await f.installed();
   const [queued] = await f.renders(install.id);
   assert.equal(queued.state, 'queued');

@@ -33,14 +33,21 @@ describe('render threads', () => {
   test('a render returns its files; a failure of its own is a TemplateRenderError and the thread serves the next', async () => {
     const p = pool({ threads: 1 });
     assert.deepEqual(text(await p.render('ws1', JSON.stringify({ 'a/b.txt': 'hi {{who}} é' }), JSON.stringify({ who: 'you' }), BUDGET)), [['a/b.txt', 'hi you é']]);
-    await assert.rejects(p.render('ws1', JSON.stringify({ 'c.yaml': '{{replicas}}' }), '{}', BUDGET), (e: Error) => e instanceof TemplateRenderError && e.message === 'c.yaml: no value for {{replicas}}');
-    assert.deepEqual(text(await p.render('ws1', JSON.stringify({ 'x': '{{#xs}}{{.}}{{/xs}}' }), JSON.stringify({ xs: [1, 2, 3] }), BUDGET)), [['x', '123']]);
+    await assert.rejects(
+      p.render('ws1', JSON.stringify({ 'c.yaml': '{{replicas}}' }), '{}', BUDGET),
+      (e: Error) => e instanceof TemplateRenderError && e.message === 'c.yaml: no value for {{replicas}}',
+    );
+    assert.deepEqual(text(await p.render('ws1', JSON.stringify({ x: '{{#xs}}{{.}}{{/xs}}' }), JSON.stringify({ xs: [1, 2, 3] }), BUDGET)), [['x', '123']]);
   });
 
   test('the template bomb fails on its step limit while the event loop stays free', async () => {
     const p = pool();
     const outcomes = await Promise.allSettled([p.render('bomb', BOMB, BOMB_VALUES, BUDGET), p.render('bomb', BOMB, BOMB_VALUES, BUDGET)]);
-    for (const o of outcomes) assert.ok(o.status === 'rejected' && o.reason instanceof TemplateRenderError && o.reason.message === `x.txt: the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`, String(o.status === 'rejected' ? o.reason : 'rendered'));
+    for (const o of outcomes)
+      assert.ok(
+        o.status === 'rejected' && o.reason instanceof TemplateRenderError && o.reason.message === `x.txt: the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`,
+        String(o.status === 'rejected' ? o.reason : 'rendered'),
+      );
 
     // Off the loop: a render of four million steps (about a second of a thread; it would hold the
     // loop that long here) leaves it answering. The loop's longest delay is held to half the
@@ -75,7 +82,10 @@ describe('render threads', () => {
     const p = pool({ threads: 1, memoryMb: 32 });
     // Nine million pieces of output kept while rendering: the heap, not the output, runs out.
     const values = JSON.stringify({ x: 'ab', xs: Array.from({ length: 3000 }, (_, i) => i) });
-    await assert.rejects(p.render('hungry', JSON.stringify({ f: '{{#xs}}{{#xs}}{{x}}{{/xs}}{{/xs}}' }), values, UNBOUNDED), (e: Error) => e instanceof TemplateRenderError && e.message === 'the render needed more than 32 MB of memory and was stopped');
+    await assert.rejects(
+      p.render('hungry', JSON.stringify({ f: '{{#xs}}{{#xs}}{{x}}{{/xs}}{{/xs}}' }), values, UNBOUNDED),
+      (e: Error) => e instanceof TemplateRenderError && e.message === 'the render needed more than 32 MB of memory and was stopped',
+    );
     assert.deepEqual(text(await p.render('hungry', JSON.stringify({ f: 'ok' }), '{}', BUDGET)), [['f', 'ok']]);
   });
 
@@ -101,20 +111,26 @@ describe('render threads', () => {
     assert.deepEqual(text(await p.render('greedy', JSON.stringify({ f: 'y' }), '{}', BUDGET)), [['f', 'y']], 'its turn again once the first ended');
   });
 
-  test("short renders of one workspace wait for its place and follow one another", async () => {
+  test('short renders of one workspace wait for its place and follow one another', async () => {
     const p = pool({ threads: 2, perWorkspace: 1 });
     const all = await Promise.all(Array.from({ length: 5 }, (_, i) => p.render('busy', JSON.stringify({ f: '{{i}}' }), JSON.stringify({ i }), BUDGET)));
-    assert.deepEqual(all.map(text), Array.from({ length: 5 }, (_, i) => [['f', String(i)]]));
+    assert.deepEqual(
+      all.map(text),
+      Array.from({ length: 5 }, (_, i) => [['f', String(i)]]),
+    );
   });
 
   test('renders beyond the threads wait for one and all complete', async () => {
     const p = pool({ threads: 1, perWorkspace: 8 });
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => p.render(`w${i % 3}`, JSON.stringify({ f: '{{i}}' }), JSON.stringify({ i }), BUDGET)));
-    assert.deepEqual(all.map(text), Array.from({ length: 6 }, (_, i) => [['f', String(i)]]));
+    assert.deepEqual(
+      all.map(text),
+      Array.from({ length: 6 }, (_, i) => [['f', String(i)]]),
+    );
   });
 });
 
-test('the threads start however the server runs: from source under tsx, from tsc\'s dist/ (bundled: the rest of this file)', () => {
+test("the threads start however the server runs: from source under tsx, from tsc's dist/ (bundled: the rest of this file)", () => {
   const script = (module: string) => `
     const { RenderPool } = await import(${JSON.stringify(module)});
     const pool = new RenderPool({ threads: 1, perWorkspace: 1, timeoutMs: 60000, memoryMb: 64 });

@@ -198,7 +198,11 @@ describe('render states and transitions', () => {
     const repos = fs.existsSync(repoRoot(h.config)) ? fs.readdirSync(repoRoot(h.config)) : [];
     const known = new Set((await h.database.db.selectFrom('installs').select('id').execute()).map((r) => `${r.id}.git`));
     // Dot files are the volume's own (its marker, src/git/volume.ts), not repositories.
-    assert.deepEqual(repos.filter((d) => !d.startsWith('.') && !known.has(d)), [], 'no repository without its install');
+    assert.deepEqual(
+      repos.filter((d) => !d.startsWith('.') && !known.has(d)),
+      [],
+      'no repository without its install',
+    );
     // The same request again works.
     const again = await f.call('POST', '/v1/installs', { name, package_id: pkg.id, version_id: v1.id, values: { who: 'x' } });
     assert.equal(again.statusCode, 201, again.body);

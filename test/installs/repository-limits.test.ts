@@ -49,7 +49,10 @@ describe('concurrent git fetches', () => {
   test('one credential runs at most 4 at once (429 with Retry-After), the server 16 (503 with Retry-After); a client that leaves frees its slot and kills its git', async () => {
     assert.deepEqual(fetchSlots.limits, DEFAULT_FETCH_SLOT_LIMITS);
     const held = await Promise.all(Array.from({ length: DEFAULT_FETCH_SLOT_LIMITS.perCredential }, () => hold(s.apiToken)));
-    assert.deepEqual(held.map((x) => x.status), [200, 200, 200, 200]);
+    assert.deepEqual(
+      held.map((x) => x.status),
+      [200, 200, 200, 200],
+    );
     assert.equal(fetchSlots.inUse(), 4);
     assert.ok(gitProcessesOf(gitDir).length >= 4, 'four git processes run');
 

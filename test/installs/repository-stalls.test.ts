@@ -48,9 +48,16 @@ test("four sessions of one member hold that user's 4 slots, a fifth session is r
   const sessions = [];
   for (let i = 0; i < 5; i++) sessions.push((await h.admin.createSession(a.member.userId)).session_token);
   const held = await Promise.all(sessions.slice(0, 4).map((t) => hold(installA, t)));
-  assert.deepEqual(held.map((x) => x.status), [200, 200, 200, 200]);
+  assert.deepEqual(
+    held.map((x) => x.status),
+    [200, 200, 200, 200],
+  );
 
-  const fifth = await fetch(packUrl(installA), { method: 'POST', headers: { authorization: `Bearer ${sessions[4]}`, 'service-context': a.workspaceId, 'content-type': 'application/x-git-upload-pack-request' }, body: new Uint8Array(cloneRequest(head)) });
+  const fifth = await fetch(packUrl(installA), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${sessions[4]}`, 'service-context': a.workspaceId, 'content-type': 'application/x-git-upload-pack-request' },
+    body: new Uint8Array(cloneRequest(head)),
+  });
   assert.equal(fifth.status, 429);
   assert.equal(fifth.headers.get('retry-after'), '2');
   const body = await fifth.json();

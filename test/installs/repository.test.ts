@@ -25,7 +25,8 @@ const logStream = new Writable({
 let f: ReturnType<typeof installFixture>;
 
 const h = useTestApp({
-  logStream, config: { publicUrl: 'https://wsp.example.test' },
+  logStream,
+  config: { publicUrl: 'https://wsp.example.test' },
   setup: async () => {
     f = installFixture(h, s);
   },
@@ -98,7 +99,10 @@ describe('GET /v1/installs/{id}/repository', () => {
     assert.equal(unknown.statusCode, 404);
     assert.equal(firstError(unknown.json()).code, 7002);
     const other = await h.seed('Other');
-    for (const [credential, workspace] of [[other.apiToken, undefined], [other.owner.session, other.workspaceId]] as const) {
+    for (const [credential, workspace] of [
+      [other.apiToken, undefined],
+      [other.owner.session, other.workspaceId],
+    ] as const) {
       const res = await h.app.inject({ method: 'GET', url: `/v1/installs/${install.id}/repository`, headers: as(credential, workspace) });
       assert.equal(res.statusCode, 404, res.body);
       assert.equal(firstError(res.json()).code, 7002);
@@ -285,11 +289,7 @@ describe('a repository git cannot read', () => {
     const { install, render } = await rendered();
     fs.rmSync(f.repoPath(install.id), { recursive: true, force: true });
     const from = lines.length;
-    const answers = [
-      await f.call('GET', `/v1/installs/${install.id}/repository`),
-      await infoRefs(install.id),
-      await uploadPack(install.id, wantAll(render.commit_sha)),
-    ];
+    const answers = [await f.call('GET', `/v1/installs/${install.id}/repository`), await infoRefs(install.id), await uploadPack(install.id, wantAll(render.commit_sha))];
     for (const res of answers) {
       assert.equal(res.statusCode, 503, res.body);
       assert.equal(firstError(res.json()).code, 7098);

@@ -253,7 +253,10 @@ describe('POST /v1/installs/{id}:restore', () => {
     };
     try {
       const answers = await Promise.all([f.restore(a.install.id, a.first.id, a.install.etag), f.restore(b.install.id, b.first.id, b.install.etag)]);
-      assert.deepEqual(answers.map((r) => r.statusCode), [200, 200]);
+      assert.deepEqual(
+        answers.map((r) => r.statusCode),
+        [200, 200],
+      );
     } finally {
       GitStorage.prototype.commit = original;
     }
@@ -275,7 +278,12 @@ describe('POST /v1/installs/{id}:restore', () => {
     const [next] = await f.renders(install.id);
     const renderJob = await h.database.db.selectFrom('jobs').select('id').where('kind', '=', 'render.run').where('payload', 'like', `%${next.id}%`).executeTakeFirstOrThrow();
     await h.database.db.updateTable('jobs').set({ run_at: 0 }).where('id', '=', renderJob.id).execute();
-    await h.database.db.updateTable('jobs').set({ run_at: h.clock.nowMs() + 3_600_000 }).where('kind', '=', 'render.restore').where('payload', 'like', `%${restored.id}%`).execute();
+    await h.database.db
+      .updateTable('jobs')
+      .set({ run_at: h.clock.nowMs() + 3_600_000 })
+      .where('kind', '=', 'render.restore')
+      .where('payload', 'like', `%${restored.id}%`)
+      .execute();
     await h.app.jobs.runDue();
     const after = await f.getRender(next.id);
     assert.equal(after.state, 'succeeded');
@@ -409,9 +417,17 @@ describe('POST /v1/installs/{id}:restore', () => {
   test('the OpenAPI document shows /v1/installs/{id}:restore with its headers and error statuses', async () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const op = doc.paths['/v1/installs/{id}:restore']?.post;
-    assert.ok(op, Object.keys(doc.paths).filter((p: string) => p.includes('install')).join(', '));
+    assert.ok(
+      op,
+      Object.keys(doc.paths)
+        .filter((p: string) => p.includes('install'))
+        .join(', '),
+    );
     assert.deepEqual(Object.keys(op.responses).sort(), withPipelineStatuses('post', ['200', '401', '403', '404', '409', '422']));
-    const required = op.parameters.filter((p: { in: string; required?: boolean }) => p.in === 'header' && p.required).map((p: { name: string }) => p.name).sort();
+    const required = op.parameters
+      .filter((p: { in: string; required?: boolean }) => p.in === 'header' && p.required)
+      .map((p: { name: string }) => p.name)
+      .sort();
     assert.deepEqual(required, ['idempotency-key', 'if-match']);
   });
 });

@@ -77,8 +77,7 @@ after(async () => {
 
 const call = (method: string, url: string, body?: unknown) => api(server.url, method, url, { credential: boot.api_token!, ...(body === undefined ? {} : { body }) });
 const repoDir = (installId: string) => path.join(tdb.dataDir, 'repos', `${installId}.git`);
-const git = (installId: string, ...args: string[]) =>
-  execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repoDir(installId), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
+const git = (installId: string, ...args: string[]) => execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repoDir(installId), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function renderStates(): Promise<Map<string, number>> {
@@ -119,7 +118,10 @@ test('wsp serve --no-worker runs no job: a new install’s render stays queued; 
   // Several poll periods of a worker (500 ms): a server with a worker would have run it by now.
   await pause(2500);
   const renders = await call('GET', `/v1/installs/${install.body.id}/renders`);
-  assert.deepEqual(renders.body.data.map((r: { state: string }) => r.state), ['queued']);
+  assert.deepEqual(
+    renders.body.data.map((r: { state: string }) => r.state),
+    ['queued'],
+  );
   const jobs = await tdb.database.db.selectFrom('jobs').select(['state', 'attempts']).where('kind', '=', 'render.run').execute();
   assert.deepEqual(jobs, [{ state: 'queued', attempts: 0 }], 'no process claimed it');
 
@@ -130,7 +132,11 @@ test('wsp serve --no-worker runs no job: a new install’s render stays queued; 
   assert.equal(git(install.body.id, 'rev-parse', 'main'), render.commit_sha);
   assert.equal(git(install.body.id, 'show', 'main:hello.txt'), 'Hello world 0');
   assert.equal((await call('GET', `/v1/installs/${install.body.id}`)).body.current_version.id, versionId);
-  assert.equal(worker.output.some((l) => l.includes('"listening"')), false, 'wsp worker serves no HTTP');
+  assert.equal(
+    worker.output.some((l) => l.includes('"listening"')),
+    false,
+    'wsp worker serves no HTTP',
+  );
   assert.equal(await worker.stop(), 0, 'SIGTERM: a clean exit');
   workers.splice(workers.indexOf(worker), 1);
 });

@@ -13,8 +13,7 @@ const KINDS = { 't.killer': { maxAttempts: 3 }, 't.survivor': { maxAttempts: 2 }
 const h = useTestApp();
 const s = h.seeded;
 
-const runner = (workerId: string, opts: { leaseMs?: number } = {}) =>
-  testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
+const runner = (workerId: string, opts: { leaseMs?: number } = {}) => testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
 
 const operation = async (id: string) => (await h.app.inject({ method: 'GET', url: `/v1/operations/${id}`, headers: as(s.apiToken) })).json();
 
@@ -35,10 +34,14 @@ describe('a job whose worker dies on every attempt', () => {
     const r = runner('alive');
     let ran = 0;
     const givenUp: unknown[] = [];
-    r.register(kind, async () => {
-      ran++;
-      return {};
-    }, { onGiveUp: async (job, reason) => void givenUp.push({ payload: job.payload, attempt: job.attempt, reason }) });
+    r.register(
+      kind,
+      async () => {
+        ran++;
+        return {};
+      },
+      { onGiveUp: async (job, reason) => void givenUp.push({ payload: job.payload, attempt: job.attempt, reason }) },
+    );
     assert.equal(await r.runDue(), 0);
     assert.equal(ran, 0, 'not run a fourth time');
     const row = (await jobStore.get(h.database.db, id))!;

@@ -49,7 +49,9 @@ async function failedOperation(kind: string, handler: () => Promise<unknown>) {
   }
   const res = await h.app.inject({ method: 'GET', url: `/v1/operations/${operationId}`, headers: as(s.apiToken) });
   assert.equal(res.statusCode, 200);
-  const logged = lines.map((l) => JSON.parse(l) as { msg: string; job?: string; operation?: string; final?: boolean; err?: { message: string } }).filter((l) => l.msg === 'job failed' && l.job === jobId);
+  const logged = lines
+    .map((l) => JSON.parse(l) as { msg: string; job?: string; operation?: string; final?: boolean; err?: { message: string } })
+    .filter((l) => l.msg === 'job failed' && l.job === jobId);
   return { operation: res.json(), jobId, operationId, logged };
 }
 

@@ -49,7 +49,7 @@ describe('job runner', () => {
     assert.deepEqual(seen, [{ n: 1 }]);
     const res = await h.app.inject({ method: 'GET', url: `/v1/operations/${op}`, headers: as(s.apiToken) });
     assert.equal(res.statusCode, 200);
-    assert.deepEqual({ ...(res.json<object>()), created_at: 0, updated_at: 0 }, { id: op, kind: 't.echo', done: true, error: null, result: { echoed: { n: 1 } }, created_at: 0, updated_at: 0 });
+    assert.deepEqual({ ...res.json<object>(), created_at: 0, updated_at: 0 }, { id: op, kind: 't.echo', done: true, error: null, result: { echoed: { n: 1 } }, created_at: 0, updated_at: 0 });
   });
 
   test('a failing job is retried with backoff, then fails for good and records the error', async () => {
@@ -140,7 +140,10 @@ describe('job runner', () => {
     const [ra, rb] = await Promise.all([a.runDue(), b.runDue()]).finally(() => clearTimeout(timer));
     assert.equal(ra + rb, 40);
     assert.equal(counts.size, 40);
-    assert.ok([...counts.values()].every((c) => c === 1), 'no job ran twice');
+    assert.ok(
+      [...counts.values()].every((c) => c === 1),
+      'no job ran twice',
+    );
     assert.ok(ra > 0 && rb > 0, `both workers took work (${ra} and ${rb})`);
     const failed = await h.database.db.selectFrom('jobs').select(['id', 'last_error']).where('kind', '=', 't.count').where('state', '!=', 'succeeded').execute();
     assert.deepEqual(failed, [], 'every job succeeded');
@@ -402,7 +405,7 @@ describe('job pools (slots of their own) and the share of a group', () => {
       pooled.release(2);
       await waitFor("a pooled job queued after the quick one, run by the pool's slots", () => pooled.ran.includes(4));
       assert.ok(!quick.includes(2), "the pool's slots did not take the quick job queued before it");
-      assert.equal(pooled.most(), 2, 'never more than the pool\'s two slots at once');
+      assert.equal(pooled.most(), 2, "never more than the pool's two slots at once");
     } finally {
       pooled.releaseAll();
       long.releaseAll();
@@ -444,7 +447,10 @@ describe('job pools (slots of their own) and the share of a group', () => {
       await r.stop();
       jobs.releaseAll();
     }
-    assert.deepEqual(jobs.ran.sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(
+      jobs.ran.sort((a, b) => a - b),
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    );
   });
 
   test('runDue runs every due job of a pool with a share too, each group at most its share at once', async () => {
@@ -468,7 +474,16 @@ describe('job pools (slots of their own) and the share of a group', () => {
   });
 
   test('a kind in two pools, or a pool without a slot, is refused at once', () => {
-    assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 1 }, { name: 'b', kinds: ['t.pooled'], concurrency: 1 }] }), /t\.pooled is in two pools/);
+    assert.throws(
+      () =>
+        runner('w-bad', {
+          pools: [
+            { name: 'a', kinds: ['t.pooled'], concurrency: 1 },
+            { name: 'b', kinds: ['t.pooled'], concurrency: 1 },
+          ],
+        }),
+      /t\.pooled is in two pools/,
+    );
     assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 0 }] }), /at least one slot/);
     assert.throws(() => runner('w-bad', { pools: [{ name: 'a', kinds: ['t.pooled'], concurrency: 2, perGroup: 0 }] }), /at least one slot/);
   });
@@ -504,7 +519,7 @@ describe('waiting without failing', () => {
     for (let i = 0; i < 3; i++) {
       assert.equal(await r.runDue(), 1);
       const row = (await jobStore.get(h.database.db, id))!;
-        assert.equal(row.attempts, 0, 'waiting is not an attempt');
+      assert.equal(row.attempts, 0, 'waiting is not an attempt');
       assert.equal(await r.runDue(), 0, 'not before the time it was told');
       h.clock.advanceSeconds(30);
     }

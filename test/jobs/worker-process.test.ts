@@ -57,11 +57,15 @@ test('wsp worker runs a queued job and the periodic work, and loads no module of
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   try {
     await waitFor('the worker to start', async () => output.some((l) => l.includes('"worker started"')), { timeoutMs: 60_000, detail: async () => output.join('\n') });
-    await waitFor('the queued job and the hourly housekeeping to run', async () => {
-      const op = await db.selectFrom('operations').select(['done', 'result']).where('id', '=', operationId).executeTakeFirst();
-      const purge = await db.selectFrom('jobs').select('state').where('kind', '=', 'maintenance.purge').executeTakeFirst();
-      return op?.done === 1 && purge?.state === 'succeeded';
-    }, { timeoutMs: 60_000, detail: async () => output.join('\n') });
+    await waitFor(
+      'the queued job and the hourly housekeeping to run',
+      async () => {
+        const op = await db.selectFrom('operations').select(['done', 'result']).where('id', '=', operationId).executeTakeFirst();
+        const purge = await db.selectFrom('jobs').select('state').where('kind', '=', 'maintenance.purge').executeTakeFirst();
+        return op?.done === 1 && purge?.state === 'succeeded';
+      },
+      { timeoutMs: 60_000, detail: async () => output.join('\n') },
+    );
   } finally {
     child.kill('SIGTERM');
   }
@@ -73,7 +77,13 @@ test('wsp worker runs a queued job and the periodic work, and loads no module of
   const web = modules.filter((url) => /\/node_modules\/(fastify|@fastify\/|find-my-way|ajv|light-my-request)/.test(url));
   assert.deepEqual(web, [], 'no module of the web server is loaded');
   // The recording works: the worker's own modules and its database driver are in it.
-  assert.ok(modules.some((url) => url.endsWith('/dist/worker.js')), 'src/worker.ts, compiled, is loaded');
-  assert.ok(modules.some((url) => /\/node_modules\/(better-sqlite3|pg)\//.test(url)), 'a database driver is loaded');
+  assert.ok(
+    modules.some((url) => url.endsWith('/dist/worker.js')),
+    'src/worker.ts, compiled, is loaded',
+  );
+  assert.ok(
+    modules.some((url) => /\/node_modules\/(better-sqlite3|pg)\//.test(url)),
+    'a database driver is loaded',
+  );
   assert.ok(!modules.some((url) => url.endsWith('/dist/app.js') || url.endsWith('/dist/server.js')), 'neither the app nor the server is loaded');
 });

@@ -23,8 +23,7 @@ function notice(userIds: string[], over: Partial<NewNotification> = {}): NewNoti
   };
 }
 
-const list = (session: string, query = '', extra: Record<string, string> = {}) =>
-  h.app.inject({ method: 'GET', url: `/v1/notifications${query}`, headers: as(session, undefined, extra) });
+const list = (session: string, query = '', extra: Record<string, string> = {}) => h.app.inject({ method: 'GET', url: `/v1/notifications${query}`, headers: as(session, undefined, extra) });
 const read = (session: string, id: string) => h.app.inject({ method: 'PATCH', url: `/v1/notifications/${id}/read`, headers: as(session) });
 
 /** A user of their own, so counts are not disturbed by other tests. */
@@ -47,7 +46,10 @@ describe('GET /v1/notifications', () => {
     const body = res.json();
     assert.equal(body.has_more, false);
     assert.equal(body.next_cursor, null);
-    assert.deepEqual(body.data.map((n: { title: string }) => n.title), ['second', 'first']);
+    assert.deepEqual(
+      body.data.map((n: { title: string }) => n.title),
+      ['second', 'first'],
+    );
     const [n] = body.data;
     assert.deepEqual(Object.keys(n).sort(), ['body', 'context', 'created_at', 'id', 'read_at', 'resource_id', 'resource_type', 'severity', 'title', 'type']);
     assert.match(n.id, /^ntf_[0-9a-z]{26}$/);
@@ -68,7 +70,10 @@ describe('GET /v1/notifications', () => {
     assert.equal(first.data[0].title, 'n52');
     assert.equal(first.has_more, true);
     const rest = (await list(u.session, `?cursor=${first.next_cursor}`)).json();
-    assert.deepEqual(rest.data.map((n: { title: string }) => n.title), ['n2', 'n1', 'n0']);
+    assert.deepEqual(
+      rest.data.map((n: { title: string }) => n.title),
+      ['n2', 'n1', 'n0'],
+    );
     assert.equal(rest.has_more, false);
     assert.equal(rest.next_cursor, null);
     const small = (await list(u.session, '?limit=1')).json();
@@ -87,8 +92,14 @@ describe('GET /v1/notifications', () => {
     await notify(h.database.db, h.clock, notice([u.userId], { title: 'new' }));
     const all = (await list(u.session)).json().data;
     assert.equal((await read(u.session, all[1].id)).statusCode, 204);
-    assert.deepEqual((await list(u.session, '?unread=true')).json().data.map((n: { title: string }) => n.title), ['new']);
-    assert.deepEqual((await list(u.session, '?unread=false')).json().data.map((n: { title: string }) => n.title), ['new', 'old']);
+    assert.deepEqual(
+      (await list(u.session, '?unread=true')).json().data.map((n: { title: string }) => n.title),
+      ['new'],
+    );
+    assert.deepEqual(
+      (await list(u.session, '?unread=false')).json().data.map((n: { title: string }) => n.title),
+      ['new', 'old'],
+    );
     const bad = await list(u.session, '?unread=yes');
     assert.equal(bad.statusCode, 422);
     assert.deepEqual(firstError(bad.json()).path, ['query', 'unread']);
@@ -194,7 +205,10 @@ describe('notify()', () => {
     const b = await freshUser();
     const n = notice([a.userId, b.userId], { dedupeKey: 'once:1' });
     const counts = await Promise.all([notify(h.database.db, h.clock, n), notify(h.database.db, h.clock, n), notify(h.database.db, h.clock, n)]);
-    assert.equal(counts.reduce((x, y) => x + y, 0), 2);
+    assert.equal(
+      counts.reduce((x, y) => x + y, 0),
+      2,
+    );
     assert.equal(await notify(h.database.db, h.clock, notice([a.userId, b.userId], { dedupeKey: 'once:1' })), 0);
     assert.equal((await list(a.session)).json().data.length, 1);
     assert.equal((await list(b.session)).json().data.length, 1);

@@ -60,7 +60,10 @@ async function endsSoon(t: TestContext, stream: SseStream, what: string): Promis
     stream.close();
   }
   t.diagnostic(`${what}: the stream ended ${Date.now() - started} ms later`);
-  assert.ok(stream.comments.some((c) => c.startsWith('closed: ')), `a closing comment says why: ${JSON.stringify(stream.comments)}`);
+  assert.ok(
+    stream.comments.some((c) => c.startsWith('closed: ')),
+    `a closing comment says why: ${JSON.stringify(stream.comments)}`,
+  );
 }
 
 /** A fresh member of the seed's workspace with a session of its own. */
@@ -209,7 +212,15 @@ describe('credentials that run out end their streams (the app’s clock moved)',
   const nowOf = () => Math.floor(hc.clock.nowMs() / 1000);
 
   test('a JWT’s exp passes: its stream ends; a JWT with a later exp keeps its own', async (t) => {
-    const jwt = (exp: number) => new SignJWT({}).setProtectedHeader({ alg: 'ES256', typ: 'JWT' }).setIssuer(ISS).setAudience(AUD).setSubject(sc.member.userId).setIssuedAt(nowOf() - 5).setExpirationTime(exp).sign(key.privateKey);
+    const jwt = (exp: number) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
+        .setIssuer(ISS)
+        .setAudience(AUD)
+        .setSubject(sc.member.userId)
+        .setIssuedAt(nowOf() - 5)
+        .setExpirationTime(exp)
+        .sign(key.privateKey);
     const short = await liveStream(hc, cbase, sc.member.userId, as(await jwt(nowOf() + 60)));
     const long = await liveStream(hc, cbase, sc.member.userId, as(await jwt(nowOf() + 3600)));
     try {

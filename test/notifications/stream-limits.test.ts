@@ -67,7 +67,10 @@ describe('caps', () => {
     const otherSession = (await h.admin.createSession(s.owner.userId)).session_token;
     const open = [await openSse(url, as(s.owner.session)), await openSse(url, as(otherSession))];
     try {
-      assert.deepEqual(open.map((x) => x.status), [200, 200]);
+      assert.deepEqual(
+        open.map((x) => x.status),
+        [200, 200],
+      );
       await assertRefused(await openSse(url, as(s.owner.session)), 7500, 'streams_per_user', 2);
       await assertRefused(await openSse(url, as(otherSession)), 7500, 'streams_per_user', 2);
       const another = await openSse(url, as(s.admin.session));
@@ -86,7 +89,10 @@ describe('caps', () => {
     const s = await h.seed();
     const open = [await openSse(url, as(s.owner.session)), await openSse(url, as(s.owner.session)), await openSse(url, as(s.admin.session))];
     try {
-      assert.deepEqual(open.map((x) => x.status), [200, 200, 200]);
+      assert.deepEqual(
+        open.map((x) => x.status),
+        [200, 200, 200],
+      );
       await assertRefused(await openSse(url, as(s.member.session)), 7501, 'streams_per_process', 3);
       open[2]!.close();
       open.push(await openWhenFree(url, as(s.member.session)));
@@ -107,7 +113,7 @@ describe('caps', () => {
 });
 
 describe('one poller for every stream of a process', () => {
-  test("a notice reaches 25 streams (5 users, 5 streams each) with no more notification statements than looks: the look does not grow with the streams", async (t) => {
+  test('a notice reaches 25 streams (5 users, 5 streams each) with no more notification statements than looks: the look does not grow with the streams', async (t) => {
     const { h, url } = await appWith({ perUser: 10, perProcess: 100 });
     const s = await h.seed();
     const users = [s.owner, s.admin, s.member, await user(h, s.workspaceId), await user(h, s.workspaceId)];
@@ -133,7 +139,10 @@ describe('one poller for every stream of a process', () => {
       assert.ok(notifications >= 1 && notifications <= 3, `${notifications} notification reads`);
       assert.ok(notifications <= sessions, `one credential check a look: ${sessions} session reads for ${notifications} looks`);
       assert.ok(memberships <= sessions + 1, `${memberships} membership reads`);
-      assert.ok(streams.every((x) => x.events.filter((e) => e.data.title === 'counted').length === 1), 'each stream had it once');
+      assert.ok(
+        streams.every((x) => x.events.filter((e) => e.data.title === 'counted').length === 1),
+        'each stream had it once',
+      );
     } finally {
       for (const x of streams) x.close();
     }

@@ -58,42 +58,55 @@ async function sample(): Promise<{ p50: number; p95: number; max: number }> {
 const fmt = (x: { p50: number; p95: number; max: number }) => `p50 ${x.p50.toFixed(1)} ms, p95 ${x.p95.toFixed(1)} ms, max ${x.max.toFixed(1)} ms`;
 
 // A bound of its own, below the file's: a process starved by its streams fails this test with its name rather than being killed.
-test(`/healthz stays near its baseline while the process holds its default maximum of streams (${LIMITS.perProcess}); each still gets its notice; one more is 429 (7501)`, { timeout: 240_000 }, async (t) => {
-  assert.equal(LIMITS.perProcess % USERS, 0);
-  const perUser = LIMITS.perProcess / USERS;
-  assert.ok(perUser <= LIMITS.perUser);
-  const users: { userId: string; session: string }[] = [];
-  for (let i = 0; i < USERS; i++) {
-    const { user_id } = await h.admin.createUser({ name: `u${i}` });
-    await h.admin.addMember(s.workspaceId, user_id, 'member');
-    users.push({ userId: user_id, session: (await h.admin.createSession(user_id)).session_token });
-  }
-  await healthz();
-  const baseline = await sample();
-  t.diagnostic(`baseline, no stream: ${fmt(baseline)}`);
-
-  const streams: SseStream[] = [];
-  try {
-    const wanted = users.flatMap((u) => Array.from({ length: perUser }, () => u));
-    for (let i = 0; i < wanted.length; i += 50) {
-      streams.push(...(await Promise.all(wanted.slice(i, i + 50).map((u) => openSse(`${base}/v1/notifications/stream`, as(u.session))))));
+test(
+  `/healthz stays near its baseline while the process holds its default maximum of streams (${LIMITS.perProcess}); each still gets its notice; one more is 429 (7501)`,
+  { timeout: 240_000 },
+  async (t) => {
+    assert.equal(LIMITS.perProcess % USERS, 0);
+    const perUser = LIMITS.perProcess / USERS;
+    assert.ok(perUser <= LIMITS.perUser);
+    const users: { userId: string; session: string }[] = [];
+    for (let i = 0; i < USERS; i++) {
+      const { user_id } = await h.admin.createUser({ name: `u${i}` });
+      await h.admin.addMember(s.workspaceId, user_id, 'member');
+      users.push({ userId: user_id, session: (await h.admin.createSession(user_id)).session_token });
     }
-    assert.equal(streams.filter((x) => x.status === 200).length, LIMITS.perProcess);
-    // Every stream has had its first look before the timing.
-    await notify(h.database.db, h.clock, { userIds: users.map((u) => u.userId), type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_x', title: 'warm-up', body: 'b', severity: 'info', context: {} });
-    await waitFor('the notice on every stream', () => streams.every((x) => x.events.some((e) => e.data.title === 'warm-up')), { timeoutMs: 30_000 });
+    await healthz();
+    const baseline = await sample();
+    t.diagnostic(`baseline, no stream: ${fmt(baseline)}`);
 
-    const loaded = await sample();
-    t.diagnostic(`${streams.length} streams open: ${fmt(loaded)}`);
-    assert.ok(loaded.p50 <= baseline.p50 * 3 + baseline.p95, `median ${fmt(loaded)} against ${fmt(baseline)}`);
-    assert.ok(loaded.p95 <= baseline.p95 * 10, `95th percentile ${fmt(loaded)} against ${fmt(baseline)}`);
+    const streams: SseStream[] = [];
+    try {
+      const wanted = users.flatMap((u) => Array.from({ length: perUser }, () => u));
+      for (let i = 0; i < wanted.length; i += 50) {
+        streams.push(...(await Promise.all(wanted.slice(i, i + 50).map((u) => openSse(`${base}/v1/notifications/stream`, as(u.session))))));
+      }
+      assert.equal(streams.filter((x) => x.status === 200).length, LIMITS.perProcess);
+      // Every stream has had its first look before the timing.
+      await notify(h.database.db, h.clock, {
+        userIds: users.map((u) => u.userId),
+        type: 'machine_expiry',
+        resource_type: 'machine',
+        resource_id: 'mch_x',
+        title: 'warm-up',
+        body: 'b',
+        severity: 'info',
+        context: {},
+      });
+      await waitFor('the notice on every stream', () => streams.every((x) => x.events.some((e) => e.data.title === 'warm-up')), { timeoutMs: 30_000 });
 
-    const more = await openSse(`${base}/v1/notifications/stream`, as(s.owner.session));
-    if (more.status !== 429) more.close();
-    assert.equal(more.status, 429);
-    await more.ended;
-    assert.equal(firstError(JSON.parse(more.text)).code, 7501);
-  } finally {
-    for (const x of streams) x.close();
-  }
-});
+      const loaded = await sample();
+      t.diagnostic(`${streams.length} streams open: ${fmt(loaded)}`);
+      assert.ok(loaded.p50 <= baseline.p50 * 3 + baseline.p95, `median ${fmt(loaded)} against ${fmt(baseline)}`);
+      assert.ok(loaded.p95 <= baseline.p95 * 10, `95th percentile ${fmt(loaded)} against ${fmt(baseline)}`);
+
+      const more = await openSse(`${base}/v1/notifications/stream`, as(s.owner.session));
+      if (more.status !== 429) more.close();
+      assert.equal(more.status, 429);
+      await more.ended;
+      assert.equal(firstError(JSON.parse(more.text)).code, 7501);
+    } finally {
+      for (const x of streams) x.close();
+    }
+  },
+);

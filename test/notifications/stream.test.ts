@@ -47,7 +47,10 @@ describe('the stream', () => {
       await notice(s.owner.userId, 'for the owner');
       await waitFor('the owner’s event', () => stream.events.length >= 1);
       await new Promise((r) => setTimeout(r, 1500));
-      assert.deepEqual(stream.events.map((e) => [e.event, e.data.title]), [['notification', 'for the owner']]);
+      assert.deepEqual(
+        stream.events.map((e) => [e.event, e.data.title]),
+        [['notification', 'for the owner']],
+      );
       assert.equal(stream.events[0]!.id, stream.events[0]!.data.id);
     } finally {
       stream.close();
@@ -63,13 +66,19 @@ describe('the stream', () => {
     const stream = await open(`${base}/v1/notifications/stream`, as(s.member.session, undefined, { 'last-event-id': one.id }));
     try {
       await waitFor('the two after it', () => stream.events.length >= 2);
-      assert.deepEqual(stream.events.map((e) => e.data.title), ['two', 'three']);
+      assert.deepEqual(
+        stream.events.map((e) => e.data.title),
+        ['two', 'three'],
+      );
       // The looks after the first look back 30 s behind the newest sent, past 'one'.
       await notice(s.member.userId, 'four');
       await waitFor('the next one', () => stream.events.length >= 3);
       await notice(s.member.userId, 'five');
       await waitFor('the one after', () => stream.events.length >= 4);
-      assert.deepEqual(stream.events.map((e) => e.data.title), ['two', 'three', 'four', 'five']);
+      assert.deepEqual(
+        stream.events.map((e) => e.data.title),
+        ['two', 'three', 'four', 'five'],
+      );
     } finally {
       stream.close();
     }
@@ -78,7 +87,20 @@ describe('the stream', () => {
   test("a resume with a backlog past one look (600) gets all of it, in order, once; another user's new notice is not held behind it", async () => {
     const { user_id: heavy } = await h.admin.createUser({ name: 'backlog' });
     const heavyToken = (await h.admin.createSession(heavy)).session_token;
-    const rows = Array.from({ length: 600 }, (_, i) => ({ id: newId('ntf'), user_id: heavy, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_b', title: `n${i}`, body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null }));
+    const rows = Array.from({ length: 600 }, (_, i) => ({
+      id: newId('ntf'),
+      user_id: heavy,
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: 'mch_b',
+      title: `n${i}`,
+      body: 'b',
+      severity: 'info',
+      context: '{}',
+      read_at: null,
+      created_at: 1,
+      dedupe_key: null,
+    }));
     await h.database.db.insertInto('notifications').values(rows).execute();
     const ids = rows.map((r) => r.id).sort();
     const light = await open(`${base}/v1/notifications/stream`, as(s.member.session));
@@ -87,7 +109,10 @@ describe('the stream', () => {
       await notice(s.member.userId, 'not held back');
       await waitFor('the other user’s notice', () => light.events.some((e) => e.data.title === 'not held back'));
       await waitFor('the whole backlog', () => backlog.events.length >= 599, 10_000);
-      assert.deepEqual(backlog.events.map((e) => e.id), ids.slice(1));
+      assert.deepEqual(
+        backlog.events.map((e) => e.id),
+        ids.slice(1),
+      );
       await notice(heavy, 'after the backlog');
       await waitFor('the next notice', () => backlog.events.length === 600);
       assert.equal(backlog.events[599]!.data.title, 'after the backlog');
@@ -141,10 +166,29 @@ describe('timing, late commits and shutdown', () => {
       await new Promise((r) => setTimeout(r, 5));
       await notice(s.admin.userId, 'committed first');
       await waitFor('the first', () => stream.events.length === 1);
-      await h.database.db.insertInto('notifications').values({ id: early, user_id: s.admin.userId, type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_y', title: 'committed late', body: 'b', severity: 'info', context: '{}', read_at: null, created_at: 1, dedupe_key: null }).execute();
+      await h.database.db
+        .insertInto('notifications')
+        .values({
+          id: early,
+          user_id: s.admin.userId,
+          type: 'machine_expiry',
+          resource_type: 'machine',
+          resource_id: 'mch_y',
+          title: 'committed late',
+          body: 'b',
+          severity: 'info',
+          context: '{}',
+          read_at: null,
+          created_at: 1,
+          dedupe_key: null,
+        })
+        .execute();
       await waitFor(`the late one ${JSON.stringify(stream)}`, () => stream.events.length === 2);
       await waitFor('keep-alive comments', () => stream.comments.filter((c) => c === 'keep-alive').length >= 2);
-      assert.deepEqual(stream.events.map((e) => e.data.title), ['committed first', 'committed late']);
+      assert.deepEqual(
+        stream.events.map((e) => e.data.title),
+        ['committed first', 'committed late'],
+      );
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(stream.events.length, 2, 'each sent once');
     } finally {
@@ -184,13 +228,21 @@ describe('timing, late commits and shutdown', () => {
       await notice(user_id, 'meanwhile');
       const keepAlives = stream.comments.length;
       await waitFor('keep-alives and failed looks during the outage', () => stream.comments.length >= keepAlives + 3 && outage.failed >= 3);
-      assert.deepEqual(stream.events.map((e) => e.data.title), ['before'], 'nothing is sent on a credential that could not be checked');
+      assert.deepEqual(
+        stream.events.map((e) => e.data.title),
+        ['before'],
+        'nothing is sent on a credential that could not be checked',
+      );
       assert.ok(!stream.isEnded(), 'an outage ends no stream');
       outage.away = false;
       await waitFor('the notice made during the outage', () => stream.events.length === 2);
       const seen = stream.comments.length;
       await waitFor('more looks (a keep-alive each two)', () => stream.comments.length >= seen + 3);
-      assert.deepEqual(stream.events.map((e) => e.data.title), ['before', 'meanwhile'], 'each once');
+      assert.deepEqual(
+        stream.events.map((e) => e.data.title),
+        ['before', 'meanwhile'],
+        'each once',
+      );
       await h.database.db.deleteFrom('sessions').where('id', '=', sessionId).execute();
       await waitFor('the stream to end with its session', () => stream.isEnded());
     } finally {

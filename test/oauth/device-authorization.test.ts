@@ -10,7 +10,15 @@ const USER_CODE = /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/;
 
 describe('POST /v1/oauth/device_authorization', () => {
   test(`at most ${MAX_LOGINS_STARTED_PER_IP} logins started per client address in ${GUESS_WINDOW_SECONDS / 60} minutes: then 429 slow_down with Retry-After, and no row is kept`, async () => {
-    const rows = async () => Number((await h.database.db.selectFrom('device_authorizations').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = async () =>
+      Number(
+        (
+          await h.database.db
+            .selectFrom('device_authorizations')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await rows();
     const start = (ip: string) => postForm(h, '/v1/oauth/device_authorization', { client_id: 'wsp-cli' }, { remoteAddress: ip });
     for (let i = 0; i < MAX_LOGINS_STARTED_PER_IP; i++) assert.equal((await start('192.0.2.7')).statusCode, 200, `login ${i + 1}`);

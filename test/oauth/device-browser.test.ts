@@ -42,9 +42,7 @@ before(async () => {
   if (noChromium) return;
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-device-browser-'));
   // Playwright gives every launch a new, empty profile directory (its own --user-data-dir).
-  launching = import('playwright-core').then(({ chromium }) =>
-    chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }),
-  );
+  launching = import('playwright-core').then(({ chromium }) => chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 }));
   launching.catch(() => undefined);
   tdb = await openTestDatabase();
   // The first owner as `wsp admin bootstrap --email ... --password-stdin` makes them.
@@ -146,7 +144,10 @@ async function withScreenshot(page: Page, name: string, fn: () => Promise<void>)
     console.log(`# device-browser: screenshot of the failure: ${shot}`);
     throw err;
   } finally {
-    await page.context().close().catch(() => undefined);
+    await page
+      .context()
+      .close()
+      .catch(() => undefined);
   }
 }
 
@@ -173,7 +174,10 @@ describe('the /device page in headless Chromium', () => {
       assert.equal(new URL(page.url()).pathname, '/device');
       assert.ok(!(await page.content()).includes(PASSWORD), 'the password is not echoed into the page');
       const cookies = await page.context().cookies();
-      assert.ok(cookies.some((c) => c.name === 'wsp_session' && c.httpOnly && c.sameSite === 'Lax'), 'the browser holds the session cookie');
+      assert.ok(
+        cookies.some((c) => c.name === 'wsp_session' && c.httpOnly && c.sameSite === 'Lax'),
+        'the browser holds the session cookie',
+      );
       assert.deepEqual(problems, [], 'no script errors or CSP violations on the page');
     });
 
@@ -222,7 +226,7 @@ describe('the /device page in headless Chromium', () => {
     assert.ok(!fs.existsSync(path.join(login.configDir, 'credentials.json')), 'nothing saved');
   });
 
-  test('signing in through the OpenID provider instead: /device, single sign-on, the provider\'s login and consent, back to /device with the code, Approve', { skip: noChromium }, async () => {
+  test("signing in through the OpenID provider instead: /device, single sign-on, the provider's login and consent, back to /device with the code, Approve", { skip: noChromium }, async () => {
     const login = startCliLogin('sso');
     const { uriComplete, userCode } = await login.prompt;
 
@@ -246,9 +250,17 @@ describe('the /device page in headless Chromium', () => {
       await page.getByRole('button', { name: 'Approve' }).click();
       await page.getByRole('heading', { name: 'Device approved' }).waitFor();
       const ours = [publicAddr!.url, server!.url, idp!.issuer].map((u) => new URL(u).origin);
-      assert.deepEqual(failed.filter((u) => ours.includes(new URL(u).origin)), [], 'every request to the platform and the provider was answered');
+      assert.deepEqual(
+        failed.filter((u) => ours.includes(new URL(u).origin)),
+        [],
+        'every request to the platform and the provider was answered',
+      );
       const external = failed.length;
-      assert.deepEqual(problems.filter((p) => !(external > 0 && p.includes('net::ERR_NAME_NOT_RESOLVED'))), [], 'no script errors or CSP violations');
+      assert.deepEqual(
+        problems.filter((p) => !(external > 0 && p.includes('net::ERR_NAME_NOT_RESOLVED'))),
+        [],
+        'no script errors or CSP violations',
+      );
     });
 
     const run = await finished(login);

@@ -107,7 +107,10 @@ test('the cookie alone decides nothing: without the CSRF token 403, signed out 4
   const p = await person();
   const started = await startLogin(h);
   const { cookie } = await signIn(p.email);
-  for (const fields of [{ user_code: started.user_code, action: 'approve' }, { user_code: started.user_code, csrf_token: 'A'.repeat(32), action: 'approve' }] as Record<string, string>[]) {
+  for (const fields of [
+    { user_code: started.user_code, action: 'approve' },
+    { user_code: started.user_code, csrf_token: 'A'.repeat(32), action: 'approve' },
+  ] as Record<string, string>[]) {
     const res = await submit(fields, { cookie });
     assert.equal(res.statusCode, 403);
     assertPage(res);
@@ -188,14 +191,25 @@ test('a body the page cannot read is a 400 page, not JSON', async () => {
   assertPage(res);
 });
 
-test('login CSRF: a sign-in or a decision posted by a page of another site changes nothing (403 page, no cookie); this site\'s own form works', async () => {
+test("login CSRF: a sign-in or a decision posted by a page of another site changes nothing (403 page, no cookie); this site's own form works", async () => {
   const attacker = await person();
   const victim = await person();
   const sent = (fields: Record<string, string>, headers: Record<string, string>, cookie?: string) =>
-    h.app.inject({ method: 'POST', url: '/device', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers, ...(cookie ? { cookie } : {}) }, payload: new URLSearchParams(fields).toString() });
+    h.app.inject({
+      method: 'POST',
+      url: '/device',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers, ...(cookie ? { cookie } : {}) },
+      payload: new URLSearchParams(fields).toString(),
+    });
   const signInAs = { action: 'sign_in', email: attacker.email, password: PASSWORD };
   // What browsers send with a form posted from another site, and from this one (http://localhost:8080, the app's WSP_PUBLIC_URL).
-  const crossSite: Record<string, string>[] = [{ origin: 'https://attacker.example', 'sec-fetch-site': 'cross-site' }, { origin: 'https://attacker.example' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: 'http://sub.localhost:8080' }, { origin: 'null' }];
+  const crossSite: Record<string, string>[] = [
+    { origin: 'https://attacker.example', 'sec-fetch-site': 'cross-site' },
+    { origin: 'https://attacker.example' },
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site', origin: 'http://sub.localhost:8080' },
+    { origin: 'null' },
+  ];
   for (const headers of crossSite) {
     const res = await sent(signInAs, headers);
     assert.equal(res.statusCode, 403, JSON.stringify(headers));
@@ -220,7 +234,7 @@ test('login CSRF: a sign-in or a decision posted by a page of another site chang
   assert.equal(ownNoReferrer.statusCode, 200, ownNoReferrer.body);
 });
 
-test('an approval and a denial on the page record the request id, address and user agent, as the API\'s do', async () => {
+test("an approval and a denial on the page record the request id, address and user agent, as the API's do", async () => {
   const p = await person();
   const { cookie, csrf } = await signIn(p.email);
   const viaPage = await startLogin(h);
@@ -234,7 +248,13 @@ test('an approval and a denial on the page record the request id, address and us
   assert.equal(res.statusCode, 200, res.body);
   const viaApi = await startLogin(h);
   const session = (await h.app.inject({ method: 'POST', url: '/v1/sessions', payload: { email: p.email, password: PASSWORD } })).json().token as string;
-  const api = await h.app.inject({ method: 'POST', url: '/v1/oauth/device/deny', headers: { authorization: `Bearer ${session}`, 'user-agent': 'the api test client' }, payload: { user_code: viaApi.user_code }, remoteAddress: '203.0.113.8' });
+  const api = await h.app.inject({
+    method: 'POST',
+    url: '/v1/oauth/device/deny',
+    headers: { authorization: `Bearer ${session}`, 'user-agent': 'the api test client' },
+    payload: { user_code: viaApi.user_code },
+    remoteAddress: '203.0.113.8',
+  });
   assert.equal(api.statusCode, 200, api.body);
   const rows = await h.database.db
     .selectFrom('events')
@@ -246,7 +266,7 @@ test('an approval and a denial on the page record the request id, address and us
   assert.equal(rows.length, 2);
   const [page, viaApiRow] = rows;
   assert.deepEqual({ type: page!.type, ip: page!.ip, user_agent: page!.user_agent }, { type: 'device_authorization.approved', ip: '203.0.113.7', user_agent: 'the page test browser' });
-  assert.ok(page!.request_id, 'the page\'s approval names its request');
+  assert.ok(page!.request_id, "the page's approval names its request");
   assert.deepEqual({ type: viaApiRow!.type, ip: viaApiRow!.ip, user_agent: viaApiRow!.user_agent }, { type: 'device_authorization.denied', ip: '203.0.113.8', user_agent: 'the api test client' });
   assert.ok(viaApiRow!.request_id);
 });

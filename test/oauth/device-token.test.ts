@@ -14,7 +14,15 @@ const errorOf = (res: { statusCode: number; body: string; headers: Record<string
 };
 
 const sessionsOf = async (userId: string) =>
-  Number((await h.database.db.selectFrom('sessions').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await h.database.db
+        .selectFrom('sessions')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('user_id', '=', userId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('POST /v1/oauth/token', () => {
   test('pending, then approved: the next poll gets a new session token of the approver, once', async () => {
@@ -52,7 +60,10 @@ describe('POST /v1/oauth/token', () => {
     h.clock.advanceSeconds(4);
     assert.equal(errorOf(await poll(h, started.device_code)), 'slow_down');
     // Each slow_down also counts as a poll: the next wait starts from it, at the grown interval.
-    for (const [wait, interval] of [[9, 10], [14, 15]] as const) {
+    for (const [wait, interval] of [
+      [9, 10],
+      [14, 15],
+    ] as const) {
       h.clock.advanceSeconds(wait);
       assert.equal(errorOf(await poll(h, started.device_code)), 'slow_down', `${wait} s is sooner than ${interval} s`);
     }

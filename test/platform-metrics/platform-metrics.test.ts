@@ -14,8 +14,7 @@ const t = useComputeTestApp();
 
 type Series = Schemas['Series'];
 const now = () => Math.floor(t.h.clock.nowMs() / 1000);
-const get = (url: string, credential = t.s.owner.session, workspace: string | undefined = t.s.workspaceId) =>
-  t.h.app.inject({ method: 'GET', url, headers: as(credential, workspace) });
+const get = (url: string, credential = t.s.owner.session, workspace: string | undefined = t.s.workspaceId) => t.h.app.inject({ method: 'GET', url, headers: as(credential, workspace) });
 async function series(key: string, query: string, credential = t.s.owner.session): Promise<Series> {
   const res = await get(`/v1/platform_metrics/${key}/series?${query}`, credential);
   assert.equal(res.statusCode, 200, res.body);
@@ -33,7 +32,10 @@ describe('the list of metrics', () => {
     const res = await get('/v1/platform_metrics');
     assert.equal(res.statusCode, 200, res.body);
     const list = res.json().data as { key: string; version: number; unit: string; kind: string; filter_keys: string[] }[];
-    assert.deepEqual(list.map((m) => m.key), ['machines_running', 'machines_suspended', 'monthly_cost_cents', 'renders', 'secret_accesses', 'writes', 'notifications_unread']);
+    assert.deepEqual(
+      list.map((m) => m.key),
+      ['machines_running', 'machines_suspended', 'monthly_cost_cents', 'renders', 'secret_accesses', 'writes', 'notifications_unread'],
+    );
     assert.ok(list.every((m) => m.version === 1 && m.unit && (m.kind === 'gauge' || m.kind === 'counter')));
     assert.deepEqual(list.find((m) => m.key === 'renders')!.filter_keys, ['install', 'status']);
     const narrow = await write('POST', '/v1/api_tokens', { name: 'secrets only', scopes: ['secrets:read'] });
@@ -127,7 +129,7 @@ describe('gauges', () => {
     const suspending = await suspend(t, machine);
     assert.equal(suspending.statusCode, 200, suspending.body);
     await t.h.app.jobs.runDue();
-    const cost = ((await get('/v1/compute/suspensions', t.s.apiToken, undefined)).json<{ monthly_cost_cents: number }[]>())[0]!.monthly_cost_cents;
+    const cost = (await get('/v1/compute/suspensions', t.s.apiToken, undefined)).json<{ monthly_cost_cents: number }[]>()[0]!.monthly_cost_cents;
     t.h.clock.advanceSeconds(100);
     const suspended = (await get(`/v1/machines/${machine.id}`, t.s.apiToken, undefined)).json();
     assert.equal(suspended.status, 'suspended');
@@ -165,18 +167,27 @@ describe('gauges', () => {
     t.h.clock.advanceSeconds(100);
     const until = from + 200;
     const lives = await platformMetricsStore.machineLives(db, ws, from, until, undefined);
-    assert.ok(lives.every((l) => l.end === null || l.end > from), JSON.stringify(lives));
+    assert.ok(
+      lives.every((l) => l.end === null || l.end > from),
+      JSON.stringify(lives),
+    );
     assert.ok(!lives.some((l) => l.start === gone.created_at), 'the deleted machine is not read');
-    assert.ok(lives.some((l) => l.start === alive.created_at && l.end === null), 'the running machine is');
+    assert.ok(
+      lives.some((l) => l.start === alive.created_at && l.end === null),
+      'the running machine is',
+    );
     const suspensions = await platformMetricsStore.suspensions(db, ws, from, until, undefined);
-    assert.ok(suspensions.every((l) => l.end === null || l.end > from), JSON.stringify(suspensions));
+    assert.ok(
+      suspensions.every((l) => l.end === null || l.end > from),
+      JSON.stringify(suspensions),
+    );
     assert.deepEqual(await platformMetricsStore.unread(db, t.s.owner.userId, from, until), []);
     // The series agrees: the machine deleted before the range is nowhere in it.
     const running = values(await series('machines_running', `from=${from}&to=${until}&step=100`));
     assert.deepEqual(running, [lives.length, lives.length]);
   });
 
-  test('notifications unread are the caller\'s, from arrival until read; an API token has none (403)', async () => {
+  test("notifications unread are the caller's, from arrival until read; an API token has none (403)", async () => {
     const start = now();
     t.h.clock.advanceSeconds(10);
     const notice = { type: 'machine_expiry', resource_type: 'machine', resource_id: 'mch_01jabcdefghjkmnpqrstvwxyz0', title: 't', body: 'b', severity: 'info', context: {} };
@@ -211,8 +222,27 @@ describe('gauges', () => {
     assert.deepEqual(gauge([{ start: 0, end: 20 }], b), [1, 0, 0, 0]);
     assert.deepEqual(gauge([{ start: 10, end: null }], b), [1, 1, 1, 1]);
     assert.deepEqual(gauge([{ start: 11, end: 31 }], b), [0, 1, 1, 0]);
-    assert.deepEqual(gauge([{ start: 40, end: null }, { start: 41, end: null }], b), [0, 0, 0, 1]);
-    assert.deepEqual(gauge([{ start: 0, end: 25, weight: 2.5 }, { start: 15, end: null, weight: 1 }], b, true), [2.5, 3.5, 1, 1]);
+    assert.deepEqual(
+      gauge(
+        [
+          { start: 40, end: null },
+          { start: 41, end: null },
+        ],
+        b,
+      ),
+      [0, 0, 0, 1],
+    );
+    assert.deepEqual(
+      gauge(
+        [
+          { start: 0, end: 25, weight: 2.5 },
+          { start: 15, end: null, weight: 1 },
+        ],
+        b,
+        true,
+      ),
+      [2.5, 3.5, 1, 1],
+    );
   });
 });
 
@@ -277,7 +307,10 @@ describe('event series count closed minutes once (src/events/minute-counts.ts)',
     const open = now();
     await f.post(3);
     assert.deepEqual(await f.writes(`from=${open - 60}&to=${open}&step=60`), [3]);
-    assert.ok((await f.counted()).every((r) => r.minute <= m + 2), 'an open minute is never stored');
+    assert.ok(
+      (await f.counted()).every((r) => r.minute <= m + 2),
+      'an open minute is never stored',
+    );
     // Asked again across all of it, each minute counted once: 1 + 2 + 1 + 3.
     const total = (await f.writes(`from=${base}&to=${open}&step=${open - base}`)).reduce((a, b) => a + b, 0);
     assert.equal(total, 7);
@@ -296,7 +329,10 @@ describe('event series count closed minutes once (src/events/minute-counts.ts)',
     for (const a of answers) assert.deepEqual(a, [1, 2, 3, 4, 5]);
     const rows = await f.counted();
     assert.equal(rows.length, 5, JSON.stringify(rows));
-    assert.equal(rows.reduce((a, r) => a + r.n, 0), 15);
+    assert.equal(
+      rows.reduce((a, r) => a + r.n, 0),
+      15,
+    );
     // Later minutes, with a stretch between that no series asked for: the span grows over it.
     const later = atMinute(5) + 3600;
     t.h.clock.set((later + 5) * 1000);
@@ -324,7 +360,10 @@ describe('event series count closed minutes once (src/events/minute-counts.ts)',
     t.h.clock.set((base + 30 + 365 * 86_400) * 1000);
     await t.h.app.jobs.runDue();
     const rows = await t.h.database.db.selectFrom('events').select('created_at').where('workspace_id', '=', f.w.workspaceId).where('type', '=', 'secret.created').execute();
-    assert.deepEqual(rows.map((r) => Number(r.created_at)).sort((a, b) => a - b), [base + 50, base + 50, base + 130]);
+    assert.deepEqual(
+      rows.map((r) => Number(r.created_at)).sort((a, b) => a - b),
+      [base + 50, base + 50, base + 130],
+    );
     assert.deepEqual(
       (await f.counted()).map((r) => r.minute),
       [base / 60 + 2],

@@ -110,8 +110,7 @@ describe('renders per hour (WSP_QUOTA_RENDERS_PER_HOUR)', () => {
 describe('API tokens (WSP_QUOTA_API_TOKENS)', () => {
   test('at the quota, creating a token is 409 (7041); expired and revoked tokens free their place', async () => {
     const { seed } = await workspace();
-    const create = (body: Record<string, unknown>) =>
-      h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(seed.owner.session, seed.workspaceId), payload: { name: 't', ...body } });
+    const create = (body: Record<string, unknown>) => h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers: as(seed.owner.session, seed.workspaceId), payload: { name: 't', ...body } });
     // The seed holds one.
     const soon = (await create({ expires_at: Math.floor(h.clock.nowMs() / 1000) + 60 })).json();
     const second = (await create({})).json();
@@ -200,7 +199,10 @@ describe('repositories of a workspace together (WSP_QUOTA_WORKSPACE_REPOSITORY_B
       // plus an empty repository's (some 75 KB), under the per-install quota (96 KiB); two pass 128 KiB.
       const v = await f2.publish(pkg.id, '1.0.0', { 'data.txt': '{{{blob}}}' });
       const blob = () => randomBytes(45_000).toString('base64');
-      const installs = [await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } }), await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } })];
+      const installs = [
+        await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } }),
+        await f2.createInstall({ package_id: pkg.id, version_id: v.id, values: { blob: blob() } }),
+      ];
       await h2.app.jobs.runDue(); // the two renders run in two of the runner's slots at once
       const renders = await Promise.all(installs.map(async (i) => (await f2.renders(i.id))[0]));
       assert.deepEqual(renders.map((r) => r.state).sort(), ['failed', 'succeeded'], JSON.stringify(renders.map((r) => [r.state, r.message])));
@@ -357,7 +359,10 @@ describe('repository maintenance (WSP_REPOSITORY_GC_HOURS)', () => {
     assert.doesNotThrow(() => f.git(install.id, 'cat-file', '-e', fresh), 'a young one is kept: a render may be about to name it');
     assert.equal(f.git(install.id, 'rev-parse', 'main'), render.commit_sha);
     assert.doesNotThrow(() => f.git(install.id, 'fsck', '--no-dangling'));
-    assert.ok(fs.readdirSync(path.join(repo, 'objects', 'pack')).some((n) => n.endsWith('.pack')), 'packed');
+    assert.ok(
+      fs.readdirSync(path.join(repo, 'objects', 'pack')).some((n) => n.endsWith('.pack')),
+      'packed',
+    );
     const row = await h.database.db.selectFrom('installs').select('repository_bytes').where('id', '=', install.id).executeTakeFirstOrThrow();
     assert.ok(Number(row.repository_bytes) > 0);
   });

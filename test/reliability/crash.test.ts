@@ -80,7 +80,16 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
   });
   const secret = await c.ok(base(), 'POST', '/v1/secrets', { name: 'storm' });
   for (let i = 0; i < 60; i++) {
-    await notify(tdb.database.db, systemClock, { userIds: [boot.user_id], type: 'machine_expiry', resource_type: 'machine', resource_id: `mch_${i}`, title: 't', body: 'b', severity: 'info', context: {} });
+    await notify(tdb.database.db, systemClock, {
+      userIds: [boot.user_id],
+      type: 'machine_expiry',
+      resource_type: 'machine',
+      resource_id: `mch_${i}`,
+      title: 't',
+      body: 'b',
+      severity: 'info',
+      context: {},
+    });
   }
   const notices = (await c.all(base(), '/v1/notifications')).map((n: { id: string }) => n.id);
   assert.ok(notices.length >= 60);
@@ -192,7 +201,11 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
   // Acknowledged versions hold what was sent; no listed version is half-written.
   const versions = await c.all(url, `/v1/secrets/${secret.id}/versions`);
   const numbers = versions.map((v: { version_number: number }) => v.version_number).sort((a: number, b: number) => a - b);
-  assert.deepEqual(numbers, numbers.map((_: number, i: number) => i + 1), 'version numbers without gaps');
+  assert.deepEqual(
+    numbers,
+    numbers.map((_: number, i: number) => i + 1),
+    'version numbers without gaps',
+  );
   const sent = new Map(acked.versions.map((v) => [v.id, v.data]));
   for (const v of versions) {
     const access = await c.call(url, 'GET', `/v1/secrets/${secret.id}/versions/${v.id}:access`);
@@ -226,7 +239,11 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
     const got = await c.ok(url, 'GET', `/v1/installs/${inst.id}`);
     assert.ok([last, pending].includes(got.values.who), `install ${i}: values ${got.values.who}, acknowledged ${last}, in flight ${pending}`);
     const renders = await settled(inst.id);
-    assert.deepEqual(renders.filter((r) => r.state === 'failed'), [], `install ${i}: no render failed`);
+    assert.deepEqual(
+      renders.filter((r) => r.state === 'failed'),
+      [],
+      `install ${i}: no render failed`,
+    );
     assert.equal(renders[0]!.state, 'succeeded', 'the newest render succeeded');
     // The render's state commits with its work, its operation's completion just after (the job
     // runner records it): a reader can be between the two.
@@ -264,13 +281,25 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
 
   // Every repository belongs to an install, and every install has its repository.
   const repos = repositories(tdb.dataDir).map((r) => path.basename(r, '.git'));
-  assert.deepEqual(repos.filter((id) => !listedInstalls.has(id)), [], 'repositories without an install');
-  assert.deepEqual([...listedInstalls].filter((id) => !repos.includes(id)), [], 'installs without a repository');
+  assert.deepEqual(
+    repos.filter((id) => !listedInstalls.has(id)),
+    [],
+    'repositories without an install',
+  );
+  assert.deepEqual(
+    [...listedInstalls].filter((id) => !repos.includes(id)),
+    [],
+    'installs without a repository',
+  );
   const leftovers = fs.existsSync(path.join(tdb.dataDir, 'repos')) ? fs.readdirSync(path.join(tdb.dataDir, 'repos')).filter((n) => n.startsWith('.tmp-')).length : 0;
 
   // Every job of the dead workers was taken over and finished; every render job succeeded.
   const jobs = await tdb.database.db.selectFrom('jobs').select(['id', 'kind', 'state', 'attempts', 'last_error']).where('kind', 'like', 'render.%').execute();
-  assert.deepEqual(jobs.filter((j) => j.state !== 'succeeded'), [], 'every render job finished');
+  assert.deepEqual(
+    jobs.filter((j) => j.state !== 'succeeded'),
+    [],
+    'every render job finished',
+  );
   const takenOver = orphaned.filter((o) => {
     const j = jobs.find((x) => x.id === o.id);
     return j?.state === 'succeeded' && j.attempts > o.attempts;
@@ -286,11 +315,27 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
     assert.equal(new Set(recorded).size, recorded.length, `${type}: one event per change`);
     assert.deepEqual([...recorded].sort(), [...ids].sort(), `${type}: events and the changes that committed`);
   };
-  await sameSet('api_token.created', (await db.selectFrom('api_tokens').select('id').where('name', 'like', 'storm-%').execute()).map((r) => r.id));
-  await sameSet('secret_version.created', (await db.selectFrom('secret_versions').select('id').where('secret_id', '=', secret.id).execute()).map((r) => r.id));
-  await sameSet('install.created', (await db.selectFrom('installs').select('id').execute()).map((r) => r.id));
+  await sameSet(
+    'api_token.created',
+    (await db.selectFrom('api_tokens').select('id').where('name', 'like', 'storm-%').execute()).map((r) => r.id),
+  );
+  await sameSet(
+    'secret_version.created',
+    (await db.selectFrom('secret_versions').select('id').where('secret_id', '=', secret.id).execute()).map((r) => r.id),
+  );
+  await sameSet(
+    'install.created',
+    (await db.selectFrom('installs').select('id').execute()).map((r) => r.id),
+  );
   const restoreEvents = (await db.selectFrom('events').select('data').where('type', '=', 'install.restored').execute()).map((e) => (JSON.parse(e.data) as { render_id: string }).render_id);
-  assert.deepEqual(restoreEvents.sort(), restoreRenders.filter((r) => r.restored_from_render_id !== null).map((r) => r.id).sort(), 'install.restored: one per restore render');
+  assert.deepEqual(
+    restoreEvents.sort(),
+    restoreRenders
+      .filter((r) => r.restored_from_render_id !== null)
+      .map((r) => r.id)
+      .sort(),
+    'install.restored: one per restore render',
+  );
   for (const r of acked.restores) assert.ok(restoreEvents.includes(r.renderId), `restore ${r.renderId} acknowledged has its event`);
 
   t.diagnostic(`crash ${ENGINE}: ${CYCLES} kill -9 cycle(s), lease ${LEASE_SECONDS} s`);
@@ -300,5 +345,7 @@ test(`kill -9 during a write storm (${CYCLES} time${CYCLES === 1 ? '' : 's'}): e
   t.diagnostic(
     `crash ${ENGINE} jobs: ${orphaned.length} held by killed workers (${orphaned.map((o) => o.kind).join(', ') || 'none'}), ${takenOver.length} taken over after the lease and succeeded; ${jobs.length} render jobs, all succeeded`,
   );
-  t.diagnostic(`crash ${ENGINE} git: ${repos.length} repositories, ${commits} commits on main, git fsck --strict clean, every commit names one render; ${leftovers} unfinished .tmp- directories of killed creations (no repository)`);
+  t.diagnostic(
+    `crash ${ENGINE} git: ${repos.length} repositories, ${commits} commits on main, git fsck --strict clean, every commit names one render; ${leftovers} unfinished .tmp- directories of killed creations (no repository)`,
+  );
 });

@@ -88,5 +88,5 @@ test('the database unreachable: reads and writes answer 503 7054 with Retry-Afte
   assert.equal(made.response.status, 201);
   assert.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
   const names = (await unwrap(injectClient(h.app, s.apiToken).GET('/v1/api_tokens'))).data.map((t) => t.name);
-  assert.ok(names.includes('after') && !names.includes('during'), `nothing half-written: ${names}`);
+  assert.ok(names.includes('after') && !names.includes('during'), `nothing half-written: ${names.join(', ')}`);
 });

@@ -64,7 +64,7 @@ before(async () => {
   const started = await Promise.allSettled(Array.from({ length: COUNT }, () => startServer(env)));
   for (const s of started) if (s.status === 'fulfilled') servers.push(s.value);
   const failed = started.find((s) => s.status === 'rejected');
-  if (failed) throw (failed).reason;
+  if (failed) throw failed.reason;
 });
 after(async () => {
   await Promise.all(servers.map((s) => s.stop('SIGTERM')));
@@ -77,9 +77,7 @@ const at = (i: number) => servers[i % servers.length]!.url;
 
 test(`${COUNT} process${COUNT > 1 ? 'es' : ''}: Idempotency-Key storms spread over them make exactly one write`, async (t: TestContext) => {
   const secret = await owner.ok(at(0), 'POST', '/v1/secrets', { name: 'storm' });
-  const adds = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => owner.call(at(i), 'POST', `/v1/secrets/${secret.id}/versions`, { data: 'c3Rvcm0=' }, { 'idempotency-key': 'multi-version' })),
-  );
+  const adds = await Promise.all(Array.from({ length: 12 }, (_, i) => owner.call(at(i), 'POST', `/v1/secrets/${secret.id}/versions`, { data: 'c3Rvcm0=' }, { 'idempotency-key': 'multi-version' })));
   const created = adds.filter((r) => r.status === 201);
   assert.equal(created.filter((r) => r.headers.get('idempotent-replayed') === null).length, 1, adds.map((r) => r.status).join(','));
   for (const r of adds) {
@@ -142,7 +140,9 @@ test('jobs run once: renders queued through every process each commit once, in o
   });
   assert.ok(jobs.length >= installs.length * 6 - 4, `${jobs.length} render jobs`);
   for (const j of jobs) assert.deepEqual([j.state, j.attempts], ['succeeded', 1], `job ${j.id} ran once`);
-  t.diagnostic(`instances jobs: ${jobs.length} render jobs queued through ${servers.length} process(es), all succeeded with 1 attempt each (${jobs.reduce((n, j) => n + j.attempts, 0)} attempts in all); 4 repositories, each commit on main one render's`);
+  t.diagnostic(
+    `instances jobs: ${jobs.length} render jobs queued through ${servers.length} process(es), all succeeded with 1 attempt each (${jobs.reduce((n, j) => n + j.attempts, 0)} attempts in all); 4 repositories, each commit on main one render's`,
+  );
 });
 
 test('the compute scheduler of every process sends each machine_expiry notice once, to owners and admins only', async (t: TestContext) => {
@@ -204,7 +204,11 @@ test('a token revoked on one process: no request to any process that started aft
   // Every process asked after the commit, not only 40 requests: one process's lanes can answer
   // forty 401s while another's request in flight is held up (a pause of its own under CI's load).
   const askedAfter = () => log.filter((x) => x.started > committedAt);
-  await waitFor('the stream after the revocation, on every process', async () => committedAt < Infinity && askedAfter().length >= 40 && new Set(askedAfter().map((x) => x.server)).size === servers.length, { timeoutMs: 10_000, intervalMs: 5 });
+  await waitFor(
+    'the stream after the revocation, on every process',
+    async () => committedAt < Infinity && askedAfter().length >= 40 && new Set(askedAfter().map((x) => x.server)).size === servers.length,
+    { timeoutMs: 10_000, intervalMs: 5 },
+  );
   stop = true;
   await Promise.all([...lanes, marker]);
   const before = log.filter((x) => x.ended < deleteSentAt);
@@ -219,8 +223,11 @@ test('a token revoked on one process: no request to any process that started aft
   );
 });
 
-test("no credential in any line any of the processes wrote", () => {
+test('no credential in any line any of the processes wrote', () => {
   const lines = servers.flatMap((s) => s.output);
   assert.ok(lines.length > 50, `${lines.length} lines`);
-  assert.deepEqual(lines.filter((l) => credentials.some((c) => l.includes(c))), []);
+  assert.deepEqual(
+    lines.filter((l) => credentials.some((c) => l.includes(c))),
+    [],
+  );
 });

@@ -398,7 +398,9 @@ test(`Idempotency-Key storms: ${N} retries make one secret version, and one inst
   }
   assert.equal(created.filter((r) => r.headers['idempotent-replayed'] === undefined).length, 1);
   assert.equal((await ok('GET', `/v1/secrets/${sec.id}/versions`)).data.length, 1);
-  outcomes.push(`storm POST /v1/secrets/{id}/versions: N=${N}, ${adds.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined).length} made, ${adds.filter((r) => r.headers['idempotent-replayed'] === 'true').length} replayed, ${adds.filter((r) => r.statusCode === 409).length} in flight (409 7031); versions stored: 1`);
+  outcomes.push(
+    `storm POST /v1/secrets/{id}/versions: N=${N}, ${adds.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined).length} made, ${adds.filter((r) => r.headers['idempotent-replayed'] === 'true').length} replayed, ${adds.filter((r) => r.statusCode === 409).length} in flight (409 7031); versions stored: 1`,
+  );
 
   const { inst } = await installOf();
   const first = (await ok('GET', `/v1/installs/${inst.id}/renders`)).data[0];
@@ -425,7 +427,9 @@ test(`Idempotency-Key storms: ${N} retries make one secret version, and one inst
   assert.equal(after - before, 1, `${N + 3} requests with one Idempotency-Key made ${after - before} commits on main`);
   const commit = fresh[0]!.json().render.commit_sha;
   assert.equal(git(path.join(repoRoot(h.config), `${inst.id}.git`), 'rev-parse', 'refs/heads/main'), commit, 'the one new commit is the restore answered');
-  outcomes.push(`storm POST /v1/installs/{id}:restore: N=${N} (+3 later retries), 1 made, ${restores.filter((r) => r.headers['idempotent-replayed'] === 'true').length + 3} replayed, ${restores.filter((r) => r.statusCode === 409).length} in flight (409 7031); commits on main: +${after - before}`);
+  outcomes.push(
+    `storm POST /v1/installs/{id}:restore: N=${N} (+3 later retries), 1 made, ${restores.filter((r) => r.headers['idempotent-replayed'] === 'true').length + 3} replayed, ${restores.filter((r) => r.statusCode === 409).length} in flight (409 7031); commits on main: +${after - before}`,
+  );
 });
 
 test('a token revoked while requests are in flight: no request that started after the revocation committed succeeds', async (t: TestContext) => {
@@ -461,10 +465,14 @@ test('a token revoked while requests are in flight: no request that started afte
     const del = await call('DELETE', `/v1/api_tokens/${created.id}`);
     deleteAnsweredAt = performance.now();
     assert.equal(del.statusCode, 204);
-    await waitFor(`${AFTER_PER_LANE} requests on each of the ${LANES} lanes after its marker saw the revocation committed`, () => Array.from({ length: LANES }, (_, i) => afterOn(i)).every((n) => n >= AFTER_PER_LANE), {
-      intervalMs: 0,
-      detail: () => `per lane: ${Array.from({ length: LANES }, (_, i) => afterOn(i)).join(', ')}`,
-    });
+    await waitFor(
+      `${AFTER_PER_LANE} requests on each of the ${LANES} lanes after its marker saw the revocation committed`,
+      () => Array.from({ length: LANES }, (_, i) => afterOn(i)).every((n) => n >= AFTER_PER_LANE),
+      {
+        intervalMs: 0,
+        detail: () => `per lane: ${Array.from({ length: LANES }, (_, i) => afterOn(i)).join(', ')}`,
+      },
+    );
   } finally {
     stop = true;
     await Promise.all(lanes);
@@ -473,7 +481,10 @@ test('a token revoked while requests are in flight: no request that started afte
   for (const x of log) assert.ok(x.status === 200 || x.status === 401, String(x.status));
   for (let i = 0; i < LANES; i++) {
     const seen = log.filter((x) => x.lane === i).map((x) => x.afterCommit);
-    assert.ok(seen.every((gone, k) => !gone || seen.slice(k).every(Boolean)), `lane ${i}: the marker found the revoked token's row again, so it does not read committed state`);
+    assert.ok(
+      seen.every((gone, k) => !gone || seen.slice(k).every(Boolean)),
+      `lane ${i}: the marker found the revoked token's row again, so it does not read committed state`,
+    );
   }
   const before = log.filter((x) => x.ended < deleteSentAt);
   const afterwards = log.filter((x) => x.afterCommit);

@@ -38,7 +38,6 @@ export function client(credential: string, workspaceId?: string, opts: Pick<ApiO
 /** The same master key for every process and restart of one test (a key file would be per data dir anyway). */
 export const masterKey = () => randomBytes(32).toString('base64');
 
-
 export function git(repo: string, ...args: string[]): string {
   return execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repo, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }

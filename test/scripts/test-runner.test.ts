@@ -114,10 +114,17 @@ test('a file marked `// wsp-test: alone` runs first, and no file with no record 
     ].join('\n');
   const { code, out } = runOn({ 'a.test.ts': noting('a', 300), 'b.test.ts': noting('b', 300), 'z.test.ts': noting('z', 1500, true) });
   assert.equal(code, 0, out);
-  const lines = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  const lines = fs
+    .readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '));
   const at = (name: string, what: string) => Number(lines.find(([n, w]) => n === name && w === what)?.[2]);
   const spans = ['a', 'b', 'z'].map((name) => ({ name, from: at(name, 'from'), to: at(name, 'to') }));
-  assert.ok(spans.every((s) => s.from > 0 && s.to >= s.from), JSON.stringify(lines));
+  assert.ok(
+    spans.every((s) => s.from > 0 && s.to >= s.from),
+    JSON.stringify(lines),
+  );
   const alone = spans.find((s) => s.name === 'z')!;
   for (const other of spans.filter((s) => s.name !== 'z')) assert.ok(other.from >= alone.to, `${other.name} began before the alone file ended: ${JSON.stringify(spans)}`);
 });
@@ -125,7 +132,7 @@ test('a file marked `// wsp-test: alone` runs first, and no file with no record 
 /** A stand-in for eslint (WSP_TEST_LINT_COMMAND): the runner's wiring, not ESLint's rules, is under test here. */
 const fakeLint = (code: number, text: string) => JSON.stringify([process.execPath, '-e', `process.stdout.write(${JSON.stringify(text)}); process.exit(${code})`]);
 
-test('with --lint, an eslint error fails the run, eslint\'s output is printed, and the test files still run', () => {
+test("with --lint, an eslint error fails the run, eslint's output is printed, and the test files still run", () => {
   const report = 'src/a.ts\n  3:1  error  Promises must be awaited  @typescript-eslint/no-floating-promises\n';
   const { code, out } = runOn({ 'ok.test.ts': PASSING }, { WSP_TEST_LINT_COMMAND: fakeLint(1, report) }, ['--lint']);
   assert.equal(code, 1, out);

@@ -7,7 +7,16 @@ export function readmeExamples(): { title: string; code: string }[] {
 }
 
 /** The compiler options a reader of the README would use: strict, NodeNext, the libraries checked too. */
-export const EXAMPLE_COMPILER_OPTIONS = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, types: ['node'], outDir: 'out', skipLibCheck: false };
+export const EXAMPLE_COMPILER_OPTIONS = {
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  strict: true,
+  noUncheckedIndexedAccess: true,
+  types: ['node'],
+  outDir: 'out',
+  skipLibCheck: false,
+};
 
 /** The examples as `example-<i>.ts` in `dir`, an ES module package with a tsconfig.json of EXAMPLE_COMPILER_OPTIONS. */
 export function writeExampleProject(dir: string, examples: { code: string }[]): void {

@@ -32,7 +32,11 @@ test('packages/sdk: `npm pack` gives a tarball with the licence, the types, and 
     for (const needed of ['LICENSE', 'README.md', 'package.json', 'openapi.json', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/schema.d.ts']) {
       assert.ok(files.includes(needed), `the tarball holds ${needed}: ${files.join(' ')}`);
     }
-    assert.deepEqual(files.filter((f) => !/^(LICENSE|README\.md|package\.json|openapi\.json|dist\/src\/[\w.-]+\.(js|d\.ts|js\.map))$/.test(f)), [], 'nothing else: no tests, no TypeScript sources');
+    assert.deepEqual(
+      files.filter((f) => !/^(LICENSE|README\.md|package\.json|openapi\.json|dist\/src\/[\w.-]+\.(js|d\.ts|js\.map))$/.test(f)),
+      [],
+      'nothing else: no tests, no TypeScript sources',
+    );
 
     // Unpacked where an install puts it; its dependency (openapi-fetch) and @types/node resolve
     // from the repository's node_modules further up, as they would from the user's.
@@ -52,10 +56,22 @@ test('packages/sdk: `npm pack` gives a tarball with the licence, the types, and 
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
     fs.writeFileSync(
       path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, types: ['node'], noEmit: true, skipLibCheck: false }, include: ['*.ts'] }),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, types: ['node'], noEmit: true, skipLibCheck: false },
+        include: ['*.ts'],
+      }),
     );
-    const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', dir, '--listFiles'], { maxBuffer: 64 * 1024 * 1024 }).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
-    assert.ok(!('failed' in tsc), `the packed README's examples do not compile against the tarball:\n${tsc.stdout.split('\n').filter((l) => !l.startsWith('/')).join('\n')}`);
+    const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', dir, '--listFiles'], { maxBuffer: 64 * 1024 * 1024 }).catch((err: { stdout: string }) => ({
+      stdout: err.stdout,
+      failed: true,
+    }));
+    assert.ok(
+      !('failed' in tsc),
+      `the packed README's examples do not compile against the tarball:\n${tsc.stdout
+        .split('\n')
+        .filter((l) => !l.startsWith('/'))
+        .join('\n')}`,
+    );
     assert.ok(tsc.stdout.split('\n').includes(path.join(installed, 'dist/src/index.d.ts')), 'compiled against the unpacked tarball');
 
     // And it loads as a module from there.

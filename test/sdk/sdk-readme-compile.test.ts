@@ -20,12 +20,10 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('the README has its four examples, and each compiles under tsc --strict', async () => {
   const found = readmeExamples();
-  assert.deepEqual(found.map((e) => e.title), [
-    'Every secret, page after page',
-    "Create a dashboard, then change it without overwriting someone else's change",
-    'Start a machine and wait until it runs',
-    'Errors',
-  ]);
+  assert.deepEqual(
+    found.map((e) => e.title),
+    ['Every secret, page after page', "Create a dashboard, then change it without overwriting someone else's change", 'Start a machine and wait until it runs', 'Errors'],
+  );
   writeExampleProject(dir, found);
   const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', dir]).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));
   assert.ok(!('failed' in tsc), `the README's examples do not compile:\n${tsc.stdout}`);

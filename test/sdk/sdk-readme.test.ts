@@ -50,7 +50,11 @@ test('each example runs against a real server and prints what it says', async ()
   const env = { ...process.env, WSP_SERVER: `${server.url}/v1`, WSP_TOKEN: token };
   const out = async (i: number) => (await run(process.execPath, [path.join(dir, 'out', `example-${i}.js`)], { env, timeout: 90_000 })).stdout;
 
-  const created = await fetch(`${server.url}/v1/secrets`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'db-password' }) });
+  const created = await fetch(`${server.url}/v1/secrets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'db-password' }),
+  });
   assert.equal(created.status, 201);
   assert.match(await out(0), /^sec_\w+ {2}db-password\n1 secrets\n$/);
 

@@ -121,7 +121,11 @@ describe('tampering is detected, reported, and never answered with garbage', () 
     const v = await api.addVersion(secret.id, Buffer.from('integrity'));
     const c = Buffer.from((await ciphertextOf(v.id))!, 'base64');
     c[20] = c[20]! ^ 0x01;
-    await db().updateTable('secret_versions').set({ ciphertext: c.toString('base64') }).where('id', '=', v.id).execute();
+    await db()
+      .updateTable('secret_versions')
+      .set({ ciphertext: c.toString('base64') })
+      .where('id', '=', v.id)
+      .execute();
     const before = logLines.length;
     const res = await api.access(secret.id, v.id);
     assert.equal(res.statusCode, 500);
@@ -136,7 +140,11 @@ describe('tampering is detected, reported, and never answered with garbage', () 
     const secret = await api.createSecret();
     const a = await api.addVersion(secret.id, Buffer.from('payload-a'));
     const b = await api.addVersion(secret.id, Buffer.from('payload-b'));
-    await db().updateTable('secret_versions').set({ ciphertext: await ciphertextOf(a.id) }).where('id', '=', b.id).execute();
+    await db()
+      .updateTable('secret_versions')
+      .set({ ciphertext: await ciphertextOf(a.id) })
+      .where('id', '=', b.id)
+      .execute();
     const res = await api.access(secret.id, b.id);
     assert.equal(res.statusCode, 500);
     assert.equal(firstError(res.json()).code, 7203);
@@ -144,7 +152,7 @@ describe('tampering is detected, reported, and never answered with garbage', () 
     assert.equal((await api.access(secret.id, a.id)).statusCode, 200);
   });
 
-  test("a wrapped data key moved to another secret fails (the secret id is associated data)", async () => {
+  test('a wrapped data key moved to another secret fails (the secret id is associated data)', async () => {
     const x = await api.createSecret();
     const y = await api.createSecret();
     const vy = await api.addVersion(y.id, Buffer.from('payload-y'));

@@ -55,9 +55,10 @@ export async function databaseBytes(h: TestApp): Promise<{ haystacks: Haystack[]
   const required = process.env.WSP_TEST_PG_DATA_DIR;
   let dataDir: string;
   // Reading the setting needs a superuser (or pg_read_all_settings).
-  const reported = await sql<{ dir: string }>`select current_setting('data_directory') as dir`
-    .execute(db)
-    .then((r) => r.rows[0]!.dir, () => undefined);
+  const reported = await sql<{ dir: string }>`select current_setting('data_directory') as dir`.execute(db).then(
+    (r) => r.rows[0]!.dir,
+    () => undefined,
+  );
   try {
     if (reported === undefined && !required) throw new Error('the data_directory setting is not readable');
     if (required && reported !== undefined && fs.realpathSync(required) !== fs.realpathSync(reported)) {

@@ -91,7 +91,10 @@ test('50 concurrent :enable and :disable on an enabled version: exactly one chan
 test('20 concurrent version adds are numbered 1 to 20 without gaps or duplicates', async () => {
   const secret = await api.createSecret();
   const made = await Promise.all(Array.from({ length: 20 }, (_, i) => api.addVersion(secret.id, Buffer.from(`v${i}`))));
-  assert.deepEqual(made.map((v) => v.version_number).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 1));
+  assert.deepEqual(
+    made.map((v) => v.version_number).sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
   // Each payload went to its own version (sealed with that version's id).
   for (const v of made) {
     const data = Buffer.from((await api.access(secret.id, v.id)).json().data, 'base64').toString();

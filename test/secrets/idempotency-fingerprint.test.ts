@@ -20,7 +20,9 @@ test('an Idempotency-Key keeps no guessable trace of a secret payload', async ()
 
   const row = await h.database.db.selectFrom('idempotency_keys').selectAll().where('key', '=', 'k1').executeTakeFirstOrThrow();
   // An attacker with the table and the guess "1234" cannot confirm it without the server key.
-  const guessed = createHash('sha256').update(JSON.stringify(['POST', url, payload, null])).digest('hex');
+  const guessed = createHash('sha256')
+    .update(JSON.stringify(['POST', url, payload, null]))
+    .digest('hex');
   assert.notEqual(row.fingerprint, guessed);
   assert.ok(!JSON.stringify(row).includes(payload.data));
   assert.ok(!(row.response_body ?? '').includes(payload.data), 'the stored answer does not hold the payload');

@@ -16,7 +16,15 @@ const h = useTestApp({
   setup: async () => {
     other = await h.seed('Other');
     api = secretClient(h, as(s.apiToken));
-    secrets = createSecretService({ db: h.database.db, engine: h.database.engine, clock: h.clock, cursors: new CursorCodec(randomBytes(32)), config: h.config, log: h.app.log, events: new EventLog(h.clock) });
+    secrets = createSecretService({
+      db: h.database.db,
+      engine: h.database.engine,
+      clock: h.clock,
+      cursors: new CursorCodec(randomBytes(32)),
+      config: h.config,
+      log: h.app.log,
+      events: new EventLog(h.clock),
+    });
   },
 });
 const s = h.seeded;

@@ -57,14 +57,7 @@ const keyIds = async (h: TestApp) => [...new Set((await h.database.db.selectFrom
  * more than one master key both just before and just after the read: reads in the middle of a
  * rotation, some secrets re-wrapped and others not yet. `onRead` is called after each read.
  */
-async function readThroughout(
-  h: TestApp,
-  app: App,
-  s: Seed,
-  stored: Awaited<ReturnType<typeof setUp>>['stored'],
-  during: Promise<unknown>,
-  onRead: () => void = () => undefined,
-) {
+async function readThroughout(h: TestApp, app: App, s: Seed, stored: Awaited<ReturnType<typeof setUp>>['stored'], during: Promise<unknown>, onRead: () => void = () => undefined) {
   let done = false;
   let reads = 0;
   let midway = 0;
@@ -137,9 +130,8 @@ function pacer(fallbackMs = 1_000) {
   };
 }
 
-const ciphertexts = async (h: TestApp) => (await h.database.db.selectFrom('secret_versions').select(['id', 'ciphertext']).orderBy('id').execute());
-const recordedKeyId = async (h: TestApp) =>
-  (await h.database.db.selectFrom('settings').select('value').where('key', '=', 'secrets_master_key_id').executeTakeFirstOrThrow()).value;
+const ciphertexts = async (h: TestApp) => await h.database.db.selectFrom('secret_versions').select(['id', 'ciphertext']).orderBy('id').execute();
+const recordedKeyId = async (h: TestApp) => (await h.database.db.selectFrom('settings').select('value').where('key', '=', 'secrets_master_key_id').executeTakeFirstOrThrow()).value;
 
 test('WSP_MASTER_KEY: with the old key in WSP_MASTER_KEY_PREVIOUS, servers read throughout; afterwards the new key alone suffices', async (t) => {
   const { h, s, stored } = await setUp();
@@ -196,7 +188,11 @@ test('key file: the command writes a new key, keeps the old one in master.key.pr
   assert.deepEqual(report, { key_id: idOf(newText), key_source: keyFile, rewrapped: 12, remaining: 0, unreadable: [] });
   assert.deepEqual(fs.readFileSync(path.join(h.config.dataDir, 'master.key.previous'), 'utf8').trim().split('\n'), [oldText]);
   for (const f of ['master.key', 'master.key.previous']) assert.equal(fs.statSync(path.join(h.config.dataDir, f)).mode & 0o777, 0o600, f);
-  assert.deepEqual(fs.readdirSync(h.config.dataDir).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
+  assert.deepEqual(
+    fs.readdirSync(h.config.dataDir).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary files left',
+  );
   assert.deepEqual(await keyIds(h), [idOf(newText)]);
 
   // The server that was running all along reads every secret and wraps new ones under the new key.
@@ -218,7 +214,11 @@ test('a corrupt data key is reported and left alone; a key id nobody has stops t
   const [victim] = await h.database.db.selectFrom('secrets').select(['id', 'wrapped_key']).orderBy('id').limit(1).execute();
   const flipped = Buffer.from(victim!.wrapped_key, 'base64');
   flipped[15] = flipped[15]! ^ 0xff;
-  await h.database.db.updateTable('secrets').set({ wrapped_key: flipped.toString('base64') }).where('id', '=', victim!.id).execute();
+  await h.database.db
+    .updateTable('secrets')
+    .set({ wrapped_key: flipped.toString('base64') })
+    .where('id', '=', victim!.id)
+    .execute();
   const newKey = randomBytes(32).toString('base64');
   const config = { masterKey: newKey, masterKeyPrevious: [h.config.masterKey!], dataDir: h.config.dataDir };
   const result = await rotateMasterKey(h.database.db, config);

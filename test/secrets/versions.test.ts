@@ -125,10 +125,7 @@ describe('POST /v1/secrets/{id}/versions', () => {
 
   test("another workspace's secret or an unknown one is 404 7002 on path.id", async () => {
     const secret = await api.createSecret();
-    for (const res of [
-      await stranger.call('POST', `/secrets/${secret.id}/versions`, { data: 'eA==' }),
-      await api.call('POST', '/secrets/sec_00000000000000000000000000/versions', { data: 'eA==' }),
-    ]) {
+    for (const res of [await stranger.call('POST', `/secrets/${secret.id}/versions`, { data: 'eA==' }), await api.call('POST', '/secrets/sec_00000000000000000000000000/versions', { data: 'eA==' })]) {
       assert.equal(res.statusCode, 404);
       assert.equal(firstError(res.json()).code, 7002);
       assert.deepEqual(firstError(res.json()).path, ['path', 'id']);
@@ -152,7 +149,10 @@ describe('GET versions, a version, and :access', () => {
       seen.push(...body.data);
       cursor = body.next_cursor;
     } while (cursor);
-    assert.deepEqual(seen.map((v) => v.version_number), [5, 4, 3, 2, 1]);
+    assert.deepEqual(
+      seen.map((v) => v.version_number),
+      [5, 4, 3, 2, 1],
+    );
     assert.equal(seen[3]!.state, 'destroyed');
     assert.equal(seen[3]!.destroyed_at, now());
     assert.equal(seen[0]!.destroyed_at, undefined);

@@ -211,7 +211,10 @@ describe('a version built to make path checks quadratic', () => {
       Array.from({ length: ROUNDS }, (_, round) => [JSON.stringify({ semver: `${major}.${round}.0`, files: refused }), JSON.stringify({ semver: `${major}.${round}.1`, files: accepted })]).flat();
     const shallow = bodiesOf(1, shallowRefused, shallowWidest);
     const attack = bodiesOf(2, deep, widest);
-    assert.ok([...shallow, ...attack].every((b) => b.length < 1024 * 1024), 'each body is under the body limit');
+    assert.ok(
+      [...shallow, ...attack].every((b) => b.length < 1024 * 1024),
+      'each body is under the body limit',
+    );
 
     // Each answer's status, and for a 422 whether it names the reason the body was built for.
     const post = async (bodies: string[], refusal: RegExp) => {
@@ -265,7 +268,11 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     // alone costs the event loop on this machine now, with whatever else runs beside the test.
     const quiet = await besideBusyThreads(app.h.config.renders.threads, () => quietHealth(app.base));
     const states = async () =>
-      Promise.all(installs.map(async (id) => ((await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json<{ data: { state: string; message: string }[] }>()).data[0]!));
+      Promise.all(
+        installs.map(
+          async (id) => (await app.h.app.inject({ method: 'GET', url: `/v1/installs/${id}/renders`, headers: as(app.s.apiToken) })).json<{ data: { state: string; message: string }[] }>().data[0]!,
+        ),
+      );
     const started = performance.now();
     const clockAtStart = app.h.clock.nowMs();
     app.h.app.jobs.start();
@@ -285,7 +292,9 @@ describe('a template built to loop for seconds (the template bomb)', () => {
     const times = await sampleHealth(app.base, attack);
     const renders = await attack;
     t.diagnostic(`beside ${app.h.config.renders.threads} busy threads: /healthz p50 ${quiet.p50.toFixed(1)} ms, p99 ${quiet.p99.toFixed(1)} ms`);
-    t.diagnostic(`eight renders ended in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`);
+    t.diagnostic(
+      `eight renders ended in ${(performance.now() - started).toFixed(0)} ms; /healthz over ${times.length} samples: p50 ${[...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!.toFixed(1)} ms, p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`,
+    );
     for (const r of renders) {
       assert.equal(r.state, 'failed');
       assert.equal(r.message, `x.txt: the render takes more than ${MAX_RENDER_STEPS} steps (sections over long lists)`);

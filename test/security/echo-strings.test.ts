@@ -188,7 +188,10 @@ const FIELDS: Field[] = [
     valid: storable,
     write: async (x) => ({
       res: await call('PATCH', `/v1/installs/${(await firstInstall()).id}`, { values: { who: x, list: [x] } }, { 'if-match': '*' }),
-      paths: [['body', 'values', 'who'], ['body', 'values', 'list', '0']],
+      paths: [
+        ['body', 'values', 'who'],
+        ['body', 'values', 'list', '0'],
+      ],
     }),
     read: async (i) => {
       const got = await ok('GET', `/v1/installs/${i.id}`);
@@ -230,7 +233,10 @@ const FIELDS: Field[] = [
     valid: within(0, 1000),
     write: async (x) => ({
       res: await call('PATCH', `/v1/dashboards/${dashboard.id}`, { default_filter_values: { v: x, n: Math.random() }, summary: x }, { 'if-match': '*' }),
-      paths: [['body', 'default_filter_values', 'v'], ['body', 'summary']],
+      paths: [
+        ['body', 'default_filter_values', 'v'],
+        ['body', 'summary'],
+      ],
     }),
     read: async (d) => {
       const rev = await ok('GET', `/v1/dashboards/${d.id}/revisions/${d.current_revision_id}`);

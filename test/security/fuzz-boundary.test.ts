@@ -79,7 +79,14 @@ test('every boundary value in every path id, query parameter and top-level body 
         headers['if-match'] = '*';
         headers['idempotency-key'] = `b-${sent}`;
       }
-      const payload = body === undefined ? undefined : media === 'application/json' ? JSON.stringify(body) : media === 'application/x-www-form-urlencoded' ? new URLSearchParams(body as Record<string, string>).toString() : '0000';
+      const payload =
+        body === undefined
+          ? undefined
+          : media === 'application/json'
+            ? JSON.stringify(body)
+            : media === 'application/x-www-form-urlencoded'
+              ? new URLSearchParams(body as Record<string, string>).toString()
+              : '0000';
       if (payload !== undefined) headers['content-type'] = media!;
       const target = qs ? `${url}?${qs}` : url;
       const res = await withDeadline(`${route.method} ${target}`, h.app.inject({ method: route.method as 'GET', url: target, headers, ...(payload !== undefined ? { payload } : {}) }));

@@ -89,11 +89,7 @@ test('every route answers generated input with a documented non-5xx status in it
             : shapedBySchema(p.schema, 2, hint).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
     const queryValue = (p: { name: string; required?: boolean; schema?: Record<string, unknown> }) => {
       const good = goodQuery(p);
-      return fc.oneof(
-        { weight: p.required ? 0 : 4, arbitrary: fc.constant<string | undefined>(undefined) },
-        { weight: 3, arbitrary: good },
-        { weight: 1, arbitrary: garbageQuery },
-      );
+      return fc.oneof({ weight: p.required ? 0 : 4, arbitrary: fc.constant<string | undefined>(undefined) }, { weight: 3, arbitrary: good }, { weight: 1, arbitrary: garbageQuery });
     };
     const arb = fc.record({
       // A tame case sends a well-formed request (a working credential, the fixture's ids, a
@@ -104,7 +100,10 @@ test('every route answers generated input with a documented non-5xx status in it
       tameBody: route.op.requestBody ? tameBodyArb(route, hint) : fc.constant(undefined),
       ids: fc.tuple(...route.params.map((p) => idArb(p.kind))),
       query: fc.record(
-        Object.fromEntries([...queries.map((q) => [q.name, queryValue(q)] as const), ['unknown', fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: garbageQuery })] as const]),
+        Object.fromEntries([
+          ...queries.map((q) => [q.name, queryValue(q)] as const),
+          ['unknown', fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: garbageQuery })] as const,
+        ]),
       ),
       credential: fc.oneof(
         { weight: 6, arbitrary: fc.constant<Credential>('owner') },
@@ -117,7 +116,16 @@ test('every route answers generated input with a documented non-5xx status in it
       fuzzedAuthorization: fc.oneof(
         text.map((x) => `Bearer ${x}`),
         text,
-        fc.constantFrom('Basic YTpi', 'bearer ', 'Bearer', `Bearer ${F.seed.apiToken}x`, `Bearer ${F.seed.apiToken.slice(0, -1)}`, `Bearer ${F.seed.owner.session.toLowerCase()}`, 'Bearer a.b.c', `Bearer ${'A'.repeat(8000)}`),
+        fc.constantFrom(
+          'Basic YTpi',
+          'bearer ',
+          'Bearer',
+          `Bearer ${F.seed.apiToken}x`,
+          `Bearer ${F.seed.apiToken.slice(0, -1)}`,
+          `Bearer ${F.seed.owner.session.toLowerCase()}`,
+          'Bearer a.b.c',
+          `Bearer ${'A'.repeat(8000)}`,
+        ),
       ),
       serviceContext: fc.oneof(
         { weight: 6, arbitrary: fc.constant<string | undefined>(F.seed.workspaceId) },
@@ -125,12 +133,35 @@ test('every route answers generated input with a documented non-5xx status in it
         { weight: 1, arbitrary: fc.constantFrom('ws_00000000000000000000000000', F.seed.workspaceId.toUpperCase(), F.seed.workspaceId.slice(3)) },
         { weight: 1, arbitrary: text },
       ),
-      ifMatch: fc.oneof({ weight: 4, arbitrary: fc.constant<string | undefined>('*') }, { weight: 1, arbitrary: fc.constant<string | undefined>(undefined) }, { weight: 1, arbitrary: fc.constant('"0123456789abcdef"') }, { weight: 1, arbitrary: text }),
-      idemKey: fc.oneof({ weight: requiredHeaders.has('idempotency-key') ? 1 : 3, arbitrary: fc.constant<string | undefined>(undefined) }, { weight: 2, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constant('fuzz-same-key') }, { weight: 1, arbitrary: text }),
+      ifMatch: fc.oneof(
+        { weight: 4, arbitrary: fc.constant<string | undefined>('*') },
+        { weight: 1, arbitrary: fc.constant<string | undefined>(undefined) },
+        { weight: 1, arbitrary: fc.constant('"0123456789abcdef"') },
+        { weight: 1, arbitrary: text },
+      ),
+      idemKey: fc.oneof(
+        { weight: requiredHeaders.has('idempotency-key') ? 1 : 3, arbitrary: fc.constant<string | undefined>(undefined) },
+        { weight: 2, arbitrary: fc.uuid() },
+        { weight: 1, arbitrary: fc.constant('fuzz-same-key') },
+        { weight: 1, arbitrary: text },
+      ),
       contentType: fc.oneof(
         { weight: 16, arbitrary: fc.constant<string | undefined>(media[0]) },
         { weight: 1, arbitrary: fc.constantFrom<string | undefined>(...media.map((m) => `${m}; charset=utf-8`), ...media, undefined) },
-        { weight: 1, arbitrary: fc.constantFrom<string | undefined>('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json-patch+json', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*', 'json', undefined) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<string | undefined>(
+            'text/plain',
+            'application/xml',
+            'multipart/form-data; boundary=x',
+            'application/json-patch+json',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=latin1',
+            '*/*',
+            'json',
+            undefined,
+          ),
+        },
         { weight: 1, arbitrary: text },
       ),
       gitProtocol: fc.oneof(fc.constant<string | undefined>(undefined), fc.constantFrom('version=2', 'version=1'), text),

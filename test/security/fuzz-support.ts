@@ -421,7 +421,11 @@ function shapeOf(route: DocRoute, res: { statusCode: number; body: string; heade
   if (OAUTH_ENDPOINTS.has(route.key)) {
     if (res.statusCode >= 400) {
       assert.ok(json && typeof json.error === 'string' && /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/.test(json.error), `not an RFC 6749 error: ${where}`);
-      assert.deepEqual(Object.keys(json).filter((k) => !['error', 'error_description', 'error_uri'].includes(k)), [], `an RFC 6749 error has only error, error_description, error_uri: ${where}`);
+      assert.deepEqual(
+        Object.keys(json).filter((k) => !['error', 'error_description', 'error_uri'].includes(k)),
+        [],
+        `an RFC 6749 error has only error, error_description, error_uri: ${where}`,
+      );
       if (json.error_description !== undefined) assert.match(json.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/, `error_description outside RFC 6749's characters: ${where}`);
       if (json.error !== 'invalid_request') t.reached++;
     } else t.reached++;
@@ -479,10 +483,12 @@ export function report(t: TestContext, title: string): void {
     assert.ok(x, `${route.key} was never called`);
     cases += x.cases;
     fives += x.fiveHundreds;
-    const histogram = [...x.statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}x${n}`).join(' ');
+    const histogram = [...x.statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}x${n}`)
+      .join(' ');
     t.diagnostic(`${title} ${route.key}: ${x.cases} cases, 5xx ${x.fiveHundreds}, authenticated ${x.authenticated}, reached ${x.reached}${x.rerouted ? `, rerouted ${x.rerouted}` : ''}; ${histogram}`);
   }
   t.diagnostic(`${title} total: ${routes.length} routes, ${cases} cases, 5xx ${fives}`);
   tallies.clear();
 }
-

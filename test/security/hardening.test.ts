@@ -37,7 +37,8 @@ const h = useTestApp(async () => {
   signingKey = pair.privateKey;
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
   return {
-    verifyJwt, logStream,
+    verifyJwt,
+    logStream,
     setup: async () => {
       paths = dereferenced(h.app.swagger() as unknown as { paths: typeof paths }).paths;
     },
@@ -61,9 +62,18 @@ test('security headers on every answer of every route: nosniff, no-referrer, no 
     { method, url, headers: as(session, s.workspaceId), body: op.requestBody ? '{}' : undefined },
     { method, url, headers: {}, body: op.requestBody ? '{}' : undefined },
   ]);
-  requests.push({ method: 'GET', url: '/v1/nowhere', headers: {}, body: undefined }, { method: 'PUT', url: '/v1/api_tokens', headers: {}, body: undefined }, { method: 'GET', url: '/docs', headers: {}, body: undefined });
+  requests.push(
+    { method: 'GET', url: '/v1/nowhere', headers: {}, body: undefined },
+    { method: 'PUT', url: '/v1/api_tokens', headers: {}, body: undefined },
+    { method: 'GET', url: '/docs', headers: {}, body: undefined },
+  );
   for (const r of requests) {
-    const res = await h.app.inject({ method: r.method as 'GET', url: r.url, headers: { ...r.headers, ...(r.body ? { 'content-type': 'application/json' } : {}) }, ...(r.body ? { payload: r.body } : {}) });
+    const res = await h.app.inject({
+      method: r.method as 'GET',
+      url: r.url,
+      headers: { ...r.headers, ...(r.body ? { 'content-type': 'application/json' } : {}) },
+      ...(r.body ? { payload: r.body } : {}),
+    });
     const where = `${r.method} ${r.url} -> ${res.statusCode}`;
     assert.equal(res.headers['x-content-type-options'], 'nosniff', where);
     assert.equal(res.headers['referrer-policy'], 'no-referrer', where);
@@ -124,7 +134,7 @@ const PAIRS = 1000;
 const TOLERANCE = 1.25;
 const ATTEMPTS = 3;
 
-test("a wrong token takes as long whether or not a real token shares its 12-character prefix", async (t) => {
+test('a wrong token takes as long whether or not a real token shares its 12-character prefix', async (t) => {
   const real = s.apiToken;
   const prefix = real.slice(0, 12);
   const sameHead = () => forged(prefix);
@@ -160,7 +170,9 @@ test("a wrong token takes as long whether or not a real token shares its 12-char
       }
     }
     const ratio = median(same) / median(other);
-    t.diagnostic(`timing: ${PAIRS} interleaved pairs; median ${median(same).toFixed(3)} ms with a real prefix, ${median(other).toFixed(3)} ms without; ratio ${ratio.toFixed(3)} (tolerance ${TOLERANCE})`);
+    t.diagnostic(
+      `timing: ${PAIRS} interleaved pairs; median ${median(same).toFixed(3)} ms with a real prefix, ${median(other).toFixed(3)} ms without; ratio ${ratio.toFixed(3)} (tolerance ${TOLERANCE})`,
+    );
     return ratio;
   };
   // Up to ATTEMPTS measurements, passing at the first within the tolerance: extra work when the
@@ -195,7 +207,14 @@ test('no credential, device code or secret payload of a representative flow reac
   await call('GET', '/v1/me', as(made.token));
   // A JWT, good and tampered.
   const now = Math.floor(h.clock.nowMs() / 1000);
-  const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setSubject(s.owner.userId).setIssuedAt(now).setExpirationTime(now + 600).sign(signingKey);
+  const jwt = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer(ISS)
+    .setAudience(AUD)
+    .setSubject(s.owner.userId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(signingKey);
   secrets.push(jwt.split('.')[2]!);
   await call('GET', '/v1/me', as(jwt));
   await call('GET', '/v1/me', as(`${jwt}x`));

@@ -14,17 +14,27 @@ const value = fc.array(alphabet, { minLength: 12, maxLength: 20 }).map((cs) => c
 
 test('valuesIn finds every value the text holds and no other, for few values and for many', () => {
   fc.assert(
-    fc.property(fc.uniqueArray(value, { minLength: 1, maxLength: 150 }), fc.array(fc.oneof(fc.nat(), fc.array(alphabet, { maxLength: 30 }).map((cs) => cs.join(''))), { maxLength: 12 }), (values, parts) => {
-      // The text: pieces of noise and some of the values themselves, so both hits and misses occur.
-      const text = parts.map((p) => (typeof p === 'number' ? values[p % values.length] : p)).join('');
-      const expected = values.filter((v) => text.includes(v));
-      assert.deepEqual(valuesIn(text, values), expected);
-    }),
+    fc.property(
+      fc.uniqueArray(value, { minLength: 1, maxLength: 150 }),
+      fc.array(
+        fc.oneof(
+          fc.nat(),
+          fc.array(alphabet, { maxLength: 30 }).map((cs) => cs.join('')),
+        ),
+        { maxLength: 12 },
+      ),
+      (values, parts) => {
+        // The text: pieces of noise and some of the values themselves, so both hits and misses occur.
+        const text = parts.map((p) => (typeof p === 'number' ? values[p % values.length] : p)).join('');
+        const expected = values.filter((v) => text.includes(v));
+        assert.deepEqual(valuesIn(text, values), expected);
+      },
+    ),
     { numRuns: 300 },
   );
 });
 
-test('valuesIn with many values: values at the very start and end of the text, one of the shortest length, one sharing another\'s first 12 characters', () => {
+test("valuesIn with many values: values at the very start and end of the text, one of the shortest length, one sharing another's first 12 characters", () => {
   const many = Array.from({ length: 100 }, (_, i) => `value-${String(i).padStart(6, '0')}-tail`);
   const twin = `${many[5]!.slice(0, 12)}-other-end`;
   const shortest = 'exactly-12ch';

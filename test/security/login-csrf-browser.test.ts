@@ -46,7 +46,9 @@ function lureSite(): http.Server {
       res.end(`<!doctype html><title>You won</title><meta http-equiv="refresh" content="0;url=${esc(to)}">`);
     } else if (url.pathname === '/post') {
       const fields = { action: 'sign_in', email: ATTACKER.email, password: ATTACKER.password, user_code: '' };
-      const inputs = Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${esc(v)}">`).join('');
+      const inputs = Object.entries(fields)
+        .map(([k, v]) => `<input type="hidden" name="${k}" value="${esc(v)}">`)
+        .join('');
       res.end(`<!doctype html><title>You won</title><form method="post" action="${esc(to)}">${inputs}</form><script>document.forms[0].submit()</script>`);
     } else {
       res.statusCode = 404;
@@ -100,7 +102,7 @@ async function whoAmI(context: BrowserContext): Promise<string | null> {
 }
 
 describe('login CSRF in a real browser', () => {
-  test('single sign-on: the callback of a login the attacker started signs the victim\'s browser in as nobody; the victim\'s own sign-on works', { skip: noChromium }, async () => {
+  test("single sign-on: the callback of a login the attacker started signs the victim's browser in as nobody; the victim's own sign-on works", { skip: noChromium }, async () => {
     // The attacker, in their own client: start, sign in at the provider as themselves, stop before the callback.
     const start = await fetch(`${pub!.url}/v1/auth/oidc/start?return_to=/console/`, { redirect: 'manual' });
     assert.equal(start.status, 302);
@@ -116,7 +118,7 @@ describe('login CSRF in a real browser', () => {
       const res = await landed;
       assert.equal(res.status(), 400);
       assert.match(await res.text(), /started in another browser/);
-      assert.equal(await sessionCookie(context), undefined, 'the victim\'s browser holds no session');
+      assert.equal(await sessionCookie(context), undefined, "the victim's browser holds no session");
       assert.equal(await whoAmI(context), null);
 
       // The victim signing in by single sign-on themselves, in the same browser.
@@ -133,7 +135,7 @@ describe('login CSRF in a real browser', () => {
     }
   });
 
-  test('the /device page: a form another site posts with the attacker\'s password neither signs in a browser nor replaces its session', { skip: noChromium }, async () => {
+  test("the /device page: a form another site posts with the attacker's password neither signs in a browser nor replaces its session", { skip: noChromium }, async () => {
     const context = await browser!.newContext();
     try {
       const page = await context.newPage();
@@ -157,7 +159,7 @@ describe('login CSRF in a real browser', () => {
       const again = page.waitForResponse((r) => r.url() === `${pub!.url}/device` && r.request().method() === 'POST');
       await page.goto(`${lureBase}/post?to=${encodeURIComponent(`${pub!.url}/device`)}`);
       assert.equal((await again).status(), 403);
-      assert.equal(await sessionCookie(context), mine, 'the victim\'s session is the one they made');
+      assert.equal(await sessionCookie(context), mine, "the victim's session is the one they made");
       assert.equal(await whoAmI(context), victimId);
       assert.notEqual(await whoAmI(context), attackerId);
     } finally {

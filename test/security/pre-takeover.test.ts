@@ -98,7 +98,7 @@ async function signOn(jar: Jar, accountId: string) {
 
 const secretOf = (url: string) => url.slice(url.indexOf('#') + 1);
 
-test('the pre-takeover: the attacker\'s invitation-made account never receives the real person\'s single sign-on, loses the address, and never reaches the company', async () => {
+test("the pre-takeover: the attacker's invitation-made account never receives the real person's single sign-on, loses the address, and never reaches the company", async () => {
   // The attacker: a workspace of their own, an invitation for the new hire's address, accepted signed out.
   const ws = await call('POST', '/v1/workspaces', { bearer: attacker.session_token, body: { name: 'Totally legit' } });
   assert.equal(ws.status, 201, JSON.stringify(ws.body));
@@ -115,7 +115,11 @@ test('the pre-takeover: the attacker\'s invitation-made account never receives t
   assert.deepEqual([meBefore.body.user.email, meBefore.body.user.email_verified], [NEWHIRE, false], 'the address is held, unproven');
 
   // The company invites the real person, who signs in with single sign-on.
-  const companyInvite = await call('POST', `/v1/workspaces/${company.workspace_id}/invitations`, { bearer: company.session_token, workspace: company.workspace_id, body: { email: NEWHIRE, role: 'admin' } });
+  const companyInvite = await call('POST', `/v1/workspaces/${company.workspace_id}/invitations`, {
+    bearer: company.session_token,
+    workspace: company.workspace_id,
+    body: { email: NEWHIRE, role: 'admin' },
+  });
   assert.equal(companyInvite.status, 201);
   const realBrowser = new Jar();
   const signed = await signOn(realBrowser, 'newhire');
@@ -137,7 +141,7 @@ test('the pre-takeover: the attacker\'s invitation-made account never receives t
   const ids = (members.body.data as { user_id: string }[]).map((m) => m.user_id);
   assert.ok(ids.includes(real.body.user.id) && !ids.includes(preMade), JSON.stringify(ids));
   const intoCompany = await call('GET', '/v1/me', { jar: attackerBrowser, workspace: company.workspace_id });
-  assert.equal(intoCompany.status, 403, 'the attacker\'s account has no way into the company');
+  assert.equal(intoCompany.status, 403, "the attacker's account has no way into the company");
 
   // The audit trail says what happened to the address.
   const events = await tdb.database.db.selectFrom('events').select(['type', 'resource_id', 'data']).where('type', '=', 'user.email_released').execute();

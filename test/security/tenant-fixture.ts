@@ -155,16 +155,7 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   }
   const bare = (id: string) => id.slice(id.indexOf('_') + 1);
   const credentials = [s.owner.session, s.admin.session, s.member.session, s.apiToken, token.token, spare, invitationSecret, webhook.secret, ...plain, ...b64];
-  const sensitive = [
-    marker,
-    ...Object.values(ids).flatMap((id) => [id, bare(id)]),
-    s.owner.userId,
-    s.admin.userId,
-    s.member.userId,
-    s.apiTokenId,
-    ...etags,
-    ...credentials,
-  ];
+  const sensitive = [marker, ...Object.values(ids).flatMap((id) => [id, bare(id)]), s.owner.userId, s.admin.userId, s.member.userId, s.apiTokenId, ...etags, ...credentials];
   return { seed: s, marker, ids, token: { id: token.id, token: token.token }, secretPayloads: [...plain, ...b64], sensitive: [...new Set(sensitive)], credentials };
 }
 

@@ -149,7 +149,8 @@ const h = useTestApp(async () => {
   // The verifier judges exp by the app's clock (a test clock in 2026), like the rest of the app.
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
   return {
-    verifyJwt, logStream,
+    verifyJwt,
+    logStream,
     seed: false,
     setup: async () => {
       A = await buildTenant(h, 'Alpha');
@@ -229,7 +230,8 @@ function headersFor(route: Route): Record<string, string> {
   const headers: Record<string, string> = noStream(route);
   for (const p of route.op.parameters ?? []) {
     if (p.in !== 'header' || !p.required) continue;
-    if (p.name === 'if-match') headers['if-match'] = '*'; // would match any version, were the resource reachable
+    if (p.name === 'if-match')
+      headers['if-match'] = '*'; // would match any version, were the resource reachable
     else if (p.name === 'idempotency-key') headers['idempotency-key'] = `iso-${randomBytes(6).toString('hex')}`;
     else assert.fail(`${route.method} ${route.path}: required header ${p.name} unknown to the suite`);
   }
@@ -326,7 +328,7 @@ const KINDS = [
 ] as const;
 type Kind = (typeof KINDS)[number];
 const LEGEND =
-  'B-x: a caller of workspace B (no Service-Context for the token, B otherwise); B-x@A: naming A in Service-Context; A-token@B: A\'s token naming B; ' +
+  "B-x: a caller of workspace B (no Service-Context for the token, B otherwise); B-x@A: naming A in Service-Context; A-token@B: A's token naming B; " +
   "A-member, A-token: A's own member or token on a route that needs a role or a user; the rest: A's dead credentials, with A's Service-Context";
 
 interface Cell {
@@ -356,7 +358,11 @@ test('every route of the document, every attacker kind: refused by the rule, not
   const unknown = routes.filter((r) => r.params.length === 0 && !SCOPE_OF[r.key]).map((r) => r.key);
   assert.deepEqual(unknown, [], 'routes without path ids the suite does not know how to attack (add them to SCOPE_OF)');
   assert.ok(routes.filter((r) => r.params.length > 0).length >= 40, 'routes with path ids');
-  for (const key of [...ROLE_ROUTES, ...MANAGER_ROUTES, ...USER_ROUTES, ...Object.keys(SCOPE_OF)]) assert.ok(routes.some((r) => r.key === key), `${key} is no longer a route`);
+  for (const key of [...ROLE_ROUTES, ...MANAGER_ROUTES, ...USER_ROUTES, ...Object.keys(SCOPE_OF)])
+    assert.ok(
+      routes.some((r) => r.key === key),
+      `${key} is no longer a route`,
+    );
 
   const now = Math.floor(h.clock.nowMs() / 1000);
   // Dead credentials of A: a revoked token, an expired token, a signed-out session.
@@ -470,7 +476,11 @@ test('every route of the document, every attacker kind: refused by the rule, not
   for (const route of routes) {
     const row = matrix.get(route.key);
     assert.ok(row && row.size > 0, `${route.key} was not attacked`);
-    t.diagnostic(`isolation ${route.key}: ${KINDS.filter((k) => row.has(k)).map((k) => `${k}=${row.get(k)!.status}${row.get(k)!.code ? `/${row.get(k)!.code}` : ''}`).join(' ')}`);
+    t.diagnostic(
+      `isolation ${route.key}: ${KINDS.filter((k) => row.has(k))
+        .map((k) => `${k}=${row.get(k)!.status}${row.get(k)!.code ? `/${row.get(k)!.code}` : ''}`)
+        .join(' ')}`,
+    );
   }
   for (const kind of KINDS) {
     const cells = routes.map((r) => matrix.get(r.key)?.get(kind)).filter((c): c is Cell => c !== undefined);
@@ -483,7 +493,10 @@ test('every route of the document, every attacker kind: refused by the rule, not
   for (const [url, body] of snapshot) assert.equal(afterwards.get(url), body, `A's resource changed: ${url}`);
   // A's unread notification stayed unread; A's credentials still work.
   const notices = (await call(A.seed.owner.session, undefined, 'GET', '/v1/notifications?unread=true')).json();
-  assert.deepEqual(notices.data.map((x: { id: string }) => x.id), [A.ids.notification]);
+  assert.deepEqual(
+    notices.data.map((x: { id: string }) => x.id),
+    [A.ids.notification],
+  );
   assert.equal((await call(A.token.token, undefined, 'GET', '/v1/api_tokens')).statusCode, 200);
 
   // The log lines of the attackers' requests hold nothing of A but the ids the attacker sent.
@@ -527,17 +540,49 @@ function ownStatus(route: Route): number {
   }
 }
 
-test("ids of A inside request bodies are not found for B either (404 at the field), and nothing is made", async () => {
+test('ids of A inside request bodies are not found for B either (404 at the field), and nothing is made', async () => {
   const ctx = B.seed.workspaceId;
   const owner = B.seed.owner.session;
   const cases: { name: string; method: string; url: string; body: unknown; headers?: Record<string, string>; path: string[] }[] = [
     { name: 'install of A package', method: 'POST', url: '/v1/installs', body: { name: 'x1', package_id: A.ids.package, version_id: A.ids.packageVersion }, path: ['body', 'package_id'] },
-    { name: 'install of B package with A version', method: 'POST', url: '/v1/installs', body: { name: 'x2', package_id: B.ids.package, version_id: A.ids.packageVersion }, path: ['body', 'version_id'] },
-    { name: 'PATCH to A version', method: 'PATCH', url: `/v1/installs/${B.ids.install}`, body: { desired_version_id: A.ids.packageVersion }, headers: { 'if-match': '*' }, path: ['body', 'desired_version_id'] },
-    { name: 'restore of A render', method: 'POST', url: `/v1/installs/${B.ids.install}:restore`, body: { render_id: A.ids.render }, headers: { 'if-match': '*', 'idempotency-key': 'iso-restore' }, path: ['body', 'render_id'] },
+    {
+      name: 'install of B package with A version',
+      method: 'POST',
+      url: '/v1/installs',
+      body: { name: 'x2', package_id: B.ids.package, version_id: A.ids.packageVersion },
+      path: ['body', 'version_id'],
+    },
+    {
+      name: 'PATCH to A version',
+      method: 'PATCH',
+      url: `/v1/installs/${B.ids.install}`,
+      body: { desired_version_id: A.ids.packageVersion },
+      headers: { 'if-match': '*' },
+      path: ['body', 'desired_version_id'],
+    },
+    {
+      name: 'restore of A render',
+      method: 'POST',
+      url: `/v1/installs/${B.ids.install}:restore`,
+      body: { render_id: A.ids.render },
+      headers: { 'if-match': '*', 'idempotency-key': 'iso-restore' },
+      path: ['body', 'render_id'],
+    },
     { name: 'machine on A config', method: 'POST', url: '/v1/machines', body: { compute_config_id: A.ids.computeConfig, server_type: 'cx22' }, path: ['body', 'compute_config_id'] },
-    { name: 'machine in A cluster', method: 'POST', url: '/v1/machines', body: { compute_config_id: B.ids.computeConfig, server_type: 'cx22', cluster_id: A.ids.cluster }, path: ['body', 'cluster_id'] },
-    { name: 'config with A secret', method: 'POST', url: '/v1/compute/configs', body: { name: 'x', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04', secret_id: A.ids.secret }, path: ['body', 'secret_id'] },
+    {
+      name: 'machine in A cluster',
+      method: 'POST',
+      url: '/v1/machines',
+      body: { compute_config_id: B.ids.computeConfig, server_type: 'cx22', cluster_id: A.ids.cluster },
+      path: ['body', 'cluster_id'],
+    },
+    {
+      name: 'config with A secret',
+      method: 'POST',
+      url: '/v1/compute/configs',
+      body: { name: 'x', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04', secret_id: A.ids.secret },
+      path: ['body', 'secret_id'],
+    },
     {
       name: 'dashboard pinning A snippet',
       method: 'POST',
@@ -634,7 +679,10 @@ test('issue 48.11, from the document: a token of A with no scope (`scopes: []`) 
     return exactly.get(scope)!;
   };
   // Accepting needs a live invitation to get as far as asking who the caller is.
-  const invitation = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', `/v1/workspaces/${A.seed.workspaceId}/invitations`, { email: `scopeless-${randomBytes(4).toString('hex')}@example.com`, role: 'member' });
+  const invitation = await call(A.seed.owner.session, A.seed.workspaceId, 'POST', `/v1/workspaces/${A.seed.workspaceId}/invitations`, {
+    email: `scopeless-${randomBytes(4).toString('hex')}@example.com`,
+    role: 'member',
+  });
   assert.equal(invitation.statusCode, 201, invitation.body);
   const invitationSecret = (invitation.json().url as string).split('#')[1]!;
   const nowhere = (kind: string) => `${A.ids[kind]!.slice(0, A.ids[kind]!.indexOf('_') + 1)}00000000000000000000000000`;
@@ -686,7 +734,9 @@ test('issue 48.11, from the document: a token of A with no scope (`scopes: []`) 
     tally.userOnly++;
     if (res.statusCode !== 403 || codeOf(res) !== 7024) problems.push(`${route.key} declares no token scope, yet a token of no scope got ${got} ${res.body.slice(0, 200)}`);
   }
-  t.diagnostic(`a token of no scope: ${tally.scoped} operations refused 7025 naming their scope, ${tally.refused} declared closed to tokens, ${tally.open} declared open to any token, ${tally.userOnly} for users only (7024)`);
+  t.diagnostic(
+    `a token of no scope: ${tally.scoped} operations refused 7025 naming their scope, ${tally.refused} declared closed to tokens, ${tally.open} declared open to any token, ${tally.userOnly} for users only (7024)`,
+  );
   assert.deepEqual(problems, []);
   assert.ok(tally.scoped >= 70 && tally.refused >= 8 && tally.open >= 5 && tally.userOnly >= 8, JSON.stringify(tally));
   // The hole of issue 48.11 by name: people's emails and names need members:read.

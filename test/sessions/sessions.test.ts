@@ -21,7 +21,8 @@ const h = useTestApp(async () => {
   jwtKey = pair.privateKey;
   const verifyJwt = await createJwtVerifier({ publicKey: await exportSPKI(pair.publicKey), issuer: ISS, audience: AUD }, { nowMs: () => h.clock.nowMs() });
   return {
-    verifyJwt, config: { sessions: { maxSeconds: 90 * DAY, perUser: 5 } },
+    verifyJwt,
+    config: { sessions: { maxSeconds: 90 * DAY, perUser: 5 } },
   };
 });
 const s = h.seeded;
@@ -41,7 +42,13 @@ async function freshUser(sessions = 1) {
 
 function jwtFor(sub: string, lifetime: number) {
   const iat = now();
-  return new SignJWT({ sub }).setProtectedHeader({ alg: 'ES256' }).setIssuer(ISS).setAudience(AUD).setIssuedAt(iat).setExpirationTime(iat + lifetime).sign(jwtKey);
+  return new SignJWT({ sub })
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer(ISS)
+    .setAudience(AUD)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + lifetime)
+    .sign(jwtKey);
 }
 
 describe('GET /v1/sessions and DELETE /v1/sessions/{id}', () => {
@@ -122,7 +129,7 @@ describe('lifetimes and caps', () => {
     assert.equal((await me(u.tokens[0]!)).statusCode, 401);
   });
 
-  test("one user holds at most WSP_SESSIONS_PER_USER_MAX sessions: a new one ends the least recently used", async () => {
+  test('one user holds at most WSP_SESSIONS_PER_USER_MAX sessions: a new one ends the least recently used', async () => {
     const u = await freshUser(5);
     h.clock.advanceSeconds(120);
     // The oldest is used again: the second-made is now the least recently used.
@@ -131,7 +138,11 @@ describe('lifetimes and caps', () => {
     assert.equal((await me(sixth)).statusCode, 200);
     assert.equal((await me(u.tokens[0]!)).statusCode, 200);
     assert.equal((await me(u.tokens[1]!)).statusCode, 401);
-    const count = await h.database.db.selectFrom('sessions').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', u.userId).executeTakeFirstOrThrow();
+    const count = await h.database.db
+      .selectFrom('sessions')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('user_id', '=', u.userId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 5);
   });
 
@@ -171,7 +182,7 @@ describe('lifetimes and caps', () => {
 });
 
 describe('operator: ending sessions and memberships', () => {
-  test('revoking one session, then all of a user\'s: their tokens are refused on the next request', async () => {
+  test("revoking one session, then all of a user's: their tokens are refused on the next request", async () => {
     const u = await freshUser(3);
     const [first] = (await list(u.tokens[0]!)).json().data as Array<{ id: string }>;
     assert.deepEqual(await h.admin.revokeSession(first!.id), { session_id: first!.id, revoked: 1 });

@@ -22,7 +22,10 @@ test('at most `size` at once, the rest in arrival order; a failure frees its slo
   const results = await Promise.allSettled([work(0), work(1, true), work(2), work(3), work(4)]);
   assert.equal(most, 2);
   assert.deepEqual(order, [0, 1, 2, 3, 4]);
-  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'],
+  );
   assert.equal(await work(5), 5, 'every slot came back');
 });
 

@@ -8,8 +8,7 @@ import { hasValidChecksum } from '../../src/auth/credentials.js';
 const h = useTestApp();
 const s = h.seeded;
 
-const create = (headers: Record<string, string>, body: unknown) =>
-  h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers, payload: body as object });
+const create = (headers: Record<string, string>, body: unknown) => h.app.inject({ method: 'POST', url: '/v1/api_tokens', headers, payload: body as object });
 
 describe('POST /v1/api_tokens', () => {
   test('an owner creates a token: 201 with exactly id, name, token, expires_at', async () => {

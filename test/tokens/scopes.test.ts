@@ -98,7 +98,7 @@ describe('enforcement', () => {
     assert.equal(doc.paths['/v1/notifications'].get['x-required-scope'], undefined, 'for users only: no token gets that far (7024)');
   });
 
-  test('members:read (issue 48): the members and the pending invitations for a token that has it; writes of members and invitations stay an owner\'s or admin\'s', async () => {
+  test("members:read (issue 48): the members and the pending invitations for a token that has it; writes of members and invitations stay an owner's or admin's", async () => {
     const invited = await h.app.inject({ method: 'POST', url: `/v1/workspaces/${s.workspaceId}/invitations`, headers: owner(), payload: { email: 'pending@example.com', role: 'member' } });
     assert.equal(invited.statusCode, 201, invited.body);
     const reader = (await tokenWith(['members:read'])).token;

@@ -92,15 +92,27 @@ test('3 dropped connections in a row open the circuit; its deliveries then wait 
   assert.equal(rx.connections(), CIRCUIT_FAILURES, 'nothing sent while the circuit is open');
   const waiting = await deliveries(w.id);
   assert.equal(waiting.length, 5);
-  assert.deepEqual(waiting.map((d) => [d.state, d.attempts, d.next_attempt_at]), [
-    ['pending', 1, opened.circuit.open_until],
-    ['pending', 1, opened.circuit.open_until],
-    ['pending', 1, opened.circuit.open_until],
-    ['pending', 0, opened.circuit.open_until],
-    ['pending', 0, opened.circuit.open_until],
-  ]);
-  const jobs = await h.database.db.selectFrom('jobs').select(['state', 'attempts', 'run_at']).where('kind', '=', WEBHOOK_DELIVER).where('state', '!=', 'succeeded').where('state', '!=', 'failed').execute();
-  assert.ok(jobs.every((j) => j.state === 'queued' && j.attempts === 0 && Number(j.run_at) === opened.circuit.open_until! * 1000), `every job waits, its attempt given back: ${JSON.stringify(jobs)}`);
+  assert.deepEqual(
+    waiting.map((d) => [d.state, d.attempts, d.next_attempt_at]),
+    [
+      ['pending', 1, opened.circuit.open_until],
+      ['pending', 1, opened.circuit.open_until],
+      ['pending', 1, opened.circuit.open_until],
+      ['pending', 0, opened.circuit.open_until],
+      ['pending', 0, opened.circuit.open_until],
+    ],
+  );
+  const jobs = await h.database.db
+    .selectFrom('jobs')
+    .select(['state', 'attempts', 'run_at'])
+    .where('kind', '=', WEBHOOK_DELIVER)
+    .where('state', '!=', 'succeeded')
+    .where('state', '!=', 'failed')
+    .execute();
+  assert.ok(
+    jobs.every((j) => j.state === 'queued' && j.attempts === 0 && Number(j.run_at) === opened.circuit.open_until! * 1000),
+    `every job waits, its attempt given back: ${JSON.stringify(jobs)}`,
+  );
 
   // Half-open: exactly one of the five is sent, as the probe; it fails, and the circuit opens for twice as long.
   h.clock.advanceSeconds(opened.circuit.open_until - now());
@@ -108,7 +120,11 @@ test('3 dropped connections in a row open the circuit; its deliveries then wait 
   assert.equal(rx.connections(), CIRCUIT_FAILURES + 1, 'one probe');
   const reopened = await endpoint(w.id);
   assert.deepEqual(reopened.circuit, { state: 'open', open_until: now() + 2 * CIRCUIT_OPEN_SECONDS });
-  assert.equal((await deliveries(w.id)).reduce((sum, d) => sum + d.attempts, 0), CIRCUIT_FAILURES + 1, 'only the probe counted an attempt');
+  assert.equal(
+    (await deliveries(w.id)).reduce((sum, d) => sum + d.attempts, 0),
+    CIRCUIT_FAILURES + 1,
+    'only the probe counted an attempt',
+  );
 
   // The receiver is back: the next probe is answered and closes the circuit; the rest then go
   // out (a probe that had failed waits for its own next retry, as the contract's schedule says).
@@ -119,10 +135,17 @@ test('3 dropped connections in a row open the circuit; its deliveries then wait 
   h.clock.advanceSeconds(RETRY_DELAYS_SECONDS[1]!);
   await h.app.jobs.runDue();
   const done = await deliveries(w.id);
-  assert.deepEqual(done.map((d) => d.state), ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded']);
+  assert.deepEqual(
+    done.map((d) => d.state),
+    ['succeeded', 'succeeded', 'succeeded', 'succeeded', 'succeeded'],
+  );
   // Sent: the three failures, the failed probe, and each delivery once with success.
   assert.equal(rx.connections(), CIRCUIT_FAILURES + 1 + 5);
-  assert.equal(done.reduce((sum, d) => sum + d.attempts, 0), rx.connections(), 'an attempt is counted for each send and for nothing else');
+  assert.equal(
+    done.reduce((sum, d) => sum + d.attempts, 0),
+    rx.connections(),
+    'an attempt is counted for each send and for nothing else',
+  );
 });
 
 test('answers are not circuit failures: three 500s in a row leave it closed (the retry schedule handles them)', async (t) => {
@@ -154,7 +177,10 @@ test("an endpoint that never answers: its circuit opens, yet the contract's retr
   }
   // Every attempt of the schedule was made when due: the circuit's waits (up to an hour) end
   // before the next retry is due, and each retry made while it is open is its probe.
-  assert.deepEqual(attemptsAt, RETRY_DELAYS_SECONDS.reduce((at, d) => [...at, at.at(-1)! + d], [0]));
+  assert.deepEqual(
+    attemptsAt,
+    RETRY_DELAYS_SECONDS.reduce((at, d) => [...at, at.at(-1)! + d], [0]),
+  );
   assert.equal(rx.connections() - before, RETRY_DELAYS_SECONDS.length + 1);
   const disabled = await endpoint(w.id);
   assert.equal(disabled.state, 'disabled');

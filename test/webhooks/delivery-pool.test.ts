@@ -123,68 +123,85 @@ async function renderMs(pkg: { id: string; version: string }, name: string, boun
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-test(`${ENGINE}: ${ENDPOINTS} hanging endpoints of one workspace stall neither another workspace's render nor its webhook delivery; their circuits open and free the slots`, { timeout: 110_000 }, async (t) => {
-  const B = boot.workspace_id;
-  const A = (await ok(B, 'POST', '/v1/workspaces', { name: 'A, whose receivers hang' })).id as string;
+test(
+  `${ENGINE}: ${ENDPOINTS} hanging endpoints of one workspace stall neither another workspace's render nor its webhook delivery; their circuits open and free the slots`,
+  { timeout: 110_000 },
+  async (t) => {
+    const B = boot.workspace_id;
+    const A = (await ok(B, 'POST', '/v1/workspaces', { name: 'A, whose receivers hang' })).id as string;
 
-  // B's renders alone: one to warm the render threads, then the baseline.
-  const made = await ok(B, 'POST', '/v1/packages', { name: 'pool' });
-  const version = await ok(B, 'POST', `/v1/packages/${made.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n', 'dir/b.txt': '{{who}}!' } });
-  const pkg = { id: made.id as string, version: version.id as string };
-  await renderMs(pkg, 'warm-up');
-  const alone = [await renderMs(pkg, 'alone-1'), await renderMs(pkg, 'alone-2'), await renderMs(pkg, 'alone-3')];
-  const baseline = median(alone);
-  const bound = 3 * baseline + 1000;
-  t.diagnostic(`B's render alone: ${alone.map((ms) => ms.toFixed(0)).join(', ')} ms (median ${baseline.toFixed(0)}); bound under load ${bound.toFixed(0)} ms`);
+    // B's renders alone: one to warm the render threads, then the baseline.
+    const made = await ok(B, 'POST', '/v1/packages', { name: 'pool' });
+    const version = await ok(B, 'POST', `/v1/packages/${made.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n', 'dir/b.txt': '{{who}}!' } });
+    const pkg = { id: made.id as string, version: version.id as string };
+    await renderMs(pkg, 'warm-up');
+    const alone = [await renderMs(pkg, 'alone-1'), await renderMs(pkg, 'alone-2'), await renderMs(pkg, 'alone-3')];
+    const baseline = median(alone);
+    const bound = 3 * baseline + 1000;
+    t.diagnostic(`B's render alone: ${alone.map((ms) => ms.toFixed(0)).join(', ')} ms (median ${baseline.toFixed(0)}); bound under load ${bound.toFixed(0)} ms`);
 
-  // B's endpoint, healthy; A's twenty, hanging.
-  const hookB = await ok(B, 'POST', '/v1/webhooks', { url: healthy.url, event_types: ['snippet.*'] });
-  secretB = hookB.secret;
-  const hooksA: string[] = [];
-  for (let i = 0; i < ENDPOINTS; i++) hooksA.push((await ok(A, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${hang.port}/a/${i}`, event_types: ['snippet.*'] })).id);
+    // B's endpoint, healthy; A's twenty, hanging.
+    const hookB = await ok(B, 'POST', '/v1/webhooks', { url: healthy.url, event_types: ['snippet.*'] });
+    secretB = hookB.secret;
+    const hooksA: string[] = [];
+    for (let i = 0; i < ENDPOINTS; i++) hooksA.push((await ok(A, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${hang.port}/a/${i}`, event_types: ['snippet.*'] })).id);
 
-  // A's burst: every event to every endpoint.
-  for (let i = 0; i < BURST_EVENTS; i++) await ok(A, 'POST', '/v1/snippets', { name: `burst-${i}`, source: 'select 1' });
-  // Enough of them hanging to have filled every slot of a process before the pools.
-  await waitFor("A's deliveries to hang", () => hang.open() >= SHARED_SLOTS_BEFORE, { timeoutMs: 20_000, detail: () => `open connections: ${hang.open()}` });
-  const burstAt = performance.now();
+    // A's burst: every event to every endpoint.
+    for (let i = 0; i < BURST_EVENTS; i++) await ok(A, 'POST', '/v1/snippets', { name: `burst-${i}`, source: 'select 1' });
+    // Enough of them hanging to have filled every slot of a process before the pools.
+    await waitFor("A's deliveries to hang", () => hang.open() >= SHARED_SLOTS_BEFORE, { timeoutMs: 20_000, detail: () => `open connections: ${hang.open()}` });
+    const burstAt = performance.now();
 
-  // B's render, while A's deliveries hang.
-  const loaded = await renderMs(pkg, 'under-load', bound);
-  t.diagnostic(`B's render while ${hang.open()} of A's deliveries hang: ${loaded.toFixed(0)} ms`);
-  assert.ok(loaded <= bound, `B's render took ${loaded} ms while A's deliveries hang; alone it took ${baseline.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`);
+    // B's render, while A's deliveries hang.
+    const loaded = await renderMs(pkg, 'under-load', bound);
+    t.diagnostic(`B's render while ${hang.open()} of A's deliveries hang: ${loaded.toFixed(0)} ms`);
+    assert.ok(loaded <= bound, `B's render took ${loaded} ms while A's deliveries hang; alone it took ${baseline.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`);
 
-  // B's own delivery goes out meanwhile, signed.
-  const before = healthy.received.length;
-  const snippetB = await ok(B, 'POST', '/v1/snippets', { name: 'b-event', source: 'select 1' });
-  const got = await waitFor("B's delivery to its healthy receiver", () => healthy.received.slice(before).find((r) => JSON.parse(r.body).resource.id === snippetB.id), {
-    timeoutMs: HANG_MS_BOUND,
-    detail: () => `A's hanging connections: ${hang.open()}`,
-  });
-  assert.equal(got.verified, true, 'standardwebhooks verified it');
-  const stillHanging = hang.open();
-  assert.ok(stillHanging > 0, "A's deliveries were still hanging when B's went out");
-  assert.equal(hang.most(), ENDPOINTS, `all ${ENDPOINTS} of A's endpoints had a delivery hanging at once (its share), never more`);
-  t.diagnostic(`B's delivery went out ${(performance.now() - burstAt).toFixed(0)} ms into the burst, beside ${stillHanging} hanging deliveries of A`);
+    // B's own delivery goes out meanwhile, signed.
+    const before = healthy.received.length;
+    const snippetB = await ok(B, 'POST', '/v1/snippets', { name: 'b-event', source: 'select 1' });
+    const got = await waitFor("B's delivery to its healthy receiver", () => healthy.received.slice(before).find((r) => JSON.parse(r.body).resource.id === snippetB.id), {
+      timeoutMs: HANG_MS_BOUND,
+      detail: () => `A's hanging connections: ${hang.open()}`,
+    });
+    assert.equal(got.verified, true, 'standardwebhooks verified it');
+    const stillHanging = hang.open();
+    assert.ok(stillHanging > 0, "A's deliveries were still hanging when B's went out");
+    assert.equal(hang.most(), ENDPOINTS, `all ${ENDPOINTS} of A's endpoints had a delivery hanging at once (its share), never more`);
+    t.diagnostic(`B's delivery went out ${(performance.now() - burstAt).toFixed(0)} ms into the burst, beside ${stillHanging} hanging deliveries of A`);
 
-  // A's circuits open: 3 timeouts in a row each.
-  const circuits = async () => ((await ok(A, 'GET', '/v1/webhooks?limit=100')).data as { id: string; circuit: { state: string; open_until: number | null } }[]).filter((w) => hooksA.includes(w.id));
-  await waitFor(`the circuits of A's ${ENDPOINTS} endpoints to open`, async () => (await circuits()).every((w) => w.circuit.state === 'open'), {
-    timeoutMs: 70_000,
-    intervalMs: 500,
-    detail: async () => JSON.stringify((await circuits()).map((w) => w.circuit.state)),
-  });
-  // Then A's deliveries hold nothing: the attempts under way end (their timeout), and none follows.
-  await waitFor("A's connections to end", () => hang.open() === 0, { timeoutMs: HANG_MS_BOUND + 5000, detail: () => `open: ${hang.open()}` });
-  const { db } = tdb.database;
-  const pending = await db.selectFrom('webhook_deliveries').select(['id', 'webhook_id']).where('workspace_id', '=', A).where('state', '=', 'pending').execute();
-  assert.ok(pending.length > 0, "A's deliveries are still pending");
-  const open = new Map((await circuits()).map((w) => [w.id, w.circuit.open_until!]));
-  const waiting = await db.selectFrom('jobs').select(['state', 'run_at', 'payload', 'locked_by']).where('kind', '=', 'webhooks.deliver').where('group_key', '=', A).where('state', 'in', ['queued', 'running']).execute();
-  assert.ok(waiting.length > 0);
-  assert.deepEqual(waiting.filter((j) => j.state !== 'queued'), [], 'no delivery of A holds a slot');
-  const nowMs = Date.now();
-  assert.ok(waiting.every((j) => Number(j.run_at) > nowMs), "every delivery of A waits in the queue for its endpoint's circuit to half-open");
-  assert.ok([...open.values()].every((until) => until * 1000 > nowMs));
-  t.diagnostic(`${pending.length} of A's deliveries wait for their circuits; ${hang.accepted()} connections were made to the hanging receiver in all`);
-});
+    // A's circuits open: 3 timeouts in a row each.
+    const circuits = async () => ((await ok(A, 'GET', '/v1/webhooks?limit=100')).data as { id: string; circuit: { state: string; open_until: number | null } }[]).filter((w) => hooksA.includes(w.id));
+    await waitFor(`the circuits of A's ${ENDPOINTS} endpoints to open`, async () => (await circuits()).every((w) => w.circuit.state === 'open'), {
+      timeoutMs: 70_000,
+      intervalMs: 500,
+      detail: async () => JSON.stringify((await circuits()).map((w) => w.circuit.state)),
+    });
+    // Then A's deliveries hold nothing: the attempts under way end (their timeout), and none follows.
+    await waitFor("A's connections to end", () => hang.open() === 0, { timeoutMs: HANG_MS_BOUND + 5000, detail: () => `open: ${hang.open()}` });
+    const { db } = tdb.database;
+    const pending = await db.selectFrom('webhook_deliveries').select(['id', 'webhook_id']).where('workspace_id', '=', A).where('state', '=', 'pending').execute();
+    assert.ok(pending.length > 0, "A's deliveries are still pending");
+    const open = new Map((await circuits()).map((w) => [w.id, w.circuit.open_until!]));
+    const waiting = await db
+      .selectFrom('jobs')
+      .select(['state', 'run_at', 'payload', 'locked_by'])
+      .where('kind', '=', 'webhooks.deliver')
+      .where('group_key', '=', A)
+      .where('state', 'in', ['queued', 'running'])
+      .execute();
+    assert.ok(waiting.length > 0);
+    assert.deepEqual(
+      waiting.filter((j) => j.state !== 'queued'),
+      [],
+      'no delivery of A holds a slot',
+    );
+    const nowMs = Date.now();
+    assert.ok(
+      waiting.every((j) => Number(j.run_at) > nowMs),
+      "every delivery of A waits in the queue for its endpoint's circuit to half-open",
+    );
+    assert.ok([...open.values()].every((until) => until * 1000 > nowMs));
+    t.diagnostic(`${pending.length} of A's deliveries wait for their circuits; ${hang.accepted()} connections were made to the hanging receiver in all`);
+  },
+);

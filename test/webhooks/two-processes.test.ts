@@ -79,7 +79,9 @@ async function makeSnippets(prefix: string, n: number): Promise<void> {
 }
 
 const eventIds = async (prefix: string) =>
-  (await tdb.database.db.selectFrom('events').select(['id', 'data']).where('type', '=', 'snippet.created').execute()).filter((e) => (JSON.parse(e.data) as { name: string }).name.startsWith(`${prefix}-`)).map((e) => e.id);
+  (await tdb.database.db.selectFrom('events').select(['id', 'data']).where('type', '=', 'snippet.created').execute())
+    .filter((e) => (JSON.parse(e.data) as { name: string }).name.startsWith(`${prefix}-`))
+    .map((e) => e.id);
 
 test(`${EVENTS} events, ${ENGINE === 'postgres' ? 'two processes' : 'one process'}, a receiver failing the first two attempts of each: each delivered once, signed`, { timeout: 240_000 }, async () => {
   const made = await call(servers[0]!, 'POST', '/v1/webhooks', { url: rx.url, event_types: ['snippet.created'] });
@@ -93,10 +95,20 @@ test(`${EVENTS} events, ${ENGINE === 'postgres' ? 'two processes' : 'one process
     return done.length >= EVENTS;
   });
   const wrong = ids.filter((id) => JSON.stringify(answers.get(id)) !== JSON.stringify([500, 500, 200]));
-  assert.deepEqual(wrong.map((id) => [id, answers.get(id)]), [], 'each event: two failures, then exactly one success');
-  assert.ok(rx.received.every((r) => r.verified), 'every request verified by standardwebhooks');
+  assert.deepEqual(
+    wrong.map((id) => [id, answers.get(id)]),
+    [],
+    'each event: two failures, then exactly one success',
+  );
+  assert.ok(
+    rx.received.every((r) => r.verified),
+    'every request verified by standardwebhooks',
+  );
   const rows = await tdb.database.db.selectFrom('webhook_deliveries').select(['state', 'attempts']).execute();
-  assert.ok(rows.every((r) => r.state === 'succeeded' && r.attempts === 3), JSON.stringify(rows.filter((r) => r.attempts !== 3).slice(0, 5)));
+  assert.ok(
+    rows.every((r) => r.state === 'succeeded' && r.attempts === 3),
+    JSON.stringify(rows.filter((r) => r.attempts !== 3).slice(0, 5)),
+  );
 });
 
 test('a kill -9 of a process while its deliveries are in flight loses none', { timeout: 120_000 }, async () => {
@@ -116,6 +128,10 @@ test('a kill -9 of a process while its deliveries are in flight loses none', { t
   if (servers.length === 0) servers.push(await startServer(env));
   await until('every delivery of the killed process to be sent again and succeed', 90_000, async () => ids.every((id) => (answers.get(id) ?? []).includes(200)));
   const rows = await tdb.database.db.selectFrom('webhook_deliveries').select(['event_id', 'state']).where('event_id', 'in', ids).execute();
-  await until('the deliveries to be recorded', 30_000, async () => (await tdb.database.db.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', ids).where('state', '=', 'succeeded').execute()).length === ids.length);
+  await until(
+    'the deliveries to be recorded',
+    30_000,
+    async () => (await tdb.database.db.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', ids).where('state', '=', 'succeeded').execute()).length === ids.length,
+  );
   assert.equal(rows.length, ids.length, 'one delivery per event');
 });

@@ -108,9 +108,23 @@ describe('the address policy (SSRF)', () => {
       const listed = await strict.app.inject({ method: 'GET', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId) });
       assert.deepEqual(listed.json().url_policy, { allow_http: false, allow_private: false });
       await refuse('http://93.184.216.34/hook', /must be https/);
-      for (const url of ['https://127.0.0.1/hook', 'https://10.1.2.3/', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://192.168.1.1/', 'https://[fd00::1]/']) await refuse(url, /private, loopback or link-local/);
+      for (const url of [
+        'https://127.0.0.1/hook',
+        'https://10.1.2.3/',
+        'https://169.254.169.254/latest/meta-data',
+        'https://[::1]/',
+        'https://[::ffff:127.0.0.1]/',
+        'https://192.168.1.1/',
+        'https://[fd00::1]/',
+      ])
+        await refuse(url, /private, loopback or link-local/);
       await refuse('https://localhost/hook', /localhost resolves to a private, loopback or link-local address/);
-      const fine = await strict.app.inject({ method: 'POST', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId), payload: { url: 'https://93.184.216.34/hook', event_types: ['secret.created'] } });
+      const fine = await strict.app.inject({
+        method: 'POST',
+        url: '/v1/webhooks',
+        headers: as(seed.owner.session, seed.workspaceId),
+        payload: { url: 'https://93.184.216.34/hook', event_types: ['secret.created'] },
+      });
       assert.equal(fine.statusCode, 201, fine.body);
     } finally {
       await strict.close();
@@ -237,7 +251,10 @@ describe('deliveries', () => {
     assert.equal(d!.state, 'failed');
     for (const who of [s.owner, s.admin]) {
       const notices = (await h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(who.session) })).json().data as { type: string; resource_id: string }[];
-      assert.ok(notices.some((n) => n.type === 'webhook_disabled' && n.resource_id === w.id), 'notified');
+      assert.ok(
+        notices.some((n) => n.type === 'webhook_disabled' && n.resource_id === w.id),
+        'notified',
+      );
     }
     const member = (await h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(s.member.session) })).json().data as { type: string }[];
     assert.ok(!member.some((n) => n.type === 'webhook_disabled'), 'members are not');
@@ -276,7 +293,9 @@ describe('deliveries', () => {
     try {
       const seed = await small.seed();
       const answers = await Promise.all(
-        Array.from({ length: 10 }, () => small.app.inject({ method: 'POST', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId), payload: { url: rx.url, event_types: ['secret.created'] } })),
+        Array.from({ length: 10 }, () =>
+          small.app.inject({ method: 'POST', url: '/v1/webhooks', headers: as(seed.owner.session, seed.workspaceId), payload: { url: rx.url, event_types: ['secret.created'] } }),
+        ),
       );
       assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, 201, 201, ...Array(7).fill(409)], answers.map((r) => r.body).join('\n'));
       assert.ok(answers.filter((r) => r.statusCode === 409).every((r) => firstError(r.json()).code === 7320));
@@ -287,7 +306,7 @@ describe('deliveries', () => {
     }
   });
 
-  test('the retry schedule is the contract\'s unless the operator sets another', () => {
+  test("the retry schedule is the contract's unless the operator sets another", () => {
     assert.deepEqual(loadConfig({}).webhooks.retryDelaysSeconds, [5, 300, 1800, 7200, 18_000, 36_000, 36_000]);
     assert.deepEqual(RETRY_DELAYS_SECONDS, loadConfig({}).webhooks.retryDelaysSeconds);
     assert.deepEqual(loadConfig({ WSP_WEBHOOK_RETRY_DELAYS_SECONDS: '1, 2,3' }).webhooks.retryDelaysSeconds, [1, 2, 3]);
@@ -309,10 +328,42 @@ describe('an endpoint deleted while an event is being recorded', () => {
     const eventId = `evt_${Date.now().toString(36)}deletedendpoint`;
     let inserted: boolean | undefined;
     await h.database.db.transaction().execute(async (trx) => {
-      await trx.insertInto('events').values({ id: eventId, workspace_id: s.workspaceId, type: 'secret.created', actor_kind: 'user', actor_id: s.owner.userId, credential_id: null, resource_type: 'secret', resource_id: 'sec_x', request_id: null, ip: null, user_agent: null, created_at: 1, data: '{}' }).execute();
+      await trx
+        .insertInto('events')
+        .values({
+          id: eventId,
+          workspace_id: s.workspaceId,
+          type: 'secret.created',
+          actor_kind: 'user',
+          actor_id: s.owner.userId,
+          credential_id: null,
+          resource_type: 'secret',
+          resource_id: 'sec_x',
+          request_id: null,
+          ip: null,
+          user_agent: null,
+          created_at: 1,
+          data: '{}',
+        })
+        .execute();
       if (h.database.engine === 'postgres') await h.database.db.deleteFrom('webhooks').where('id', '=', hook.id).execute();
       else await trx.deleteFrom('webhooks').where('id', '=', hook.id).execute();
-      inserted = await webhookStore.insertDelivery(trx, { id: `whd_${Date.now().toString(36)}x`, webhook_id: hook.id, workspace_id: s.workspaceId, event_id: eventId, event_type: 'secret.created', body: '{}', state: 'pending', attempts: 0, next_attempt_at: 1, last_attempt_at: null, last_status: null, last_error: null, created_at: 1, updated_at: 1 });
+      inserted = await webhookStore.insertDelivery(trx, {
+        id: `whd_${Date.now().toString(36)}x`,
+        webhook_id: hook.id,
+        workspace_id: s.workspaceId,
+        event_id: eventId,
+        event_type: 'secret.created',
+        body: '{}',
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: 1,
+        last_attempt_at: null,
+        last_status: null,
+        last_error: null,
+        created_at: 1,
+        updated_at: 1,
+      });
     });
     assert.equal(inserted, false);
     assert.ok(await h.database.db.selectFrom('events').select('id').where('id', '=', eventId).executeTakeFirst(), 'the write committed');

@@ -42,7 +42,10 @@ before(async () => {
   boot = await createAdminService(tdb.database.db, systemClock).bootstrap();
   registerSecret(boot.session_token, boot.api_token);
   watcher = await startReceiver(() => secretW);
-  failing = await startReceiver(() => undefined, () => 503);
+  failing = await startReceiver(
+    () => undefined,
+    () => 503,
+  );
   env = {
     ...tdb.env,
     WSP_MASTER_KEY: masterKey(),
@@ -89,16 +92,18 @@ test('wsp worker alone: an endpoint failing for a day is disabled, and the webho
   // A day and more later (the retry is due an hour after the first failure): the retry fails too,
   // and the endpoint has failed for a day.
   fs.writeFileSync(offsetFile, String(DISABLE_AFTER_SECONDS + 3600));
-  const disabledEvent = await waitFor("the webhook.disabled event's delivery to the endpoint taking webhook.*", () =>
-    watcher.received.find((r) => {
-      const e = JSON.parse(r.body) as { type: string; resource: { id: string } };
-      return e.type === 'webhook.disabled' && e.resource.id === f.id;
-    }),
-  {
-    timeoutMs: 30_000,
-    detail: async () =>
-      `endpoint ${JSON.stringify(await db.selectFrom('webhooks').select(['state', 'disabled_reason']).where('id', '=', f.id).executeTakeFirst())}; events ${JSON.stringify(await db.selectFrom('events').select(['type', 'resource_id']).where('type', '=', 'webhook.disabled').execute())}; received ${watcher.received.map((r) => JSON.parse(r.body).type).join(', ')}`,
-  },
+  const disabledEvent = await waitFor(
+    "the webhook.disabled event's delivery to the endpoint taking webhook.*",
+    () =>
+      watcher.received.find((r) => {
+        const e = JSON.parse(r.body) as { type: string; resource: { id: string } };
+        return e.type === 'webhook.disabled' && e.resource.id === f.id;
+      }),
+    {
+      timeoutMs: 30_000,
+      detail: async () =>
+        `endpoint ${JSON.stringify(await db.selectFrom('webhooks').select(['state', 'disabled_reason']).where('id', '=', f.id).executeTakeFirst())}; events ${JSON.stringify(await db.selectFrom('events').select(['type', 'resource_id']).where('type', '=', 'webhook.disabled').execute())}; received ${watcher.received.map((r) => JSON.parse(r.body).type).join(', ')}`,
+    },
   );
   assert.equal(disabledEvent.verified, true, 'standardwebhooks verified its signature');
   const body = JSON.parse(disabledEvent.body);
@@ -110,10 +115,14 @@ test('wsp worker alone: an endpoint failing for a day is disabled, and the webho
   // Once: one delivery of the event to the endpoint, succeeded. The worker records the attempt
   // after the receiver's answer reaches it: on a loaded machine that can be after the lines above.
   const deliveries = () => db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('webhook_id', '=', w.id).where('event_id', '=', body.id).execute();
-  const made = await waitFor('the delivery of webhook.disabled to be recorded', async () => {
-    const rows = await deliveries();
-    return rows.length > 0 && rows.every((r) => r.state !== 'pending') ? rows : null;
-  }, { timeoutMs: 30_000, detail: async () => JSON.stringify(await deliveries()) });
+  const made = await waitFor(
+    'the delivery of webhook.disabled to be recorded',
+    async () => {
+      const rows = await deliveries();
+      return rows.length > 0 && rows.every((r) => r.state !== 'pending') ? rows : null;
+    },
+    { timeoutMs: 30_000, detail: async () => JSON.stringify(await deliveries()) },
+  );
   assert.deepEqual(made, [{ state: 'succeeded', attempts: 1 }]);
   assert.equal(await worker.stop(), 0);
   processes.splice(processes.indexOf(worker), 1);

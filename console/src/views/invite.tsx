@@ -24,7 +24,12 @@ export function AcceptInvitation({ signedIn, onAccepted }: { signedIn: boolean; 
       if (res.data) await onAccepted(res.data.workspace_id);
     }
   };
-  if (!token) return <p role="alert" class="error">This link has no invitation in it: open the whole link you were sent.</p>;
+  if (!token)
+    return (
+      <p role="alert" class="error">
+        This link has no invitation in it: open the whole link you were sent.
+      </p>
+    );
   return (
     <form class="card sign-in" onSubmit={submit} aria-labelledby="invite-title" noValidate>
       <h1 id="invite-title">Join the workspace</h1>
@@ -37,12 +42,20 @@ export function AcceptInvitation({ signedIn, onAccepted }: { signedIn: boolean; 
             <input {...inputProps('invite-name', errors['name'])} autocomplete="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
           </Field>
           <Field label="Password" name="invite-password" error={errors['password']} hint="At least 12 characters">
-            <input type="password" {...inputProps('invite-password', errors['password'])} autocomplete="new-password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+            <input
+              type="password"
+              {...inputProps('invite-password', errors['password'])}
+              autocomplete="new-password"
+              value={password}
+              onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+            />
           </Field>
         </>
       )}
       <FormError error={accept.error} fields={['name', 'password']} />
-      <button type="submit" disabled={accept.busy}>Accept invitation</button>
+      <button type="submit" disabled={accept.busy}>
+        Accept invitation
+      </button>
     </form>
   );
 }

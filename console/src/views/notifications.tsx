@@ -46,7 +46,12 @@ export function useInbox(signedIn: boolean) {
 export function InboxLink({ unread }: { unread: number }) {
   return (
     <a class="inbox" href="/console/notifications" aria-label={`Notifications, ${unread} unread`}>
-      Notifications{unread > 0 && <span class="badge" aria-hidden="true">{unread}</span>}
+      Notifications
+      {unread > 0 && (
+        <span class="badge" aria-hidden="true">
+          {unread}
+        </span>
+      )}
     </a>
   );
 }
@@ -56,7 +61,11 @@ export function Notifications({ inbox }: { inbox: ReturnType<typeof useInbox> })
   return (
     <section aria-labelledby="notifications-title">
       <h1 id="notifications-title">Notifications</h1>
-      {error && <p role="alert" class="error">{error}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
       {inbox.notices.length === 0 && <p class="empty">Nothing yet: expiry notices, disabled webhooks and the like arrive here as they happen.</p>}
       <ul class="notices">
         {inbox.notices.map((n) => (

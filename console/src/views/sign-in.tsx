@@ -30,16 +30,38 @@ export function SignIn({ onSignedIn, next }: { onSignedIn: () => Promise<void>; 
       <h1 id="sign-in-title">Sign in</h1>
       <label>
         Email
-        <input type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} aria-invalid={emailError ? 'true' : undefined} />
+        <input
+          type="email"
+          name="email"
+          autocomplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          aria-invalid={emailError ? 'true' : undefined}
+        />
       </label>
       {emailError && <p class="field-error">{emailError}</p>}
       <label>
         Password
-        <input type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} aria-invalid={passwordError ? 'true' : undefined} />
+        <input
+          type="password"
+          name="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          aria-invalid={passwordError ? 'true' : undefined}
+        />
       </label>
       {passwordError && <p class="field-error">{passwordError}</p>}
-      {error && !emailError && !passwordError ? <p role="alert" class="error">{messageOf(error)}</p> : null}
-      <button type="submit" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+      {error && !emailError && !passwordError ? (
+        <p role="alert" class="error">
+          {messageOf(error)}
+        </p>
+      ) : null}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
       {sso && (
         <a class="button secondary" href={`${sso}?return_to=${encodeURIComponent(next)}`}>
           Sign in with single sign-on

@@ -45,7 +45,10 @@ function retryAfterMs(response: Response, attempt: number): number {
 /** 409 with code 7031: the first request with this Idempotency-Key is still being answered. */
 async function stillInFlight(response: Response): Promise<boolean> {
   if (response.status !== 409) return false;
-  const body = (await response.clone().json().catch(() => null)) as { errors?: { code?: number }[] } | null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { errors?: { code?: number }[] } | null;
   return body?.errors?.[0]?.code === 7031;
 }
 

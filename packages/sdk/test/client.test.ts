@@ -55,7 +55,10 @@ test('credentials and Service-Context go on every request; a baseUrl with /v1 is
 });
 
 test('a POST gets an Idempotency-Key, the same on its retry; a key of your own is kept; off when asked', async () => {
-  reset(() => ({ status: 503, body: envelope(7054, 'database away'), headers: { 'retry-after': '1' } }), () => ({ status: 201, body: { id: 'sec_1' } }));
+  reset(
+    () => ({ status: 503, body: envelope(7054, 'database away'), headers: { 'retry-after': '1' } }),
+    () => ({ status: 201, body: { id: 'sec_1' } }),
+  );
   const slept: number[] = [];
   const wsp = createClient({ baseUrl, sleep: async (ms) => void slept.push(ms) });
   const created = await wsp.POST('/v1/secrets', { body: { name: 'db', data: 'eA==' } as never });
@@ -69,7 +72,10 @@ test('a POST gets an Idempotency-Key, the same on its retry; a key of your own i
   await wsp.POST('/v1/secrets', { body: {} as never, headers: { 'idempotency-key': 'mine' } });
   assert.equal(seen[0]!.headers['idempotency-key'], 'mine');
 
-  reset(() => ({ status: 503, body: envelope(7054, 'away') }), () => ({ status: 201, body: {} }));
+  reset(
+    () => ({ status: 503, body: envelope(7054, 'away') }),
+    () => ({ status: 201, body: {} }),
+  );
   const plain = createClient({ baseUrl, idempotencyKeys: false, sleep: noWait });
   const once = await plain.POST('/v1/secrets', { body: {} as never });
   assert.equal(once.response.status, 503, 'a write without a key is never sent twice');
@@ -78,7 +84,10 @@ test('a POST gets an Idempotency-Key, the same on its retry; a key of your own i
 });
 
 test('a 409 7031 (the first request with the key still running) is retried; other 409s are not', async () => {
-  reset(() => ({ status: 409, body: envelope(7031, 'in progress') }), () => ({ status: 201, body: {} }));
+  reset(
+    () => ({ status: 409, body: envelope(7031, 'in progress') }),
+    () => ({ status: 201, body: {} }),
+  );
   const wsp = createClient({ baseUrl, sleep: noWait });
   assert.equal((await wsp.POST('/v1/secrets', { body: {} as never })).response.status, 201);
   reset(() => ({ status: 409, body: envelope(7030, 'etag differs', { metadata: { current_etag: '"e2"' } }) }));
@@ -113,7 +122,10 @@ test('paginate follows next_cursor to the end, keeping the query, and stops when
   const ids: string[] = [];
   for await (const d of wsp.paginate('/v1/dashboards', { params: { query: { limit: 2 } } })) ids.push(d.id);
   assert.deepEqual(ids, ['a', 'b', 'c']);
-  assert.deepEqual(seen.map((s) => s.url), ['/v1/dashboards?limit=2', '/v1/dashboards?limit=2&cursor=c1', '/v1/dashboards?limit=2&cursor=c2']);
+  assert.deepEqual(
+    seen.map((s) => s.url),
+    ['/v1/dashboards?limit=2', '/v1/dashboards?limit=2&cursor=c1', '/v1/dashboards?limit=2&cursor=c2'],
+  );
 
   reset(page(['a', 'b'], 'c1'), page(['c'], null));
   for await (const d of wsp.paginate('/v1/dashboards')) if (d.id === 'a') break;
@@ -139,7 +151,9 @@ test('DataOf is what a call answers: the named schema where there is one, the in
 });
 
 test('waitForOperation backs off until done; a failed operation throws with its code', async () => {
-  const op = (done: boolean, error: object | null = null) => () => ({ status: 200, body: { id: 'op_1', kind: 'machine.suspend', done, error, result: done && !error ? {} : null, created_at: 1, updated_at: 2 } });
+  const op =
+    (done: boolean, error: object | null = null) =>
+    () => ({ status: 200, body: { id: 'op_1', kind: 'machine.suspend', done, error, result: done && !error ? {} : null, created_at: 1, updated_at: 2 } });
   reset(op(false), op(false), op(false), op(true));
   const slept: number[] = [];
   const wsp = createClient({ baseUrl });

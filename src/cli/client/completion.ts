@@ -70,14 +70,18 @@ complete -F _wsp wsp
 const zsh = (nodes: Map<string, Node>) => `#compdef wsp
 # wsp completion for zsh. Load it with:  source <(wsp completion zsh)
 autoload -U +X bashcompinit && bashcompinit
-${bash(nodes).split('\n').filter((l) => !l.startsWith('#')).join('\n')}`;
+${bash(nodes)
+  .split('\n')
+  .filter((l) => !l.startsWith('#'))
+  .join('\n')}`;
 
 /** fish: a condition per path, from fish's own helpers. */
 function fish(nodes: Map<string, Node>): string {
   const lines = ['# wsp completion for fish. Load it with:  wsp completion fish | source', 'complete -c wsp -f'];
   for (const [path, n] of nodes) {
     const words = path ? path.split(' ') : [];
-    const condition = words.length === 0 ? '__fish_use_subcommand' : `__fish_seen_subcommand_from ${words[words.length - 1]}${words.length > 1 ? `; and __fish_seen_subcommand_from ${words[words.length - 2]}` : ''}`;
+    const condition =
+      words.length === 0 ? '__fish_use_subcommand' : `__fish_seen_subcommand_from ${words[words.length - 1]}${words.length > 1 ? `; and __fish_seen_subcommand_from ${words[words.length - 2]}` : ''}`;
     for (const w of n.words) {
       if (w.startsWith('--')) lines.push(`complete -c wsp -n ${quote(condition)} -l ${w.slice(2)}`);
       else lines.push(`complete -c wsp -n ${quote(condition)} -a ${quote(w)} -d ${quote(nodes.get(path ? `${path} ${w}` : w)?.summary ?? '')}`);

@@ -13,7 +13,7 @@ const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
 export const computeCatalog: Command = {
   name: 'compute catalog',
   usage: '',
-  summary: "what the provider offers: regions, images, server types with prices",
+  summary: 'what the provider offers: regions, images, server types with prices',
   details: 'The values a compute config (region, image, machine_type_filter) and a machine (server_type) may name.',
   async run(ctx) {
     noMoreArgs(ctx, 0);
@@ -21,9 +21,25 @@ export const computeCatalog: Command = {
     const catalog = await send(c.server, api.GET('/v1/compute/catalog'));
     if (ctx.json) return printJson(ctx.io, catalog);
     ctx.io.out.write(`Provider: ${catalog.provider}\n\nRegions:\n`);
-    printTable(ctx.io, catalog.regions, [['id', (r) => r.id], ['name', (r) => r.name]], 'None.');
+    printTable(
+      ctx.io,
+      catalog.regions,
+      [
+        ['id', (r) => r.id],
+        ['name', (r) => r.name],
+      ],
+      'None.',
+    );
     ctx.io.out.write('\nImages:\n');
-    printTable(ctx.io, catalog.images, [['id', (i) => i.id], ['name', (i) => i.name]], 'None.');
+    printTable(
+      ctx.io,
+      catalog.images,
+      [
+        ['id', (i) => i.id],
+        ['name', (i) => i.name],
+      ],
+      'None.',
+    );
     ctx.io.out.write('\nServer types:\n');
     printTable(
       ctx.io,
@@ -73,7 +89,15 @@ export const machinesList: Command = {
  * After a change that answered an operation: its id at once with --no-wait, else the wait (a
  * spinner on a terminal) and exit 1 if it failed.
  */
-async function followOperation(ctx: CommandContext, c: { server: string }, api: ReturnType<typeof apiAs>, machineId: string, opId: string | null | undefined, verb: string, done: string): Promise<void> {
+async function followOperation(
+  ctx: CommandContext,
+  c: { server: string },
+  api: ReturnType<typeof apiAs>,
+  machineId: string,
+  opId: string | null | undefined,
+  verb: string,
+  done: string,
+): Promise<void> {
   if (!opId) throw new CliError('the server answered without an operation', EXIT.FAILED);
   if (noWait(ctx)) {
     if (ctx.json) return printJson(ctx.io, { machine_id: machineId, operation_id: opId });
@@ -85,7 +109,6 @@ async function followOperation(ctx: CommandContext, c: { server: string }, api: 
   if (operation.error) throw new CliError(`${verb.toLowerCase()} ${machineId} failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
   if (!ctx.json) ctx.io.out.write(`${done} ${machineId}.\n`);
 }
-
 
 /** `delete`, `resume` and `suspend`: send under the machine's etag, then follow the operation. */
 function machineChange(action: 'delete' | 'resume' | 'suspend'): Command {
@@ -155,7 +178,7 @@ export const machinesGet: Command = {
 export const machinesCreate: Command = {
   name: 'machines create',
   usage: '--config cc_ID --type cx22 [--hostname NAME] [--cluster cl_ID] [--timeout 10m] [--no-wait]',
-  summary: "create a machine of a compute config (`wsp compute catalog` lists the types); waits until it runs",
+  summary: 'create a machine of a compute config (`wsp compute catalog` lists the types); waits until it runs',
   flags: ['config', 'type', 'hostname', 'cluster', 'timeout'],
   booleans: ['no-wait'],
   details: WAIT_DETAILS,
@@ -205,7 +228,7 @@ export const configsCreate: Command = {
   usage: '--name NAME --region fsn1 --image debian-12 [--types cx*] [--secret sec_ID]',
   summary: 'make a compute config (the catalog lists regions, images and types)',
   flags: ['name', 'region', 'image', 'types', 'secret'],
-  details: '--types is a glob over server types (cx*, cpx?1); --secret names a secret holding your own provider token (else the platform\'s account).',
+  details: "--types is a glob over server types (cx*, cpx?1); --secret names a secret holding your own provider token (else the platform's account).",
   async run(ctx) {
     noMoreArgs(ctx, 0);
     const body = {
@@ -297,4 +320,18 @@ export const suspensionsResume: Command = {
   },
 };
 
-export const COMPUTE_COMMANDS = [computeCatalog, configsList, configsGet, configsCreate, configsDelete, suspensionsList, suspensionsResume, machinesList, machinesGet, machinesCreate, machinesSuspend, machinesResume, machinesDelete];
+export const COMPUTE_COMMANDS = [
+  computeCatalog,
+  configsList,
+  configsGet,
+  configsCreate,
+  configsDelete,
+  suspensionsList,
+  suspensionsResume,
+  machinesList,
+  machinesGet,
+  machinesCreate,
+  machinesSuspend,
+  machinesResume,
+  machinesDelete,
+];

@@ -85,7 +85,8 @@ export const dashboardsUpdate: Command = {
   usage: 'dash_ID [--name NAME] [--description TEXT] [--file changes.json] [--summary TEXT]',
   summary: 'change a dashboard (a new revision); refused if someone changed it since it was read',
   flags: ['name', 'description', 'file', 'summary'],
-  details: '--file FILE ("-": stdin) holds fields of PATCH /v1/dashboards/{id} (each replaces that field); --name, --description and --summary are added to it. The dashboard is read first and written under its etag (If-Match).',
+  details:
+    '--file FILE ("-": stdin) holds fields of PATCH /v1/dashboards/{id} (each replaces that field); --name, --description and --summary are added to it. The dashboard is read first and written under its etag (If-Match).',
   async run(ctx) {
     const id = idArg(ctx, 0, 'the dashboard id', 'dash');
     noMoreArgs(ctx, 1);

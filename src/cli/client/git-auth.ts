@@ -14,7 +14,7 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 export const authSetupGit: Command = {
   name: 'auth setup-git',
   usage: '',
-  summary: 'let git clone and fetch install repositories with this login (a credential helper in git\'s global config)',
+  summary: "let git clone and fetch install repositories with this login (a credential helper in git's global config)",
   details:
     'Sets credential.<server>.helper in your global git configuration to `wsp auth git-credential`, for the server you are logged in to only. ' +
     'git then sends the login (as the password of HTTP Basic, the workspace as the user name) when the server asks.',
@@ -46,7 +46,12 @@ export const authGitCredential: Command = {
     let input = '';
     for await (const chunk of ctx.io.stdin) input += String(chunk);
     if (action !== 'get') return;
-    const asked = Object.fromEntries(input.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const asked = Object.fromEntries(
+      input
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const c = readCredentials(ctx.io.env);
     if (!c) return;
     const server = new URL(c.server);

@@ -8,7 +8,7 @@ export async function readText(io: Io, file: string): Promise<string> {
   if (file === '-') {
     if (io.stdin.isTTY) throw new UsageError('nothing is piped on stdin (for "-")');
     const chunks: Buffer[] = [];
-    for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk));
+    for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     return Buffer.concat(chunks).toString('utf8');
   }
   try {

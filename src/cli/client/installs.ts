@@ -211,7 +211,7 @@ export const renderGet: Command = {
 export const installsRestore: Command = {
   name: 'installs restore',
   usage: `inst_ID --render rnd_ID ${WAIT_USAGE}`,
-  summary: "restore a succeeded render as a new commit, and wait for it (progress on a terminal)",
+  summary: 'restore a succeeded render as a new commit, and wait for it (progress on a terminal)',
   flags: ['render', 'timeout'],
   booleans: ['no-wait'],
   details: `Reads the install's etag for If-Match and sends an Idempotency-Key, so a retried request never restores twice.

@@ -105,13 +105,13 @@ The code and URL go to stderr; the result (with --json, one JSON object) to stdo
     const file = writeCredentials({ server, token, user_id: me.user!.id, workspace }, ctx.io.env);
     // The session this login replaces is of no more use: best effort, the new one is saved.
     if (previous && previous.server === server && previous.token !== token) {
-      await apiAs(previous).DELETE('/v1/sessions/current').catch(() => undefined);
+      await apiAs(previous)
+        .DELETE('/v1/sessions/current')
+        .catch(() => undefined);
     }
     if (ctx.json) return printJson(ctx.io, { server, user_id: me.user!.id, workspace, credentials_file: file });
     ctx.io.out.write(`Logged in to ${server} as ${me.user!.name ?? me.user!.id} (${me.user!.id}).\n`);
-    ctx.io.out.write(
-      workspace ? `Acting in workspace ${workspace}.\n` : `You belong to ${workspaces.data.length} workspaces: choose one with \`wsp workspace use ws_...\`.\n`,
-    );
+    ctx.io.out.write(workspace ? `Acting in workspace ${workspace}.\n` : `You belong to ${workspaces.data.length} workspaces: choose one with \`wsp workspace use ws_...\`.\n`);
   },
 };
 

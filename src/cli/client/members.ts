@@ -39,9 +39,7 @@ export const membersList: Command = {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const members = await listed(ctx, c.server, 100, (query) =>
-      api.GET('/v1/workspaces/{id}/members', { params: { path: { id: c.workspace }, query } }),
-    );
+    const members = await listed(ctx, c.server, 100, (query) => api.GET('/v1/workspaces/{id}/members', { params: { path: { id: c.workspace }, query } }));
     printListed(
       ctx,
       members,
@@ -120,9 +118,7 @@ export const invitationsList: Command = {
     noMoreArgs(ctx, 0);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
     const api = apiAs(c);
-    const invitations = await listed(ctx, c.server, 100, (query) =>
-      api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: c.workspace }, query } }),
-    );
+    const invitations = await listed(ctx, c.server, 100, (query) => api.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: c.workspace }, query } }));
     printListed(
       ctx,
       invitations,

@@ -42,7 +42,8 @@ export const waitTimeout = (ctx: CommandContext) => durationOption(ctx.args.flag
 export const noWait = (ctx: CommandContext) => ctx.args.flags['no-wait'] === true;
 
 export const WAIT_USAGE = '[--timeout 10m] [--no-wait]';
-export const WAIT_DETAILS = 'Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed (with its error) or timed out; --no-wait returns at once with the operation id.';
+export const WAIT_DETAILS =
+  'Waits until the operation is done (default at most 10m): exit 0 when it succeeded, 1 when it failed (with its error) or timed out; --no-wait returns at once with the operation id.';
 
 function printOperation(ctx: CommandContext, op: Operation): void {
   if (ctx.json) return printJson(ctx.io, op);

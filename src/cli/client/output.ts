@@ -122,7 +122,10 @@ export class Spinner {
   private frame = 0;
   private text = '';
 
-  constructor(private readonly io: Io, private readonly enabled: boolean) {}
+  constructor(
+    private readonly io: Io,
+    private readonly enabled: boolean,
+  ) {}
 
   static for(io: Io, json: boolean): Spinner {
     return new Spinner(io, !json && io.err.isTTY === true);
@@ -150,4 +153,3 @@ export class Spinner {
     this.io.err.write(`\r\x1b[K${FRAMES[this.frame++ % FRAMES.length]} ${this.text}`);
   }
 }
-

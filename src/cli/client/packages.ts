@@ -93,7 +93,7 @@ export const packagesVersions: Command = {
 export const packagesVersion: Command = {
   name: 'packages version',
   usage: 'pkg_ID pkgv_ID [--path PATH]',
-  summary: "one version: its template files (--path prints one template)",
+  summary: 'one version: its template files (--path prints one template)',
   flags: ['path'],
   async run(ctx) {
     const id = idArg(ctx, 0, 'the package id', 'pkg');
@@ -150,7 +150,7 @@ function templatesIn(dir: string): Record<string, string> {
 export const packagesPublish: Command = {
   name: 'packages publish',
   usage: 'pkg_ID --semver 1.2.0 --dir DIR',
-  summary: "publish a version of a package: every file under DIR is a Mustache template",
+  summary: 'publish a version of a package: every file under DIR is a Mustache template',
   flags: ['semver', 'dir'],
   details: 'Files are sent by their path relative to DIR (.git is left out); the server checks each template and refuses the version if one does not parse (exit 1, naming the file).',
   async run(ctx) {
@@ -180,10 +180,7 @@ A value a template needs and the values lack is an error naming the file and the
     const valuesFile = stringFlag(ctx.args, 'values');
     const values = valuesFile === undefined ? {} : await readJsonObject(ctx.io, 'values', valuesFile);
     const c = requireWorkspace(requireCredentials(ctx.io.env));
-    const preview = await send(
-      c.server,
-      apiAs(c).POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: versionId } }, body: { values } }),
-    );
+    const preview = await send(c.server, apiAs(c).POST('/v1/packages/{id}/versions/{version_id}:preview', { params: { path: { id, version_id: versionId } }, body: { values } }));
     if (ctx.json) return printJson(ctx.io, preview);
     const paths = Object.keys(preview.files).sort();
     if (paths.length === 0) ctx.io.out.write('No files.\n');

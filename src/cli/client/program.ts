@@ -236,7 +236,16 @@ export async function runProgram(commands: readonly Command[], argv: string[], i
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.OK;
-      if (json) io.err.write(errorDocument(said.trim().split('\n')[0]!.replace(/^error: /, '') || err.message, EXIT.USAGE));
+      if (json)
+        io.err.write(
+          errorDocument(
+            said
+              .trim()
+              .split('\n')[0]!
+              .replace(/^error: /, '') || err.message,
+            EXIT.USAGE,
+          ),
+        );
       return EXIT.USAGE;
     }
     if (err instanceof CommandUsageError) {

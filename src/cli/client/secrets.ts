@@ -23,7 +23,7 @@ async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
     try {
       const buf = Buffer.alloc(MAX_PAYLOAD + 1);
       let size = 0;
-      for (let n; size < buf.length && (n = fs.readSync(fd, buf, size, buf.length - size, null)) > 0; ) size += n;
+      for (let n; size < buf.length && (n = fs.readSync(fd, buf, size, buf.length - size, null)) > 0;) size += n;
       return buf.subarray(0, size);
     } finally {
       fs.closeSync(fd);
@@ -33,7 +33,7 @@ async function readPayload(io: Io, file: string | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of io.stdin) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk);
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     chunks.push(b);
     size += b.length;
     if (size > MAX_PAYLOAD) break;
@@ -98,10 +98,17 @@ const secretsList: Command = {
     noMoreArgs(ctx, 0);
     const name = stringFlag(ctx.args, 'name');
     const { c, api } = workspaceClient(ctx);
-    const secrets = await listed(ctx, c.server, 100, (query) =>
-      api.GET('/v1/secrets', { params: { query: { ...query, ...(name !== undefined ? { name } : {}) } } }),
+    const secrets = await listed(ctx, c.server, 100, (query) => api.GET('/v1/secrets', { params: { query: { ...query, ...(name !== undefined ? { name } : {}) } } }));
+    printListed(
+      ctx,
+      secrets,
+      [
+        ['id', (s) => s.id],
+        ['name', (s) => s.name],
+        ['updated', (s) => time(s.updated_at)],
+      ],
+      'No secrets.',
     );
-    printListed(ctx, secrets, [['id', (s) => s.id], ['name', (s) => s.name], ['updated', (s) => time(s.updated_at)]], 'No secrets.');
   },
 };
 

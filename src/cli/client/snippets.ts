@@ -86,7 +86,7 @@ export const snippetsCreate: Command = {
 export const snippetsUpdate: Command = {
   name: 'snippets update',
   usage: 'snp_ID [--name NAME] [--source FILE] [--display table|stat|json|logs|timeseries|none]',
-  summary: "change a snippet; widgets pinned to it see the change as drift",
+  summary: 'change a snippet; widgets pinned to it see the change as drift',
   flags: ['name', 'source', 'display'],
   async run(ctx) {
     const id = idArg(ctx, 0, 'the snippet id', 'snp');

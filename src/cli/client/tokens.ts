@@ -14,7 +14,10 @@ const expiresAt = (raw: string, now: number) => now + durationFlag('expires-in',
 /** `--scopes a,b` (an empty value: no scope at all); unknown ones are a usage error naming the known. */
 function scopesFlag(raw: string | undefined): TokenScope[] | undefined {
   if (raw === undefined) return undefined;
-  const scopes = raw.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const scopes = raw
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
   const unknown = scopes.filter((x) => !(TOKEN_SCOPES as readonly string[]).includes(x));
   if (unknown.length > 0) throw new UsageError(`unknown scope ${unknown.join(', ')}; the scopes are ${TOKEN_SCOPES.join(', ')}`);
   return [...new Set(scopes)] as TokenScope[];

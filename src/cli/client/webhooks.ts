@@ -11,7 +11,14 @@ const managed = (env: NodeJS.ProcessEnv) => requireWorkspace(requireCredentials(
 
 /** `--events a,b.*`: the event types an endpoint takes; the server names the known ones when one is not. */
 function eventsFlag(raw: string): string[] {
-  const types = [...new Set(raw.split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+  const types = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== ''),
+    ),
+  ];
   if (types.length === 0) throw new UsageError('--events needs at least one event type, e.g. install.*,secret_version.accessed');
   return types;
 }

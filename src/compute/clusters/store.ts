@@ -4,8 +4,7 @@ import { newId } from '../../shared/ids.js';
 
 /** Clusters are out of scope beyond this: each workspace's default one, made on first use. */
 export const clusterStore = {
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('clusters').select(['id']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('clusters').select(['id']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** The workspace's default cluster; two first machines at once still make only one. */
   async defaultFor(db: Kysely<DB>, workspaceId: string, now: number): Promise<string> {

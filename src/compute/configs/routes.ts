@@ -69,7 +69,8 @@ export function computeConfigRoutes(app: App, configs: ComputeConfigService, pro
         operationId: 'deleteComputeConfig',
         tags: ['compute'],
         summary: 'Delete a compute config (If-Match)',
-        description: "409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).",
+        description:
+          "409 (7400) while a machine still needs the config's provider account: one that is not failed or expired, or any whose server or snapshot the provider still holds (an expired machine until its snapshot's deletion is confirmed).",
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
         params: ComputeConfigParams,
         response: { 204: NoContent, ...errorResponses(401, 403, 404, 409, 422) },

@@ -27,11 +27,15 @@ export function createComputeConfigBody(providerId: string) {
           maxLength: 100,
           ...patterned(GLOB_PATTERN, 'a glob over server types such as cx* or cpx?1: letters, digits, . _ -, the wildcards * and ?, and sets such as [ab] or [!0-9]', 'cx*'),
           default: '*',
-          description: 'Glob over the provider\'s server types (`*`, `?`, `[a-z]`, `[!x]`), e.g. `cx*`; default `*`. It must match at least one type offered in the region.',
+          description: "Glob over the provider's server types (`*`, `?`, `[a-z]`, `[!x]`), e.g. `cx*`; default `*`. It must match at least one type offered in the region.",
         }),
       ),
       secret_id: Type.Optional(
-        Type.String({ minLength: 1, maxLength: 54, description: "Bring your own machine account: a secret of the workspace whose newest enabled version is the provider token. Omitted: the platform's account" }),
+        Type.String({
+          minLength: 1,
+          maxLength: 54,
+          description: "Bring your own machine account: a secret of the workspace whose newest enabled version is the provider token. Omitted: the platform's account",
+        }),
       ),
     },
     { additionalProperties: false },

@@ -9,8 +9,7 @@ const USING_STATES: MachineStatus[] = ['creating', 'running', 'suspending', 'sus
 export const computeConfigStore = {
   insert: (db: Kysely<DB>, row: ComputeConfigsTable) => db.insertInto('compute_configs').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('compute_configs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('compute_configs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** Read under a row lock, inside a transaction: serializes deletion against new machines. */
   getLocked: (db: Kysely<DB>, engine: Engine, workspaceId: string, id: string) =>

@@ -75,7 +75,6 @@ export async function removeServers(deps: ComputeJobDeps, provider: ComputeProvi
   if (left.length > 0) throw new StillRunning(`The provider still lists server ${left.map((s) => s.id).join(', ')}`, 'the deletion of the server');
 }
 
-
 /** How a job that gave up ended once the provider confirmed the state: a result after all, or the failure. */
 export type Settled<T> = { ok: T } | { failed: JobFailure };
 

@@ -15,12 +15,7 @@ import { machineStore } from './store.js';
  * same for a suspension's `:resume` and a machine's. The caller holds the machine's row lock,
  * then the suspension's (always in that order: a deletion or an expiry takes them so too).
  */
-export async function startResume(
-  trx: Kysely<DB>,
-  { clock, jobs }: { clock: Clock; jobs: JobQueue },
-  machine: MachinesTable,
-  susp: ComputeSuspensionsTable,
-): Promise<MachinesTable> {
+export async function startResume(trx: Kysely<DB>, { clock, jobs }: { clock: Clock; jobs: JobQueue }, machine: MachinesTable, susp: ComputeSuspensionsTable): Promise<MachinesTable> {
   if (susp.state !== 'active') throw new ApiError('SUSPENSION_NOT_ACTIVE');
   const operationId = await startOperation(trx, clock, machine.workspace_id, OPERATION.resumeMachine);
   const set = { status: 'resuming' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };

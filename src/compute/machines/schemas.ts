@@ -8,7 +8,14 @@ export const CreateMachineBody = Type.Object(
   {
     compute_config_id: Type.String({ minLength: 1, maxLength: 64, description: 'A compute config of the workspace, `cc_<id>` or bare' }),
     server_type: Type.String({ minLength: 1, maxLength: 64, description: "A provider server type matching the config's machine_type_filter and offered in its region" }),
-    hostname: Type.Optional(Type.String({ minLength: 1, maxLength: 253, ...patterned(HOSTNAME_PATTERN, 'a host name such as web-1 or web-1.example.com: labels of letters, digits and inner hyphens (1-63 characters each) joined by dots', 'web-1'), description: 'RFC 1123 host name; default `mch-<id>`' })),
+    hostname: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        ...patterned(HOSTNAME_PATTERN, 'a host name such as web-1 or web-1.example.com: labels of letters, digits and inner hyphens (1-63 characters each) joined by dots', 'web-1'),
+        description: 'RFC 1123 host name; default `mch-<id>`',
+      }),
+    ),
     cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A cluster of the workspace; default: the workspace's default cluster, made on first use" })),
   },
   { title: 'CreateMachineBody', additionalProperties: false },
@@ -55,9 +62,7 @@ export const MachineParams = Type.Object({ id: PathId(64, 'Machine id, `mch_<id>
 
 export const SuspendMachineBody = Type.Object(
   {
-    reason: Type.Optional(
-      Type.Unsafe<'manual'>({ type: 'string', enum: ['manual'], description: 'Only `manual` through the API; `downgrade` is for suspensions the platform makes' }),
-    ),
+    reason: Type.Optional(Type.Unsafe<'manual'>({ type: 'string', enum: ['manual'], description: 'Only `manual` through the API; `downgrade` is for suspensions the platform makes' })),
   },
   { title: 'SuspendMachineBody', additionalProperties: false },
 );

@@ -99,19 +99,19 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
         await machineStore.insert(trx, row);
         await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
-        await events.record(trx, ctx, 'machine.created', id, { hostname: row.hostname, server_type: row.server_type, compute_config_id: config.id, cluster_id: row.cluster_id, operation_id: row.operation_id });
+        await events.record(trx, ctx, 'machine.created', id, {
+          hostname: row.hostname,
+          server_type: row.server_type,
+          compute_config_id: config.id,
+          cluster_id: row.cluster_id,
+          operation_id: row.operation_id,
+        });
       });
       return toMachine(row);
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `machines:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => machineStore.page(db, ctx.workspaceId, take, after),
-        toMachine,
-      );
+      return pageById(cursors, `machines:${ctx.workspaceId}`, { limit, cursor }, (after, take) => machineStore.page(db, ctx.workspaceId, take, after), toMachine);
     },
 
     async get(ctx: WorkspaceContext, rawId: string) {

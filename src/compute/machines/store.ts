@@ -14,8 +14,7 @@ export interface MachineLife {
 export const machineStore = {
   insert: (db: Kysely<DB>, row: MachinesTable) => db.insertInto('machines').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('machines').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('machines').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** For jobs, which act for no caller. */
   byId: (db: Kysely<DB>, id: string) => db.selectFrom('machines').selectAll().where('id', '=', id).executeTakeFirst(),

@@ -13,12 +13,7 @@ import { machineStore } from './store.js';
  * suspend job with its operation: the same for a caller's `:suspend` and an operator's
  * `wsp admin machine suspend` (a plan downgrade).
  */
-export async function startSuspend(
-  trx: Kysely<DB>,
-  { clock, jobs }: { clock: Clock; jobs: JobQueue },
-  row: MachinesTable,
-  reason: SuspendJob['reason'],
-): Promise<MachinesTable> {
+export async function startSuspend(trx: Kysely<DB>, { clock, jobs }: { clock: Clock; jobs: JobQueue }, row: MachinesTable, reason: SuspendJob['reason']): Promise<MachinesTable> {
   const operationId = await startOperation(trx, clock, row.workspace_id, OPERATION.suspendMachine);
   const set = { status: 'suspending' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
   await machineStore.update(trx, row.id, set);

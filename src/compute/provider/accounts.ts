@@ -49,11 +49,7 @@ export interface SecretLookup {
  * a secret (its newest enabled version is the token), else the platform's. Null when the
  * secret has no enabled version (or is gone): such a config cannot act.
  */
-export async function providerForConfig(
-  accounts: ProviderAccounts,
-  secrets: SecretLookup,
-  config: { workspace_id: string; secret_id: string | null },
-): Promise<ComputeProvider | null> {
+export async function providerForConfig(accounts: ProviderAccounts, secrets: SecretLookup, config: { workspace_id: string; secret_id: string | null }): Promise<ComputeProvider | null> {
   if (config.secret_id === null) return accounts.forToken(null);
   const payload = await secrets.newestEnabledPayload(config.workspace_id, config.secret_id);
   const token = payload?.toString('utf8').trim();

@@ -1,14 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
-import {
-  ProviderError,
-  type ComputeProvider,
-  type Labels,
-  type ProviderAction,
-  type ProviderFailure,
-  type ProviderImage,
-  type ProviderServer,
-  type ServerType,
-} from './types.js';
+import { ProviderError, type ComputeProvider, type Labels, type ProviderAction, type ProviderFailure, type ProviderImage, type ProviderServer, type ServerType } from './types.js';
 
 export interface HetznerClientOptions {
   /** Base URL including the version, e.g. https://api.hetzner.cloud/v1 */
@@ -177,7 +168,7 @@ export class HetznerClient implements ComputeProvider {
   private async listAll(path: string, key: string): Promise<Json[]> {
     const out: Json[] = [];
     const sep = path.includes('?') ? '&' : '?';
-    for (let page = 1; ; ) {
+    for (let page = 1; ;) {
       const { json } = await this.request('GET', `${path}${sep}page=${page}&per_page=${PAGE_SIZE}`);
       const items = json[key];
       if (!Array.isArray(items)) throw badResponse(key);

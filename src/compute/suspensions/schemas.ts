@@ -18,7 +18,7 @@ export const Suspension = Type.Object(
       },
       { additionalProperties: false },
     ),
-    monthly_cost_cents: Type.Number({ description: 'What storing the snapshot costs a month, in cents (size × the provider\'s gross price per GB and month)' }),
+    monthly_cost_cents: Type.Number({ description: "What storing the snapshot costs a month, in cents (size × the provider's gross price per GB and month)" }),
     expires_at: Type.Number({ description: 'created_at + WSP_SUSPENSION_RETENTION_DAYS; the snapshot is deleted then' }),
     created_at: Type.Number(),
     reason: Type.Unsafe<'manual' | 'downgrade'>({ type: 'string', enum: ['manual', 'downgrade'] }),

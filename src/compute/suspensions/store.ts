@@ -6,8 +6,7 @@ import { forUpdate, type Engine } from '../../db/database.js';
 export const suspensionStore = {
   insert: (db: Kysely<DB>, row: ComputeSuspensionsTable) => db.insertInto('compute_suspensions').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('compute_suspensions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('compute_suspensions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   byId: (db: Kysely<DB>, id: string) => db.selectFrom('compute_suspensions').selectAll().where('id', '=', id).executeTakeFirst(),
 
@@ -64,8 +63,7 @@ export const suspensionStore = {
   deleteForMachine: (db: Kysely<DB>, machineId: string) => db.deleteFrom('compute_suspensions').where('machine_id', '=', machineId).execute(),
 
   /** Records that the notices up to `level` went out; never lowers it. */
-  noteNotices: (db: Kysely<DB>, id: string, level: number) =>
-    db.updateTable('compute_suspensions').set({ notices_sent: level }).where('id', '=', id).where('notices_sent', '<', level).execute(),
+  noteNotices: (db: Kysely<DB>, id: string, level: number) => db.updateTable('compute_suspensions').set({ notices_sent: level }).where('id', '=', id).where('notices_sent', '<', level).execute(),
 
   /** Suspensions that overlap (from, until], as spans: from when the machine was suspended until it was resumed, expired or deleted, weighing their monthly cost. */
   async overlapping(db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<{ start: number; end: number | null; weight: number }[]> {

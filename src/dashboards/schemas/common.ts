@@ -14,7 +14,11 @@ export function DiscriminatedUnion<T extends TObject[]>(propertyName: string, va
   return Type.Unsafe<Static<TUnion<T>>>({ ...options, type: 'object', oneOf: named, discriminator: { propertyName } });
 }
 
-const pascal = (tag: string) => tag.split(/[^A-Za-z0-9]+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+const pascal = (tag: string) =>
+  tag
+    .split(/[^A-Za-z0-9]+/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
 
 /** A string of a fixed set: one `enum`, so a bad value gets one message listing the allowed ones. */
 export function StringEnum<const V extends readonly string[]>(values: V, options: SchemaOptions = {}) {

@@ -9,7 +9,8 @@ export const TimeFilter = Type.Object({ kind: Type.Literal('time'), key: Type.Li
 export const ComparisonFilter = Type.Object({ kind: Type.Literal('comparison'), key: Type.Literal('comparison'), label: Label }, { ...closed, title: 'ComparisonFilter' });
 
 export const ResourceFilter = Type.Object(
-  { kind: Type.Literal('resource'), key: StringEnum(RESOURCE_KINDS), resource: StringEnum(RESOURCE_KINDS), label: Label }, { ...closed, title: 'ResourceFilter' },
+  { kind: Type.Literal('resource'), key: StringEnum(RESOURCE_KINDS), resource: StringEnum(RESOURCE_KINDS), label: Label },
+  { ...closed, title: 'ResourceFilter' },
 );
 
 export const StatusFilter = Type.Object(
@@ -18,11 +19,17 @@ export const StatusFilter = Type.Object(
     key: Type.Literal('status'),
     label: Label,
     options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100 }),
-  }, { ...closed, title: 'StatusFilter' },
+  },
+  { ...closed, title: 'StatusFilter' },
 );
 
 export const VariableFilter = Type.Object(
-  { kind: Type.Literal('variable'), key: Type.String(patterned(`^${VARIABLE_FILTER_KEY}$`, 'var. followed by a variable key, such as var.region (a lower-case letter, then up to 31 of a-z, 0-9 and _)', 'var.region')), input: VariableInput }, { ...closed, title: 'VariableFilter' },
+  {
+    kind: Type.Literal('variable'),
+    key: Type.String(patterned(`^${VARIABLE_FILTER_KEY}$`, 'var. followed by a variable key, such as var.region (a lower-case letter, then up to 31 of a-z, 0-9 and _)', 'var.region')),
+    input: VariableInput,
+  },
+  { ...closed, title: 'VariableFilter' },
 );
 
 export const FilterDefinition = DiscriminatedUnion('kind', [TimeFilter, ComparisonFilter, ResourceFilter, StatusFilter, VariableFilter], {

@@ -28,10 +28,7 @@ export const Bindings = (description: string) => Type.Record(Type.String(), Bind
 
 export const FreshnessPolicy = DiscriminatedUnion(
   'mode',
-  [
-    Type.Object({ mode: Type.Literal('provider_default') }, closed),
-    Type.Object({ mode: Type.Literal('max_age'), max_age_seconds: Type.Integer({ minimum: 30, maximum: 86400 }) }, closed),
-  ],
+  [Type.Object({ mode: Type.Literal('provider_default') }, closed), Type.Object({ mode: Type.Literal('max_age'), max_age_seconds: Type.Integer({ minimum: 30, maximum: 86400 }) }, closed)],
   { title: 'FreshnessPolicy', description: 'How old the data may be, discriminated by `mode`; max_age_seconds 30-86400' },
 );
 

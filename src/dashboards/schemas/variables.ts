@@ -4,7 +4,10 @@ import { DiscriminatedUnion, RESOURCE_KINDS, StringEnum } from './common.js';
 
 /** Fields every variable input has; `kind` is the discriminator. */
 const common = {
-  key: Type.String({ ...patterned('^[a-z][a-z0-9_]{0,31}$', 'a variable key such as region: a lower-case letter, then up to 31 of a-z, 0-9 and _', 'region'), description: 'Lower-case letter, then up to 31 of a-z, 0-9, _' }),
+  key: Type.String({
+    ...patterned('^[a-z][a-z0-9_]{0,31}$', 'a variable key such as region: a lower-case letter, then up to 31 of a-z, 0-9 and _', 'region'),
+    description: 'Lower-case letter, then up to 31 of a-z, 0-9, _',
+  }),
   label: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Type.String({ maxLength: 500 })),
   required: Type.Optional(Type.Boolean()),
@@ -18,9 +21,7 @@ const ResourceValue = Type.String({ maxLength: 255 });
 export const TimeRangeInput = variant(
   'time_range',
   {
-    default: Type.Optional(
-      Type.Object({ from: Type.Integer(), to: Type.Integer() }, { additionalProperties: false, description: 'Both bounds required' }),
-    ),
+    default: Type.Optional(Type.Object({ from: Type.Integer(), to: Type.Integer() }, { additionalProperties: false, description: 'Both bounds required' })),
   },
   'A time range',
 );
@@ -59,17 +60,9 @@ export const EnumInput = variant(
 
 export const BooleanInput = variant('boolean', { default: Type.Optional(Type.Boolean()) }, 'A yes/no switch');
 
-export const NumberInput = variant(
-  'number',
-  { min: Type.Optional(Type.Number()), max: Type.Optional(Type.Number()), default: Type.Optional(Type.Number()) },
-  'A number',
-);
+export const NumberInput = variant('number', { min: Type.Optional(Type.Number()), max: Type.Optional(Type.Number()), default: Type.Optional(Type.Number()) }, 'A number');
 
-export const TextInput = variant(
-  'text',
-  { default: Type.Optional(Type.String({ maxLength: 500 })), max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) },
-  'Free text',
-);
+export const TextInput = variant('text', { default: Type.Optional(Type.String({ maxLength: 500 })), max_length: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) }, 'Free text');
 
 export const VariableInput = DiscriminatedUnion('kind', [TimeRangeInput, ResourceInput, EnumInput, BooleanInput, NumberInput, TextInput], {
   title: 'VariableInput',

@@ -54,14 +54,9 @@ export type Widget = Static<typeof Widget>;
 export type SnippetWidget = Extract<Widget, { widget_type: 'snippet' }>;
 
 /** A widget as written: without `widget_id` it gets a new `wdg_...`. */
-export const WidgetInput = widgetUnion(
-  'WidgetInput',
-  Type.Optional(WidgetId),
-  'A widget, discriminated by `widget_type`; one without `widget_id` gets a new `wdg_<id>`',
-);
+export const WidgetInput = widgetUnion('WidgetInput', Type.Optional(WidgetId), 'A widget, discriminated by `widget_type`; one without `widget_id` gets a new `wdg_<id>`');
 export type WidgetInput = Static<typeof WidgetInput>;
 
 export const MAX_WIDGETS = 100;
 
-export const Widgets = <T extends TSchema>(item: T) =>
-  Type.Array(item, { maxItems: MAX_WIDGETS, description: `At most ${MAX_WIDGETS}; widget_id unique (422, 7104)` });
+export const Widgets = <T extends TSchema>(item: T) => Type.Array(item, { maxItems: MAX_WIDGETS, description: `At most ${MAX_WIDGETS}; widget_id unique (422, 7104)` });

@@ -27,10 +27,7 @@ export type Snippet = Static<typeof Snippet>;
 
 export const SnippetList = ListEnvelope(Snippet, 'Newest first, active and archived');
 
-export const CreateSnippetBody = Type.Object(
-  { name: Name, source: Source, display_type: Type.Optional(DisplayType) },
-  { title: 'CreateSnippetBody', additionalProperties: false },
-);
+export const CreateSnippetBody = Type.Object({ name: Name, source: Source, display_type: Type.Optional(DisplayType) }, { title: 'CreateSnippetBody', additionalProperties: false });
 export type CreateSnippetBody = Static<typeof CreateSnippetBody>;
 
 export const UpdateSnippetBody = Type.Object(

@@ -87,13 +87,7 @@ export function createSnippetService({ db, clock, cursors, events }: Pick<Servic
     get: async (ctx: WorkspaceContext, rawId: string) => toSnippet(await visible(ctx, rawId)),
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `snippets:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => snippetStore.page(db, ctx.workspaceId, take, after),
-        toSnippet,
-      );
+      return pageById(cursors, `snippets:${ctx.workspaceId}`, { limit, cursor }, (after, take) => snippetStore.page(db, ctx.workspaceId, take, after), toSnippet);
     },
 
     update: (ctx: WorkspaceContext, rawId: string, body: UpdateSnippetBody, ifMatch: string) =>

@@ -8,14 +8,18 @@ export type SnippetChanges = Partial<Pick<SnippetsTable, 'name' | 'source' | 'di
 export const snippetStore = {
   insert: (db: Kysely<DB>, row: SnippetsTable) => db.insertInto('snippets').values(row).execute(),
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('snippets').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('snippets').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** The workspace's snippets among `ids` (one query for a page of revisions). */
   byIds: (db: Kysely<DB>, workspaceId: string, ids: readonly string[]) =>
     ids.length === 0
       ? Promise.resolve([])
-      : db.selectFrom('snippets').select(['id', 'etag', 'state']).where('workspace_id', '=', workspaceId).where('id', 'in', [...ids]).execute(),
+      : db
+          .selectFrom('snippets')
+          .select(['id', 'etag', 'state'])
+          .where('workspace_id', '=', workspaceId)
+          .where('id', 'in', [...ids])
+          .execute(),
 
   /**
    * The same, locked until the transaction ends (PostgreSQL; SQLite writers are serialized
@@ -24,7 +28,14 @@ export const snippetStore = {
   lockByIds: (db: Kysely<DB>, engine: Engine, workspaceId: string, ids: readonly string[]) =>
     ids.length === 0
       ? Promise.resolve([])
-      : forUpdate(engine, db.selectFrom('snippets').select(['id', 'etag', 'state']).where('workspace_id', '=', workspaceId).where('id', 'in', [...ids])).execute(),
+      : forUpdate(
+          engine,
+          db
+            .selectFrom('snippets')
+            .select(['id', 'etag', 'state'])
+            .where('workspace_id', '=', workspaceId)
+            .where('id', 'in', [...ids]),
+        ).execute(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`. */
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {

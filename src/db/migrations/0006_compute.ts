@@ -10,7 +10,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
   // One default cluster per workspace even when two first machines are created at once.
-  await db.schema.createIndex('clusters_one_default').on('clusters').column('workspace_id').unique().where(sql<boolean>`is_default = 1`).execute();
+  await db.schema
+    .createIndex('clusters_one_default')
+    .on('clusters')
+    .column('workspace_id')
+    .unique()
+    .where(sql<boolean>`is_default = 1`)
+    .execute();
 
   await db.schema
     .createTable('compute_configs')

@@ -19,12 +19,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('notifications_user').on('notifications').columns(['user_id', 'id']).execute();
   // The `unread=true` page stays a short index range however many read ones a user has.
-  await db.schema
-    .createIndex('notifications_user_unread')
-    .on('notifications')
-    .columns(['user_id', 'id'])
-    .where(sql.ref('read_at'), 'is', null)
-    .execute();
+  await db.schema.createIndex('notifications_user_unread').on('notifications').columns(['user_id', 'id']).where(sql.ref('read_at'), 'is', null).execute();
 }
 
 export async function down(): Promise<void> {

@@ -7,7 +7,10 @@ import type { Kysely } from 'kysely';
  * when a session is used, so changing it applies to every session.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('sessions').addColumn('issued_by', 'text', (c) => c.notNull().defaultTo('operator')).execute();
+  await db.schema
+    .alterTable('sessions')
+    .addColumn('issued_by', 'text', (c) => c.notNull().defaultTo('operator'))
+    .execute();
   await db.schema.alterTable('sessions').addColumn('user_agent', 'text').execute();
   await db.schema.alterTable('sessions').addColumn('ip', 'text').execute();
   await db.schema.alterTable('sessions').addColumn('not_after', 'bigint').execute();

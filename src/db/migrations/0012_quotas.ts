@@ -16,7 +16,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('values_json', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('render_values_pk', ['install_id', 'digest'])
     .execute();
-  await db.schema.alterTable('renders').addColumn('values_digest', 'text', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('renders')
+    .addColumn('values_digest', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
   for (;;) {
     const batch = await db.selectFrom('renders').select(['id', 'install_id', 'values_json']).where('values_digest', '=', '').orderBy('id').limit(500).execute();
     if (batch.length === 0) break;

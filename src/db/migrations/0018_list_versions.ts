@@ -21,8 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   for (const { table, owner } of VERSIONED_LISTS) {
-    const bump = (row: 'new' | 'old') =>
-      `insert into list_versions (list, version) values ('${table}:' || ${row}.${owner}, 1) on conflict (list) do update set version = list_versions.version + 1;`;
+    const bump = (row: 'new' | 'old') => `insert into list_versions (list, version) values ('${table}:' || ${row}.${owner}, 1) on conflict (list) do update set version = list_versions.version + 1;`;
     if (postgres) {
       await sql
         .raw(

@@ -12,7 +12,10 @@ import { sql, type Kysely } from 'kysely';
  * - `oidc_logins(expires_at)`: the purge of abandoned logins reads an index, not the table.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await sql`update users set email_verified = 1 where email is not null`.execute(db);
   await sql`update users set email_verified = 0 where id in (
     select actor_id from events where type = 'invitation.accepted' and actor_id is not null and data like '%"new_user":true%')`.execute(db);

@@ -10,7 +10,10 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('jobs').addColumn('group_key', 'text').execute();
-  await db.schema.alterTable('webhooks').addColumn('circuit_failures', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('webhooks')
+    .addColumn('circuit_failures', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('webhooks').addColumn('circuit_open_until', 'bigint').execute();
 }
 

@@ -11,8 +11,14 @@ import type { Kysely } from 'kysely';
  * memberships and installs' measured repositories.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('sign_in_limits').addColumn('in_flight', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('sign_in_limits').addColumn('flight_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('sign_in_limits')
+    .addColumn('in_flight', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('sign_in_limits')
+    .addColumn('flight_at', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(): Promise<void> {

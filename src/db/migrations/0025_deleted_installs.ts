@@ -17,11 +17,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.alterTable(table).addColumn('deleted_at', 'bigint').execute();
     await db.schema.alterTable(table).addColumn('deleted_name', 'text').execute();
   }
-  await db.schema.alterTable('packages').addColumn('etag', 'text', (c) => c.notNull().defaultTo('')).execute();
+  await db.schema
+    .alterTable('packages')
+    .addColumn('etag', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
   // Each existing package its own etag, as src/shared/etag.ts makes them (base64url of 12 bytes).
   const rows = await db.selectFrom('packages').select('id').execute();
   for (const { id } of rows as { id: string }[]) {
-    await db.updateTable('packages').set({ etag: randomBytes(12).toString('base64url') }).where('id', '=', id).execute();
+    await db
+      .updateTable('packages')
+      .set({ etag: randomBytes(12).toString('base64url') })
+      .where('id', '=', id)
+      .execute();
   }
 }
 

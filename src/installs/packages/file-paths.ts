@@ -16,7 +16,11 @@ const LONE_SURROGATE = /[\ud800-\udfff]/u;
  * the same for `.gitmodules`, which git would read as submodule settings.
  */
 function isReservedGitName(segment: string): boolean {
-  const name = segment.replace(HFS_IGNORABLE, '').toLowerCase().replace(/[. ]+$/, '').replace(/:.*$/, '');
+  const name = segment
+    .replace(HFS_IGNORABLE, '')
+    .toLowerCase()
+    .replace(/[. ]+$/, '')
+    .replace(/:.*$/, '');
   return name === '.git' || name === 'git~1' || name === '.gitmodules' || /^gitmod~\d+$/.test(name);
 }
 
@@ -44,7 +48,7 @@ export function normalizeFilePath(raw: string): PathCheck {
   const ignorable = HFS_IGNORABLE_ANY.test(raw);
   let named = 0;
   let normalized = true;
-  for (let start = 0; start <= raw.length; ) {
+  for (let start = 0; start <= raw.length;) {
     let end = raw.indexOf('/', start);
     if (end === -1) end = raw.length;
     const length = end - start;
@@ -58,18 +62,27 @@ export function normalizeFilePath(raw: string): PathCheck {
         if (isReservedGitName(seg)) return { ok: false, reason: `"${seg}" is a name git reserves` };
       }
       // At most 3 UTF-8 bytes per UTF-16 code unit: only a long segment can be over.
-      if (length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(raw.slice(start, end), 'utf8') > MAX_SEGMENT_BYTES) return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
+      if (length * 3 > MAX_SEGMENT_BYTES && Buffer.byteLength(raw.slice(start, end), 'utf8') > MAX_SEGMENT_BYTES)
+        return { ok: false, reason: `a path segment is longer than ${MAX_SEGMENT_BYTES} bytes` };
     }
     start = end + 1;
   }
   if (named === 0) return { ok: false, reason: 'the path names no file' };
-  return { ok: true, path: normalized ? raw : raw.split('/').filter((s) => s !== '' && s !== '.').join('/') };
+  return {
+    ok: true,
+    path: normalized
+      ? raw
+      : raw
+          .split('/')
+          .filter((s) => s !== '' && s !== '.')
+          .join('/'),
+  };
 }
 
 /** True when `raw` has more than `max` segments other than empty and `.` ones. */
 function depthOver(raw: string, max: number): boolean {
   let count = 0;
-  for (let start = 0; start <= raw.length; ) {
+  for (let start = 0; start <= raw.length;) {
     let end = raw.indexOf('/', start);
     if (end === -1) end = raw.length;
     const length = end - start;

@@ -1,19 +1,7 @@
 import type { App } from '../../http/fastify-types.js';
 import { errorResponses, NoContent, requestHeaders } from '../../http/schemas.js';
 import { workspaceCtx } from '../../http/context.js';
-import {
-  CreatePackageBody,
-  CreateVersionBody,
-  ListQuery,
-  Package,
-  PackageList,
-  PackageParams,
-  PackageVersion,
-  PackageVersionList,
-  PackageVersionParams,
-  Preview,
-  PreviewBody,
-} from './schemas.js';
+import { CreatePackageBody, CreateVersionBody, ListQuery, Package, PackageList, PackageParams, PackageVersion, PackageVersionList, PackageVersionParams, Preview, PreviewBody } from './schemas.js';
 import type { PackageService } from './service.js';
 import { EVERY_ROLE, guarded } from '../../auth/roles.js';
 import { quoteEtag } from '../../http/etag.js';
@@ -157,7 +145,7 @@ export function packageRoutes(app: App, packages: PackageService): void {
         tags: ['packages'],
         summary: "See a version's rendered files with some values, before installing it",
         description:
-          'Renders as an install would (the same render threads, step, time and memory limits, and the workspace\'s output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.',
+          "Renders as an install would (the same render threads, step, time and memory limits, and the workspace's output quota) and writes nothing: no install, no render, no commit. A value missing from a template, or a render past a limit, is 422 (7310) naming the file and the value or limit. Any member may preview.",
         headers: requestHeaders(),
         params: PackageVersionParams,
         body: PreviewBody,

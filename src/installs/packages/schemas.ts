@@ -11,10 +11,7 @@ export const DisplayName = (description: string) =>
 
 export const MAX_FILES = 1000;
 
-export const CreatePackageBody = Type.Object(
-  { name: DisplayName('Unique in the workspace, 1-100 characters') },
-  { title: 'CreatePackageBody', additionalProperties: false },
-);
+export const CreatePackageBody = Type.Object({ name: DisplayName('Unique in the workspace, 1-100 characters') }, { title: 'CreatePackageBody', additionalProperties: false });
 export type CreatePackageBody = Static<typeof CreatePackageBody>;
 
 export const Package = Type.Object(
@@ -35,8 +32,13 @@ export const CreateVersionBody = Type.Object(
   {
     semver: Type.String({
       maxLength: 256,
-      ...patterned(SEMVER_PATTERN, 'a semantic version such as 1.2.0 or 2.0.0-rc.1+build.5: MAJOR.MINOR.PATCH without leading zeros, then a pre-release after - and build metadata after + if any', '1.2.0'),
-      description: 'A SemVer 2.0.0 version, unique within the package' }),
+      ...patterned(
+        SEMVER_PATTERN,
+        'a semantic version such as 1.2.0 or 2.0.0-rc.1+build.5: MAJOR.MINOR.PATCH without leading zeros, then a pre-release after - and build metadata after + if any',
+        '1.2.0',
+      ),
+      description: 'A SemVer 2.0.0 version, unique within the package',
+    }),
     files: Type.Record(Type.String(), Type.String(), {
       minProperties: 1,
       maxProperties: MAX_FILES,
@@ -63,10 +65,7 @@ export const PackageVersion = Type.Object(
 );
 export type PackageVersion = Static<typeof PackageVersion>;
 
-export const PackageVersionSummary = Type.Object(versionFields, { title: 'PackageVersionSummary',
-  additionalProperties: false,
-  description: 'A version without its files (GET the version for them)',
-});
+export const PackageVersionSummary = Type.Object(versionFields, { title: 'PackageVersionSummary', additionalProperties: false, description: 'A version without its files (GET the version for them)' });
 
 export const PackageVersionList = ListEnvelope(PackageVersionSummary, 'Newest first');
 

@@ -43,13 +43,7 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
     },
 
     async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(
-        cursors,
-        `packages:${ctx.workspaceId}`,
-        { limit, cursor },
-        (after, take) => packageStore.page(db, ctx.workspaceId, take, after),
-        toPackage,
-      );
+      return pageById(cursors, `packages:${ctx.workspaceId}`, { limit, cursor }, (after, take) => packageStore.page(db, ctx.workspaceId, take, after), toPackage);
     },
 
     get: async (ctx: WorkspaceContext, rawId: string) => toPackage(await visiblePackage(ctx, rawId)),
@@ -136,7 +130,8 @@ export function createPackageService({ db, clock, cursors, jobs, config, events 
         return { files: Object.fromEntries(files.map((f) => [f.path, f.content.toString('utf8')])) };
       } catch (err) {
         if (err instanceof TemplateRenderError) throw new ApiError('RENDER_FAILED', { message: err.message, path: ['body', 'values'] });
-        if (err instanceof WorkspaceRendersBusy) throw new ApiError('RATE_LIMITED', { message: 'The workspace already renders as much as it may at once; retry in a moment', headers: { 'retry-after': '2' } });
+        if (err instanceof WorkspaceRendersBusy)
+          throw new ApiError('RATE_LIMITED', { message: 'The workspace already renders as much as it may at once; retry in a moment', headers: { 'retry-after': '2' } });
         throw err;
       }
     },

@@ -17,13 +17,18 @@ export const packageStore = {
    * are one after the other, so no live install is ever left with a deleted package.
    */
   lock: async (db: Kysely<DB>, workspaceId: string, id: string): Promise<PackagesTable | undefined> => {
-    const res = await db.updateTable('packages').set({ etag: sql`etag` }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    const res = await db
+      .updateTable('packages')
+      .set({ etag: sql`etag` })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return undefined;
     return db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
-  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<PackagesTable, 'id' | 'workspace_id' | 'created_at'>>) =>
-    db.updateTable('packages').set(fields).where('id', '=', id).execute(),
+  update: (db: Kysely<DB>, id: string, fields: Partial<Omit<PackagesTable, 'id' | 'workspace_id' | 'created_at'>>) => db.updateTable('packages').set(fields).where('id', '=', id).execute(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`; live packages only. */
   page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
@@ -35,8 +40,7 @@ export const packageStore = {
   insertVersion: (db: Kysely<DB>, row: PackageVersionsTable) => db.insertInto('package_versions').values(row).execute(),
 
   /** A version of any package of the workspace: callers tell "unknown" from "another package's". */
-  getVersion: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('package_versions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  getVersion: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('package_versions').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   pageVersions: (db: Kysely<DB>, workspaceId: string, packageId: string, limit: number, beforeId: string | null) => {
     let q = db.selectFrom('package_versions').select(SUMMARY).where('workspace_id', '=', workspaceId).where('package_id', '=', packageId);

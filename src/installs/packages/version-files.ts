@@ -14,8 +14,7 @@ export function checkVersionFiles(files: Record<string, string>): Record<string,
   // 1 KiB paths must not make a 2 MiB answer.
   const quote = (key: string) => JSON.stringify(key.length > QUOTED_PATH_MAX ? `${key.slice(0, QUOTED_PATH_MAX)}…` : key);
   const bad = (key: string, name: 'FILE_PATH_INVALID' | 'TEMPLATE_INVALID', message: string) =>
-    entries.length < MAX_ENTRIES &&
-    entries.push({ code: ErrorCodes[name].code, message, path: ['body', 'files', key] });
+    entries.length < MAX_ENTRIES && entries.push({ code: ErrorCodes[name].code, message, path: ['body', 'files', key] });
 
   const byPath = new Map<string, { key: string; source: string }>();
   for (const [key, source] of Object.entries(files)) {

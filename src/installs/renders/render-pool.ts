@@ -14,10 +14,7 @@ export interface RenderPoolOptions {
   memoryMb: number;
 }
 
-export type RenderAnswer =
-  | { ok: true; files: { path: string; content: Uint8Array }[] }
-  | { ok: false; renderError: string }
-  | { ok: false; internal: string };
+export type RenderAnswer = { ok: true; files: { path: string; content: Uint8Array }[] } | { ok: false; renderError: string } | { ok: false; internal: string };
 
 /** The workspace already has its share of the render threads: the render waits its turn (a job retried later). */
 export class WorkspaceRendersBusy extends Error {}

@@ -36,8 +36,7 @@ export const renderStore = {
     return { count: Number(row.n), oldest: row.oldest === null ? null : Number(row.oldest) };
   },
 
-  get: (db: Kysely<DB>, workspaceId: string, id: string) =>
-    db.selectFrom('renders').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
+  get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('renders').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
   /** For jobs, which act for no caller: the render's own row carries its workspace. */
   byId: (db: Kysely<DB>, id: string) => db.selectFrom('renders').selectAll().where('id', '=', id).executeTakeFirst(),
@@ -57,19 +56,11 @@ export const renderStore = {
   unfinished: (db: Kysely<DB>, installId: string) =>
     db.selectFrom('renders').select(['id', 'state', 'operation_id']).where('install_id', '=', installId).where('state', 'in', ['queued', 'running']).orderBy('seq').execute(),
 
-  queued: (db: Kysely<DB>, installId: string) =>
-    db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
+  queued: (db: Kysely<DB>, installId: string) => db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
 
   /** The install's last render that has reached the branch (succeeded, or a restore under way). */
   lastCommitted: (db: Kysely<DB>, installId: string) =>
-    db
-      .selectFrom('renders')
-      .select(['id', 'seq'])
-      .where('install_id', '=', installId)
-      .where('commit_sha', 'is not', null)
-      .orderBy('seq', 'desc')
-      .limit(1)
-      .executeTakeFirst(),
+    db.selectFrom('renders').select(['id', 'seq']).where('install_id', '=', installId).where('commit_sha', 'is not', null).orderBy('seq', 'desc').limit(1).executeTakeFirst(),
 
   /**
    * Restores whose commit the database records but that are not finished: their commit may not

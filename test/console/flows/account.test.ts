@@ -62,13 +62,18 @@ test('the first view is interactive within a second; every control is reachable 
     const reached: string[] = [];
     for (let i = 0; i < 30; i++) {
       await page.keyboard.press('Tab');
-      const el = await page.evaluate(() => ({ text: document.activeElement?.textContent ?? '', nav: Boolean(document.activeElement?.closest('nav')), outline: getComputedStyle(document.activeElement!).outlineStyle }));
+      const el = await page.evaluate(() => ({
+        text: document.activeElement?.textContent ?? '',
+        nav: Boolean(document.activeElement?.closest('nav')),
+        outline: getComputedStyle(document.activeElement!).outlineStyle,
+      }));
       if (el.nav) {
         reached.push(el.text);
         assert.notEqual(el.outline, 'none', `${el.text} shows its focus`);
       }
     }
-    for (const area of ['Dashboards', 'Secrets', 'Packages', 'Installs', 'Compute', 'Machines', 'Members', 'API tokens', 'Webhooks', 'Audit log', 'Your sessions']) assert.ok(reached.includes(area), `${area} by keyboard (${reached.join(', ')})`);
+    for (const area of ['Dashboards', 'Secrets', 'Packages', 'Installs', 'Compute', 'Machines', 'Members', 'API tokens', 'Webhooks', 'Audit log', 'Your sessions'])
+      assert.ok(reached.includes(area), `${area} by keyboard (${reached.join(', ')})`);
     await assertAria(page, ['navigation "Areas"'], 'body');
   });
   await w.done();
@@ -141,8 +146,14 @@ test('the watchers catch what they are for: an inline script and a fetch elsewhe
     void fetch('http://127.0.0.2:9/elsewhere').catch(() => undefined);
   });
   for (let i = 0; i < 50 && w.violations.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(w.violations.some((v) => /script-src/.test(v)), `the inline script was reported: ${w.violations.join('; ')}`);
-  assert.ok(w.violations.some((v) => /connect-src/.test(v)), `the fetch was reported: ${w.violations.join('; ')}`);
+  assert.ok(
+    w.violations.some((v) => /script-src/.test(v)),
+    `the inline script was reported: ${w.violations.join('; ')}`,
+  );
+  assert.ok(
+    w.violations.some((v) => /connect-src/.test(v)),
+    `the fetch was reported: ${w.violations.join('; ')}`,
+  );
   assert.equal(await w.page.evaluate(() => (window as unknown as { injected?: boolean }).injected), undefined, 'and the script did not run');
   assert.deepEqual(w.foreign, [], 'the blocked fetch never left');
   // A navigation is not the CSP's to stop: the request watcher sees it.

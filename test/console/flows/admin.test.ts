@@ -14,7 +14,10 @@ const noChromium = chromiumMissing('console administration');
 let site: ConsoleSite;
 let secret: string | undefined;
 let failing = true;
-const receiver = await startReceiver(() => secret, () => (failing ? 500 : 204));
+const receiver = await startReceiver(
+  () => secret,
+  () => (failing ? 500 : 204),
+);
 before(async () => {
   if (!noChromium) site = await startConsoleSite({ WSP_WEBHOOKS_ALLOW_HTTP: 'true', WSP_WEBHOOKS_ALLOW_PRIVATE: 'true', WSP_WEBHOOK_RETRY_DELAYS_SECONDS: '1' });
 });

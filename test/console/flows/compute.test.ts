@@ -31,7 +31,10 @@ test('a config from the catalog, a machine created, suspended, resumed and delet
     const catalog = await site.api('GET', '/v1/compute/catalog');
     const region = page.getByLabel('Region');
     await region.locator('option').first().waitFor({ state: 'attached' });
-    assert.deepEqual(await region.locator('option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value)), catalog.regions.map((r: { id: string }) => r.id));
+    assert.deepEqual(
+      await region.locator('option').evaluateAll((o) => o.map((x) => (x as HTMLOptionElement).value)),
+      catalog.regions.map((r: { id: string }) => r.id),
+    );
     assert.equal(await page.getByRole('table', { name: 'Server types offered' }).getByRole('row').count(), catalog.server_types.length + 1);
     assert.equal(await region.inputValue(), catalog.regions[0].id, 'a choice is shown as made, not blank');
     await assertAria(page, ['combobox "Region"', 'combobox "Image"', 'textbox "Server types"', 'button "Create config"']);
@@ -50,21 +53,30 @@ test('a config from the catalog, a machine created, suspended, resumed and delet
     assert.match(await page.getByLabel('Server type').inputValue(), /^c/, 'the first type the config allows is chosen');
     await page.getByLabel('Host name (optional)').fill('web-1');
     await page.getByRole('button', { name: 'Create machine' }).click();
-    await page.getByRole('status').filter({ hasText: /done\./ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /done\./ })
+      .waitFor({ timeout: 30_000 });
     const row = page.locator('.rows li').filter({ hasText: 'web-1' });
     await row.getByText('running').waitFor();
     const [machine] = (await site.api('GET', '/v1/machines')).data;
     assert.equal(machine.status, 'running');
 
     await row.getByRole('button', { name: 'Suspend web-1' }).click();
-    await page.getByRole('status').filter({ hasText: /suspend: done\./ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /suspend: done\./ })
+      .waitFor({ timeout: 30_000 });
     await row.getByText('suspended').waitFor();
     const suspension = page.getByRole('list', { name: 'Suspensions' }).getByRole('listitem').filter({ hasText: 'web-1' });
     assert.match(await suspension.innerText(), /snapshot is deleted in \d+ days/);
     await shot(page, 'machines');
 
     await row.getByRole('button', { name: 'Resume web-1' }).click();
-    await page.getByRole('status').filter({ hasText: /resume: done\./ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /resume: done\./ })
+      .waitFor({ timeout: 30_000 });
     await row.getByText('running').waitFor();
     assert.equal(await statusOf(machine.id), 'running');
     assert.equal(await page.getByRole('list', { name: 'Suspensions' }).count(), 0);

@@ -49,14 +49,20 @@ test('webhooks: the URL rules of this server, wildcards, a ping on creation, ret
   await walk(page, 'hooks', async () => {
     await page.goto(`${site.url}/console/admin/webhooks`);
     // This server allows http and private addresses (its operator's settings): the hint says so.
-    const hint = page.locator('.field').filter({ has: page.getByLabel('URL') }).locator('small');
+    const hint = page
+      .locator('.field')
+      .filter({ has: page.getByLabel('URL') })
+      .locator('small');
     await hint.filter({ hasText: 'this server allows plain http' }).waitFor();
     assert.match(await hint.innerText(), /private and loopback ones too/);
 
     // `<resource>.*` as the CLI's --events takes it; no sign-in types, which reach no webhook.
     const offered = await page.getByLabel('Events').locator('option').allInnerTexts();
     for (const t of ['install.*', 'secret.*', 'webhook.*', 'secret.created']) assert.ok(offered.includes(t), `${t} offered`);
-    assert.deepEqual(offered.filter((t) => t.startsWith('session.') || t.startsWith('device_authorization.')), []);
+    assert.deepEqual(
+      offered.filter((t) => t.startsWith('session.') || t.startsWith('device_authorization.')),
+      [],
+    );
 
     await page.getByLabel('URL').fill(receiver.url);
     await page.getByLabel('Events').selectOption(['install.*', 'secret.*']);
@@ -137,16 +143,25 @@ test('the audit log: resources linked, an event in full (IP, user agent), days, 
     // Sign-ins belong to no workspace: the filter offers none of their types.
     const offered = await page.getByLabel('Type').locator('option').allInnerTexts();
     assert.ok(offered.includes('secret.*') && offered.includes('secret.created'));
-    assert.deepEqual(offered.filter((t) => /^(session|device_authorization|user)\./.test(t)), []);
+    assert.deepEqual(
+      offered.filter((t) => /^(session|device_authorization|user)\./.test(t)),
+      [],
+    );
 
     // Every resource named links to its page: a version to its secret.
-    await page.getByRole('row', { name: /secret_version\.created/ }).getByRole('link').click();
+    await page
+      .getByRole('row', { name: /secret_version\.created/ })
+      .getByRole('link')
+      .click();
     await page.waitForURL(new RegExp(`/console/secrets/${made.id}$`));
     await page.getByRole('heading', { name: 'AUDITED' }).waitFor();
     await page.goBack();
 
     // An event in full: who, from where (IP, user agent), with what, and its data.
-    await page.getByRole('row', { name: /secret\.created/ }).getByRole('button', { name: 'Details' }).click();
+    await page
+      .getByRole('row', { name: /secret\.created/ })
+      .getByRole('button', { name: 'Details' })
+      .click();
     const detail = page.getByRole('region', { name: 'secret.created' });
     await detail.waitFor();
     const text = await detail.innerText();
@@ -205,7 +220,11 @@ test("each person's security log: from the account area, newest first, where fro
     )
     .execute();
   // A sign-in that fails naming the account, from a client of its own.
-  const failed = await fetch(`${site.url}/v1/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'intruder-agent/1' }, body: JSON.stringify({ email: site.owner.email, password: 'not the password at all' }) });
+  const failed = await fetch(`${site.url}/v1/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'intruder-agent/1' },
+    body: JSON.stringify({ email: site.owner.email, password: 'not the password at all' }),
+  });
   assert.equal(failed.status, 401);
   const w = await site.signedIn();
   const { page } = w;
@@ -233,7 +252,10 @@ test("each person's security log: from the account area, newest first, where fro
     await page.getByLabel('Type').selectOption('session.failed');
     await page.waitForURL(/type=session\.failed/);
     await page.getByRole('cell', { name: 'session.created' }).first().waitFor({ state: 'detached' });
-    await page.getByRole('row', { name: /session\.failed/ }).getByRole('button', { name: 'Details' }).click();
+    await page
+      .getByRole('row', { name: /session\.failed/ })
+      .getByRole('button', { name: 'Details' })
+      .click();
     const text = await page.getByRole('region', { name: 'session.failed' }).innerText();
     assert.match(text, /By\s+someone not signed in/);
     assert.match(text, /User agent\s+intruder-agent\/1/);

@@ -17,7 +17,7 @@ before(async () => {
 });
 after(() => site?.close());
 
-test('preview a version, install it, follow renders, see a commit\'s files, restore', { skip: noChromium }, async () => {
+test("preview a version, install it, follow renders, see a commit's files, restore", { skip: noChromium }, async () => {
   const pkg = await site.api('POST', '/v1/packages', { name: 'web' });
   await site.api('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'app.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': 'Deployed {{name}}\n' } });
   const w = await site.signedIn();
@@ -72,7 +72,10 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     await change.getByRole('button', { name: 'Apply and render' }).click();
     await history.nth(1).waitFor();
     await history.first().getByText('succeeded').waitFor({ timeout: 30_000 });
-    await page.getByRole('status').filter({ hasText: /done\./ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /done\./ })
+      .waitFor();
     assert.equal(await history.count(), 2);
     const [second] = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
     assert.equal(second.state, 'succeeded');
@@ -87,7 +90,10 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     // Restore the first render, confirmed; its operation is followed until done.
     await history.nth(1).getByRole('button', { name: 'Restore' }).click();
     await page.getByRole('dialog', { name: 'Restore this render?' }).getByRole('button', { name: 'Restore' }).click();
-    await page.getByRole('status').filter({ hasText: /restore: done\./ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /restore: done\./ })
+      .waitFor({ timeout: 30_000 });
     await history.nth(2).waitFor();
     await history.first().getByText('succeeded').waitFor();
     const renders = (await site.api('GET', `/v1/installs/${installId}/renders`)).data;
@@ -98,7 +104,10 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     await page.getByText(`restored from ${first.id}`).waitFor();
 
     // An upgrade: a newer version chosen, its rendered diff previewed (a file added), applied.
-    const newer = await site.api('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.1.0', files: { 'app.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': 'Deployed {{name}}\n', 'NOTES.md': 'New in 1.1 for {{name}}\n' } });
+    const newer = await site.api('POST', `/v1/packages/${pkg.id}/versions`, {
+      semver: '1.1.0',
+      files: { 'app.yaml': 'replicas: {{replicas}}\nname: {{name}}\n', 'README.md': 'Deployed {{name}}\n', 'NOTES.md': 'New in 1.1 for {{name}}\n' },
+    });
     await page.reload();
     await change.getByLabel('Version', { exact: true }).selectOption({ label: '1.1.0' });
     await change.getByRole('button', { name: 'Preview the change' }).click();
@@ -107,7 +116,10 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
     await change.getByRole('button', { name: 'Apply and render' }).click();
     await waitFor('the upgrade to render', async () => (await site.api('GET', `/v1/installs/${installId}`)).current_version?.id === newer.id || null, { timeoutMs: 30_000 });
     // The page has the install as the render left it (its etag too) once it shows the version in use.
-    await page.locator('dl.facts dd').filter({ hasText: /^1\.1\.0$/ }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('dl.facts dd')
+      .filter({ hasText: /^1\.1\.0$/ })
+      .waitFor({ timeout: 30_000 });
     // Automatic updates alone renders nothing: applied without a preview.
     await change.getByLabel(/Update automatically/).check();
     await change.getByRole('button', { name: 'Apply', exact: true }).click();
@@ -160,4 +172,3 @@ test('preview a version, install it, follow renders, see a commit\'s files, rest
   });
   await w.done();
 });
-

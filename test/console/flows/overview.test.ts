@@ -28,6 +28,10 @@ test('a workspace overview made in the console opens with the built-in layout', 
   assert.equal(await page.locator('.widget').count(), stored.widgets.length, 'and drawn');
   assert.equal(await page.getByText('No widgets yet').count(), 0);
   const revisions = await site.api<{ data: { source: string; summary: string | null }[] }>('GET', `/v1/dashboards/${made.id}/revisions`);
-  assert.deepEqual(revisions.data.map((r) => r.source), ['reset', 'manual'], 'the layout is a revision of its own, after the one made on creation');
+  assert.deepEqual(
+    revisions.data.map((r) => r.source),
+    ['reset', 'manual'],
+    'the layout is a revision of its own, after the one made on creation',
+  );
   await w.done();
 });

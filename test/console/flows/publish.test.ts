@@ -41,13 +41,19 @@ test('a folder published as a version from the package page; a template that doe
   await page.getByLabel('A folder of templates').setInputFiles(path.join(dir, 'web'));
   const listed = page.getByRole('list', { name: 'Files to publish' });
   await listed.waitFor();
-  assert.deepEqual((await listed.getByRole('listitem').allInnerTexts()).map((t) => t.trim()), ['README.md', 'config/app.yaml']);
+  assert.deepEqual(
+    (await listed.getByRole('listitem').allInnerTexts()).map((t) => t.trim()),
+    ['README.md', 'config/app.yaml'],
+  );
   assert.match(await page.getByRole('status').filter({ hasText: 'files to publish' }).innerText(), /2 files to publish; left out, not UTF-8 text: logo\.png/);
   await assertFits(page);
   await page.getByRole('button', { name: 'Publish' }).click();
   await page.getByRole('heading', { name: 'Templates' }).waitFor();
   const versions = await site.api<{ data: { id: string; semver: string }[] }>('GET', `/v1/packages/${pkg.id}/versions`);
-  assert.deepEqual(versions.data.map((v) => v.semver), ['1.0.0']);
+  assert.deepEqual(
+    versions.data.map((v) => v.semver),
+    ['1.0.0'],
+  );
   const stored = await site.api<{ files: Record<string, string> }>('GET', `/v1/packages/${pkg.id}/versions/${versions.data[0]!.id}`);
   assert.deepEqual(stored.files, { 'README.md': 'Deployed {{name}}\n', 'config/app.yaml': 'replicas: {{replicas}}\n' });
   await page.waitForURL(new RegExp(`version=${versions.data[0]!.id}`));

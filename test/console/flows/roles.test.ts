@@ -91,7 +91,31 @@ async function controls(page: Page): Promise<Record<string, boolean>> {
   return seen;
 }
 
-const ALL = ['nav API tokens', 'nav Webhooks', 'nav Audit log', 'nav Members', 'new secret', 'reveal', 'disable version', 'destroy version', 'delete secret', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'publish', 'delete package', 'change install', 'delete install', 'new config', 'delete config', 'role selects', 'remove member', 'invitations'];
+const ALL = [
+  'nav API tokens',
+  'nav Webhooks',
+  'nav Audit log',
+  'nav Members',
+  'new secret',
+  'reveal',
+  'disable version',
+  'destroy version',
+  'delete secret',
+  'add version',
+  'new dashboard',
+  'edit dashboard',
+  'delete dashboard',
+  'install',
+  'publish',
+  'delete package',
+  'change install',
+  'delete install',
+  'new config',
+  'delete config',
+  'role selects',
+  'remove member',
+  'invitations',
+];
 const only = (...present: string[]) => Object.fromEntries(ALL.map((c) => [c, present.includes(c)]));
 const WRITES = ['new secret', 'reveal', 'disable version', 'add version', 'new dashboard', 'edit dashboard', 'delete dashboard', 'install', 'publish', 'change install', 'new config'];
 
@@ -108,7 +132,15 @@ for (const [role, expected] of [
       await shot(w.page, `roles-${role}-members`);
     });
     // The permissions the page followed are the ones GET /v1/me gives.
-    const me = await (await site.fetch('GET', '/v1/me', undefined, { session: (await site.admin.createSession((await site.api<{ data: { user_id: string; email: string }[] }>('GET', `/v1/workspaces/${site.owner.workspace_id}/members`)).data.find((m) => m.email === `${role}@example.com`)!.user_id)).session_token })).json();
+    const me = await (
+      await site.fetch('GET', '/v1/me', undefined, {
+        session: (
+          await site.admin.createSession(
+            (await site.api<{ data: { user_id: string; email: string }[] }>('GET', `/v1/workspaces/${site.owner.workspace_id}/members`)).data.find((m) => m.email === `${role}@example.com`)!.user_id,
+          )
+        ).session_token,
+      })
+    ).json();
     assert.equal(me.role, role);
     assert.equal(me.permissions.includes('write'), role !== 'viewer');
     await w.done();

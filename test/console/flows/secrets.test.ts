@@ -33,7 +33,10 @@ test('create a secret, add versions, reveal one, disable and enable, destroy wit
     await page.goto(`${site.url}/console/secrets`);
     await page.getByLabel('Name').fill('DATABASE_URL');
     await page.getByRole('button', { name: 'Create secret' }).click();
-    await page.locator('#f-secret-name-error').filter({ hasText: /already has a secret/ }).waitFor();
+    await page
+      .locator('#f-secret-name-error')
+      .filter({ hasText: /already has a secret/ })
+      .waitFor();
     assert.equal((await site.api('GET', '/v1/secrets')).data.length, 1);
     await page.getByRole('link', { name: 'DATABASE_URL' }).click();
 
@@ -62,7 +65,13 @@ test('create a secret, add versions, reveal one, disable and enable, destroy wit
     await page.getByRole('button', { name: 'Disable version 1' }).click();
     await page.getByRole('button', { name: 'Enable version 1' }).waitFor();
     const versions = (await site.api('GET', `/v1/secrets/${secretId}/versions`)).data as { version_number: number; state: string }[];
-    assert.deepEqual(versions.map((v) => [v.version_number, v.state]), [[2, 'enabled'], [1, 'disabled']]);
+    assert.deepEqual(
+      versions.map((v) => [v.version_number, v.state]),
+      [
+        [2, 'enabled'],
+        [1, 'disabled'],
+      ],
+    );
     assert.equal(await page.getByRole('button', { name: 'Reveal version 1' }).count(), 0, 'a disabled version cannot be revealed');
     await page.getByRole('button', { name: 'Enable version 1' }).click();
     await page.getByRole('button', { name: 'Disable version 1' }).waitFor();

@@ -30,7 +30,10 @@ test('relative times refresh as the clock moves; a dashboard names its layout ch
   await page.getByRole('heading', { name: /^Dashboards/ }).waitFor();
 
   await page.goto(`${site.url}/console/secrets`);
-  const created = page.getByRole('row', { name: /TICKING/ }).locator('time').first();
+  const created = page
+    .getByRole('row', { name: /TICKING/ })
+    .locator('time')
+    .first();
   await created.waitFor();
   assert.match(await created.innerText(), /second|now/);
   await page.clock.fastForward('05:00');

@@ -107,7 +107,24 @@ describe('package versions', () => {
 
   test('bad paths are 422 (7307) at ["body","files",<path as sent>], one entry each', async () => {
     const pkg = await f.createPackage();
-    const bad = ['../escape', 'a/../../b', '/etc/passwd', '.git/config', 'x/.GIT/hooks/pre-commit', '.git', '.git. ', 'git~1/x', '.gitmodules', 'nul\u0000byte', 'back\\slash', 'tab\there', '', '.', './', 'a/'.repeat(600)];
+    const bad = [
+      '../escape',
+      'a/../../b',
+      '/etc/passwd',
+      '.git/config',
+      'x/.GIT/hooks/pre-commit',
+      '.git',
+      '.git. ',
+      'git~1/x',
+      '.gitmodules',
+      'nul\u0000byte',
+      'back\\slash',
+      'tab\there',
+      '',
+      '.',
+      './',
+      'a/'.repeat(600),
+    ];
     const files = Object.fromEntries([...bad.map((p) => [p, 'x']), ['fine.txt', 'ok']]);
     const res = await f.call('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files });
     assert.equal(res.statusCode, 422);

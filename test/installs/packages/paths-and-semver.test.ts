@@ -23,33 +23,54 @@ describe('file paths', () => {
   });
 
   test('refused: absolute, "..", names git reserves, control characters, backslashes, lone surrogates, too long', () => {
-    for (const raw of ['', '/a', '..', 'a/../b', '.git', '.GIT/x', 'a/.git', '.git./x', '.git /x', '.g\u200cit/x', 'git~1', '.gitmodules', 'x/.GitModules', 'gitmod~1', '.git::$INDEX_ALLOCATION/x', 'a\u0000b', 'a\nb', 'a\\b', '\ud800x', 'x'.repeat(1025), `${'y'.repeat(256)}/z`, '.', './/.']) {
+    for (const raw of [
+      '',
+      '/a',
+      '..',
+      'a/../b',
+      '.git',
+      '.GIT/x',
+      'a/.git',
+      '.git./x',
+      '.git /x',
+      '.g\u200cit/x',
+      'git~1',
+      '.gitmodules',
+      'x/.GitModules',
+      'gitmod~1',
+      '.git::$INDEX_ALLOCATION/x',
+      'a\u0000b',
+      'a\nb',
+      'a\\b',
+      '\ud800x',
+      'x'.repeat(1025),
+      `${'y'.repeat(256)}/z`,
+      '.',
+      './/.',
+    ]) {
       assert.equal(normalizeFilePath(raw).ok, false, JSON.stringify(raw));
     }
   });
 });
 
-describe('a version\'s files as a tree', () => {
+describe("a version's files as a tree", () => {
   test(`at most ${MAX_PATH_DEPTH} directories deep`, () => {
     assert.equal(normalizeFilePath('a/'.repeat(MAX_PATH_DEPTH - 1) + 'f').ok, true);
     assert.deepEqual(normalizeFilePath('a/'.repeat(MAX_PATH_DEPTH) + 'f'), { ok: false, reason: `the path is more than ${MAX_PATH_DEPTH} directories deep` });
   });
 
   test('a file cannot have files under it: every such path is reported, naming the file it is inside', () => {
-    const files = { 'a': '1', 'a/b/c.txt': '2', 'a/b/c.txt/d': '3', 'ab/c': '4', 'x/y': '5' };
+    const files = { a: '1', 'a/b/c.txt': '2', 'a/b/c.txt/d': '3', 'ab/c': '4', 'x/y': '5' };
     assert.throws(
       () => checkVersionFiles(files),
       (err: unknown) => {
         assert.ok(err instanceof ApiError);
-        const entries = (err).entries as Array<{ message: string; path: string[] }>;
-        assert.deepEqual(
-          entries.map((e) => [e.path[2], e.message]).sort(),
-          [
-            ['a/b/c.txt', '"a/b/c.txt" is inside "a", which is a file'],
-            ['a/b/c.txt/d', '"a/b/c.txt/d" is inside "a", which is a file'],
-            ['a/b/c.txt/d', '"a/b/c.txt/d" is inside "a/b/c.txt", which is a file'],
-          ],
-        );
+        const entries = err.entries as Array<{ message: string; path: string[] }>;
+        assert.deepEqual(entries.map((e) => [e.path[2], e.message]).sort(), [
+          ['a/b/c.txt', '"a/b/c.txt" is inside "a", which is a file'],
+          ['a/b/c.txt/d', '"a/b/c.txt/d" is inside "a", which is a file'],
+          ['a/b/c.txt/d', '"a/b/c.txt/d" is inside "a/b/c.txt", which is a file'],
+        ]);
         return true;
       },
     );

@@ -20,7 +20,11 @@ describe('strict Mustache rendering', () => {
       ['{{a.b.c}}', '{{a.b.c}}'],
       ['{{nothing}}', '{{nothing}}'],
     ]) {
-      assert.throws(() => render(template!, { a: { b: {} }, nothing: null }), (err: Error) => err instanceof TemplateRenderError && err.message === `f.txt: no value for ${tag}`, template);
+      assert.throws(
+        () => render(template!, { a: { b: {} }, nothing: null }),
+        (err: Error) => err instanceof TemplateRenderError && err.message === `f.txt: no value for ${tag}`,
+        template,
+      );
     }
   });
 
@@ -55,7 +59,10 @@ describe('strict Mustache rendering', () => {
 
   test('a section over a long list cannot run for ever', () => {
     const xs = Array.from({ length: 2000 }, (_, i) => i);
-    assert.throws(() => render('{{#xs}}{{#xs}}{{#xs}}{{/xs}}{{/xs}}{{/xs}}', { xs }), (e: Error) => e instanceof TemplateRenderError && e.message.includes(String(MAX_RENDER_STEPS)));
+    assert.throws(
+      () => render('{{#xs}}{{#xs}}{{#xs}}{{/xs}}{{/xs}}{{/xs}}', { xs }),
+      (e: Error) => e instanceof TemplateRenderError && e.message.includes(String(MAX_RENDER_STEPS)),
+    );
   });
 
   test('the step budget is the one given', () => {
@@ -66,7 +73,10 @@ describe('strict Mustache rendering', () => {
 
   test('a render larger than the output quota fails, counted in bytes of UTF-8 across all files', () => {
     const big = 'x'.repeat(1024 * 1024);
-    assert.throws(() => render('{{#xs}}{{big}}{{/xs}}', { big, xs: Array.from({ length: 9 }, (_, i) => i) }), (e: Error) => e instanceof TemplateRenderError && /larger than the workspace's quota of 8388608 bytes/.test(e.message));
+    assert.throws(
+      () => render('{{#xs}}{{big}}{{/xs}}', { big, xs: Array.from({ length: 9 }, (_, i) => i) }),
+      (e: Error) => e instanceof TemplateRenderError && /larger than the workspace's quota of 8388608 bytes/.test(e.message),
+    );
     const small = { ...BUDGET, maxOutputBytes: 10 };
     assert.equal(render('{{x}}', { x: 'é'.repeat(5) }, small), 'é'.repeat(5), 'ten bytes exactly');
     assert.throws(() => render('{{x}}!', { x: 'é'.repeat(5) }, small), /quota of 10 bytes/);
@@ -84,7 +94,13 @@ describe('strict Mustache rendering', () => {
 
   test('every file renders with the same values; the first failure names its file', () => {
     const out = renderFiles({ 'a.txt': 'A {{x}}', 'b/c.txt': 'C {{x}}' }, { x: 'é' }, BUDGET);
-    assert.deepEqual(out.map((o) => [o.path, o.content.toString('hex')]), [['a.txt', Buffer.from('A é').toString('hex')], ['b/c.txt', Buffer.from('C é').toString('hex')]]);
+    assert.deepEqual(
+      out.map((o) => [o.path, o.content.toString('hex')]),
+      [
+        ['a.txt', Buffer.from('A é').toString('hex')],
+        ['b/c.txt', Buffer.from('C é').toString('hex')],
+      ],
+    );
     assert.throws(() => renderFiles({ 'a.txt': '{{x}}', 'b.txt': '{{y}}' }, { x: 1 }, BUDGET), /^TemplateRenderError|b\.txt: no value for \{\{y\}\}/);
   });
 

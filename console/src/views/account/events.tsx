@@ -15,8 +15,12 @@ const WILDCARDS = [...new Set(ACCOUNT_EVENT_TYPES.map((t) => `${t.slice(0, t.ind
 export function AccountTabs({ current }: { current: 'sessions' | 'events' }) {
   return (
     <nav aria-label="Your account" class="inline-form">
-      <a href="/console/account/sessions" aria-current={current === 'sessions' ? 'page' : undefined}>Your sessions</a>
-      <a href="/console/account/events" aria-current={current === 'events' ? 'page' : undefined}>Your security log</a>
+      <a href="/console/account/sessions" aria-current={current === 'sessions' ? 'page' : undefined}>
+        Your sessions
+      </a>
+      <a href="/console/account/events" aria-current={current === 'events' ? 'page' : undefined}>
+        Your security log
+      </a>
     </nav>
   );
 }
@@ -61,17 +65,24 @@ export function MyEventsView() {
     <section aria-labelledby="my-events-title">
       <PageHead title="Your security log" id="my-events-title" />
       <AccountTabs current="events" />
-      <p class="muted">Your sign-ins (and failed ones naming your account), sessions ended and device sign-ins approved or denied, in every workspace. Something you do not recognise? End the session under Your sessions and change your password.</p>
+      <p class="muted">
+        Your sign-ins (and failed ones naming your account), sessions ended and device sign-ins approved or denied, in every workspace. Something you do not recognise? End the session under Your
+        sessions and change your password.
+      </p>
       <form class="inline-form" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Type
           <select value={filter.type ?? ''} onChange={(e) => go({ type: value(e) })}>
             <option value="">Any</option>
             {WILDCARDS.map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
             {ACCOUNT_EVENT_TYPES.map((t) => (
-              <option key={t} value={t} title={EVENT_TYPES[t]}>{t}</option>
+              <option key={t} value={t} title={EVENT_TYPES[t]}>
+                {t}
+              </option>
             ))}
           </select>
         </label>
@@ -99,7 +110,16 @@ export function MyEventsView() {
                 columns={[
                   { header: 'When', cell: (e) => <Time at={e.created_at} /> },
                   { header: 'Event', cell: (e) => e.type },
-                  { header: 'From', cell: (e) => <>{e.ip ?? 'unknown address'}<br /><span class="muted">{e.user_agent ?? 'unknown client'}</span></> },
+                  {
+                    header: 'From',
+                    cell: (e) => (
+                      <>
+                        {e.ip ?? 'unknown address'}
+                        <br />
+                        <span class="muted">{e.user_agent ?? 'unknown client'}</span>
+                      </>
+                    ),
+                  },
                   {
                     header: 'Details',
                     quiet: true,
@@ -113,7 +133,9 @@ export function MyEventsView() {
               />
               {next_cursor && (
                 <div class="actions">
-                  <button type="button" class="secondary" onClick={() => go({ cursor: next_cursor })}>Older events</button>
+                  <button type="button" class="secondary" onClick={() => go({ cursor: next_cursor })}>
+                    Older events
+                  </button>
                 </div>
               )}
             </>

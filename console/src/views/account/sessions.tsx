@@ -11,7 +11,11 @@ export function SessionsView() {
     <section aria-labelledby="sessions-title">
       <PageHead title="Your sessions" id="sessions-title" />
       <AccountTabs current="sessions" />
-      {end.error ? <p role="alert" class="error">{messageOf(end.error)}</p> : null}
+      {end.error ? (
+        <p role="alert" class="error">
+          {messageOf(end.error)}
+        </p>
+      ) : null}
       <Loaded load={load} what="sessions">
         {(page) => (
           <ul class="rows">

@@ -71,10 +71,14 @@ export function AuditView() {
           <select value={filter.type ?? ''} onChange={(e) => go({ type: value(e) })}>
             <option value="">Any</option>
             {RESOURCE_TYPES.map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
             {WORKSPACE_TYPES.map((t) => (
-              <option key={t} value={t}>{t}</option>
+              <option key={t} value={t}>
+                {t}
+              </option>
             ))}
           </select>
         </label>
@@ -83,7 +87,9 @@ export function AuditView() {
           <select value={filter.actor_id ?? ''} onChange={(e) => go({ actor_id: value(e) })}>
             <option value="">Anyone</option>
             {members.list.map((m) => (
-              <option key={m.user_id} value={m.user_id}>{m.name ?? m.email ?? m.user_id}</option>
+              <option key={m.user_id} value={m.user_id}>
+                {m.name ?? m.email ?? m.user_id}
+              </option>
             ))}
           </select>
         </label>
@@ -136,7 +142,9 @@ export function AuditView() {
               />
               {next_cursor && (
                 <div class="actions">
-                  <button type="button" class="secondary" onClick={() => go({ ...filter, cursor: next_cursor })}>Older events</button>
+                  <button type="button" class="secondary" onClick={() => go({ ...filter, cursor: next_cursor })}>
+                    Older events
+                  </button>
                 </div>
               )}
             </>

@@ -29,7 +29,11 @@ export function MembersView() {
   return (
     <section aria-labelledby="members-title">
       <PageHead title="Members" id="members-title" />
-      {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
+      {change.error ? (
+        <p role="alert" class="error">
+          {messageOf(change.error)}
+        </p>
+      ) : null}
       <Loaded load={members.load} what="members">
         {() => (
           <Table
@@ -37,7 +41,15 @@ export function MembersView() {
             rows={members.list}
             rowKey={(m) => m.user_id}
             columns={[
-              { header: 'Name', cell: (m) => <>{m.name ?? '—'}{m.user_id === me?.user?.id && <span class="muted"> (you)</span>}</> },
+              {
+                header: 'Name',
+                cell: (m) => (
+                  <>
+                    {m.name ?? '—'}
+                    {m.user_id === me?.user?.id && <span class="muted"> (you)</span>}
+                  </>
+                ),
+              },
               { header: 'Email', cell: (m) => m.email ?? '—' },
               {
                 header: 'Role',
@@ -45,30 +57,36 @@ export function MembersView() {
                   !manages ? (
                     m.role
                   ) : (
-                  <select aria-label={`Role of ${m.name ?? m.email ?? m.user_id}`} value={m.role} onChange={(e) => setRoleOf(m, (e.target as HTMLSelectElement).value)}>
-                    {ROLES.map((r) => (
-                      <option key={r} value={r}>{r}</option>
-                    ))}
-                  </select>
+                    <select aria-label={`Role of ${m.name ?? m.email ?? m.user_id}`} value={m.role} onChange={(e) => setRoleOf(m, (e.target as HTMLSelectElement).value)}>
+                      {ROLES.map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
                   ),
               },
               { header: 'Joined', cell: (m) => <Time at={m.joined_at} /> },
-              ...(!manages ? [] : [{
-                header: 'Actions',
-                quiet: true,
-                cell: (m: Member) => (
-                  <ConfirmButton
-                    label="Remove"
-                    title={`Remove ${m.name ?? m.email ?? m.user_id}?`}
-                    danger
-                    body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
-                    onConfirm={async () => {
-                      await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } }));
-                      await members.load.reload();
-                    }}
-                  />
-                ),
-              }]),
+              ...(!manages
+                ? []
+                : [
+                    {
+                      header: 'Actions',
+                      quiet: true,
+                      cell: (m: Member) => (
+                        <ConfirmButton
+                          label="Remove"
+                          title={`Remove ${m.name ?? m.email ?? m.user_id}?`}
+                          danger
+                          body={<p>They lose access to this workspace at once, on every server. Their API tokens stay until revoked.</p>}
+                          onConfirm={async () => {
+                            await change.run(() => api.DELETE('/v1/workspaces/{id}/members/{user_id}', { params: { path: { id: ws, user_id: m.user_id } } }));
+                            await members.load.reload();
+                          }}
+                        />
+                      ),
+                    },
+                  ]),
             ]}
           />
         )}
@@ -101,7 +119,11 @@ function Invitations({ ws }: { ws: string }) {
   return (
     <>
       <h2 id="invitations-title">Invitations</h2>
-      {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
+      {change.error ? (
+        <p role="alert" class="error">
+          {messageOf(change.error)}
+        </p>
+      ) : null}
       {link && (
         <ShownOnce value={link} label="Invitation link" copyLabel="Copy link" onDone={() => setLink(null)}>
           Send this link to the person you invited. It is shown only now, and works for seven days.
@@ -116,7 +138,10 @@ function Invitations({ ws }: { ws: string }) {
               {rows.map((i) => (
                 <li key={i.id}>
                   <span>
-                    <strong>{i.email}</strong> as {i.role} <span class="muted">· expires <Time at={i.expires_at} /></span>
+                    <strong>{i.email}</strong> as {i.role}{' '}
+                    <span class="muted">
+                      · expires <Time at={i.expires_at} />
+                    </span>
                   </span>
                   <ConfirmButton
                     label="Revoke"
@@ -134,23 +159,27 @@ function Invitations({ ws }: { ws: string }) {
         }}
       </Loaded>
       <Allowed to="invitations.manage">
-      <form class="card form" onSubmit={submit} aria-labelledby="invite-title" noValidate>
-        <h3 id="invite-title">Invite someone</h3>
-        <Field label="Email" name="invite-email" error={errors['email']}>
-          <input type="email" {...inputProps('invite-email', errors['email'])} value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
-        </Field>
-        <Field label="Role" name="invite-role" error={errors['role']}>
-          <select {...inputProps('invite-role', errors['role'])} value={role} onChange={(e) => setRole(oneOf(ROLES, (e.target as HTMLSelectElement).value) ?? 'member')}>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>{r}</option>
-            ))}
-          </select>
-        </Field>
-        <FormError error={invite.error} fields={['email', 'role']} />
-        <div class="actions">
-          <button type="submit" disabled={invite.busy}>Invite</button>
-        </div>
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="invite-title" noValidate>
+          <h3 id="invite-title">Invite someone</h3>
+          <Field label="Email" name="invite-email" error={errors['email']}>
+            <input type="email" {...inputProps('invite-email', errors['email'])} value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          </Field>
+          <Field label="Role" name="invite-role" error={errors['role']}>
+            <select {...inputProps('invite-role', errors['role'])} value={role} onChange={(e) => setRole(oneOf(ROLES, (e.target as HTMLSelectElement).value) ?? 'member')}>
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <FormError error={invite.error} fields={['email', 'role']} />
+          <div class="actions">
+            <button type="submit" disabled={invite.busy}>
+              Invite
+            </button>
+          </div>
+        </form>
       </Allowed>
     </>
   );

@@ -42,7 +42,11 @@ export function TokensView() {
           The token <strong>{made.name}</strong>. Copy it now: it is not shown again.
         </ShownOnce>
       )}
-      {revoke.error ? <p role="alert" class="error">{messageOf(revoke.error)}</p> : null}
+      {revoke.error ? (
+        <p role="alert" class="error">
+          {messageOf(revoke.error)}
+        </p>
+      ) : null}
       <Loaded load={load} what="tokens">
         {(page) => {
           const rows = page.data;
@@ -53,7 +57,14 @@ export function TokensView() {
               rows={rows}
               rowKey={(t) => t.id}
               columns={[
-                { header: 'Name', cell: (t) => <>{t.name} <code class="muted">{t.prefix}…</code></> },
+                {
+                  header: 'Name',
+                  cell: (t) => (
+                    <>
+                      {t.name} <code class="muted">{t.prefix}…</code>
+                    </>
+                  ),
+                },
                 { header: 'Scopes', cell: (t) => (t.scopes.length === TOKEN_SCOPES.length ? 'all' : t.scopes.join(', ') || 'none') },
                 { header: 'Made by', cell: (t) => nameOf(members.byId, t.created_by) },
                 { header: 'Last used', cell: (t) => <Time at={t.last_used_at} /> },
@@ -87,7 +98,9 @@ export function TokensView() {
         <Field label="Expires" name="token-expiry" error={errors['expires_at']}>
           <select {...inputProps('token-expiry', errors['expires_at'])} value={expiry} onChange={(e) => setExpiry((e.target as HTMLSelectElement).value as 'never')}>
             {Object.keys(EXPIRIES).map((k) => (
-              <option key={k} value={k}>{k === 'never' ? 'Never' : `In ${k}`}</option>
+              <option key={k} value={k}>
+                {k === 'never' ? 'Never' : `In ${k}`}
+              </option>
             ))}
           </select>
         </Field>
@@ -100,12 +113,7 @@ export function TokensView() {
             <div class="checks">
               {TOKEN_SCOPES.map((s) => (
                 <label class="inline" key={s}>
-                  <input
-                    type="checkbox"
-                    checked={scopes.includes(s)}
-                    onChange={(e) => setScopes((now) => ((e.target as HTMLInputElement).checked ? [...now, s] : now.filter((x) => x !== s)))}
-                  />{' '}
-                  {s}
+                  <input type="checkbox" checked={scopes.includes(s)} onChange={(e) => setScopes((now) => ((e.target as HTMLInputElement).checked ? [...now, s] : now.filter((x) => x !== s)))} /> {s}
                 </label>
               ))}
             </div>
@@ -114,7 +122,9 @@ export function TokensView() {
         </fieldset>
         <FormError error={create.error} fields={['name', 'scopes', 'expires_at']} />
         <div class="actions">
-          <button type="submit" disabled={create.busy}>Create token</button>
+          <button type="submit" disabled={create.busy}>
+            Create token
+          </button>
         </div>
       </form>
     </section>

@@ -131,7 +131,9 @@ export function WebhooksView() {
           </label>
           <FormError error={create.error} fields={['url', 'description', 'event_types']} />
           <div class="actions">
-            <button type="submit" disabled={create.busy}>Add webhook</button>
+            <button type="submit" disabled={create.busy}>
+              Add webhook
+            </button>
           </div>
         </form>
       </Allowed>
@@ -199,7 +201,9 @@ function EditWebhook({ w, reload, saved, onSaved }: { w: Schemas['Webhook']; rel
       {saved && !save.error && !unchanged && <p role="status">Saved.</p>}
       {unchanged && <p role="status">Nothing changed.</p>}
       <div class="actions">
-        <button type="submit" disabled={save.busy}>Save changes</button>
+        <button type="submit" disabled={save.busy}>
+          Save changes
+        </button>
       </div>
     </form>
   );
@@ -263,7 +267,10 @@ export function WebhookView() {
   const [savedEtag, setSavedEtag] = useState<string | null>(null);
   const refresh = () => Promise.all([hook.reload(), deliveries.reload()]);
   // Deliveries under way change by themselves (attempts, retries): the log follows them.
-  useRefreshWhile((deliveries.data?.data ?? []).some((d) => d.state === 'pending'), deliveries.reload);
+  useRefreshWhile(
+    (deliveries.data?.data ?? []).some((d) => d.state === 'pending'),
+    deliveries.reload,
+  );
   const shown = (deliveries.data?.data ?? []).find((d) => d.id === open);
   return (
     <section aria-labelledby="webhook-title">
@@ -276,7 +283,14 @@ export function WebhookView() {
             <>
               <PageHead title={w.url} id="webhook-title">
                 <Allowed to="webhooks.manage">
-                  <button type="button" class="secondary" onClick={async () => { await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } })); await refresh(); }}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={async () => {
+                      await act.run(() => api.POST('/v1/webhooks/{id}:test', { params: { path: { id } } }));
+                      await refresh();
+                    }}
+                  >
                     Send a test event
                   </button>
                   <button
@@ -305,7 +319,9 @@ export function WebhookView() {
               <p>
                 <Badge value={w.state} /> {w.disabled_reason && <span class="muted">{w.disabled_reason}</span>}
               </p>
-              <p class="muted">{w.description ?? 'No description'} · events: {w.event_types.join(', ')}</p>
+              <p class="muted">
+                {w.description ?? 'No description'} · events: {w.event_types.join(', ')}
+              </p>
               <Allowed to="webhooks.manage">
                 <EditWebhook key={w.etag} w={w} reload={hook.reload} saved={savedEtag === w.etag} onSaved={setSavedEtag} />
               </Allowed>
@@ -313,7 +329,11 @@ export function WebhookView() {
           );
         }}
       </Loaded>
-      {act.error ? <p role="alert" class="error">{explainConflict(act.error, 'webhook', 'change') ?? messageOf(act.error)}</p> : null}
+      {act.error ? (
+        <p role="alert" class="error">
+          {explainConflict(act.error, 'webhook', 'change') ?? messageOf(act.error)}
+        </p>
+      ) : null}
       <h2>Deliveries</h2>
       <Loaded load={deliveries} what="deliveries">
         {(page) => {
@@ -325,7 +345,17 @@ export function WebhookView() {
               rows={rows}
               rowKey={(d) => d.id}
               columns={[
-                { header: 'Event', cell: (d) => <>{d.event_type} <span class="muted"><Time at={d.created_at} /></span></> },
+                {
+                  header: 'Event',
+                  cell: (d) => (
+                    <>
+                      {d.event_type}{' '}
+                      <span class="muted">
+                        <Time at={d.created_at} />
+                      </span>
+                    </>
+                  ),
+                },
                 { header: 'State', cell: (d) => <Badge value={d.state} /> },
                 { header: 'Attempts', cell: (d) => d.attempts },
                 { header: 'Last answer', cell: (d) => d.last_status ?? d.last_error ?? '—' },
@@ -335,7 +365,13 @@ export function WebhookView() {
                   quiet: true,
                   cell: (d) => (
                     <span class="actions">
-                      <button type="button" class="secondary" aria-expanded={open === d.id} aria-controls={open === d.id ? `delivery-${d.id}` : undefined} onClick={() => setOpen(open === d.id ? null : d.id)}>
+                      <button
+                        type="button"
+                        class="secondary"
+                        aria-expanded={open === d.id}
+                        aria-controls={open === d.id ? `delivery-${d.id}` : undefined}
+                        onClick={() => setOpen(open === d.id ? null : d.id)}
+                      >
                         Details
                       </button>
                       {/* Any state: a delivery that succeeded may be wanted again (a receiver that lost it). */}

@@ -44,9 +44,15 @@ export function ComputeView() {
   return (
     <section aria-labelledby="compute-title">
       <PageHead title="Compute configs" id="compute-title">
-        <a class="button secondary" href="/console/machines">Machines</a>
+        <a class="button secondary" href="/console/machines">
+          Machines
+        </a>
       </PageHead>
-      {remove.error ? <p role="alert" class="error">{messageOf(remove.error)}</p> : null}
+      {remove.error ? (
+        <p role="alert" class="error">
+          {messageOf(remove.error)}
+        </p>
+      ) : null}
       <Loaded load={configs} what="configs">
         {(page) => {
           const rows = page.data;
@@ -56,19 +62,22 @@ export function ComputeView() {
               {rows.map((x) => (
                 <li key={x.id}>
                   <span>
-                    <strong>{x.name}</strong> <span class="muted">{x.provider} · {x.region} · {x.image} · types {x.machine_type_filter} · made <Time at={x.created_at} /></span>
+                    <strong>{x.name}</strong>{' '}
+                    <span class="muted">
+                      {x.provider} · {x.region} · {x.image} · types {x.machine_type_filter} · made <Time at={x.created_at} />
+                    </span>
                   </span>
                   <Allowed to="compute_configs.delete">
-                  <ConfirmButton
-                    label="Delete"
-                    title={`Delete the config ${x.name}?`}
-                    danger
-                    body={<p>Machines made from it must be deleted first.</p>}
-                    onConfirm={async () => {
-                      await remove.run(() => api.DELETE('/v1/compute/configs/{id}', { params: { path: { id: x.id }, header: ifMatch(x.etag) } }));
-                      await configs.reload();
-                    }}
-                  />
+                    <ConfirmButton
+                      label="Delete"
+                      title={`Delete the config ${x.name}?`}
+                      danger
+                      body={<p>Machines made from it must be deleted first.</p>}
+                      onConfirm={async () => {
+                        await remove.run(() => api.DELETE('/v1/compute/configs/{id}', { params: { path: { id: x.id }, header: ifMatch(x.etag) } }));
+                        await configs.reload();
+                      }}
+                    />
                   </Allowed>
                 </li>
               ))}
@@ -77,34 +86,44 @@ export function ComputeView() {
         }}
       </Loaded>
       {can(me, 'write') && (
-      <form class="card form" onSubmit={submit} aria-labelledby="new-config" noValidate>
-        <h2 id="new-config">New config</h2>
-        {catalog.error ? <p role="alert" class="error">The provider's catalog cannot be read: {messageOf(catalog.error)}</p> : null}
-        <Field label="Name" name="config-name" error={errors['name']}>
-          <input {...inputProps('config-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        </Field>
-        <Field label="Region" name="config-region" error={errors['region']}>
-          <select {...inputProps('config-region', errors['region'])} value={region || c?.regions[0]?.id} onChange={(e) => setRegion((e.target as HTMLSelectElement).value)}>
-            {c?.regions.map((r) => (
-              <option key={r.id} value={r.id}>{r.name} ({r.id})</option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Image" name="config-image" error={errors['image']}>
-          <select {...inputProps('config-image', errors['image'])} value={image || c?.images[0]?.id} onChange={(e) => setImage((e.target as HTMLSelectElement).value)}>
-            {c?.images.map((i) => (
-              <option key={i.id} value={i.id}>{i.name}</option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Server types" name="config-filter" error={errors['machine_type_filter']} hint="A glob over the server types below, such as cx*">
-          <input {...inputProps('config-filter', errors['machine_type_filter'])} value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
-        </Field>
-        <FormError error={create.error} fields={['name', 'region', 'image', 'machine_type_filter']} />
-        <div class="actions">
-          <button type="submit" disabled={create.busy || !c}>Create config</button>
-        </div>
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="new-config" noValidate>
+          <h2 id="new-config">New config</h2>
+          {catalog.error ? (
+            <p role="alert" class="error">
+              The provider's catalog cannot be read: {messageOf(catalog.error)}
+            </p>
+          ) : null}
+          <Field label="Name" name="config-name" error={errors['name']}>
+            <input {...inputProps('config-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <Field label="Region" name="config-region" error={errors['region']}>
+            <select {...inputProps('config-region', errors['region'])} value={region || c?.regions[0]?.id} onChange={(e) => setRegion((e.target as HTMLSelectElement).value)}>
+              {c?.regions.map((r) => (
+                <option key={r.id} value={r.id}>
+                  {r.name} ({r.id})
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Image" name="config-image" error={errors['image']}>
+            <select {...inputProps('config-image', errors['image'])} value={image || c?.images[0]?.id} onChange={(e) => setImage((e.target as HTMLSelectElement).value)}>
+              {c?.images.map((i) => (
+                <option key={i.id} value={i.id}>
+                  {i.name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Server types" name="config-filter" error={errors['machine_type_filter']} hint="A glob over the server types below, such as cx*">
+            <input {...inputProps('config-filter', errors['machine_type_filter'])} value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          </Field>
+          <FormError error={create.error} fields={['name', 'region', 'image', 'machine_type_filter']} />
+          <div class="actions">
+            <button type="submit" disabled={create.busy || !c}>
+              Create config
+            </button>
+          </div>
+        </form>
       )}
       {c && (
         <>
@@ -114,7 +133,14 @@ export function ComputeView() {
             rows={c.server_types}
             rowKey={(t) => t.id}
             columns={[
-              { header: 'Type', cell: (t) => <>{t.id} <span class="muted">{t.architecture}</span></> },
+              {
+                header: 'Type',
+                cell: (t) => (
+                  <>
+                    {t.id} <span class="muted">{t.architecture}</span>
+                  </>
+                ),
+              },
               { header: 'Cores', cell: (t) => t.cores },
               { header: 'Memory', cell: (t) => `${t.memory_gb} GB` },
               { header: 'Disk', cell: (t) => `${t.disk_gb} GB` },

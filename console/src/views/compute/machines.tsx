@@ -11,7 +11,11 @@ import { euros } from './configs.js';
 
 /** A glob as the API reads it (`*`, `?`, sets), for offering only the server types a config allows. */
 function globMatch(glob: string, s: string): boolean {
-  const re = glob.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.').replace(/\[!/g, '[^');
+  const re = glob
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.')
+    .replace(/\[!/g, '[^');
   return new RegExp(`^${re}$`).test(s);
 }
 
@@ -57,10 +61,16 @@ export function MachinesView() {
   return (
     <section aria-labelledby="machines-title">
       <PageHead title="Machines" id="machines-title">
-        <a class="button secondary" href="/console/compute">Compute configs</a>
+        <a class="button secondary" href="/console/compute">
+          Compute configs
+        </a>
       </PageHead>
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
-      {act.error ? <p role="alert" class="error">{messageOf(act.error)}</p> : null}
+      {act.error ? (
+        <p role="alert" class="error">
+          {messageOf(act.error)}
+        </p>
+      ) : null}
       <Loaded load={machines} what="machines">
         {(page) => {
           const rows = page.data;
@@ -78,29 +88,33 @@ export function MachinesView() {
                   </span>
                   <div class="actions">
                     <Allowed to="write">
-                    {m.status === 'running' && (
-                      <button type="button" class="secondary" onClick={() => act1(m, 'suspend')} aria-label={`Suspend ${m.hostname}`}>Suspend</button>
-                    )}
-                    {m.status === 'suspended' && (
-                      <button type="button" class="secondary" onClick={() => act1(m, 'resume')} aria-label={`Resume ${m.hostname}`}>Resume</button>
-                    )}
+                      {m.status === 'running' && (
+                        <button type="button" class="secondary" onClick={() => act1(m, 'suspend')} aria-label={`Suspend ${m.hostname}`}>
+                          Suspend
+                        </button>
+                      )}
+                      {m.status === 'suspended' && (
+                        <button type="button" class="secondary" onClick={() => act1(m, 'resume')} aria-label={`Resume ${m.hostname}`}>
+                          Resume
+                        </button>
+                      )}
                     </Allowed>
                     <Allowed to="machines.delete">
-                    {!BUSY.has(m.status) && (
-                      <ConfirmButton
-                        label={`Delete ${m.hostname}`}
-                        title={`Delete ${m.hostname}?`}
-                        danger
-                        typeToConfirm={m.hostname}
-                        confirmLabel="Delete"
-                        body={<p>Its server{m.status === 'suspended' ? ' snapshot' : ''} is deleted at the provider. This cannot be undone.</p>}
-                        onConfirm={async () => {
-                          const res = await act.run(() => api.DELETE('/v1/machines/{id}', { params: { path: { id: m.id }, header: ifMatch(m.etag) } }));
-                          if (res.ok) setWatching(res.data?.operation_id ?? null);
-                          await refresh();
-                        }}
-                      />
-                    )}
+                      {!BUSY.has(m.status) && (
+                        <ConfirmButton
+                          label={`Delete ${m.hostname}`}
+                          title={`Delete ${m.hostname}?`}
+                          danger
+                          typeToConfirm={m.hostname}
+                          confirmLabel="Delete"
+                          body={<p>Its server{m.status === 'suspended' ? ' snapshot' : ''} is deleted at the provider. This cannot be undone.</p>}
+                          onConfirm={async () => {
+                            const res = await act.run(() => api.DELETE('/v1/machines/{id}', { params: { path: { id: m.id }, header: ifMatch(m.etag) } }));
+                            if (res.ok) setWatching(res.data?.operation_id ?? null);
+                            await refresh();
+                          }}
+                        />
+                      )}
                     </Allowed>
                   </div>
                 </li>
@@ -118,7 +132,10 @@ export function MachinesView() {
               {rows.map((s) => (
                 <li key={s.id}>
                   <span>
-                    <strong>{s.hostname}</strong> <span class="muted">{s.server_type} in {s.location} · {s.reason} · {euros(s.monthly_cost_cents)} a month</span>
+                    <strong>{s.hostname}</strong>{' '}
+                    <span class="muted">
+                      {s.server_type} in {s.location} · {s.reason} · {euros(s.monthly_cost_cents)} a month
+                    </span>
                     <br />
                     <span class={s.expires_at - Date.now() / 1000 < 7 * 86_400 ? 'error' : 'muted'}>
                       Its snapshot is deleted {relative(s.expires_at)} (<time dateTime={new Date(s.expires_at * 1000).toISOString()}>{new Date(s.expires_at * 1000).toLocaleDateString()}</time>)
@@ -131,40 +148,44 @@ export function MachinesView() {
         }}
       </Loaded>
       {can(me, 'write') && (
-      <form class="card form" onSubmit={submit} aria-labelledby="new-machine" noValidate>
-        <h2 id="new-machine">New machine</h2>
-        {allConfigs.length === 0 ? (
-          <p class="empty">
-            A machine is made from a compute config: <a href="/console/compute">make one first</a>.
-          </p>
-        ) : (
-          <>
-            <Field label="Config" name="machine-config" error={errors['compute_config_id']}>
-              <select {...inputProps('machine-config', errors['compute_config_id'])} value={config?.id} onChange={(e) => setConfigId((e.target as HTMLSelectElement).value)}>
-                {allConfigs.map((c) => (
-                  <option key={c.id} value={c.id}>{c.name} ({c.region}, {c.image})</option>
-                ))}
-              </select>
-            </Field>
-            <Field label="Server type" name="machine-type" error={errors['server_type']}>
-              <select {...inputProps('machine-type', errors['server_type'])} value={chosenType} onChange={(e) => setServerType((e.target as HTMLSelectElement).value)}>
-                {types.map((t) => (
-                  <option key={t.id} value={t.id}>
-                    {t.id}: {t.cores} cores, {t.memory_gb} GB, {euros(t.prices.find((p) => p.region === config?.region)?.monthly_price_cents ?? t.monthly_price_cents)} a month
-                  </option>
-                ))}
-              </select>
-            </Field>
-            <Field label="Host name (optional)" name="machine-hostname" error={errors['hostname']}>
-              <input {...inputProps('machine-hostname', errors['hostname'])} value={hostname} onInput={(e) => setHostname((e.target as HTMLInputElement).value)} />
-            </Field>
-            <FormError error={create.error} fields={['compute_config_id', 'server_type', 'hostname']} />
-            <div class="actions">
-              <button type="submit" disabled={create.busy}>Create machine</button>
-            </div>
-          </>
-        )}
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="new-machine" noValidate>
+          <h2 id="new-machine">New machine</h2>
+          {allConfigs.length === 0 ? (
+            <p class="empty">
+              A machine is made from a compute config: <a href="/console/compute">make one first</a>.
+            </p>
+          ) : (
+            <>
+              <Field label="Config" name="machine-config" error={errors['compute_config_id']}>
+                <select {...inputProps('machine-config', errors['compute_config_id'])} value={config?.id} onChange={(e) => setConfigId((e.target as HTMLSelectElement).value)}>
+                  {allConfigs.map((c) => (
+                    <option key={c.id} value={c.id}>
+                      {c.name} ({c.region}, {c.image})
+                    </option>
+                  ))}
+                </select>
+              </Field>
+              <Field label="Server type" name="machine-type" error={errors['server_type']}>
+                <select {...inputProps('machine-type', errors['server_type'])} value={chosenType} onChange={(e) => setServerType((e.target as HTMLSelectElement).value)}>
+                  {types.map((t) => (
+                    <option key={t.id} value={t.id}>
+                      {t.id}: {t.cores} cores, {t.memory_gb} GB, {euros(t.prices.find((p) => p.region === config?.region)?.monthly_price_cents ?? t.monthly_price_cents)} a month
+                    </option>
+                  ))}
+                </select>
+              </Field>
+              <Field label="Host name (optional)" name="machine-hostname" error={errors['hostname']}>
+                <input {...inputProps('machine-hostname', errors['hostname'])} value={hostname} onInput={(e) => setHostname((e.target as HTMLInputElement).value)} />
+              </Field>
+              <FormError error={create.error} fields={['compute_config_id', 'server_type', 'hostname']} />
+              <div class="actions">
+                <button type="submit" disabled={create.busy}>
+                  Create machine
+                </button>
+              </div>
+            </>
+          )}
+        </form>
       )}
     </section>
   );

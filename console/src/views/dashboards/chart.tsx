@@ -41,7 +41,5 @@ export function Chart({ points, unit, height, label }: { points: number[][]; uni
     };
   }, [points, unit, height, label]);
   const latest = points.at(-1)?.[1];
-  return (
-    <div class="chart" ref={box} role="img" aria-label={`${label}: ${points.length} points, latest ${latest ?? 'none'} ${unit}`} />
-  );
+  return <div class="chart" ref={box} role="img" aria-label={`${label}: ${points.length} points, latest ${latest ?? 'none'} ${unit}`} />;
 }

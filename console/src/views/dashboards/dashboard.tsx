@@ -27,7 +27,7 @@ export function DashboardView() {
   return (
     <Loaded load={load} what="the dashboard">
       {(d) => {
-        const rangeKey = ((location.query['range'] as RangeKey | undefined) && (location.query['range'] in RANGES) ? location.query['range'] : defaultRange(d)) as RangeKey;
+        const rangeKey = ((location.query['range'] as RangeKey | undefined) && location.query['range'] in RANGES ? location.query['range'] : defaultRange(d)) as RangeKey;
         // Whole minutes, so a re-render within the minute asks for the same series; up to the minute under way.
         const now = Math.ceil(Date.now() / 60_000) * 60;
         const range: Range = { from: now - RANGES[rangeKey], to: now };
@@ -39,10 +39,7 @@ export function DashboardView() {
             <PageHead title={d.name} id="dashboard-title">
               <label class="inline">
                 Time range
-                <select
-                  value={rangeKey}
-                  onChange={(e) => location.route(`/console/dashboards/${d.id}?range=${(e.target as HTMLSelectElement).value}`, true)}
-                >
+                <select value={rangeKey} onChange={(e) => location.route(`/console/dashboards/${d.id}?range=${(e.target as HTMLSelectElement).value}`, true)}>
                   {Object.keys(RANGES).map((k) => (
                     <option value={k} key={k}>
                       Last {k}
@@ -51,48 +48,58 @@ export function DashboardView() {
                 </select>
               </label>
               <Allowed to="write">
-                <a class="button secondary" href={`/console/dashboards/${d.id}/edit`}>Edit</a>
+                <a class="button secondary" href={`/console/dashboards/${d.id}/edit`}>
+                  Edit
+                </a>
               </Allowed>
-              <a class="button secondary" href={`/console/dashboards/${d.id}/revisions`}>History</a>
+              <a class="button secondary" href={`/console/dashboards/${d.id}/revisions`}>
+                History
+              </a>
               <Allowed to="write">
-              <ConfirmButton
-                label="Reset"
-                title="Reset this dashboard?"
-                danger
-                body={
-                  <p>
-                    {d.purpose === 'workspace_overview'
-                      ? 'Its filters and widgets go back to the built-in overview layout.'
-                      : 'Its filters and widgets are emptied.'}{' '}
-                    The current content stays in its history and can be restored.
-                  </p>
-                }
-                onConfirm={async () => {
-                  // Either way the page shows the dashboard as it now is: reset, or changed by someone else.
-                  await reset.run(() => api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: d.id }, header: ifMatch(d.etag) }, body: null }));
-                  await load.reload();
-                }}
-              />
-              <ConfirmButton
-                label="Delete"
-                title={`Delete ${d.name}?`}
-                danger
-                typeToConfirm={d.name}
-                body={<p>The dashboard and its history are deleted for good.</p>}
-                onConfirm={async () => {
-                  const res = await remove.run(() => api.DELETE('/v1/dashboards/{id}', { params: { path: { id: d.id }, header: ifMatch(d.etag) } }));
-                  if (res.ok) location.route('/console/dashboards');
-                  else await load.reload();
-                }}
-              />
+                <ConfirmButton
+                  label="Reset"
+                  title="Reset this dashboard?"
+                  danger
+                  body={
+                    <p>
+                      {d.purpose === 'workspace_overview' ? 'Its filters and widgets go back to the built-in overview layout.' : 'Its filters and widgets are emptied.'} The current content stays in
+                      its history and can be restored.
+                    </p>
+                  }
+                  onConfirm={async () => {
+                    // Either way the page shows the dashboard as it now is: reset, or changed by someone else.
+                    await reset.run(() => api.POST('/v1/dashboards/{id}:reset', { params: { path: { id: d.id }, header: ifMatch(d.etag) }, body: null }));
+                    await load.reload();
+                  }}
+                />
+                <ConfirmButton
+                  label="Delete"
+                  title={`Delete ${d.name}?`}
+                  danger
+                  typeToConfirm={d.name}
+                  body={<p>The dashboard and its history are deleted for good.</p>}
+                  onConfirm={async () => {
+                    const res = await remove.run(() => api.DELETE('/v1/dashboards/{id}', { params: { path: { id: d.id }, header: ifMatch(d.etag) } }));
+                    if (res.ok) location.route('/console/dashboards');
+                    else await load.reload();
+                  }}
+                />
               </Allowed>
             </PageHead>
             {d.description && <p class="lead">{d.description}</p>}
             <p class="muted">
               Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={asOf} />
             </p>
-            {reset.error ? <p role="alert" class="error">{explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}</p> : null}
-            {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'dashboard', 'delete') ?? messageOf(remove.error)}</p> : null}
+            {reset.error ? (
+              <p role="alert" class="error">
+                {explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}
+              </p>
+            ) : null}
+            {remove.error ? (
+              <p role="alert" class="error">
+                {explainConflict(remove.error, 'dashboard', 'delete') ?? messageOf(remove.error)}
+              </p>
+            ) : null}
             {widgets.length === 0 ? (
               <p class="empty">
                 No widgets yet.

@@ -55,12 +55,7 @@ function Diff({ revision, parent }: { revision: Revision; parent: Revision | nul
         ))}
         {d.widgets.changed.widgets.flatMap((c) =>
           c.fields.map((f) => (
-            <Row
-              key={`c${c.widget_id}${f}`}
-              field={`${widgetName(newW.get(c.widget_id), c.widget_id)}: ${f}`}
-              before={fieldOf(oldW.get(c.widget_id), f)}
-              after={fieldOf(newW.get(c.widget_id), f)}
-            />
+            <Row key={`c${c.widget_id}${f}`} field={`${widgetName(newW.get(c.widget_id), c.widget_id)}: ${f}`} before={fieldOf(oldW.get(c.widget_id), f)} after={fieldOf(newW.get(c.widget_id), f)} />
           )),
         )}
       </tbody>
@@ -97,19 +92,19 @@ export function RevisionView() {
             <PageHead title={`Revision of ${new Date(revision.created_at * 1000).toLocaleString()}`} id="revision-title">
               {d && d.current_revision_id !== revision.id && (
                 <Allowed to="write">
-                <ConfirmButton
-                  label="Restore this revision"
-                  title="Restore this revision?"
-                  body={<p>The dashboard gets this revision's name, filters and widgets as a new revision; nothing is lost from its history.</p>}
-                  confirmLabel="Restore"
-                  onConfirm={async () => {
-                    const res = await restore.run(() =>
-                      api.POST('/v1/dashboards/{id}/revisions/{revision_id}:restore', { params: { path: { id, revision_id: rid }, header: ifMatch(d.etag) }, body: null }),
-                    );
-                    if (res.ok) route(`/console/dashboards/${id}/revisions`);
-                    else await dashboard.reload();
-                  }}
-                />
+                  <ConfirmButton
+                    label="Restore this revision"
+                    title="Restore this revision?"
+                    body={<p>The dashboard gets this revision's name, filters and widgets as a new revision; nothing is lost from its history.</p>}
+                    confirmLabel="Restore"
+                    onConfirm={async () => {
+                      const res = await restore.run(() =>
+                        api.POST('/v1/dashboards/{id}/revisions/{revision_id}:restore', { params: { path: { id, revision_id: rid }, header: ifMatch(d.etag) }, body: null }),
+                      );
+                      if (res.ok) route(`/console/dashboards/${id}/revisions`);
+                      else await dashboard.reload();
+                    }}
+                  />
                 </Allowed>
               )}
             </PageHead>
@@ -117,7 +112,11 @@ export function RevisionView() {
               {revision.source} · <Time at={revision.created_at} />
               {revision.summary ? ` · ${revision.summary}` : ''}
             </p>
-            {restore.error ? <p role="alert" class="error">{explainConflict(restore.error, 'dashboard', 'restore') ?? messageOf(restore.error)}</p> : null}
+            {restore.error ? (
+              <p role="alert" class="error">
+                {explainConflict(restore.error, 'dashboard', 'restore') ?? messageOf(restore.error)}
+              </p>
+            ) : null}
             {revision.snippet_etag_drift.length > 0 && (
               <p class="warning">
                 {revision.snippet_etag_drift.length} snippet widget{revision.snippet_etag_drift.length > 1 ? 's' : ''} pin a snippet that changed since;{' '}

@@ -98,7 +98,15 @@ function ConflictPanel({ base, theirs, mine, onReapply, onDiscard }: { base: Dra
         rowKey={(p) => p.key}
         label="What changed since you opened the dashboard"
         columns={[
-          { header: 'Part', cell: (p) => <>{p.label}{!same(base, theirs, p.key) && !same(base, mine, p.key) && <strong> (both changed)</strong>}</> },
+          {
+            header: 'Part',
+            cell: (p) => (
+              <>
+                {p.label}
+                {!same(base, theirs, p.key) && !same(base, mine, p.key) && <strong> (both changed)</strong>}
+              </>
+            ),
+          },
           { header: 'When you opened it', cell: (p) => p.show(base) },
           { header: 'Theirs, saved', cell: (p) => (same(base, theirs, p.key) ? <span class="muted">unchanged</span> : p.show(theirs)) },
           { header: 'Yours, not saved', cell: (p) => (same(base, mine, p.key) ? <span class="muted">unchanged</span> : p.show(mine)) },
@@ -158,7 +166,11 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
   const addFilter = () => {
     const label = newFilter.replace(/^./, (c) => c.toUpperCase());
     const def: FilterDefinition =
-      newFilter === 'time' ? { kind: 'time', key: 'time', label } : newFilter === 'comparison' ? { kind: 'comparison', key: 'comparison', label } : { kind: 'resource', key: newFilter, resource: newFilter, label };
+      newFilter === 'time'
+        ? { kind: 'time', key: 'time', label }
+        : newFilter === 'comparison'
+          ? { kind: 'comparison', key: 'comparison', label }
+          : { kind: 'resource', key: newFilter, resource: newFilter, label };
     setFilters((all) => [...all, def]);
   };
 
@@ -217,11 +229,18 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
         {filters.map((f, i) => (
           <li key={`${f.key}${i}`}>
             <span>
-              <strong>{filterName(f)}</strong> <span class="muted">({f.kind}: {f.key})</span>
+              <strong>{filterName(f)}</strong>{' '}
+              <span class="muted">
+                ({f.kind}: {f.key})
+              </span>
             </span>
-            {Object.entries(errors).filter(([k]) => k.startsWith(`filter_definitions.${i}`)).map(([k, m]) => (
-              <span class="field-error" key={k}>{m}</span>
-            ))}
+            {Object.entries(errors)
+              .filter(([k]) => k.startsWith(`filter_definitions.${i}`))
+              .map(([k, m]) => (
+                <span class="field-error" key={k}>
+                  {m}
+                </span>
+              ))}
             <button type="button" class="secondary" aria-label={`Remove filter ${filterName(f)}`} onClick={() => setFilters((all) => all.filter((_, j) => j !== i))}>
               Remove
             </button>
@@ -233,11 +252,15 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
           Add a filter
           <select value={newFilter} onChange={(e) => setNewFilter(oneOf(NEW_FILTERS, (e.target as HTMLSelectElement).value) ?? 'time')}>
             {NEW_FILTERS.map((k) => (
-              <option key={k} value={k}>{k}</option>
+              <option key={k} value={k}>
+                {k}
+              </option>
             ))}
           </select>
         </label>
-        <button type="button" class="secondary" onClick={addFilter}>Add filter</button>
+        <button type="button" class="secondary" onClick={addFilter}>
+          Add filter
+        </button>
       </div>
 
       <h2>Widgets</h2>
@@ -253,16 +276,28 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
                 <input {...inputProps(`widgets.${i}.title`, err('title'))} value={w.title ?? ''} onInput={(e) => update(i, { title: (e.target as HTMLInputElement).value || null })} />
               </Field>
               <Field label="Columns" name={`widgets.${i}.col_span`} error={err('col_span')}>
-                <select {...inputProps(`widgets.${i}.col_span`, err('col_span'))} value={String(w.col_span)} onChange={(e) => update(i, { col_span: SPANS.find((s) => String(s) === (e.target as HTMLSelectElement).value) ?? w.col_span })}>
+                <select
+                  {...inputProps(`widgets.${i}.col_span`, err('col_span'))}
+                  value={String(w.col_span)}
+                  onChange={(e) => update(i, { col_span: SPANS.find((s) => String(s) === (e.target as HTMLSelectElement).value) ?? w.col_span })}
+                >
                   {SPANS.map((s) => (
-                    <option key={s} value={s}>{s}</option>
+                    <option key={s} value={s}>
+                      {s}
+                    </option>
                   ))}
                 </select>
               </Field>
               <Field label="Height" name={`widgets.${i}.height`} error={err('height')}>
-                <select {...inputProps(`widgets.${i}.height`, err('height'))} value={w.height} onChange={(e) => update(i, { height: oneOf(HEIGHTS, (e.target as HTMLSelectElement).value) ?? w.height })}>
+                <select
+                  {...inputProps(`widgets.${i}.height`, err('height'))}
+                  value={w.height}
+                  onChange={(e) => update(i, { height: oneOf(HEIGHTS, (e.target as HTMLSelectElement).value) ?? w.height })}
+                >
                   {HEIGHTS.map((h) => (
-                    <option key={h} value={h}>{h}</option>
+                    <option key={h} value={h}>
+                      {h}
+                    </option>
                   ))}
                 </select>
               </Field>
@@ -272,9 +307,15 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
                 {err('snippet_id') && <span class="field-error"> {err('snippet_id')}</span>}
               </p>
               <div class="actions">
-                <button type="button" class="secondary" aria-label={`Move ${label} up`} disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
-                <button type="button" class="secondary" aria-label={`Move ${label} down`} disabled={i === widgets.length - 1} onClick={() => move(i, 1)}>↓</button>
-                <button type="button" class="secondary" aria-label={`Remove ${label}`} onClick={() => setWidgets((all) => all.filter((_, j) => j !== i))}>Remove</button>
+                <button type="button" class="secondary" aria-label={`Move ${label} up`} disabled={i === 0} onClick={() => move(i, -1)}>
+                  ↑
+                </button>
+                <button type="button" class="secondary" aria-label={`Move ${label} down`} disabled={i === widgets.length - 1} onClick={() => move(i, 1)}>
+                  ↓
+                </button>
+                <button type="button" class="secondary" aria-label={`Remove ${label}`} onClick={() => setWidgets((all) => all.filter((_, j) => j !== i))}>
+                  Remove
+                </button>
               </div>
             </li>
           );
@@ -285,7 +326,9 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
           Metric
           <select value={newMetric} onChange={(e) => setNewMetric((e.target as HTMLSelectElement).value)}>
             {catalog.map((m) => (
-              <option key={m.key} value={m.key}>{m.title}</option>
+              <option key={m.key} value={m.key}>
+                {m.title}
+              </option>
             ))}
           </select>
         </label>
@@ -315,8 +358,12 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
       )}
       <FormError error={explainConflict(save.error, 'dashboard', 'save') ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions']} />
       <div class="actions">
-        <a class="button secondary" href={`/console/dashboards/${dashboard.id}`}>Cancel</a>
-        <button type="submit" disabled={save.busy}>{save.busy ? 'Saving…' : 'Save'}</button>
+        <a class="button secondary" href={`/console/dashboards/${dashboard.id}`}>
+          Cancel
+        </a>
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Saving…' : 'Save'}
+        </button>
       </div>
     </form>
   );

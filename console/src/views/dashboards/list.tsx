@@ -38,7 +38,11 @@ export function DashboardsView() {
         {(page) => {
           const rows = page.data;
           return rows.length === 0 ? (
-            <p class="empty">{can(me, 'write') ? 'No dashboards yet. Make one below: a custom one starts empty and you add platform metrics or snippets to it; a workspace overview starts with the built-in layout.' : 'No dashboards yet.'}</p>
+            <p class="empty">
+              {can(me, 'write')
+                ? 'No dashboards yet. Make one below: a custom one starts empty and you add platform metrics or snippets to it; a workspace overview starts with the built-in layout.'
+                : 'No dashboards yet.'}
+            </p>
           ) : (
             <Table
               label="Dashboards"
@@ -55,22 +59,24 @@ export function DashboardsView() {
         }}
       </Loaded>
       {can(me, 'write') && (
-      <form class="card form" onSubmit={submit} aria-labelledby="new-dashboard" noValidate>
-        <h2 id="new-dashboard">New dashboard</h2>
-        <Field label="Name" name="new-name" error={errors['name']}>
-          <input {...inputProps('new-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        </Field>
-        <Field label="Purpose" name="new-purpose" error={errors['purpose']}>
-          <select {...inputProps('new-purpose', errors['purpose'])} value={purpose} onChange={(e) => setPurpose(oneOf(PURPOSES, (e.target as HTMLSelectElement).value) ?? 'custom')}>
-            <option value="custom">Custom</option>
-            <option value="workspace_overview">Workspace overview</option>
-          </select>
-        </Field>
-        <FormError error={create.error} fields={['name', 'purpose']} />
-        <div class="actions">
-          <button type="submit" disabled={create.busy}>Create dashboard</button>
-        </div>
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="new-dashboard" noValidate>
+          <h2 id="new-dashboard">New dashboard</h2>
+          <Field label="Name" name="new-name" error={errors['name']}>
+            <input {...inputProps('new-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <Field label="Purpose" name="new-purpose" error={errors['purpose']}>
+            <select {...inputProps('new-purpose', errors['purpose'])} value={purpose} onChange={(e) => setPurpose(oneOf(PURPOSES, (e.target as HTMLSelectElement).value) ?? 'custom')}>
+              <option value="custom">Custom</option>
+              <option value="workspace_overview">Workspace overview</option>
+            </select>
+          </Field>
+          <FormError error={create.error} fields={['name', 'purpose']} />
+          <div class="actions">
+            <button type="submit" disabled={create.busy}>
+              Create dashboard
+            </button>
+          </div>
+        </form>
       )}
     </section>
   );

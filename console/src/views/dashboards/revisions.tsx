@@ -43,30 +43,36 @@ export function RevisionsView() {
       <Loaded load={revisions.load} what="the history">
         {() => (
           <>
-          <ol class="timeline">
-            {revisions.rows!.map((r) => (
-              <li key={r.id}>
-                <div class="when">
-                  <Time at={r.created_at} />
-                </div>
-                <div>
-                  <p>
-                    <Badge value={r.source} tone={r.source === 'manual' ? 'info' : 'warn'} /> {SOURCE_TEXT[r.source]} by <strong>{nameOf(members.byId, r.author_id)}</strong>
-                    {r.id === current && <span class="muted"> (current)</span>}
-                  </p>
-                  {r.summary && <p>{r.summary}</p>}
-                  <p class="muted">{changes(r)}</p>
-                  <a href={`/console/dashboards/${id}/revisions/${r.id}`}>{r.parent_revision_id ? 'See the changes' : 'See this revision'}</a>
-                </div>
-              </li>
-            ))}
-          </ol>
-          {revisions.moreError ? <p role="alert" class="error">{messageOf(revisions.moreError)}</p> : null}
-          {revisions.hasMore && (
-            <div class="actions">
-              <button type="button" class="secondary" onClick={() => void revisions.more()}>Older revisions</button>
-            </div>
-          )}
+            <ol class="timeline">
+              {revisions.rows!.map((r) => (
+                <li key={r.id}>
+                  <div class="when">
+                    <Time at={r.created_at} />
+                  </div>
+                  <div>
+                    <p>
+                      <Badge value={r.source} tone={r.source === 'manual' ? 'info' : 'warn'} /> {SOURCE_TEXT[r.source]} by <strong>{nameOf(members.byId, r.author_id)}</strong>
+                      {r.id === current && <span class="muted"> (current)</span>}
+                    </p>
+                    {r.summary && <p>{r.summary}</p>}
+                    <p class="muted">{changes(r)}</p>
+                    <a href={`/console/dashboards/${id}/revisions/${r.id}`}>{r.parent_revision_id ? 'See the changes' : 'See this revision'}</a>
+                  </div>
+                </li>
+              ))}
+            </ol>
+            {revisions.moreError ? (
+              <p role="alert" class="error">
+                {messageOf(revisions.moreError)}
+              </p>
+            ) : null}
+            {revisions.hasMore && (
+              <div class="actions">
+                <button type="button" class="secondary" onClick={() => void revisions.more()}>
+                  Older revisions
+                </button>
+              </div>
+            )}
           </>
         )}
       </Loaded>

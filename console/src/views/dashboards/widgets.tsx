@@ -43,7 +43,12 @@ function MetricBody({ widget, range, values }: { widget: MetricWidget; range: Ra
       </p>
     );
   }
-  if (!load.data) return <p class="muted" role="status">Loading…</p>;
+  if (!load.data)
+    return (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
   const series = load.data;
   return <Chart points={series.points} unit={series.unit} height={widget.height} label={widget.title ?? widget.metric_key} />;
 }

@@ -126,8 +126,15 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
         <input type="checkbox" checked={automatic} onChange={(e) => setAutomatic((e.target as HTMLInputElement).checked)} /> Update automatically to newer versions of the package (not pre-releases)
       </label>
       {current && <RenderedDiff before={current.before} after={current.after} />}
-      {conflict && <p role="alert" class="error">{conflict}</p>}
-      <FormError error={previewing.error ?? (conflict ? null : applying.error)} fields={asJson ? ['values', 'desired_version_id'] : ['desired_version_id', ...Object.keys(form).map((k) => `values.${k}`)]} />
+      {conflict && (
+        <p role="alert" class="error">
+          {conflict}
+        </p>
+      )}
+      <FormError
+        error={previewing.error ?? (conflict ? null : applying.error)}
+        fields={asJson ? ['values', 'desired_version_id'] : ['desired_version_id', ...Object.keys(form).map((k) => `values.${k}`)]}
+      />
       <div class="actions">
         <button type="button" class="secondary" disabled={!changesRender || Boolean(valuesError) || previewing.busy} onClick={() => void preview()}>
           {previewing.busy ? 'Rendering a preview…' : 'Preview the change'}

@@ -10,7 +10,6 @@ import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { ChangeInstall } from './change.js';
 
-
 /** The workspace's installs with the state of their newest render. */
 export function InstallsView() {
   const me = useContext(SessionContext);
@@ -122,7 +121,15 @@ export function InstallView() {
                 {i!.desired_version.id !== i!.current_version?.id && <span class="muted"> → {i!.desired_version.semver} wanted</span>}
               </dd>
               <dt>Newest render</dt>
-              <dd>{i!.last_render ? <><Badge value={i!.last_render.state} /> {i!.last_render.error}</> : 'none'}</dd>
+              <dd>
+                {i!.last_render ? (
+                  <>
+                    <Badge value={i!.last_render.state} /> {i!.last_render.error}
+                  </>
+                ) : (
+                  'none'
+                )}
+              </dd>
               <dt>Automatic updates</dt>
               <dd>{i!.automatic_updates_enabled ? 'on' : 'off'}</dd>
               <dt>Repository</dt>
@@ -141,11 +148,19 @@ export function InstallView() {
           </>
         )}
       </Loaded>
-      {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'install', 'delete') ?? messageOf(remove.error)}</p> : null}
+      {remove.error ? (
+        <p role="alert" class="error">
+          {explainConflict(remove.error, 'install', 'delete') ?? messageOf(remove.error)}
+        </p>
+      ) : null}
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
       {i && can(me, 'write') && <ChangeInstall install={i} headRenderId={renders.data?.data.find((r) => r.commit_sha && r.commit_sha === repo.data?.head_commit_sha)?.id ?? null} onApplied={follow} />}
       <h2 id="history-title">History</h2>
-      {restore.error ? <p role="alert" class="error">{explainConflict(restore.error, 'install', 'restore') ?? messageOf(restore.error)}</p> : null}
+      {restore.error ? (
+        <p role="alert" class="error">
+          {explainConflict(restore.error, 'install', 'restore') ?? messageOf(restore.error)}
+        </p>
+      ) : null}
       <Loaded load={renders} what="renders">
         {(page) => {
           const rows = page.data;
@@ -162,7 +177,13 @@ export function InstallView() {
                       <Badge value={r.state} /> {r.message}
                     </p>
                     <p class="muted">
-                      {r.commit_sha ? <>commit <code>{r.commit_sha.slice(0, 10)}</code></> : 'no commit'}
+                      {r.commit_sha ? (
+                        <>
+                          commit <code>{r.commit_sha.slice(0, 10)}</code>
+                        </>
+                      ) : (
+                        'no commit'
+                      )}
                       {r.restored_from_render_id && <> · restored from {r.restored_from_render_id}</>}
                     </p>
                     <div class="actions">

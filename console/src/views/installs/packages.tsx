@@ -28,7 +28,10 @@ export function PackagesView() {
             <ul class="rows">
               {rows.map((p) => (
                 <li key={p.id}>
-                  <a href={`/console/packages/${p.id}`}>{p.name}</a> <span class="muted">made <Time at={p.created_at} /></span>
+                  <a href={`/console/packages/${p.id}`}>{p.name}</a>{' '}
+                  <span class="muted">
+                    made <Time at={p.created_at} />
+                  </span>
                 </li>
               ))}
             </ul>
@@ -36,25 +39,27 @@ export function PackagesView() {
         }}
       </Loaded>
       {can(me, 'write') && (
-      <form
-        class="card form"
-        aria-labelledby="new-package"
-        noValidate
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const res = await create.run(() => api.POST('/v1/packages', { body: { name } }));
-          if (res.data) route(`/console/packages/${res.data.id}`);
-        }}
-      >
-        <h2 id="new-package">New package</h2>
-        <Field label="Name" name="package-name" error={errors['name']}>
-          <input {...inputProps('package-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        </Field>
-        <FormError error={create.error} fields={['name']} />
-        <div class="actions">
-          <button type="submit" disabled={create.busy}>Create package</button>
-        </div>
-      </form>
+        <form
+          class="card form"
+          aria-labelledby="new-package"
+          noValidate
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const res = await create.run(() => api.POST('/v1/packages', { body: { name } }));
+            if (res.data) route(`/console/packages/${res.data.id}`);
+          }}
+        >
+          <h2 id="new-package">New package</h2>
+          <Field label="Name" name="package-name" error={errors['name']}>
+            <input {...inputProps('package-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <FormError error={create.error} fields={['name']} />
+          <div class="actions">
+            <button type="submit" disabled={create.busy}>
+              Create package
+            </button>
+          </div>
+        </form>
       )}
     </section>
   );
@@ -82,10 +87,7 @@ export function PackageView() {
   const versions = useLoad(() => api.GET('/v1/packages/{id}/versions', { params: { path: { id }, query: { limit: 100 } } }), [id]);
   const list = versions.data?.data ?? [];
   const chosen = (query['version'] as string | undefined) ?? list[0]?.id;
-  const version = useLoad(
-    () => (chosen ? api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: chosen } } }) : Promise.resolve({ data: null })),
-    [id, chosen],
-  );
+  const version = useLoad(() => (chosen ? api.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id, version_id: chosen } } }) : Promise.resolve({ data: null })), [id, chosen]);
   const [valuesText, setValuesText] = useState('{}');
   const [preview, setPreview] = useState<Record<string, string> | null>(null);
   const [installName, setInstallName] = useState('');
@@ -120,7 +122,11 @@ export function PackageView() {
           </PageHead>
         )}
       </Loaded>
-      {remove.error ? <p role="alert" class="error">{explainConflict(remove.error, 'package', 'delete') ?? messageOf(remove.error)}</p> : null}
+      {remove.error ? (
+        <p role="alert" class="error">
+          {explainConflict(remove.error, 'package', 'delete') ?? messageOf(remove.error)}
+        </p>
+      ) : null}
       <Loaded load={versions} what="versions">
         {() =>
           list.length === 0 ? (
@@ -166,29 +172,33 @@ export function PackageView() {
             <FormError error={previewing.error} fields={['values']} />
             {preview && <Files files={preview} label="Rendered files" />}
             {can(me, 'write') && (
-            <>
-            <Field label="Install name" name="install-name" error={errors['name']}>
-              <input {...inputProps('install-name', errors['name'])} value={installName} onInput={(e) => setInstallName((e.target as HTMLInputElement).value)} />
-            </Field>
-            <FormError error={installing.error} fields={['values', 'name']} />
-            <div class="actions">
-              <button
-                type="button"
-                disabled={Boolean(parsed.error) || installing.busy}
-                onClick={async () => {
-                  const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen, values: parsed.values } }));
-                  if (res.data) route(`/console/installs/${res.data.id}`);
-                }}
-              >
-                Install this version
-              </button>
-            </div>
-            </>
+              <>
+                <Field label="Install name" name="install-name" error={errors['name']}>
+                  <input {...inputProps('install-name', errors['name'])} value={installName} onInput={(e) => setInstallName((e.target as HTMLInputElement).value)} />
+                </Field>
+                <FormError error={installing.error} fields={['values', 'name']} />
+                <div class="actions">
+                  <button
+                    type="button"
+                    disabled={Boolean(parsed.error) || installing.busy}
+                    onClick={async () => {
+                      const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen, values: parsed.values } }));
+                      if (res.data) route(`/console/installs/${res.data.id}`);
+                    }}
+                  >
+                    Install this version
+                  </button>
+                </div>
+              </>
             )}
           </form>
         </>
       )}
-      {version.error ? <p role="alert" class="error">{messageOf(version.error)}</p> : null}
+      {version.error ? (
+        <p role="alert" class="error">
+          {messageOf(version.error)}
+        </p>
+      ) : null}
       <Allowed to="write">
         <PublishForm
           packageId={id}

@@ -42,16 +42,18 @@ export function SecretsView() {
         }}
       </Loaded>
       <Allowed to="write">
-      <form class="card form" onSubmit={submit} aria-labelledby="new-secret" noValidate>
-        <h2 id="new-secret">New secret</h2>
-        <Field label="Name" name="secret-name" error={errors['name']} hint="Unique in the workspace, such as DATABASE_URL">
-          <input {...inputProps('secret-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        </Field>
-        <FormError error={create.error} fields={['name']} />
-        <div class="actions">
-          <button type="submit" disabled={create.busy}>Create secret</button>
-        </div>
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="new-secret" noValidate>
+          <h2 id="new-secret">New secret</h2>
+          <Field label="Name" name="secret-name" error={errors['name']} hint="Unique in the workspace, such as DATABASE_URL">
+            <input {...inputProps('secret-name', errors['name'])} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          </Field>
+          <FormError error={create.error} fields={['name']} />
+          <div class="actions">
+            <button type="submit" disabled={create.busy}>
+              Create secret
+            </button>
+          </div>
+        </form>
       </Allowed>
     </section>
   );

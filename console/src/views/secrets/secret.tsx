@@ -32,11 +32,15 @@ function Reveal({ secretId, version }: { secretId: string; version: SecretVersio
   if (value) {
     return (
       <div class="reveal">
-        <p class="secret-value" aria-label={`Value of version ${version.version_number}`}>{value.text}</p>
+        <p class="secret-value" aria-label={`Value of version ${version.version_number}`}>
+          {value.text}
+        </p>
         {value.binary && <p class="muted">Not text: shown as base64.</p>}
         <div class="actions">
           <CopyButton value={value.text} />
-          <button type="button" class="secondary" onClick={() => setValue(null)}>Hide</button>
+          <button type="button" class="secondary" onClick={() => setValue(null)}>
+            Hide
+          </button>
         </div>
       </div>
     );
@@ -114,25 +118,33 @@ export function SecretView() {
         {() => (
           <PageHead title={s!.name} id="secret-title">
             <Allowed to="secrets.delete">
-            <ConfirmButton
-              label="Delete secret"
-              title={`Delete ${s!.name}?`}
-              danger
-              typeToConfirm={s!.name}
-              body={<p>The secret and every version of it are deleted for good. Anything that reads it stops working.</p>}
-              onConfirm={async () => {
-                const res = await remove.run(() => api.DELETE('/v1/secrets/{id}', { params: { path: { id }, header: ifMatch(s!.etag) } }));
-                if (res.ok) route('/console/secrets');
-                else await reloadAll();
-              }}
-            />
+              <ConfirmButton
+                label="Delete secret"
+                title={`Delete ${s!.name}?`}
+                danger
+                typeToConfirm={s!.name}
+                body={<p>The secret and every version of it are deleted for good. Anything that reads it stops working.</p>}
+                onConfirm={async () => {
+                  const res = await remove.run(() => api.DELETE('/v1/secrets/{id}', { params: { path: { id }, header: ifMatch(s!.etag) } }));
+                  if (res.ok) route('/console/secrets');
+                  else await reloadAll();
+                }}
+              />
             </Allowed>
           </PageHead>
         )}
       </Loaded>
-      {remove.error ? <p role="alert" class="error">{messageOf(remove.error)}</p> : null}
+      {remove.error ? (
+        <p role="alert" class="error">
+          {messageOf(remove.error)}
+        </p>
+      ) : null}
       <h2>Versions</h2>
-      {change.error ? <p role="alert" class="error">{messageOf(change.error)}</p> : null}
+      {change.error ? (
+        <p role="alert" class="error">
+          {messageOf(change.error)}
+        </p>
+      ) : null}
       <Loaded load={versions} what="versions">
         {(page) => {
           const rows = page.data;
@@ -142,7 +154,10 @@ export function SecretView() {
               {rows.map((v) => (
                 <li key={v.id}>
                   <div>
-                    <strong>Version {v.version_number}</strong> <Badge value={v.state} /> <span class="muted">added <Time at={v.created_at} /></span>
+                    <strong>Version {v.version_number}</strong> <Badge value={v.state} />{' '}
+                    <span class="muted">
+                      added <Time at={v.created_at} />
+                    </span>
                     {v.comment && <p class="muted">{v.comment}</p>}
                     <Allowed to="secrets.access">
                       <Reveal secretId={id} version={v} />
@@ -150,25 +165,29 @@ export function SecretView() {
                   </div>
                   <div class="actions">
                     <Allowed to="write">
-                    {v.state === 'disabled' && (
-                      <button type="button" class="secondary" onClick={() => transition(v, 'enable')} aria-label={`Enable version ${v.version_number}`}>Enable</button>
-                    )}
-                    {v.state === 'enabled' && (
-                      <button type="button" class="secondary" onClick={() => transition(v, 'disable')} aria-label={`Disable version ${v.version_number}`}>Disable</button>
-                    )}
+                      {v.state === 'disabled' && (
+                        <button type="button" class="secondary" onClick={() => transition(v, 'enable')} aria-label={`Enable version ${v.version_number}`}>
+                          Enable
+                        </button>
+                      )}
+                      {v.state === 'enabled' && (
+                        <button type="button" class="secondary" onClick={() => transition(v, 'disable')} aria-label={`Disable version ${v.version_number}`}>
+                          Disable
+                        </button>
+                      )}
                     </Allowed>
                     <Allowed to="secret_versions.destroy">
-                    {v.state !== 'destroyed' && s && (
-                      <ConfirmButton
-                        label={`Destroy version ${v.version_number}`}
-                        title={`Destroy version ${v.version_number} of ${s.name}?`}
-                        danger
-                        typeToConfirm={s.name}
-                        confirmLabel="Destroy"
-                        body={<p>Its value is erased for good; the version stays listed as destroyed. This cannot be undone.</p>}
-                        onConfirm={() => transition(v, 'destroy')}
-                      />
-                    )}
+                      {v.state !== 'destroyed' && s && (
+                        <ConfirmButton
+                          label={`Destroy version ${v.version_number}`}
+                          title={`Destroy version ${v.version_number} of ${s.name}?`}
+                          danger
+                          typeToConfirm={s.name}
+                          confirmLabel="Destroy"
+                          body={<p>Its value is erased for good; the version stays listed as destroyed. This cannot be undone.</p>}
+                          onConfirm={() => transition(v, 'destroy')}
+                        />
+                      )}
                     </Allowed>
                   </div>
                 </li>
@@ -179,30 +198,40 @@ export function SecretView() {
       </Loaded>
       {/* Only for a secret that exists, and for those who may write. */}
       {s && can(me, 'write') && (
-      <form class="card form" onSubmit={submit} aria-labelledby="new-version" noValidate>
-        <h2 id="new-version">Add a version</h2>
-        <Field label="Value" name="value" error={errors['data']} hint="Paste it here, or choose a file instead">
-          <textarea {...inputProps('value', errors['data'])} rows={3} value={value} disabled={file !== null} autocomplete="off" spellcheck={false} onInput={(e) => setValue((e.target as HTMLTextAreaElement).value)} />
-        </Field>
-        <Field label="Or a file" name="file">
-          <input
-            key={fileKey}
-            type="file"
-            id="f-file"
-            onChange={async (e) => {
-              const f = (e.target as HTMLInputElement).files?.[0];
-              setFile(f ? { name: f.name, data: toBase64(new Uint8Array(await f.arrayBuffer())) } : null);
-            }}
-          />
-        </Field>
-        <Field label="Comment (optional)" name="comment" error={errors['comment']}>
-          <input {...inputProps('comment', errors['comment'])} value={comment} onInput={(e) => setComment((e.target as HTMLInputElement).value)} />
-        </Field>
-        <FormError error={add.error} fields={['data', 'comment']} />
-        <div class="actions">
-          <button type="submit" disabled={add.busy || (!file && value === '')}>Add version</button>
-        </div>
-      </form>
+        <form class="card form" onSubmit={submit} aria-labelledby="new-version" noValidate>
+          <h2 id="new-version">Add a version</h2>
+          <Field label="Value" name="value" error={errors['data']} hint="Paste it here, or choose a file instead">
+            <textarea
+              {...inputProps('value', errors['data'])}
+              rows={3}
+              value={value}
+              disabled={file !== null}
+              autocomplete="off"
+              spellcheck={false}
+              onInput={(e) => setValue((e.target as HTMLTextAreaElement).value)}
+            />
+          </Field>
+          <Field label="Or a file" name="file">
+            <input
+              key={fileKey}
+              type="file"
+              id="f-file"
+              onChange={async (e) => {
+                const f = (e.target as HTMLInputElement).files?.[0];
+                setFile(f ? { name: f.name, data: toBase64(new Uint8Array(await f.arrayBuffer())) } : null);
+              }}
+            />
+          </Field>
+          <Field label="Comment (optional)" name="comment" error={errors['comment']}>
+            <input {...inputProps('comment', errors['comment'])} value={comment} onInput={(e) => setComment((e.target as HTMLInputElement).value)} />
+          </Field>
+          <FormError error={add.error} fields={['data', 'comment']} />
+          <div class="actions">
+            <button type="submit" disabled={add.busy || (!file && value === '')}>
+              Add version
+            </button>
+          </div>
+        </form>
       )}
     </section>
   );
