@@ -1,10 +1,11 @@
 /**
  * What the audit log and a person's security log share: an event's resource as a link to its
- * page, an event's whole record, and dates typed by people turned into the API's `since`/`until`.
+ * page, an event's whole record, dates typed by people turned into the API's `since`/`until`, the
+ * from/to days of their filter forms, their Details column and their next page.
  */
 import type { Schemas } from '@workspace-platform/sdk';
 import { useEffect, useRef } from 'preact/hooks';
-import { Time } from './components.js';
+import { Time, type Column } from './components.js';
 
 type AuditEvent = Schemas['AuditEvent'];
 
@@ -129,4 +130,46 @@ export function dayStart(day: string | undefined, next = false): number | undefi
   if (!m) return undefined;
   const at = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + (next ? 1 : 0)).getTime() / 1000;
   return Number.isFinite(at) && at >= 0 ? Math.floor(at) : undefined;
+}
+
+/** From and to days of a log's filter form: each bounds the other. */
+export function DayRange({ from, to, onChange }: { from: string | undefined; to: string | undefined; onChange: (change: { from?: string | undefined; to?: string | undefined }) => void }) {
+  const day = (e: Event) => (e.target as HTMLInputElement).value || undefined;
+  return (
+    <>
+      <label>
+        From
+        <input type="date" value={from ?? ''} max={to} onChange={(e) => onChange({ from: day(e) })} />
+      </label>
+      <label>
+        To
+        <input type="date" value={to ?? ''} min={from} onChange={(e) => onChange({ to: day(e) })} />
+      </label>
+    </>
+  );
+}
+
+/** A log's column of Details buttons: each opens (or closes) that event's detail. */
+export function detailsColumn(open: string | null, setOpen: (id: string | null) => void): Column<AuditEvent> {
+  return {
+    header: 'Details',
+    quiet: true,
+    cell: (e) => (
+      <button type="button" class="secondary" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
+        Details
+      </button>
+    ),
+  };
+}
+
+/** The next page of a log, when the server says there is one. */
+export function OlderEvents({ cursor, onMore }: { cursor: string | null | undefined; onMore: (cursor: string) => void }) {
+  if (!cursor) return null;
+  return (
+    <div class="actions">
+      <button type="button" class="secondary" onClick={() => onMore(cursor)}>
+        Older events
+      </button>
+    </div>
+  );
 }

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromiumMissing } from '../../helpers/chromium.js';
 import { assertFits, shot, startConsoleSite, type ConsoleSite } from '../console-site.js';
+import { metricWidget } from '../widgets.js';
 
 /**
  * A chart says what it draws (issue 50, "also found"): a legend names the series beside its
@@ -21,21 +22,7 @@ test('a chart has a legend, and hovering it shows the time and value under the p
     purpose: 'custom',
     filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }],
     default_filter_values: {},
-    widgets: [
-      {
-        widget_type: 'platform_metric',
-        position: 0,
-        title: 'Writes',
-        col_span: 4,
-        height: 'standard',
-        drill_down: null,
-        visualization_options: {},
-        freshness_policy: { mode: 'provider_default' },
-        metric_key: 'writes',
-        metric_version: 1,
-        filter_bindings: { time: { mode: 'inherit', filter_key: 'time' } },
-      },
-    ],
+    widgets: [metricWidget('Writes', 'writes', 4)],
   });
   const w = await site.signedIn();
   const { page } = w;

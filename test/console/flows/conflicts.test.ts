@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { chromiumMissing } from '../../helpers/chromium.js';
 import { SHOTS, shot, startConsoleSite, type ConsoleSite } from '../console-site.js';
+import { metricWidget } from '../widgets.js';
 
 /**
  * Errors where the eye is (issue 50, point 4). A refusal moves focus, and the page, to the first
@@ -32,28 +33,18 @@ const focused = (page: Page) =>
     };
   });
 
-const widget = (title: string) => ({
-  widget_type: 'platform_metric',
-  position: 0,
-  title,
-  col_span: 2,
-  height: 'standard',
-  drill_down: null,
-  visualization_options: {},
-  freshness_policy: { mode: 'provider_default' },
-  metric_key: 'writes',
-  metric_version: 1,
-  filter_bindings: { time: { mode: 'inherit', filter_key: 'time' } },
-});
-
-test('a refused save focuses the field it names, in view; a save on the same page keeps focus off the body', { skip: noChromium }, async () => {
-  const board = await site.api<{ id: string }>('POST', '/v1/dashboards', {
-    name: 'Focus',
+/** A dashboard with a time filter and six widgets: tall enough that its Save button is far below the first field. */
+const sixWidgetBoard = (name: string) =>
+  site.api<{ id: string; etag: string }>('POST', '/v1/dashboards', {
+    name,
     purpose: 'custom',
     filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }],
     default_filter_values: {},
-    widgets: Array.from({ length: 6 }, (_, i) => widget(`Widget ${i + 1}`)),
+    widgets: Array.from({ length: 6 }, (_, i) => metricWidget(`Widget ${i + 1}`)),
   });
+
+test('a refused save focuses the field it names, in view; a save on the same page keeps focus off the body', { skip: noChromium }, async () => {
+  const board = await sixWidgetBoard('Focus');
   const w = await site.signedIn({ width: 900 });
   const { page } = w;
   await page.setViewportSize({ width: 900, height: 600 });
@@ -88,13 +79,7 @@ test('a refused save focuses the field it names, in view; a save on the same pag
 });
 
 test('a dashboard save that lost an If-Match race: what changed, in view and focused; reapply keeps mine and takes theirs', { skip: noChromium }, async () => {
-  const board = await site.api<{ id: string; etag: string }>('POST', '/v1/dashboards', {
-    name: 'Race',
-    purpose: 'custom',
-    filter_definitions: [{ kind: 'time', key: 'time', label: 'Time' }],
-    default_filter_values: {},
-    widgets: Array.from({ length: 6 }, (_, i) => widget(`Widget ${i + 1}`)),
-  });
+  const board = await sixWidgetBoard('Race');
   const w = await site.signedIn({ width: 900 });
   const { page } = w;
   await page.setViewportSize({ width: 900, height: 600 });

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromiumMissing } from '../../helpers/chromium.js';
 import { assertAria, assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
+import { metricWidget } from '../widgets.js';
 
 /**
  * Dashboards in the console (issue 19, flow 2): the list and a new one, a dashboard laid out as
@@ -15,21 +16,6 @@ before(async () => {
   if (!noChromium) site = await startConsoleSite();
 });
 after(() => site?.close());
-
-const metric = (title: string, key: string, col_span: number, height: string, extra: Record<string, unknown> = {}) => ({
-  widget_type: 'platform_metric',
-  position: 0,
-  title,
-  col_span,
-  height,
-  drill_down: null,
-  visualization_options: {},
-  freshness_policy: { mode: 'provider_default' },
-  metric_key: key,
-  metric_version: 1,
-  filter_bindings: { time: { mode: 'inherit', filter_key: 'time' } },
-  ...extra,
-});
 
 test('create, lay out, draw, edit with field errors, history, diff, restore, conflict, reset', { skip: noChromium }, async () => {
   // Some activity for the charts to show.
@@ -112,7 +98,7 @@ test('create, lay out, draw, edit with field errors, history, diff, restore, con
     await shot(page, 'dashboard');
 
     // A widget naming a metric that does not exist says so plainly.
-    await site.api('PATCH', `/v1/dashboards/${id}`, { widgets: [...stored.widgets, metric('Old metric', 'render_failures', 2, 'standard')] }, { headers: { 'if-match': `"${stored.etag}"` } });
+    await site.api('PATCH', `/v1/dashboards/${id}`, { widgets: [...stored.widgets, metricWidget('Old metric', 'render_failures', 2, 'standard')] }, { headers: { 'if-match': `"${stored.etag}"` } });
     await page.reload();
     await page
       .getByRole('region', { name: 'Old metric' })

@@ -4,7 +4,7 @@ import type { operations } from '@workspace-platform/sdk';
 import { api } from '../../api.js';
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPES } from '../../../../src/events/event-type-schemas.js';
 import { PageHead, Loaded, Table, Time } from '../../components.js';
-import { dayStart, EventDetail } from '../../events.js';
+import { DayRange, dayStart, detailsColumn, EventDetail, OlderEvents } from '../../events.js';
 import { useLoad } from '../../hooks.js';
 
 type AccountTypeFilter = NonNullable<NonNullable<operations['listMeEvents']['parameters']['query']>['type']>;
@@ -86,14 +86,7 @@ export function MyEventsView() {
             ))}
           </select>
         </label>
-        <label>
-          From
-          <input type="date" value={filter.from ?? ''} max={filter.to} onChange={(e) => go({ from: value(e) })} />
-        </label>
-        <label>
-          To
-          <input type="date" value={filter.to ?? ''} min={filter.from} onChange={(e) => go({ to: value(e) })} />
-        </label>
+        <DayRange from={filter.from} to={filter.to} onChange={go} />
       </form>
       <Loaded load={load} what="your security log">
         {(page) => {
@@ -120,24 +113,10 @@ export function MyEventsView() {
                       </>
                     ),
                   },
-                  {
-                    header: 'Details',
-                    quiet: true,
-                    cell: (e) => (
-                      <button type="button" class="secondary" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
-                        Details
-                      </button>
-                    ),
-                  },
+                  detailsColumn(open, setOpen),
                 ]}
               />
-              {next_cursor && (
-                <div class="actions">
-                  <button type="button" class="secondary" onClick={() => go({ cursor: next_cursor })}>
-                    Older events
-                  </button>
-                </div>
-              )}
+              <OlderEvents cursor={next_cursor} onMore={(cursor) => go({ cursor: cursor })} />
             </>
           );
         }}

@@ -6,7 +6,7 @@ import { SessionContext } from '../../session.js';
 import { nameOf, useMembers } from '../../members.js';
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPE_NAMES } from '../../../../src/events/event-type-schemas.js';
 import { Loaded, PageHead, Table, Time } from '../../components.js';
-import { dayStart, EventDetail, ResourceLink } from '../../events.js';
+import { DayRange, dayStart, detailsColumn, EventDetail, OlderEvents, ResourceLink } from '../../events.js';
 import { useLoad } from '../../hooks.js';
 
 /** What the log's `type` filter takes: an event type, or `<resource>.*` for every type of a resource. */
@@ -97,14 +97,7 @@ export function AuditView() {
           Resource id
           <input value={filter.resource_id ?? ''} placeholder="sec_…, dash_…" onChange={(e) => go({ resource_id: value(e) })} />
         </label>
-        <label>
-          From
-          <input type="date" value={filter.from ?? ''} max={filter.to} onChange={(e) => go({ from: value(e) })} />
-        </label>
-        <label>
-          To
-          <input type="date" value={filter.to ?? ''} min={filter.from} onChange={(e) => go({ to: value(e) })} />
-        </label>
+        <DayRange from={filter.from} to={filter.to} onChange={go} />
       </form>
       <Loaded load={load} what="events">
         {(page) => {
@@ -129,24 +122,10 @@ export function AuditView() {
                   { header: 'Event', cell: (e) => e.type },
                   { header: 'By', cell: (e) => nameOf(members.byId, e.actor.id) },
                   { header: 'Resource', cell: (e) => <ResourceLink e={e} /> },
-                  {
-                    header: 'Details',
-                    quiet: true,
-                    cell: (e) => (
-                      <button type="button" class="secondary" aria-expanded={open === e.id} onClick={() => setOpen(open === e.id ? null : e.id)}>
-                        Details
-                      </button>
-                    ),
-                  },
+                  detailsColumn(open, setOpen),
                 ]}
               />
-              {next_cursor && (
-                <div class="actions">
-                  <button type="button" class="secondary" onClick={() => go({ ...filter, cursor: next_cursor })}>
-                    Older events
-                  </button>
-                </div>
-              )}
+              <OlderEvents cursor={next_cursor} onMore={(cursor) => go({ ...filter, cursor: cursor })} />
             </>
           );
         }}
