@@ -105,6 +105,7 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
       if (n % 5 === 0) await call('GET /license', '/license', { credential: null });
       if (n % 5 === 0) await call('GET /v1/auth/providers', '/v1/auth/providers', { credential: null });
       await call('GET /v1/me', '/v1/me');
+      if (n % 3 === 0) await call('GET /v1/me/events', '/v1/me/events?limit=10');
       await call('GET /v1/workspaces', '/v1/workspaces');
       const w = await call('GET /v1/workspaces/{id}', `/v1/workspaces/${ws.workspaceId}`);
       if (w && n % 5 === 0) await call('PATCH /v1/workspaces/{id}', `/v1/workspaces/${ws.workspaceId}`, { body: { name: `Soak ${n % 7}` }, headers: { 'if-match': w.etag }, allow: [409] });
@@ -194,6 +195,16 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
                 allow: [409],
               });
           }
+        }
+        // Now and then a package and an install of it, made and deleted (the install first: its
+        // render, queued or running, is cancelled and its repository removed by a job).
+        if (n % 4 === 1) {
+          const p2 = await call('POST /v1/packages', '/v1/packages', { body: { name: `${tag}-gone` } });
+          const pv = p2 && (await call('POST /v1/packages/{id}/versions', `/v1/packages/${p2.id}/versions`, { body: { semver: '1.0.0', files: { 'a.txt': '{{title}}\n' } } }));
+          const i2 = pv && (await call('POST /v1/installs', '/v1/installs', { body: { name: `${tag}-gone`, package_id: p2.id, version_id: pv.id, values: { title: tag } } }));
+          if (i2) await call('DELETE /v1/installs/{id}', `/v1/installs/${i2.id}`, { headers: { 'if-match': i2.etag } });
+          const p3 = p2 && (await call('GET /v1/packages/{id}', `/v1/packages/${p2.id}`));
+          if (p3) await call('DELETE /v1/packages/{id}', `/v1/packages/${p2.id}`, { headers: { 'if-match': p3.etag } });
         }
         const repo = await call('GET /v1/installs/{id}/repository', `/v1/installs/${install.id}/repository`);
         // The clone URL names the public address (WSP_PUBLIC_URL): the same path on the server's own.
