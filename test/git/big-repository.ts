@@ -25,6 +25,22 @@ export function addLargeCommit(gitDir: string, bytes = 16 * 1024 * 1024): string
   return commit;
 }
 
+/**
+ * More bytes than loopback can hold between a writer and a reader that never reads, whatever the
+ * kernel's buffer autotuning makes of them: twice its largest receive and send buffers, and 16 MiB
+ * more. A fetch of a commit this large stalls on the full socket; of a smaller one, the whole
+ * answer could sit in the buffers (32 MiB receive + 4 MiB send here), the server would finish and
+ * wait on keep-alive, and a client that never reads would never see the connection close.
+ */
+export function bytesBeyondSocketBuffers(): number {
+  const largest = (file: string) => Number(fs.readFileSync(file, 'utf8').trim().split(/\s+/).at(-1));
+  try {
+    return 2 * (largest('/proc/sys/net/ipv4/tcp_rmem') + largest('/proc/sys/net/ipv4/tcp_wmem')) + 16 * 1024 * 1024;
+  } catch {
+    return 96 * 1024 * 1024;
+  }
+}
+
 /** A v0 upload-pack request for a clone of `want`: one want line with capabilities, then done. */
 export function cloneRequest(want: string): Buffer {
   const pkt = (text: string) => (Buffer.byteLength(text) + 4).toString(16).padStart(4, '0') + text;

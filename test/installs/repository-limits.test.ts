@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { firstError } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
-import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
+import { addLargeCommit, bytesBeyondSocketBuffers, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
 
 /**
@@ -29,7 +29,7 @@ const h = useTestApp({
     await h.app.jobs.runDue();
     installId = install.id;
     gitDir = f.repoPath(installId);
-    head = addLargeCommit(gitDir);
+    head = addLargeCommit(gitDir, bytesBeyondSocketBuffers());
     otherToken = (await h.admin.createApiToken(s.workspaceId, s.owner.userId, 'second')).token;
   },
 });

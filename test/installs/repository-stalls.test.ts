@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { firstError, type Seed } from '../helpers/harness.js';
 import { useTestApp } from '../helpers/test-app.js';
 import { fetchSlots, DEFAULT_FETCH_SLOT_LIMITS } from '../../src/git/fetch-slots.js';
-import { addLargeCommit, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
+import { addLargeCommit, bytesBeyondSocketBuffers, cloneRequest, eventually, gitProcessesOf, holdFetch } from '../git/big-repository.js';
 import { installFixture } from './fixture.js';
 
 /**
@@ -34,7 +34,7 @@ const h = useTestApp({
     installB = (await installFixture(h, b).installed()).install.id;
     await h.app.jobs.runDue();
     gitDir = fa.repoPath(installA);
-    head = addLargeCommit(gitDir);
+    head = addLargeCommit(gitDir, bytesBeyondSocketBuffers());
   },
 });
 const a = h.seeded;
