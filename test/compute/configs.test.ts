@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { as, firstError } from '../helpers/harness.js';
+import { waitFor } from '../helpers/wait.js';
 import { useComputeTestApp, CONFIG_BODY, createConfig } from './setup.js';
 import { CATALOG_TTL_SECONDS } from '../../src/compute/catalog.js';
 
@@ -86,17 +87,25 @@ describe('POST /v1/compute/configs', () => {
   });
 
   test('the provider down, slow or rate limiting is 503 with Retry-After, never a 500', async () => {
+    // A round asks for the three lists at once and answers at the first failure: the others may
+    // reach the stub after the answer, and must not take the next round's one-shot fault.
+    const roundEnded = (since: number) =>
+      waitFor("the round's three requests at the stub", () => ['/locations', '/server_types', '/images'].every((p) => t.stub.requests.slice(since).some((r) => r.path === p)));
     t.h.clock.advanceSeconds(CATALOG_TTL_SECONDS + 1); // what the provider offers is asked again
     t.stub.fail({ path: /^\/locations$/, status: 503, code: 'unavailable' });
+    let since = t.stub.requests.length;
     const down = await post(CONFIG_BODY);
     assert.equal(down.statusCode, 503);
     assert.equal(firstError(down.json()).code, 7404);
     assert.ok(Number(down.headers['retry-after']) >= 1);
+    await roundEnded(since);
 
     t.stub.fail({ path: /^\/server_types$/, hang: true });
+    since = t.stub.requests.length;
     const slow = await post(CONFIG_BODY);
     assert.equal(slow.statusCode, 503);
     assert.match(firstError(slow.json()).message, /within 2000 ms/);
+    await roundEnded(since);
 
     t.stub.fail({ path: /^\/images$/, status: 429, code: 'rate_limit_exceeded', headers: { 'retry-after': '30' } });
     const limited = await post(CONFIG_BODY);
