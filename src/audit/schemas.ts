@@ -6,11 +6,14 @@ import { MAX_UNIX_SECONDS } from '../tokens/schemas.js';
 /** The types and `<resource>.*` of every resource among `types`. */
 const filtersOf = (types: readonly string[]) => [...types, ...[...new Set(types.map((t) => t.slice(0, t.indexOf('.'))))].map((p) => `${p}.*`)];
 
-/** An event type or `<resource>.*`: what webhook subscriptions take. */
-export const EVENT_TYPE_FILTERS = filtersOf(EVENT_TYPE_NAMES);
-
 const ACCOUNT_TYPES: readonly string[] = ACCOUNT_EVENT_TYPES;
 const WORKSPACE_EVENT_TYPES = EVENT_TYPE_NAMES.filter((t) => !ACCOUNT_TYPES.includes(t));
+
+/**
+ * An event type or `<resource>.*` of a workspace: what webhook subscriptions take. A person's
+ * sign-ins and sessions belong to no workspace, so no workspace's webhook could be sent one.
+ */
+export const EVENT_TYPE_FILTERS = filtersOf(WORKSPACE_EVENT_TYPES);
 const typeList = (types: readonly EventType[]) => types.map((t) => `\`${t}\`: ${EVENT_TYPES[t]}`).join('\n- ');
 
 /** The audit log's filter offers only what a workspace's log can hold: a sign-in belongs to no workspace. */

@@ -9,7 +9,7 @@ const EventTypes = Type.Array(Type.Unsafe<string>({ type: 'string', enum: EVENT_
   minItems: 1,
   maxItems: 100,
   uniqueItems: true,
-  description: 'The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`',
+  description: "The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`; a person's sign-ins and sessions belong to no workspace and are not offered",
 });
 const Url = Type.String({
   minLength: 1,

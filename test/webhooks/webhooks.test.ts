@@ -5,7 +5,7 @@ import { useTestApp, type Schemas } from '../helpers/test-app.js';
 import { startReceiver } from './receiver.js';
 import { deliver } from '../../src/webhooks/sender.js';
 import { DISABLE_AFTER_SECONDS, RETRY_DELAYS_SECONDS } from '../../src/webhooks/delivery-job.js';
-import { EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
+import { ACCOUNT_EVENT_TYPES, EVENT_TYPE_NAMES } from '../../src/events/event-type-schemas.js';
 import { loadConfig } from '../../src/config.js';
 import { webhookStore } from '../../src/webhooks/store.js';
 import { dereferenced } from '../helpers/openapi-deref.js';
@@ -81,6 +81,11 @@ describe('endpoints', () => {
     const msg = await bad({ url: rx.url, event_types: ['secret.exploded'] }, ['body', 'event_types', '0']);
     for (const t of ['secret.created', 'webhook.tested', 'machine.*']) assert.ok(msg.includes(t), t);
     await bad({ url: rx.url, event_types: [] }, ['body', 'event_types']);
+    // A person's sign-ins and sessions belong to no workspace: no workspace's webhook could ever be sent one.
+    for (const t of ['session.created', 'session.*', 'device_authorization.approved', 'user.email_verified']) {
+      const refused = await bad({ url: rx.url, event_types: ['secret.created', t] }, ['body', 'event_types', '1']);
+      assert.ok(!refused.includes(t), `${t} offered in: ${refused}`);
+    }
   });
 
   test('members are refused (403); tokens need webhooks:read to list and webhooks:write to add', async () => {
@@ -313,10 +318,11 @@ describe('deliveries', () => {
     assert.throws(() => loadConfig({ WSP_WEBHOOK_RETRY_DELAYS_SECONDS: '1,two' }), /WSP_WEBHOOK_RETRY_DELAYS_SECONDS/);
   });
 
-  test('every event type is one a webhook may take', async () => {
+  test("every event type of a workspace is one a webhook may take; a person's own (no workspace's) is not", async () => {
     const doc = dereferenced((await h.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json());
     const items = doc.paths['/v1/webhooks'].post.requestBody.content['application/json'].schema.properties.event_types.items.enum as string[];
-    for (const t of EVENT_TYPE_NAMES) assert.ok(items.includes(t), t);
+    const account: readonly string[] = ACCOUNT_EVENT_TYPES;
+    for (const t of EVENT_TYPE_NAMES) assert.equal(items.includes(t), !account.includes(t), t);
   });
 });
 
