@@ -9,7 +9,7 @@
  * start-up refuses a route whose roles differ from its permission's (src/http/route-roles.ts), so
  * what `GET /v1/me` says a caller may do is what the routes let it do.
  */
-import type { Role } from './principal.js';
+import type { RequestContext, Role } from './principal.js';
 import { grants, type TokenScope } from './scopes.js';
 
 export const EVERY_ROLE: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
@@ -64,4 +64,14 @@ export function permissionsOfToken(scopes: readonly TokenScope[] | null): Permis
     const scope: TokenScope | null = PERMISSIONS[p].scope;
     return scope !== null && grants(scopes, scope);
   });
+}
+
+/**
+ * Whether the caller holds a permission besides the one its route checked: a user by the role in
+ * the call's workspace, a token by its scopes. For an answer whose parts belong to two
+ * permissions (a webhook attempt's body is an audit event: docs/spec-gaps.md, "Webhooks").
+ */
+export function holds(ctx: Pick<RequestContext, 'principal' | 'role'>, permission: Permission): boolean {
+  if (ctx.principal.kind === 'api_token') return permissionsOfToken(ctx.principal.scopes).includes(permission);
+  return ctx.role !== null && (PERMISSIONS[permission].roles).includes(ctx.role);
 }

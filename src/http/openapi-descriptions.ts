@@ -206,6 +206,7 @@ export const FIELD_DESCRIPTIONS: Record<string, string> = {
   'Webhook.event_types': 'The event types delivered to it (patterns such as `install.*` allowed)',
   'Webhook.state': 'enabled, or disabled (by a person, or after failing deliveries)',
   'Webhook.url': 'Where deliveries are POSTed',
+  'WebhookDeliveryAttempt.request': 'What was sent: the URL, every header and the body (the event)',
   'WebhookList.url_policy': "The URLs this server accepts for an endpoint (its operator's WSP_WEBHOOKS_ALLOW_HTTP and WSP_WEBHOOKS_ALLOW_PRIVATE): what a form says before it is submitted",
   'Widget*.drill_down': 'Where the widget leads when opened, if anywhere',
   'Widget*.freshness_policy': 'How old its data may be',

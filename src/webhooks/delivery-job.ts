@@ -17,6 +17,11 @@ import { afterAttempt, gate, PROBE_SECONDS } from './circuit.js';
 export const RETRY_DELAYS_SECONDS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 /** An endpoint whose deliveries have failed this long, without a success between, is disabled. */
 export const DISABLE_AFTER_SECONDS = 86_400;
+/**
+ * A delivery keeps the records of its newest attempts only: the schedule makes 8, but retries by
+ * hand have no end (docs/spec-gaps.md, "Webhooks").
+ */
+export const ATTEMPTS_KEPT = 100;
 
 /**
  * Deliveries run in slots of their own in each process (WSP_WEBHOOK_DELIVERY_CONCURRENCY), never
@@ -33,7 +38,8 @@ export function webhookDeliveryPool(settings: Config['webhookDeliveries']): JobP
  * Sends a delivery once per job. The job table gives each job to one worker of one instance at
  * a time; a worker that dies mid-attempt loses its lease and another sends again (at least
  * once). A 2xx is recorded once, conditionally on the attempts read before sending, so a
- * delivery is never recorded twice; a failure queues the next attempt at its backoff.
+ * delivery is never recorded twice; a failure queues the next attempt at its backoff. Each
+ * request sent leaves its record (what was sent, what came back) in that same transaction.
  */
 export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
   const { db, clock, jobs, events, config, log, engine } = deps;
@@ -51,6 +57,7 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
     // The signature's timestamp is the wall clock's, whatever clock schedules the work: receivers
     // compare it with theirs to refuse replays (Standard Webhooks allows five minutes).
     const sentAt = Math.floor(Date.now() / 1000);
+    const startedAt = nowSeconds(clock);
     const outcome = await deliver(d.url, { id: d.event_id, timestamp: sentAt, body: d.body, secret: openSecret(keyring, d.webhook_id, d) }, config.webhooks);
     const at = nowSeconds(clock);
     const made = d.attempts + 1;
@@ -61,6 +68,25 @@ export function webhookJobs(deps: ServiceDeps): JobDefinition[] {
       // An endpoint deleted meanwhile took its delivery with it: nothing to record.
       const endpoint = await webhookStore.getLocked(trx, engine, d.workspace_id, d.webhook_id);
       if (!endpoint) return;
+      // Every request sent is recorded, also one whose outcome a racing sender recorded first
+      // (a retry by hand beside a scheduled attempt): it reached the receiver all the same.
+      await webhookStore.insertAttempt(
+        trx,
+        {
+          delivery_id: d.id,
+          started_at: startedAt,
+          duration_ms: outcome.durationMs,
+          url: d.url,
+          request_headers: JSON.stringify(outcome.requestHeaders),
+          response_status: outcome.status,
+          response_headers: outcome.response ? JSON.stringify(outcome.response.headers) : null,
+          response_headers_truncated: outcome.response?.headersTruncated ? 1 : 0,
+          response_body: outcome.response?.body ?? null,
+          response_body_truncated: outcome.response?.bodyTruncated ? 1 : 0,
+          error: outcome.error,
+        },
+        ATTEMPTS_KEPT,
+      );
       const circuit = afterAttempt(endpoint, outcome, at);
       // What GET /v1/webhooks/{id} shows of the circuit changed: so does its etag.
       if (circuit) await webhookStore.update(trx, d.webhook_id, { ...circuit, ...(circuit.circuit_open_until !== endpoint.circuit_open_until ? { etag: newEtag() } : {}) });

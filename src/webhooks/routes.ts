@@ -8,8 +8,10 @@ import {
   CreatedWebhook,
   CreateWebhookBody,
   Delivery,
+  DeliveryAttemptList,
   DeliveryIdParams,
   DeliveryList,
+  ListDeliveryAttemptsQuery,
   ListDeliveriesQuery,
   ListWebhooksQuery,
   UpdateWebhookBody,
@@ -166,6 +168,25 @@ export function webhookRoutes(app: App, webhooks: WebhookService): void {
       },
     },
     async (request) => webhooks.deliveries(manager(request), request.params.id, request.query.limit, request.query.cursor),
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries/:did/attempts',
+    {
+      config: { scope: 'workspace', ...guarded('webhooks.read'), tokenScope: 'webhooks:read' },
+      schema: {
+        operationId: 'listWebhookDeliveryAttempts',
+        tags: TAGS,
+        summary: "A delivery's attempts, oldest first: each request sent and what came back (owner or admin)",
+        description:
+          "One per HTTP request made for the delivery (a retry by hand adds one too): when, how long, the URL and headers sent and the body (the event; its first 16 KiB), and the answer's status, headers (the first 50) and the start of its body (4 KiB), or the error when nothing came back. An API token sees the body sent only with `audit:read` as well (the body is an event of the audit log); otherwise it is null. A delivery keeps its newest 100 attempts; they go with it, and it goes with its endpoint. A delivery of another endpoint or workspace: 404.",
+        headers: requestHeaders(),
+        params: DeliveryIdParams,
+        querystring: ListDeliveryAttemptsQuery,
+        response: { 200: DeliveryAttemptList, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => webhooks.attempts(manager(request), request.params.id, request.params.did, request.query.limit, request.query.cursor),
   );
 
   app.post(

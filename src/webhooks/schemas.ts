@@ -112,3 +112,83 @@ export const ListWebhooksQuery = PageQuery(100, 50);
 export const ListDeliveriesQuery = PageQuery(100, 50);
 export const WebhookIdParams = Type.Object({ id: PathId(64, 'Webhook id, `wh_<id>` or bare') });
 export const DeliveryIdParams = Type.Object({ id: PathId(64, 'Webhook id, `wh_<id>` or bare'), did: PathId(64, 'Delivery id, `whd_<id>` or bare') });
+
+/** What of a delivery's body an attempt's record shows (the body itself is the delivery's, sent whole every time). */
+export const REQUEST_BODY_SHOWN_BYTES = 16_384;
+
+const Header = Type.Object(
+  { name: Type.String({ description: 'The header name, as written' }), value: Type.String({ description: 'Its value' }) },
+  { title: 'HttpHeader', additionalProperties: false, description: 'One HTTP header' },
+);
+
+const AttemptRequest = Type.Object(
+  {
+    method: Type.Literal('POST', { description: 'Deliveries are always POSTed' }),
+    url: Type.String({ description: "The endpoint's URL when the attempt was made (it may have been changed since)" }),
+    headers: Type.Array(Header, {
+      description:
+        'Every header sent: `content-type`, `user-agent`, the three `webhook-*` (the signature is derived from the secret, never the secret) and `content-length`. Nothing else is sent, no credential of ours',
+    }),
+    body: Type.Union([Type.String(), Type.Null()], {
+      description: `The event sent, as JSON (the audit log's form), its first ${REQUEST_BODY_SHOWN_BYTES / 1024} KiB; null when withheld: an API token reads it only with \`audit:read\` too, as it reads the audit log`,
+    }),
+    body_truncated: Type.Boolean({ description: `\`true\`: the body sent was longer than the ${REQUEST_BODY_SHOWN_BYTES / 1024} KiB shown` }),
+  },
+  { title: 'WebhookAttemptRequest', additionalProperties: false, description: 'What was sent' },
+);
+
+const AttemptResponse = Type.Object(
+  {
+    status: Type.Integer({ minimum: 100, maximum: 999, description: 'The HTTP status answered: a 2xx is a success' }),
+    headers: Type.Array(Header, { description: 'The first 50 headers received, in order, each value up to 1,024 characters' }),
+    headers_truncated: Type.Boolean({ description: '`true`: headers past the first 50, or part of a long value, are not shown' }),
+    body: Type.String({ description: 'The start of the body, as UTF-8 text (up to 4 KiB; bytes that are not UTF-8 show as U+FFFD)' }),
+    body_truncated: Type.Boolean({ description: '`true`: the body went on past what is shown' }),
+  },
+  { title: 'WebhookAttemptResponse', additionalProperties: false, description: 'What the receiver answered' },
+);
+
+export const DeliveryAttempt = Type.Object(
+  {
+    number: Type.Integer({ minimum: 1, description: "1 for the delivery's first HTTP request, and so on (a delivery's record keeps its newest 100)" }),
+    started_at: UnixSeconds('When the request was started'),
+    duration_ms: Type.Integer({ minimum: 0, description: 'From the start to the answer read whole, or to the failure' }),
+    request: AttemptRequest,
+    response: Type.Union([AttemptResponse, Type.Null()], { description: 'null when there was no HTTP answer within 10 s: `error` says what happened' }),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the attempt failed (the delivery\'s `last_error` then): no answer, a refused connection or address, or a status that is not 2xx ("answered 500: ..."); null on success',
+    }),
+  },
+  {
+    title: 'WebhookDeliveryAttempt',
+    additionalProperties: false,
+    description: 'One HTTP request made for a delivery, and what came back',
+    examples: [
+      {
+        number: 1,
+        started_at: 1764403200,
+        duration_ms: 84,
+        request: {
+          method: 'POST',
+          url: 'https://hooks.example.com/wsp',
+          headers: [
+            { name: 'content-type', value: 'application/json' },
+            { name: 'user-agent', value: 'workspace-platform-webhooks/1' },
+            { name: 'webhook-id', value: 'evt_01kb6x3z4p7q8r9s0t1v2w3x4y' },
+            { name: 'webhook-timestamp', value: '1764403200' },
+            { name: 'webhook-signature', value: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' },
+            { name: 'content-length', value: '312' },
+          ],
+          body: '{"id":"evt_01kb6x3z4p7q8r9s0t1v2w3x4y","type":"secret.created", ...}',
+          body_truncated: false,
+        },
+        response: { status: 500, headers: [{ name: 'Content-Type', value: 'text/plain' }], headers_truncated: false, body: 'database unavailable', body_truncated: false },
+        error: 'answered 500: database unavailable',
+      },
+    ],
+  },
+);
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+
+export const DeliveryAttemptList = ListEnvelope(DeliveryAttempt, "A delivery's attempts, oldest first");
+export const ListDeliveryAttemptsQuery = PageQuery(100, 50);

@@ -1,20 +1,21 @@
 import type { ServiceDeps } from '../service-deps.js';
 import type { WorkspaceContext } from '../auth/principal.js';
-import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhooksTable } from './tables.js';
 import { enforceQuota } from '../quotas/enforce.js';
 import { keyringFromConfig } from '../secrets/master-key.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds } from '../shared/clock.js';
 import { ApiError, notFound } from '../shared/errors.js';
 import { assertIfMatch, newEtag } from '../shared/etag.js';
-import { pageById } from '../shared/cursor.js';
+import { pageById, pageBySeq } from '../shared/cursor.js';
+import { holds } from '../auth/roles.js';
 import { checkWebhookUrl } from './url-policy.js';
 import { newSigningSecret, sealSecret } from './signing-secret.js';
 import { webhookStore } from './store.js';
 import { queueDelivery } from './fan-out.js';
 import { toWireEvent } from '../events/wire.js';
 import { WEBHOOK_DELIVER, type DeliverJob } from './job-kinds.js';
-import type { CreateWebhookBody, Delivery, UpdateWebhookBody, Webhook } from './schemas.js';
+import { REQUEST_BODY_SHOWN_BYTES, type CreateWebhookBody, type Delivery, type DeliveryAttempt, type UpdateWebhookBody, type Webhook } from './schemas.js';
 import { writeTransaction } from '../db/write-transaction.js';
 
 export type WebhookServiceDeps = Pick<ServiceDeps, 'db' | 'engine' | 'clock' | 'cursors' | 'config' | 'jobs' | 'events'>;
@@ -48,6 +49,40 @@ export const toDelivery = (r: WebhookDeliveriesTable): Delivery => ({
   last_error: r.last_error,
   created_at: Number(r.created_at),
 });
+
+/** The first `max` bytes of UTF-8 text, cut before a character rather than through one. */
+function utf8Start(text: string, max: number): { text: string; truncated: boolean } {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return { text, truncated: false };
+  let end = max;
+  // A continuation byte (10xxxxxx) is inside a character: back up to where that character starts.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { text: bytes.subarray(0, end).toString('utf8'), truncated: true };
+}
+
+const headerList = (json: string) => (JSON.parse(json) as [string, string][]).map(([name, value]) => ({ name, value }));
+
+/** An attempt's record; `body` is its delivery's (the same every attempt), or null when the caller may not read it. */
+export const toAttempt = (r: WebhookDeliveryAttemptsTable, body: string | null): DeliveryAttempt => {
+  const shown = body === null ? null : utf8Start(body, REQUEST_BODY_SHOWN_BYTES);
+  return {
+    number: r.number,
+    started_at: Number(r.started_at),
+    duration_ms: r.duration_ms,
+    request: { method: 'POST', url: r.url, headers: headerList(r.request_headers), body: shown?.text ?? null, body_truncated: shown?.truncated ?? false },
+    response:
+      r.response_status === null
+        ? null
+        : {
+            status: r.response_status,
+            headers: headerList(r.response_headers ?? '[]'),
+            headers_truncated: r.response_headers_truncated === 1,
+            body: r.response_body ?? '',
+            body_truncated: r.response_body_truncated === 1,
+          },
+    error: r.error,
+  };
+};
 
 /** Webhooks (docs/spec-gaps.md, "Webhooks"): endpoints, their test events and deliveries. Owners and admins only (the routes' roles). */
 export function createWebhookService(deps: WebhookServiceDeps) {
@@ -167,6 +202,25 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async deliveries(ctx: WorkspaceContext, rawId: string, limit: number, cursor: string | undefined) {
       const row = await visible(ctx, rawId);
       return pageById(cursors, `webhook_deliveries:${row.id}`, { limit, cursor }, (after, take) => webhookStore.deliveries(db, ctx.workspaceId, row.id, take, after), toDelivery);
+    },
+
+    /**
+     * A delivery's attempts, oldest first. The body sent is an event of the audit log, so a token
+     * sees it only if it may read that log too (`audit:read`); owners and admins always may.
+     */
+    async attempts(ctx: WorkspaceContext, rawId: string, rawDeliveryId: string, limit: number, cursor: string | undefined) {
+      const row = await visible(ctx, rawId);
+      const delivery = await webhookStore.delivery(db, ctx.workspaceId, row.id, canonicalId('whd', rawDeliveryId));
+      if (!delivery) throw notFound('delivery', ['path', 'did']);
+      const body = holds(ctx, 'audit.read') ? delivery.body : null;
+      return pageBySeq(
+        cursors,
+        `webhook_delivery_attempts:${delivery.id}`,
+        { limit, cursor },
+        (after, take) => webhookStore.attempts(db, delivery.id, take, after),
+        (a) => a.number,
+        (a) => toAttempt(a, body),
+      );
     },
 
     /** Sends a delivery again now, whatever its state; the endpoint must be enabled (409 otherwise). */

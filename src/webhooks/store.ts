@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { prepared } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
-import type { WebhookDeliveriesTable, WebhooksTable } from './tables.js';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhooksTable } from './tables.js';
 import { forUpdate, type Engine } from '../db/database.js';
 
 export const webhookStore = {
@@ -132,4 +132,36 @@ export const webhookStore = {
       .where('webhook_id', '=', webhookId)
       .where('state', '=', 'pending')
       .execute(),
+
+  /**
+   * Records one HTTP attempt of a delivery, numbered after the last one recorded: the caller holds
+   * the endpoint's row lock (src/webhooks/delivery-job.ts), so two senders of one delivery number
+   * theirs one after the other. Keeps the newest `keep` of the delivery's attempts.
+   */
+  insertAttempt: async (db: Kysely<DB>, row: Omit<WebhookDeliveryAttemptsTable, 'number'>, keep: number): Promise<number> => {
+    const last = await db
+      .selectFrom('webhook_delivery_attempts')
+      .select((eb) => eb.fn.max('number').as('n'))
+      .where('delivery_id', '=', row.delivery_id)
+      .executeTakeFirst();
+    const number = Number(last?.n ?? 0) + 1;
+    await db
+      .insertInto('webhook_delivery_attempts')
+      .values({ ...row, number })
+      .execute();
+    if (number > keep)
+      await db
+        .deleteFrom('webhook_delivery_attempts')
+        .where('delivery_id', '=', row.delivery_id)
+        .where('number', '<=', number - keep)
+        .execute();
+    return number;
+  },
+
+  /** A page of a delivery's attempts, oldest first, after the attempt numbered `afterNumber`. */
+  attempts: (db: Kysely<DB>, deliveryId: string, take: number, afterNumber: number | null) => {
+    let q = db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', '=', deliveryId);
+    if (afterNumber !== null) q = q.where('number', '>', afterNumber);
+    return q.orderBy('number', 'asc').limit(take).execute();
+  },
 };

@@ -1,5 +1,5 @@
 /**
- * The webhooks area's tables, as stored: webhooks and their deliveries. Each joins `DB` here, by
+ * The webhooks area's tables, as stored: webhooks, their deliveries and each delivery's attempts. Each joins `DB` here, by
  * declaration merging (src/db/tables.ts says why); the area's modules import their row types from
  * this file.
  */
@@ -7,6 +7,7 @@ declare module '../db/tables.js' {
   interface DB {
     webhooks: WebhooksTable;
     webhook_deliveries: WebhookDeliveriesTable;
+    webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   }
 }
 
@@ -52,4 +53,28 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** One HTTP attempt of a delivery (migration 0026): what was sent and what came back. */
+export interface WebhookDeliveryAttemptsTable {
+  delivery_id: string;
+  /** 1, 2, ... per delivery, in the order the attempts were made. */
+  number: number;
+  started_at: number;
+  duration_ms: number;
+  /** The endpoint's URL when the attempt was made. */
+  url: string;
+  /** JSON array of `[name, value]`: the headers sent, signature included (it is derived, never the secret). */
+  request_headers: string;
+  /** Null when there was no HTTP answer (`error` says why). */
+  response_status: number | null;
+  /** JSON array of `[name, value]` as received, bounded (src/webhooks/sender.ts); null without an answer. */
+  response_headers: string | null;
+  /** 0/1: some headers were dropped or cut. */
+  response_headers_truncated: number;
+  /** The start of the body as text (src/webhooks/sender.ts bounds it); null without an answer. */
+  response_body: string | null;
+  /** 0/1: the body went on past what is kept. */
+  response_body_truncated: number;
+  error: string | null;
 }

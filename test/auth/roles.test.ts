@@ -55,7 +55,10 @@ function guardedCalls(): Record<Exclude<Permission, 'write'>, Call[]> {
       { method: 'POST', url: '/v1/webhooks/wh_0000000000000000000000000a:test' },
       { method: 'POST', url: '/v1/webhooks/wh_0000000000000000000000000a/deliveries/whd_0000000000000000000000000a:retry' },
     ],
-    'webhooks.read': [{ method: 'GET', url: '/v1/webhooks' }],
+    'webhooks.read': [
+      { method: 'GET', url: '/v1/webhooks' },
+      { method: 'GET', url: '/v1/webhooks/wh_0000000000000000000000000a/deliveries/whd_0000000000000000000000000a/attempts' },
+    ],
     'audit.read': [{ method: 'GET', url: '/v1/audit_events' }],
     'members.manage': [{ method: 'PATCH', url: `/v1/workspaces/${ws}/members/usr_0000000000000000000000000a`, payload: { role: 'member' } }],
     'invitations.manage': [

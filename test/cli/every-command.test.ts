@@ -288,6 +288,8 @@ test('audit log and webhooks', async () => {
   const delivery = await json(['webhooks', 'test', hook.id]);
   const deliveries = await list(['webhooks', 'deliveries', hook.id]);
   assert.ok(deliveries.some((d) => d.id === delivery.id));
+  // No job has run: none made yet (test/cli/client-events.test.ts reads them from a receiver).
+  assert.deepEqual(await list(['webhooks', 'attempts', hook.id, delivery.id]), []);
   assert.equal((await json(['webhooks', 'retry', hook.id, delivery.id])).id, delivery.id);
   assert.deepEqual(await json(['webhooks', 'delete', hook.id, '--yes']), { id: hook.id, deleted: true });
 });

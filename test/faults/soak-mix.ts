@@ -247,6 +247,7 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
         const delivery = await call('POST /v1/webhooks/{id}:test', `/v1/webhooks/${hook.id}:test`, { body: {} });
         await call('GET /v1/webhooks/{id}/deliveries', `/v1/webhooks/${hook.id}/deliveries`);
         if (delivery) await call('POST /v1/webhooks/{id}/deliveries/{did}:retry', `/v1/webhooks/${hook.id}/deliveries/${delivery.id}:retry`, { body: {}, allow: [409] });
+        if (delivery) await call('GET /v1/webhooks/{id}/deliveries/{did}/attempts', `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/attempts`);
         const h = await call('GET /v1/webhooks/{id}', `/v1/webhooks/${hook.id}`);
         if (h) await call('DELETE /v1/webhooks/{id}', `/v1/webhooks/${hook.id}`, { headers: { 'if-match': h.etag } });
       }

@@ -52,6 +52,7 @@ const MANAGER_ROUTES = new Set([
   'DELETE /v1/webhooks/{id}',
   'POST /v1/webhooks/{id}:test',
   'GET /v1/webhooks/{id}/deliveries',
+  'GET /v1/webhooks/{id}/deliveries/{did}/attempts',
   'POST /v1/webhooks/{id}/deliveries/{did}:retry',
   'DELETE /v1/secrets/{id}',
   'POST /v1/secrets/{id}/versions/{vid}:destroy',

@@ -14,9 +14,11 @@ export interface Received {
 
 /**
  * A real webhook receiver on 127.0.0.1 that checks every request with the `standardwebhooks`
- * package. `answer` decides each response (default 204); it may also hang or redirect.
+ * package. `answer` decides each response (default 204); it may also hang or redirect, or give a
+ * status with its own headers and body.
  */
-export async function startReceiver(secret: () => string | undefined, answer: (r: Received, n: number) => number | 'hang' | 'redirect' | 'stream' = () => 204) {
+export type Answer = number | 'hang' | 'redirect' | 'stream' | { status: number; headers?: Record<string, string>; body?: string | Buffer };
+export async function startReceiver(secret: () => string | undefined, answer: (r: Received, n: number) => Answer = () => 204) {
   const received: Received[] = [];
   const hanging: http.ServerResponse[] = [];
   const server = http.createServer((req, res) => {
@@ -47,6 +49,7 @@ export async function startReceiver(secret: () => string | undefined, answer: (r
         hanging.push(res);
         return;
       }
+      if (typeof a === 'object') return void res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
       res.writeHead(a).end(a >= 400 ? 'receiver says no' : '');
     });
   });

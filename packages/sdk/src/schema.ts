@@ -1850,6 +1850,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/deliveries/{did}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempts, oldest first: each request sent and what came back (owner or admin)
+         * @description One per HTTP request made for the delivery (a retry by hand adds one too): when, how long, the URL and headers sent and the body (the event; its first 16 KiB), and the answer's status, headers (the first 50) and the start of its body (4 KiB), or the error when nothing came back. An API token sees the body sent only with `audit:read` as well (the body is an event of the audit log); otherwise it is null. A delivery keeps its newest 100 attempts; they go with it, and it goes with its endpoint. A delivery of another endpoint or workspace: 404.
+         *
+         *     API tokens need the scope `webhooks:read` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `webhooks.read` of `GET /v1/me`).
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/deliveries/{did}:retry": {
         parameters: {
             query?: never;
@@ -2670,6 +2694,16 @@ export interface components {
              * @enum {string}
              */
             mode: "provider_default";
+        };
+        /**
+         * HttpHeader
+         * @description One HTTP header
+         */
+        HttpHeader: {
+            /** @description The header name, as written */
+            name: string;
+            /** @description Its value */
+            value: string;
         };
         /** Install */
         Install: {
@@ -3705,6 +3739,41 @@ export interface components {
             updated_at: number;
         };
         /**
+         * WebhookAttemptRequest
+         * @description What was sent
+         */
+        WebhookAttemptRequest: {
+            /**
+             * @description Deliveries are always POSTed
+             * @enum {string}
+             */
+            method: "POST";
+            /** @description The endpoint's URL when the attempt was made (it may have been changed since) */
+            url: string;
+            /** @description Every header sent: `content-type`, `user-agent`, the three `webhook-*` (the signature is derived from the secret, never the secret) and `content-length`. Nothing else is sent, no credential of ours */
+            headers: components["schemas"]["HttpHeader"][];
+            /** @description The event sent, as JSON (the audit log's form), its first 16 KiB; null when withheld: an API token reads it only with `audit:read` too, as it reads the audit log */
+            body: string | null;
+            /** @description `true`: the body sent was longer than the 16 KiB shown */
+            body_truncated: boolean;
+        };
+        /**
+         * WebhookAttemptResponse
+         * @description What the receiver answered
+         */
+        WebhookAttemptResponse: {
+            /** @description The HTTP status answered: a 2xx is a success */
+            status: number;
+            /** @description The first 50 headers received, in order, each value up to 1,024 characters */
+            headers: components["schemas"]["HttpHeader"][];
+            /** @description `true`: headers past the first 50, or part of a long value, are not shown */
+            headers_truncated: boolean;
+            /** @description The start of the body, as UTF-8 text (up to 4 KiB; bytes that are not UTF-8 show as U+FFFD) */
+            body: string;
+            /** @description `true`: the body went on past what is shown */
+            body_truncated: boolean;
+        };
+        /**
          * WebhookCircuit
          * @description The endpoint's circuit breaker: a receiver that does not answer stops holding delivery slots
          * @example {
@@ -3717,6 +3786,74 @@ export interface components {
             state: "closed" | "open";
             /** @description While open: when the next delivery is sent as a probe */
             open_until: number | null;
+        };
+        /**
+         * WebhookDeliveryAttempt
+         * @description One HTTP request made for a delivery, and what came back
+         * @example {
+         *       "number": 1,
+         *       "started_at": 1764403200,
+         *       "duration_ms": 84,
+         *       "request": {
+         *         "method": "POST",
+         *         "url": "https://hooks.example.com/wsp",
+         *         "headers": [
+         *           {
+         *             "name": "content-type",
+         *             "value": "application/json"
+         *           },
+         *           {
+         *             "name": "user-agent",
+         *             "value": "workspace-platform-webhooks/1"
+         *           },
+         *           {
+         *             "name": "webhook-id",
+         *             "value": "evt_01kb6x3z4p7q8r9s0t1v2w3x4y"
+         *           },
+         *           {
+         *             "name": "webhook-timestamp",
+         *             "value": "1764403200"
+         *           },
+         *           {
+         *             "name": "webhook-signature",
+         *             "value": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+         *           },
+         *           {
+         *             "name": "content-length",
+         *             "value": "312"
+         *           }
+         *         ],
+         *         "body": "{\"id\":\"evt_01kb6x3z4p7q8r9s0t1v2w3x4y\",\"type\":\"secret.created\", ...}",
+         *         "body_truncated": false
+         *       },
+         *       "response": {
+         *         "status": 500,
+         *         "headers": [
+         *           {
+         *             "name": "Content-Type",
+         *             "value": "text/plain"
+         *           }
+         *         ],
+         *         "headers_truncated": false,
+         *         "body": "database unavailable",
+         *         "body_truncated": false
+         *       },
+         *       "error": "answered 500: database unavailable"
+         *     }
+         */
+        WebhookDeliveryAttempt: {
+            /** @description 1 for the delivery's first HTTP request, and so on (a delivery's record keeps its newest 100) */
+            number: number;
+            /** @description When the request was started */
+            started_at: number;
+            /** @description From the start to the answer read whole, or to the failure */
+            duration_ms: number;
+            /** @description What was sent: the URL, every header and the body (the event) */
+            request: components["schemas"]["WebhookAttemptRequest"];
+            /** @description null when there was no HTTP answer within 10 s: `error` says what happened */
+            response: components["schemas"]["WebhookAttemptResponse"] | null;
+            /** @description Why the attempt failed (the delivery's `last_error` then): no answer, a refused connection or address, or a status that is not 2xx ("answered 500: ..."); null on success */
+            error: string | null;
         };
         /** WebhookList */
         WebhookList: {
@@ -31847,6 +31984,301 @@ export interface operations {
                     "application/json": {
                         /** @description This page's items, in the list's order */
                         data: components["schemas"]["Delivery"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1-100; 50 when absent */
+                limit?: number;
+                /**
+                 * @description The next_cursor of a previous response
+                 * @example eyJrIjoiMDFKRDNWNVE2WSJ9
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Webhook id, `wh_<id>` or bare */
+                id: string;
+                /** @description Delivery id, `whd_<id>` or bare */
+                did: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A delivery's attempts, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "number": 1,
+                     *           "started_at": 1764403200,
+                     *           "duration_ms": 84,
+                     *           "request": {
+                     *             "method": "POST",
+                     *             "url": "https://hooks.example.com/wsp",
+                     *             "headers": [
+                     *               {
+                     *                 "name": "content-type",
+                     *                 "value": "application/json"
+                     *               },
+                     *               {
+                     *                 "name": "user-agent",
+                     *                 "value": "workspace-platform-webhooks/1"
+                     *               },
+                     *               {
+                     *                 "name": "webhook-id",
+                     *                 "value": "evt_01kb6x3z4p7q8r9s0t1v2w3x4y"
+                     *               },
+                     *               {
+                     *                 "name": "webhook-timestamp",
+                     *                 "value": "1764403200"
+                     *               },
+                     *               {
+                     *                 "name": "webhook-signature",
+                     *                 "value": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *               },
+                     *               {
+                     *                 "name": "content-length",
+                     *                 "value": "312"
+                     *               }
+                     *             ],
+                     *             "body": "{\"id\":\"evt_01kb6x3z4p7q8r9s0t1v2w3x4y\",\"type\":\"secret.created\", ...}",
+                     *             "body_truncated": false
+                     *           },
+                     *           "response": {
+                     *             "status": 500,
+                     *             "headers": [
+                     *               {
+                     *                 "name": "Content-Type",
+                     *                 "value": "text/plain"
+                     *               }
+                     *             ],
+                     *             "headers_truncated": false,
+                     *             "body": "database unavailable",
+                     *             "body_truncated": false
+                     *           },
+                     *           "error": "answered 500: database unavailable"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["WebhookDeliveryAttempt"][];
                         /** @description true if more items exist after this page */
                         has_more: boolean;
                         /** @description opaque cursor for the next page; null when there are no more pages */

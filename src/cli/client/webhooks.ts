@@ -3,7 +3,7 @@ import { apiAs, send } from './api.js';
 import { deleteCommand } from './deletes.js';
 import { listed, LIST_BOOLEANS, LIST_FLAGS, listUsage, printListed } from './lists.js';
 import { idArg, noMoreArgs, type Command, type CommandContext } from './command.js';
-import type { Webhook } from '@workspace-platform/sdk';
+import type { Schemas, Webhook } from '@workspace-platform/sdk';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { printFields, printJson, time } from './output.js';
 
@@ -124,6 +124,65 @@ export const webhooksDeliveries: Command = {
   },
 };
 
+type Attempt = Schemas['WebhookDeliveryAttempt'];
+
+/** What an attempt came to, in a table cell: the status (and the start of the answer), or the error. */
+const outcomeOf = (a: Attempt) => (a.response ? `${a.response.status}${a.response.body.trim() ? ` ${a.response.body.replace(/\s+/g, ' ').trim()}` : ''}` : (a.error ?? ''));
+
+/** One attempt in full: the request (headers and body) and the response (status, headers, body), as kept. */
+function printAttempt(ctx: CommandContext, a: Attempt): void {
+  const w = (line: string) => ctx.io.out.write(`${line}\n`);
+  w(`Attempt ${a.number}, ${time(a.started_at)}, ${a.duration_ms} ms${a.error ? `: ${a.error}` : ''}`);
+  w(`> ${a.request.method} ${a.request.url}`);
+  for (const x of a.request.headers) w(`> ${x.name}: ${x.value}`);
+  w('>');
+  w(a.request.body === null ? '(body withheld: reading it needs audit:read as well)' : a.request.body + (a.request.body_truncated ? '\n(body cut: only its first 16 KiB are shown)' : ''));
+  if (!a.response) {
+    w('< no HTTP answer');
+  } else {
+    w(`< ${a.response.status}`);
+    for (const x of a.response.headers) w(`< ${x.name}: ${x.value}`);
+    if (a.response.headers_truncated) w('< (more headers, or longer values, not kept)');
+    w('<');
+    if (a.response.body !== '') w(a.response.body);
+    if (a.response.body_truncated) w('(answer cut: only its first 4 KiB are kept)');
+  }
+  w('');
+}
+
+export const webhooksAttempts: Command = {
+  name: 'webhooks attempts',
+  usage: `wh_ID whd_ID [--details] ${listUsage(100)}`,
+  summary: "a delivery's attempts, oldest first: when, how long, the answer or the error; --details shows each request and response",
+  flags: LIST_FLAGS,
+  booleans: [...LIST_BOOLEANS, 'details'],
+  async run(ctx) {
+    const id = idArg(ctx, 0, 'the webhook id', 'wh');
+    const did = idArg(ctx, 1, 'the delivery id', 'whd');
+    noMoreArgs(ctx, 2);
+    const c = managed(ctx.io.env);
+    const api = apiAs(c);
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/webhooks/{id}/deliveries/{did}/attempts', { params: { path: { id, did }, query } }));
+    if (ctx.json || ctx.args.flags.details !== true) {
+      printListed(
+        ctx,
+        page,
+        [
+          ['#', (a) => a.number],
+          ['started', (a) => time(a.started_at)],
+          ['took', (a) => `${a.duration_ms} ms`],
+          ['answer', outcomeOf],
+        ],
+        'No attempts yet.',
+      );
+      return;
+    }
+    if (page.data.length === 0) ctx.io.out.write('No attempts yet.\n');
+    for (const a of page.data) printAttempt(ctx, a);
+    if (page.has_more) ctx.io.err.write(`Showing the first ${page.data.length}: add --all for every one, or a larger --limit.\n`);
+  },
+};
+
 export const webhooksRetry: Command = {
   name: 'webhooks retry',
   usage: 'wh_ID whd_ID',
@@ -189,4 +248,4 @@ function printWebhook(ctx: CommandContext, w: Webhook): void {
   ]);
 }
 
-export const WEBHOOK_COMMANDS = [webhooksCreate, webhooksList, webhooksGet, webhooksUpdate, webhooksDelete, webhooksTest, webhooksDeliveries, webhooksRetry];
+export const WEBHOOK_COMMANDS = [webhooksCreate, webhooksList, webhooksGet, webhooksUpdate, webhooksDelete, webhooksTest, webhooksDeliveries, webhooksAttempts, webhooksRetry];

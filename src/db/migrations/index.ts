@@ -24,6 +24,7 @@ import * as deliveryPool from './0022_delivery_pool.js';
 import * as workspaceLimits from './0023_workspace_limits.js';
 import * as viewerRole from './0024_viewer_role.js';
 import * as deletedInstalls from './0025_deleted_installs.js';
+import * as deliveryAttempts from './0026_delivery_attempts.js';
 import * as listIndexes from './0029_list_indexes.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0023_workspace_limits': workspaceLimits,
   '0024_viewer_role': viewerRole,
   '0025_deleted_installs': deletedInstalls,
+  '0026_delivery_attempts': deliveryAttempts,
   '0029_list_indexes': listIndexes,
 };
 

@@ -9,7 +9,7 @@ import { assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../c
 /**
  * Webhooks and the logs in the console (issue 50, points 6 and 8): a ping on creation, wildcards
  * as the CLI takes them, the URL's rules as this server holds them, retry of any delivery, a
- * delivery's request and answer, the endpoint changed with If-Match (a lost race says so and
+ * delivery's request and answer and each of its attempts, the endpoint changed with If-Match (a lost race says so and
  * offers the other version); the workspace's audit log with links to each resource, an event's
  * whole record, days to filter by and no filter that matches nothing; each person's security log.
  */
@@ -17,12 +17,20 @@ const noChromium = chromiumMissing('console webhooks and logs');
 let site: ConsoleSite;
 let secret: string | undefined;
 const receiver = await startReceiver(() => secret);
+/** A receiver that fails its first request (500, with a body saying why) and takes the next. */
+let flakySecret: string | undefined;
+const flaky = await startReceiver(
+  () => flakySecret,
+  (_r, n) => (n === 1 ? { status: 500, headers: { 'x-flaky': 'first' }, body: 'flaky receiver: database unavailable, try later' } : 204),
+);
 before(async () => {
-  if (!noChromium) site = await startConsoleSite({ WSP_WEBHOOKS_ALLOW_HTTP: 'true', WSP_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  // Retries a second apart (the first two of them), so the flaky receiver's second attempt comes at once.
+  if (!noChromium) site = await startConsoleSite({ WSP_WEBHOOKS_ALLOW_HTTP: 'true', WSP_WEBHOOKS_ALLOW_PRIVATE: 'true', WSP_WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,300' });
 });
 after(async () => {
   await site?.close();
   await receiver.close();
+  await flaky.close();
 });
 
 /** Waits for `ok()`, checking every 50 ms, up to `ms`. */
@@ -263,6 +271,47 @@ test("each person's security log: from the account area, newest first, where fro
     await page.setViewportSize({ width: 360, height: 800 });
     await assertFits(page);
     await shot(page, 'security-log-360');
+  });
+  await w.done();
+});
+
+test("a delivery's attempts: a receiver that fails once then takes it, each attempt's request and response in the delivery's details, at 360 px too", { skip: noChromium }, async () => {
+  const hook = await site.api<Hook & { secret: string }>('POST', '/v1/webhooks', { url: flaky.url, event_types: ['secret.created'], description: 'flaky' });
+  flakySecret = hook.secret;
+  // A test event (as the page's button sends): it leaves the audit log's secret events as the test above counts them.
+  await site.api('POST', `/v1/webhooks/${hook.id}:test`, {});
+  type Delivery = { id: string; state: string; attempts: number };
+  const delivery = async () => (await site.api<{ data: Delivery[] }>('GET', `/v1/webhooks/${hook.id}/deliveries`)).data[0];
+  await until(async () => (await delivery())?.state === 'succeeded', 'the delivery, after one failure');
+  assert.equal(flaky.received.length, 2);
+  assert.ok(flaky.received.every((r) => r.verified));
+  const d = (await delivery())!;
+  const w = await site.signedIn();
+  const { page } = w;
+  await walk(page, 'attempts', async () => {
+    await page.goto(`${site.url}/console/admin/webhooks/${hook.id}`);
+    await page.getByRole('button', { name: 'Details' }).click();
+    const detail = page.getByRole('region', { name: `Delivery ${d.id}` });
+    const items = detail.getByRole('list', { name: 'Attempts' }).getByRole('listitem');
+    await items.nth(1).waitFor();
+    assert.equal(await items.count(), 2);
+    const [first, second] = [items.nth(0), items.nth(1)];
+    assert.match(await first.locator('summary').innerText(), /^Attempt 1 · .+ · \d+ ms · 500 · answered 500: flaky receiver/);
+    assert.match(await second.locator('summary').innerText(), /^Attempt 2 · .+ · \d+ ms · 204$/);
+    // Opened: the request as the receiver got it, and the failing answer's body and headers.
+    await first.locator('summary').click();
+    const requestHeaders = await first.getByLabel('Attempt 1 request headers').innerText();
+    assert.ok(requestHeaders.includes(`webhook-signature: ${flaky.received[0]!.signature}`), requestHeaders);
+    assert.ok(requestHeaders.includes(`webhook-id: ${flaky.received[0]!.id}`));
+    assert.equal(await first.getByLabel('Attempt 1 request body').innerText(), flaky.received[0]!.body);
+    assert.equal(await first.getByLabel('Attempt 1 response body').innerText(), 'flaky receiver: database unavailable, try later');
+    assert.match(await first.getByLabel('Attempt 1 response headers').innerText(), /^x-flaky: first$/m);
+    await second.locator('summary').click();
+    await second.getByText('An empty body.').waitFor();
+
+    await page.setViewportSize({ width: 360, height: 800 });
+    await assertFits(page);
+    await shot(page, 'webhook-attempts-360');
   });
   await w.done();
 });

@@ -209,8 +209,68 @@ function EditWebhook({ w, reload, saved, onSaved }: { w: Schemas['Webhook']; rel
   );
 }
 
-/** A delivery as the API keeps it: the request sent and the last answer (the API keeps no history of each attempt). */
-function DeliveryDetail({ d, url }: { d: Schemas['Delivery']; url: string }) {
+type Attempt = Schemas['WebhookDeliveryAttempt'];
+
+/** Headers as they went over the wire, one per line. */
+const headerLines = (headers: { name: string; value: string }[]) => headers.map((x) => `${x.name}: ${x.value}`).join('\n');
+
+/** One attempt: its outcome in the summary; opened, the request and the response as the server kept them. */
+function AttemptItem({ a }: { a: Attempt }) {
+  const outcome = a.response ? `${a.response.status}` : 'no answer';
+  return (
+    <li>
+      <details class="attempt">
+        <summary>
+          Attempt {a.number} · <Time at={a.started_at} /> · {a.duration_ms} ms · <strong>{outcome}</strong>
+          {a.error && <span class="muted"> · {a.error}</span>}
+        </summary>
+        <h5>Request</h5>
+        <p>
+          {a.request.method} <code>{a.request.url}</code>
+        </p>
+        <pre class="source" aria-label={`Attempt ${a.number} request headers`}>
+          {headerLines(a.request.headers)}
+        </pre>
+        {a.request.body === null ? (
+          <p class="muted">The body is an audit event: it is shown to those who may read the audit log.</p>
+        ) : (
+          <pre class="source" aria-label={`Attempt ${a.number} request body`}>
+            {a.request.body}
+          </pre>
+        )}
+        {a.request.body_truncated && <p class="muted">Only the body's first 16 KiB are shown.</p>}
+        <h5>Response</h5>
+        {a.response ? (
+          <>
+            <p>Status {a.response.status}</p>
+            <pre class="source" aria-label={`Attempt ${a.number} response headers`}>
+              {headerLines(a.response.headers)}
+            </pre>
+            {a.response.headers_truncated && <p class="muted">Only the first 50 headers are kept, each up to 1,024 characters.</p>}
+            {a.response.body === '' ? (
+              <p class="muted">An empty body.</p>
+            ) : (
+              <pre class="source" aria-label={`Attempt ${a.number} response body`}>
+                {a.response.body}
+              </pre>
+            )}
+            {a.response.body_truncated && <p class="muted">Only the body's first 4 KiB are kept.</p>}
+          </>
+        ) : (
+          <p>No HTTP answer: {a.error}</p>
+        )}
+      </details>
+    </li>
+  );
+}
+
+/** A delivery: what it sends and how it stands, and each attempt's request and response. */
+function DeliveryDetail({ d, hookId, url }: { d: Schemas['Delivery']; hookId: string; url: string }) {
+  // Read again whenever the delivery's list shows another attempt made.
+  const attempts = useLoad(
+    () => api.GET('/v1/webhooks/{id}/deliveries/{did}/attempts', { params: { path: { id: hookId, did: d.id }, query: { limit: 100 } } }),
+    [hookId, d.id, d.attempts, d.last_attempt_at],
+  );
   return (
     <section class="card" aria-labelledby={`delivery-${d.id}`}>
       <h3 id={`delivery-${d.id}`}>Delivery {d.id}</h3>
@@ -250,7 +310,20 @@ function DeliveryDetail({ d, url }: { d: Schemas['Delivery']; url: string }) {
           <Time at={d.next_attempt_at} />
         </dd>
       </dl>
-      <p class="muted">The server keeps the last attempt's status and error only: earlier attempts, response bodies and headers are not recorded.</p>
+      <h4>Each attempt</h4>
+      <Loaded load={attempts} what="the attempts">
+        {(page) =>
+          page.data.length === 0 ? (
+            <p class="empty">No attempt recorded yet.</p>
+          ) : (
+            <ol class="attempts" aria-label="Attempts">
+              {page.data.map((a) => (
+                <AttemptItem key={a.number} a={a} />
+              ))}
+            </ol>
+          )
+        }
+      </Loaded>
     </section>
   );
 }
@@ -395,7 +468,7 @@ export function WebhookView() {
           );
         }}
       </Loaded>
-      {shown && hook.data && <DeliveryDetail d={shown} url={hook.data.url} />}
+      {shown && hook.data && <DeliveryDetail d={shown} hookId={hook.data.id} url={hook.data.url} />}
     </section>
   );
 }
