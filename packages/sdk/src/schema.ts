@@ -3266,6 +3266,7 @@ export interface components {
             id: string;
             /** @description The workspace it belongs to (`ws_...`) */
             workspace_id: string;
+            /** @description The install whose `main` the change request would move */
             install_id: string;
             /** @description 1, 2, 3... per install */
             number: number;
@@ -3297,13 +3298,18 @@ export interface components {
             merge_blockers: ("approvals_required" | "not_open")[];
             /** @description Oldest first; one per person */
             approvals: {
+                /** @description The member who approved */
                 user_id: string;
+                /** @description When */
                 approved_at: number;
             }[];
             /** @description Files added, modified and removed between the base and the head */
             diff_stats: {
+                /** @description Files only the head has */
                 added: number;
+                /** @description Files whose bytes differ */
                 modified: number;
+                /** @description Files only the base has */
                 removed: number;
             };
             /** @description Who merged it (a user or an API token); null unless merged */
@@ -3323,7 +3329,9 @@ export interface components {
         RepositoryChangeRequestDiff: {
             /** @description The files that differ between the base and the head, in path order */
             files: {
+                /** @description Relative path in the repository */
                 path: string;
+                /** @description `added` (only the head has it), `modified`, `removed` (only the base has it) */
                 status: "added" | "modified" | "removed";
                 /** @description The base's text; null where the file is absent there or is not UTF-8 */
                 before: string | null;

@@ -18,7 +18,7 @@ export const ChangeRequest = Type.Object(
   {
     id: Type.String({ description: '`rcr_<id>`' }),
     workspace_id: Type.String(),
-    install_id: Type.String(),
+    install_id: Type.String({ description: 'The install whose `main` the change request would move' }),
     number: Type.Integer({ minimum: 1, description: '1, 2, 3... per install' }),
     title: Type.String({ description: 'Words naming the change unless edited ("Update app to 1.3.0", "Restore render rnd_...")' }),
     description: Type.String({ description: 'Free text; empty unless edited' }),
@@ -30,9 +30,13 @@ export const ChangeRequest = Type.Object(
     ref: Type.String({ description: "`refs/changes/<number>`: advertised by the install's git endpoint (`git fetch origin refs/changes/3`), kept after the change request ends" }),
     mergeable: Type.Boolean({ description: 'Computed when read, never null: true exactly when `merge_blockers` is empty' }),
     merge_blockers: Type.Array(MergeBlocker, { description: 'Every reason `mergeable` is false, not only the first' }),
-    approvals: Type.Array(Type.Object({ user_id: Type.String(), approved_at: UnixSeconds() }, { additionalProperties: false }), { description: 'Oldest first; one per person' }),
+    approvals: Type.Array(Type.Object({ user_id: Type.String({ description: 'The member who approved' }), approved_at: UnixSeconds('When') }, { additionalProperties: false }), { description: 'Oldest first; one per person' }),
     diff_stats: Type.Object(
-      { added: Type.Integer({ minimum: 0 }), modified: Type.Integer({ minimum: 0 }), removed: Type.Integer({ minimum: 0 }) },
+      {
+        added: Type.Integer({ minimum: 0, description: 'Files only the head has' }),
+        modified: Type.Integer({ minimum: 0, description: 'Files whose bytes differ' }),
+        removed: Type.Integer({ minimum: 0, description: 'Files only the base has' }),
+      },
       { additionalProperties: false, description: 'Files added, modified and removed between the base and the head' },
     ),
     merged_by: nullableString('Who merged it (a user or an API token); null unless merged'),
@@ -78,8 +82,8 @@ export const ChangeRequestDiff = Type.Object(
     files: Type.Array(
       Type.Object(
         {
-          path: Type.String(),
-          status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('removed')]),
+          path: Type.String({ description: 'Relative path in the repository' }),
+          status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('removed')], { description: '`added` (only the head has it), `modified`, `removed` (only the base has it)' }),
           before: nullableString("The base's text; null where the file is absent there or is not UTF-8"),
           after: nullableString("The head's text; null where the file is absent there or is not UTF-8"),
         },
