@@ -114,7 +114,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
         author_id: ctx.actorId,
         change_request_id: null,
       };
-      // CONTRACT.md §14: under review a restore is a render like any other: its tree waits on a
+      // docs/spec-gaps.md, "Repository change requests": under review a restore is a render like any other: its tree waits on a
       // change request (no job: nothing is left to do once it is open, so its operation is done).
       const reviewed = install.delivery === 'change_request' && parent !== null;
       if (reviewed) {

@@ -40,7 +40,7 @@ export const LastRender = Type.Union(
 
 export const Delivery = Type.Union([Type.Literal('direct'), Type.Literal('change_request')], {
   description:
-    '`direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (CONTRACT.md §14)',
+    '`direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests")',
 });
 export const RequiredApprovals = Type.Integer({ minimum: 0, maximum: 10, description: 'Approvals a change request needs before it can be merged (0-10)' });
 

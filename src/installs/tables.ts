@@ -61,7 +61,7 @@ export interface InstallsTable {
   deleted_at: number | null;
   /** The name it had; `name` then holds a name no live install can take (src/installs/store.ts, `asideName`). */
   deleted_name: string | null;
-  /** `direct`: renders move `main`; `change_request`: each render after the first waits for a merge (CONTRACT.md §14). */
+  /** `direct`: renders move `main`; `change_request`: each render after the first waits for a merge (docs/spec-gaps.md, "Repository change requests"). */
   delivery: Delivery;
   /** Approvals a change request needs before it can be merged (0-10). */
   required_approvals: number;

@@ -267,7 +267,7 @@ describe('every write operation', () => {
     await fails(409, 'POST', `/v1/installs/${install.id}:restore`, { body: { render_id: firstRender.id }, headers: { ...STALE, 'idempotency-key': 'restore-stale' } });
     await ok('POST', `/v1/installs/${install.id}:restore`, { body: { render_id: firstRender.id }, headers: { 'if-match': inst.etag, 'idempotency-key': 'restore-1' } });
     await h.app.jobs.runDue();
-    // Repository change requests (CONTRACT.md §14): opened by the admin's render, so the owner may approve.
+    // Repository change requests (docs/spec-gaps.md, "Repository change requests"): opened by the admin's render, so the owner may approve.
     inst = await ok('GET', `/v1/installs/${install.id}`);
     inst = await ok('PATCH', `/v1/installs/${install.id}`, { credential: s.admin.session, body: { delivery: 'change_request', values: { who: 'c' } }, headers: { 'if-match': inst.etag } });
     await h.app.jobs.runDue();

@@ -10,7 +10,7 @@ import { installFixture } from './fixture.js';
 import { publicAddress, type PublicAddress } from '../helpers/public-address.js';
 
 /**
- * Repository change requests (CONTRACT.md §14), through the API on a listening server and with
+ * Repository change requests (docs/spec-gaps.md, "Repository change requests"), through the API on a listening server and with
  * the real git client: an install under review keeps `main`, `current_version` and its history
  * where they are while a render waits on `refs/changes/<number>`; approvals, merge, close,
  * reopen, supersede and re-parent each move exactly what the contract says.

@@ -47,6 +47,9 @@ describe('POST /v1/installs', () => {
         updated_at: 0,
         etag: 0,
         last_render: { id: 0, state: 'queued', error: null },
+        delivery: 'direct',
+        required_approvals: 0,
+        open_change_request_id: null,
       },
     );
     assert.match(inst.last_render.id, /^rnd_/);

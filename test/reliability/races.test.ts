@@ -49,7 +49,7 @@ async function installOf() {
 }
 
 /**
- * An install under review with one open change request (CONTRACT.md §14), opened by the
+ * An install under review with one open change request (docs/spec-gaps.md, "Repository change requests"), opened by the
  * workspace's API token, so that the owner (who races) is not its author and may approve it.
  */
 async function openChangeRequest() {

@@ -95,7 +95,7 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   assert.equal(renders[0]?.state, 'succeeded', JSON.stringify(renders));
   ids.render = renders[0].id;
   ids.operation = renders[0].operation_id;
-  // Under review, a second render opens a repository change request (CONTRACT.md §14).
+  // Under review, a second render opens a repository change request (docs/spec-gaps.md, "Repository change requests").
   const reviewed = await ok('PATCH', `/v1/installs/${install.id}`, { delivery: 'change_request', values: { who: `${marker}-reviewed` } }, { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag });
   await h.app.jobs.runDue();
   ids.changeRequest = (await ok('GET', `/v1/renders/${reviewed.last_render.id}`)).repository_change_request_id;

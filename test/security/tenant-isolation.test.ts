@@ -38,7 +38,7 @@ const ROLE_ROUTES = new Set([
   'POST /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
-/** Routes any member may call but no API token (403 7023): a change request's approval is a person's (CONTRACT.md §14). */
+/** Routes any member may call but no API token (403 7023): a change request's approval is a person's (docs/spec-gaps.md, "Repository change requests"). */
 const PERSON_ROUTES = new Set(['POST /v1/repository_change_requests/{id}:approve']);
 /**
  * Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48),

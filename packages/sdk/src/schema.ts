@@ -1463,7 +1463,7 @@ export interface paths {
          * Approve a change request as a signed-in member (If-Match)
          * @description A person only: an API token is 403 (7023), the change request's author 403 (7333). Approving twice keeps one approval (and the etag). Writes take If-Match (a stale one: 409, 7030, `metadata.current_etag`). A change request that is not open: 409, 7330, `metadata.state`.
          *
-         *     API tokens cannot call this: an approval is a person’s review (CONTRACT.md §14); a token could let its maker approve their own change.
+         *     API tokens cannot call this: an approval is a person’s review (docs/spec-gaps.md, "Repository change requests"); a token could let its maker approve their own change.
          *
          *     Users need the role owner or admin or member (the permission `repository_change_requests.approve` of `GET /v1/me`).
          *
@@ -2478,7 +2478,7 @@ export interface components {
              * @default false
              */
             automatic_updates_enabled?: boolean;
-            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (CONTRACT.md §14) */
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
             delivery?: "direct" | "change_request";
             /** @description Approvals a change request needs before it can be merged (0-10) */
             required_approvals?: number;
@@ -2892,7 +2892,7 @@ export interface components {
                 /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
                 error: string | null;
             } | null;
-            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (CONTRACT.md §14) */
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
             delivery: "direct" | "change_request";
             /** @description Approvals a change request needs before it can be merged (0-10) */
             required_approvals: number;
@@ -3738,7 +3738,7 @@ export interface components {
             };
             /** @description Whether a newer version of the package is installed by itself */
             automatic_updates_enabled?: boolean;
-            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (CONTRACT.md §14) */
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
             delivery?: "direct" | "change_request";
             /** @description Approvals a change request needs before it can be merged (0-10) */
             required_approvals?: number;

@@ -95,7 +95,7 @@ const valuesOf = async (ctx: CommandContext) => {
 };
 
 const DELIVERIES = ['direct', 'change_request'] as const;
-/** --delivery and --required-approvals, as the body takes them (CONTRACT.md §14). */
+/** --delivery and --required-approvals, as the body takes them (docs/spec-gaps.md, "Repository change requests"). */
 function review(ctx: CommandContext): { delivery?: (typeof DELIVERIES)[number]; required_approvals?: number } {
   const delivery = stringFlag(ctx.args, 'delivery');
   if (delivery !== undefined && !(DELIVERIES as readonly string[]).includes(delivery)) throw new UsageError(`--delivery must be direct or change_request, got "${delivery}"`);

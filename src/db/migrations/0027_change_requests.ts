@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Issue 51 (CONTRACT.md §14, docs/spec-gaps.md, "Repository change requests"): an install may ask
+ * Issue 51 (docs/spec-gaps.md, "Repository change requests"): an install may ask
  * that its renders wait for review. Installs gain `delivery` and `required_approvals`, and the
  * counter that numbers their change requests 1, 2, 3...; renders gain the author that caused them
  * (the change request's `author_id`) and the change request that carries them. A change request

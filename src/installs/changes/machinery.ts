@@ -15,7 +15,7 @@ import { notify } from '../../notifications/service.js';
 import { identity } from '../../identity/service.js';
 
 /**
- * The change requests' git and rows together (CONTRACT.md §14), for the render job, the restore
+ * The change requests' git and rows together (docs/spec-gaps.md, "Repository change requests"), for the render job, the restore
  * and the change requests' own routes. Every function here runs with the install locked (its row
  * lock is what orders every writer of its refs and rows). The database is the source of truth, as
  * for restores (src/installs/renders/landing.ts): commit objects are written before the

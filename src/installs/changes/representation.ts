@@ -4,7 +4,7 @@ import { changeRef } from './machinery.js';
 
 type Blocker = ChangeRequest['merge_blockers'][number];
 
-/** Every reason the change request cannot be merged now (CONTRACT.md §14), in a fixed order; none: mergeable. */
+/** Every reason the change request cannot be merged now (docs/spec-gaps.md, "Repository change requests"), in a fixed order; none: mergeable. */
 export function mergeBlockers(cr: Pick<RepositoryChangeRequestsTable, 'state'>, approvals: number, requiredApprovals: number): Blocker[] {
   const out: Blocker[] = [];
   if (approvals < requiredApprovals) out.push('approvals_required');

@@ -96,7 +96,7 @@ export function changeRequestRoutes(app: App, changes: ChangeRequestService): vo
         scope: 'workspace',
         ...guarded('repository_change_requests.approve'),
         tokenScope: null,
-        tokenScopeWhy: { tokens: 'refused', why: 'an approval is a person’s review (CONTRACT.md §14); a token could let its maker approve their own change' },
+        tokenScopeWhy: { tokens: 'refused', why: 'an approval is a person’s review (docs/spec-gaps.md, "Repository change requests"); a token could let its maker approve their own change' },
         event: 'repository_change_request.approved',
       },
       schema: {
@@ -131,7 +131,7 @@ export function changeRequestRoutes(app: App, changes: ChangeRequestService): vo
         body: MergeChangeRequestBody,
         response: { 200: ChangeRequest, ...errorResponses(401, 403, 404, 409, 422) },
       },
-      // The body is optional (CONTRACT.md §14): none is `{}`, before the schema judges it.
+      // The body is optional (docs/spec-gaps.md, "Repository change requests"): none is `{}`, before the schema judges it.
       preValidation: (request, _reply, done) => {
         if (request.body === undefined || request.body === null) request.body = {};
         done();

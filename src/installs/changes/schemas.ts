@@ -13,7 +13,7 @@ export const MergeBlocker = Type.Union([Type.Literal('approvals_required'), Type
   description: "`approvals_required`: fewer approvals than the install's `required_approvals`; `not_open`: the change request is not open",
 });
 
-/** CONTRACT.md §14: the repository change request, every field always present. */
+/** docs/spec-gaps.md, "Repository change requests": the repository change request, every field always present. */
 export const ChangeRequest = Type.Object(
   {
     id: Type.String({ description: '`rcr_<id>`' }),

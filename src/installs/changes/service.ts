@@ -28,7 +28,7 @@ const textOf = (b: Buffer | null): string | null => {
 };
 
 /**
- * Repository change requests (CONTRACT.md §14, docs/spec-gaps.md, "Repository change requests"):
+ * Repository change requests (docs/spec-gaps.md, "Repository change requests"):
  * reading them (each read re-parents an open one whose base `main` has left, and mends its ref),
  * and the writes that move them. Every write locks the install first, as every writer of its
  * branch and refs does, then checks the change request's etag: of two writes at once (two merges,

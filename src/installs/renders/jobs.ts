@@ -183,7 +183,7 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       const head = await repos.head(install.id);
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
       await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
-      // CONTRACT.md §14: under review, the tree waits on a change request; the first render (an
+      // docs/spec-gaps.md, "Repository change requests": under review, the tree waits on a change request; the first render (an
       // empty repository has nothing to review) and a commit already on main land directly.
       if (!ours && head !== null && install.delivery === 'change_request') {
         const cr = await openChangeRequest(trx, deps, install, current, { tree, renderHash: hash, head, commitMessage: commitMessage(subject), semver: version.semver });

@@ -3,7 +3,7 @@ import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../../h
 
 const nullable = <T extends ReturnType<typeof Type.String>>(s: T, description: string) => Type.Union([s, Type.Null()], { description });
 
-/** CONTRACT.md §6 and §14: `awaiting_merge` waits on a change request, `canceled` is one that was closed. */
+/** docs/spec-gaps.md, "Packages, installs, renders" and "Repository change requests": `awaiting_merge` waits on a change request, `canceled` is one that was closed. */
 export const RenderStateSchema = Type.Union([
   Type.Literal('queued'),
   Type.Literal('running'),

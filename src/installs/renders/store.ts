@@ -60,7 +60,7 @@ export const renderStore = {
 
   /**
    * The install's last render that has reached the branch (succeeded, or a restore under way) or
-   * a change request (CONTRACT.md §14): an older render that finishes after it is superseded.
+   * a change request (docs/spec-gaps.md, "Repository change requests"): an older render that finishes after it is superseded.
    */
   lastCommitted: (db: Kysely<DB>, installId: string) =>
     db
