@@ -31,6 +31,7 @@ export const PERMISSIONS = {
   'compute_configs.delete': { roles: MANAGERS, scope: 'compute:write' },
   'installs.delete': { roles: MANAGERS, scope: 'installs:write' },
   'packages.delete': { roles: MANAGERS, scope: 'installs:write' },
+  'repository_change_requests.approve': { roles: WRITERS, scope: null },
   'webhooks.manage': { roles: MANAGERS, scope: 'webhooks:write' },
   'webhooks.read': { roles: MANAGERS, scope: 'webhooks:read' },
   'audit.read': { roles: MANAGERS, scope: 'audit:read' },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
 import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writeObject, type TreeEntry } from './objects.js';
-import { compareAndSwapMain, readMain, RefLockedError } from './refs.js';
+import { compareAndSwapMain, compareAndSwapRef, readMain, readRef, RefLockedError } from './refs.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
 import { makeDirectory } from '../shared/directories.js';
 import { markVolume, probeVolume, RepositoryVolumeError, VOLUME_MARKER } from './volume.js';
@@ -317,6 +317,29 @@ export class GitStorage implements RepositoryStorage {
     }
   }
 
+  async readRef(repoId: string, ref: string): Promise<string | null> {
+    return readRef(this.pathOf(repoId), assertChangeRef(ref));
+  }
+
+  setRef(repoId: string, ref: string, commit: string): Promise<void> {
+    return this.onVolume(async () => {
+      const gitDir = this.pathOf(repoId);
+      const name = assertChangeRef(ref);
+      // Writers of one install's refs hold its row lock: a lost swap is a stale lock or a reader's race, retried a few times.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await readRef(gitDir, name);
+        if (current === commit) return;
+        try {
+          if (await compareAndSwapRef(gitDir, name, assertSha(commit), current, { identity: IDENTITY, message: 'wsp: change request head' })) return;
+        } catch (err) {
+          if (!(err instanceof RefLockedError)) throw err;
+          await removeStaleLock(path.join(gitDir, `${name}.lock`), REF_LOCK_STALE_MS);
+        }
+      }
+      throw new Error(`${name} of ${repoId} could not be written`);
+    });
+  }
+
   /**
    * Walks parents from `descendant` through remembered and loose commits (a few steps in
    * practice: a commit checked soon after it was made); a packed commit or a long walk is left
@@ -403,6 +426,12 @@ async function removeStaleLock(lock: string, staleMs: number): Promise<boolean> 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
+}
+
+/** Only change requests' refs are written apart from `main`: `refs/changes/<number>`. */
+function assertChangeRef(ref: string): string {
+  if (!/^refs\/changes\/[1-9][0-9]{0,9}$/.test(ref)) throw new Error(`not a change request ref: ${ref}`);
+  return ref;
 }
 
 function assertSha(sha: string): string {

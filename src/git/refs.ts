@@ -20,8 +20,13 @@ const SHA_RE = /^[0-9a-f]{40}$/;
 export class RefLockedError extends Error {}
 
 export async function readMain(gitDir: string): Promise<string | null> {
+  return readRef(gitDir, MAIN);
+}
+
+/** Any ref of the repository (`refs/heads/main`, `refs/changes/3`), read as `readMain` reads `main`. */
+export async function readRef(gitDir: string, ref: string): Promise<string | null> {
   try {
-    return checked(fs.readFileSync(path.join(gitDir, MAIN), 'latin1').trim());
+    return checked(fs.readFileSync(path.join(gitDir, ref), 'latin1').trim(), ref);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -33,13 +38,13 @@ export async function readMain(gitDir: string): Promise<string | null> {
     throw err;
   }
   for (const line of packed.split('\n')) {
-    if (line.endsWith(` ${MAIN}`)) return checked(line.slice(0, 40));
+    if (line.endsWith(` ${ref}`)) return checked(line.slice(0, 40), ref);
   }
   return null;
 }
 
-function checked(value: string): string {
-  if (!SHA_RE.test(value)) throw new Error(`${MAIN} holds no object id: ${value.slice(0, 60)}`);
+function checked(value: string, ref: string): string {
+  if (!SHA_RE.test(value)) throw new Error(`${ref} holds no object id: ${value.slice(0, 60)}`);
   return value;
 }
 
@@ -48,20 +53,26 @@ function checked(value: string): string {
  * RefLockedError when another writer holds its lock (git waits 100 ms for a ref lock too).
  */
 export async function compareAndSwapMain(gitDir: string, next: string, expected: string | null, reflog: { identity: string; message: string }): Promise<boolean> {
-  const ref = path.join(gitDir, MAIN);
+  return compareAndSwapRef(gitDir, MAIN, next, expected, reflog);
+}
+
+/** `compareAndSwapMain` for any ref (a change request's `refs/changes/<number>`). */
+export async function compareAndSwapRef(gitDir: string, refName: string, next: string, expected: string | null, reflog: { identity: string; message: string }): Promise<boolean> {
+  const ref = path.join(gitDir, refName);
+  fs.mkdirSync(path.dirname(ref), { recursive: true });
   const lock = `${ref}.lock`;
   const fd = await takeLock(lock);
   let closed = false;
   let renamed = false;
   try {
-    if ((await readMain(gitDir)) !== expected) return false;
+    if ((await readRef(gitDir, refName)) !== expected) return false;
     fs.writeFileSync(fd, `${next}\n`);
     // Synchronous, as all between taking the lock and renaming it: a process killed (kill -9)
     // while it held the lock leaves it behind, so the lock is held for as short a time as can be.
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     closed = true;
-    const logFile = path.join(gitDir, 'logs', MAIN);
+    const logFile = path.join(gitDir, 'logs', refName);
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
     appendWhole(logFile, `${expected ?? ZERO_SHA} ${next} ${reflog.identity} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message}\n`);
     fs.renameSync(lock, ref);

@@ -46,6 +46,13 @@ export interface RepositoryStorage {
    * and build on it.
    */
   advanceMain(repoId: string, next: string, expected: string | null): Promise<boolean>;
+  /** A ref other than `main` (a change request's `refs/changes/<number>`); null when it does not exist. */
+  readRef(repoId: string, ref: string): Promise<string | null>;
+  /**
+   * Points a ref other than `main` at `commit`, whatever it held (a change request's head moves
+   * when it is re-parented; git's fetch of `refs/changes/<number>` takes whatever it names).
+   */
+  setRef(repoId: string, ref: string, commit: string): Promise<void>;
   /** True when `ancestor` is `descendant` or reachable from it through parents. */
   isAncestor(repoId: string, ancestor: string, descendant: string): Promise<boolean>;
   /** What the repository takes on disk, in bytes (its quota: WSP_QUOTA_REPOSITORY_BYTES). */

@@ -30,7 +30,7 @@ export function autoUpdateJobs(deps: InstallServiceDeps): JobDefinition<VersionP
         .execute(async (trx) => {
           const install = await installStore.lock(trx, candidate.id);
           if (!install || install.automatic_updates_enabled !== 1 || compareSemver(version.semver, install.desired_semver) <= 0) return false;
-          await queueRender(trx, deps, install, { versionId: version.id, valuesJson: install.values_json });
+          await queueRender(trx, deps, install, { versionId: version.id, valuesJson: install.values_json, authorId: null });
           await installStore.update(trx, install.id, { desired_version_id: version.id, etag: newEtag(), updated_at: nowSeconds(clock) });
           return true;
         })

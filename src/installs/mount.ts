@@ -10,6 +10,8 @@ import { createRestoreService } from './restore.js';
 import { installRoutes } from './routes.js';
 import { createRepositoryService } from './repository-service.js';
 import { repositoryRoutes } from './repository-routes.js';
+import { createChangeRequestService } from './changes/service.js';
+import { changeRequestRoutes } from './changes/routes.js';
 
 /** Packages, installs and renders (one history): their routes (the jobs that render into git: ./job-definitions.ts). */
 export function mountInstalls(app: App, deps: ServiceDeps): void {
@@ -18,4 +20,5 @@ export function mountInstalls(app: App, deps: ServiceDeps): void {
   installRoutes(app, createInstallService(area), createRestoreService(area));
   repositoryRoutes(app, createRepositoryService(area));
   renderRoutes(app, createRenderService(area));
+  changeRequestRoutes(app, createChangeRequestService(area));
 }

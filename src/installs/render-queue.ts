@@ -100,7 +100,7 @@ export async function queueRender(
   trx: Kysely<DB>,
   { clock, jobs, config }: Pick<ServiceDeps, 'clock' | 'jobs' | 'config'>,
   install: Pick<InstallsTable, 'id' | 'workspace_id' | 'render_seq'>,
-  desired: { versionId: string; valuesJson: string },
+  desired: { versionId: string; valuesJson: string; authorId: string | null },
 ): Promise<RendersTable> {
   const now = nowSeconds(clock);
   await checkRenderQuota(trx, config, install.workspace_id, now);
@@ -124,6 +124,8 @@ export async function queueRender(
     message: 'Waiting for a worker',
     created_at: now,
     updated_at: now,
+    author_id: desired.authorId,
+    change_request_id: null,
   };
   await renderStore.insert(trx, row);
   await installStore.update(trx, install.id, { render_seq: row.seq });

@@ -15,6 +15,9 @@ export function toInstall(row: InstallView): Install {
     updated_at: row.updated_at,
     etag: row.etag,
     last_render: row.last_render_id === null ? null : { id: row.last_render_id, state: row.last_render_state!, error: row.last_render_state === 'failed' ? row.last_render_message : null },
+    delivery: row.delivery,
+    required_approvals: row.required_approvals,
+    open_change_request_id: row.open_change_request_id ?? null,
   };
 }
 

@@ -17,6 +17,10 @@ import { toRestoredInstall } from './representation.js';
 import { Slots } from '../shared/slots.js';
 import type { InstallServiceDeps } from './service.js';
 import { writeTransaction } from '../db/write-transaction.js';
+import { completeOperation } from '../operations/service.js';
+import { renderOutcome } from './renders/representation.js';
+import { ensureRef, openChangeRequest, supersedeOpen } from './changes/machinery.js';
+import type { RepositoryChangeRequestsTable } from './tables.js';
 
 /**
  * POST /v1/installs/{id}:restore, as Helm's rollback: a restore is a new render whose commit
@@ -78,6 +82,7 @@ export function createRestoreService(deps: InstallServiceDeps) {
     const made = { parent: await repos.head(found.id), commit: '' };
     made.commit = await repos.commit(found.id, { tree, parent: made.parent, message: commitMessage(subject), timeSeconds: now });
 
+    let opened: RepositoryChangeRequestsTable | null = null;
     const answer = await writeTransaction(db, ctx, async (trx) => {
       const install = await installStore.lock(trx, found.id);
       if (!install) throw notFound('install');
@@ -106,8 +111,25 @@ export function createRestoreService(deps: InstallServiceDeps) {
         message: commitSubject(subject),
         created_at: now,
         updated_at: now,
+        author_id: ctx.actorId,
+        change_request_id: null,
       };
+      // docs/spec-gaps.md, "Repository change requests": under review a restore is a render like any other: its tree waits on a
+      // change request (no job: nothing is left to do once it is open, so its operation is done).
+      const reviewed = install.delivery === 'change_request' && parent !== null;
+      if (reviewed) {
+        render.commit_sha = null;
+        render.operation_id = operationId;
+      }
       await renderStore.insert(trx, render);
+      if (reviewed) {
+        opened = await openChangeRequest(trx, deps, install, render, { tree, renderHash: source.render_hash, head: parent, commitMessage: commitMessage(subject), semver: version.semver });
+        Object.assign(render, { state: 'awaiting_merge', commit_sha: null, change_request_id: opened.id, message: `Awaiting merge of change request #${opened.number}` });
+        await completeOperation(trx, clock, operationId, { result: renderOutcome(render) });
+      } else {
+        // A newer render reaches main: an open change request will never be merged.
+        await supersedeOpen(trx, deps, install.id, render);
+      }
       // As Helm's rollback: the install now wants what produced that tree, version and values.
       await installStore.update(trx, install.id, {
         desired_version_id: source.package_version_id,
@@ -117,14 +139,28 @@ export function createRestoreService(deps: InstallServiceDeps) {
         updated_at: now,
       });
       const payload: RenderJob = { render_id: id };
-      await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
-      await events.record(trx, ctx, 'install.restored', install.id, { render_id: id, restored_from_render_id: source.id, commit_sha: commit, operation_id: operationId });
+      if (!reviewed) await jobs.enqueue(trx, { kind: RENDER_RESTORE, payload, operationId });
+      await events.record(trx, ctx, 'install.restored', install.id, {
+        render_id: id,
+        restored_from_render_id: source.id,
+        commit_sha: render.commit_sha,
+        operation_id: operationId,
+        repository_change_request_id: render.change_request_id,
+      });
       const updated = (await installStore.get(trx, ctx.workspaceId, install.id))!;
       return { install: toRestoredInstall(updated), render: toRender(render) };
     });
     // Committed: the answer stands whatever happens to the branch move now. Failing here would
     // be a 5xx, which the idempotency layer does not keep, and a retry would restore twice.
     const { render } = answer;
+    if (opened) {
+      try {
+        await ensureRef(repos, opened);
+      } catch (err) {
+        log.warn({ err, installId: render.install_id, changeRequestId: (opened as RepositoryChangeRequestsTable).id }, 'change request ref not written yet; its next reader writes it');
+      }
+      return answer;
+    }
     try {
       const landing = await landCommit(repos, render.install_id, render.commit_sha!);
       if (landing !== 'landed') log.warn({ installId: render.install_id, renderId: render.id, landing }, 'restore commit not on main yet; its job lands it');

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ListEnvelope, PageQuery, PathId, patterned, UnixSeconds } from '../http/schemas.js';
 import { DisplayName } from './packages/schemas.js';
-import { Render } from './renders/schemas.js';
+import { Render, RenderStateSchema } from './renders/schemas.js';
 
 const VersionRef = Type.Object({ id: Type.String(), semver: Type.String() }, { additionalProperties: false });
 const Values = Type.Object({}, { additionalProperties: true, description: 'Free-form JSON object: the values the templates are rendered with' });
@@ -28,7 +28,7 @@ export const LastRender = Type.Union(
     Type.Object(
       {
         id: Type.String(),
-        state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('superseded')]),
+        state: RenderStateSchema,
         error: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed' }),
       },
       { additionalProperties: false },
@@ -37,6 +37,12 @@ export const LastRender = Type.Union(
   ],
   { description: 'The newest render of the install (its state as of now); null before the first' },
 );
+
+export const Delivery = Type.Union([Type.Literal('direct'), Type.Literal('change_request')], {
+  description:
+    '`direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests")',
+});
+export const RequiredApprovals = Type.Integer({ minimum: 0, maximum: 10, description: 'Approvals a change request needs before it can be merged (0-10)' });
 
 export const Install = Type.Object(
   {
@@ -47,6 +53,9 @@ export const Install = Type.Object(
     values: Values,
     created_at: UnixSeconds(),
     last_render: LastRender,
+    delivery: Delivery,
+    required_approvals: RequiredApprovals,
+    open_change_request_id: Type.Union([Type.String(), Type.Null()], { description: 'The open repository change request waiting for review before it reaches `main`; null when none waits' }),
   },
   { title: 'Install', additionalProperties: false },
 );
@@ -61,6 +70,8 @@ export const CreateInstallBody = Type.Object(
     version_id: BodyId('A version of that package: the first desired version'),
     values: Type.Optional(Values),
     automatic_updates_enabled: Type.Optional(Type.Boolean({ default: false, description: 'Follow newer (non pre-release) versions of the package on their own' })),
+    delivery: Type.Optional(Delivery),
+    required_approvals: Type.Optional(RequiredApprovals),
   },
   { title: 'CreateInstallBody', additionalProperties: false },
 );
@@ -71,6 +82,8 @@ export const UpdateInstallBody = Type.Object(
     desired_version_id: Type.Optional(BodyId('A version of the package of the install')),
     values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Replaces the values as a whole' })),
     automatic_updates_enabled: Type.Optional(Type.Boolean()),
+    delivery: Type.Optional(Delivery),
+    required_approvals: Type.Optional(RequiredApprovals),
   },
   { title: 'UpdateInstallBody', additionalProperties: false },
 );

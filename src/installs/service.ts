@@ -60,6 +60,9 @@ export function createInstallService(deps: InstallServiceDeps) {
         updated_at: now,
         deleted_at: null,
         deleted_name: null,
+        delivery: body.delivery ?? 'direct',
+        required_approvals: body.required_approvals ?? 0,
+        change_request_seq: 0,
       };
       let render;
       try {
@@ -67,7 +70,7 @@ export function createInstallService(deps: InstallServiceDeps) {
           // Under the package's lock: a deletion of the package at the same moment sees this install, or this sees the package gone.
           if (!(await packageStore.lock(trx, ctx.workspaceId, pkg.id))) throw notFound('package', ['body', 'package_id']);
           await installStore.insert(trx, row);
-          const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json });
+          const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json, authorId: ctx.actorId });
           await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id });
           return queued;
         });
@@ -91,6 +94,7 @@ export function createInstallService(deps: InstallServiceDeps) {
         last_render_id: render.id,
         last_render_state: render.state,
         last_render_message: render.message,
+        open_change_request_id: null,
       });
     },
 
@@ -115,14 +119,21 @@ export function createInstallService(deps: InstallServiceDeps) {
         const valuesJson = body.values === undefined ? install.values_json : JSON.stringify(body.values);
         const valuesChanged = canonicalJson(JSON.parse(valuesJson)) !== canonicalJson(JSON.parse(install.values_json));
         const auto = body.automatic_updates_enabled === undefined ? install.automatic_updates_enabled : body.automatic_updates_enabled ? 1 : 0;
-        if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled) return install;
+        const delivery = body.delivery ?? install.delivery;
+        const requiredApprovals = body.required_approvals ?? install.required_approvals;
+        const reviewChanged = delivery !== install.delivery || requiredApprovals !== install.required_approvals;
+        if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled && !reviewChanged) return install;
         const desiredVersionId = version?.id ?? install.desired_version_id;
-        const queued = versionChanged || valuesChanged ? await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson }) : null;
+        // The delivery is changed first: a render this PATCH starts goes the new way.
+        if (reviewChanged) await installStore.update(trx, install.id, { delivery, required_approvals: requiredApprovals });
+        const queued = versionChanged || valuesChanged ? await queueRender(trx, deps, install, { versionId: desiredVersionId, valuesJson, authorId: ctx.actorId }) : null;
         // Values may hold anything: the event says they changed, not what they are.
         await events.record(trx, ctx, 'install.updated', install.id, {
           version_id: desiredVersionId,
           values_changed: valuesChanged,
           automatic_updates_enabled: auto === 1,
+          delivery,
+          required_approvals: requiredApprovals,
           render_id: queued?.id ?? null,
         });
         await installStore.update(trx, install.id, {

@@ -9,6 +9,8 @@ export type InstallView = InstallsTable & {
   last_render_id: string | null;
   last_render_state: RenderState | null;
   last_render_message: string | null;
+  /** The open change request of the install (one at most); null when none waits. */
+  open_change_request_id: string | null;
 };
 
 /**
@@ -28,7 +30,17 @@ function view(db: Kysely<DB>) {
     .leftJoin('package_versions as cv', 'cv.id', 'i.current_version_id')
     .leftJoin('renders as lr', (join) => join.onRef('lr.install_id', '=', 'i.id').onRef('lr.seq', '=', 'i.render_seq'))
     .selectAll('i')
-    .select(['dv.semver as desired_semver', 'cv.semver as current_semver', 'lr.id as last_render_id', 'lr.state as last_render_state', 'lr.message as last_render_message']);
+    .select(['dv.semver as desired_semver', 'cv.semver as current_semver', 'lr.id as last_render_id', 'lr.state as last_render_state', 'lr.message as last_render_message'])
+    .select((eb) =>
+      eb
+        .selectFrom('repository_change_requests as ocr')
+        .select('ocr.id')
+        .whereRef('ocr.install_id', '=', 'i.id')
+        .where('ocr.state', '=', 'open')
+        .orderBy('ocr.number', 'desc')
+        .limit(1)
+        .as('open_change_request_id'),
+    );
 }
 
 export const installStore = {
@@ -60,6 +72,13 @@ export const installStore = {
   },
 
   update: (db: Kysely<DB>, id: string, fields: Partial<Omit<InstallsTable, 'id' | 'workspace_id' | 'created_at'>>) => db.updateTable('installs').set(fields).where('id', '=', id).execute(),
+
+  /** The `required_approvals` of installs, deleted ones too (their change requests stay readable). */
+  requiredApprovals: async (db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, number>> => {
+    if (ids.length === 0) return new Map();
+    const rows = await db.selectFrom('installs').select(['id', 'required_approvals']).where('id', 'in', ids).execute();
+    return new Map(rows.map((r) => [r.id, r.required_approvals]));
+  },
 
   /** Whether the install existed and was deleted: its renders then have no repository to read. */
   isDeleted: async (db: Kysely<DB>, id: string): Promise<boolean> =>

@@ -10,6 +10,8 @@ declare module '../db/tables.js' {
     installs: InstallsTable;
     render_values: RenderValuesTable;
     renders: RendersTable;
+    repository_change_requests: RepositoryChangeRequestsTable;
+    repository_change_request_approvals: RepositoryChangeRequestApprovalsTable;
   }
 }
 
@@ -59,9 +61,21 @@ export interface InstallsTable {
   deleted_at: number | null;
   /** The name it had; `name` then holds a name no live install can take (src/installs/store.ts, `asideName`). */
   deleted_name: string | null;
+  /** `direct`: renders move `main`; `change_request`: each render after the first waits for a merge (docs/spec-gaps.md, "Repository change requests"). */
+  delivery: Delivery;
+  /** Approvals a change request needs before it can be merged (0-10). */
+  required_approvals: number;
+  /** The last change request number given out for this install. */
+  change_request_seq: number;
 }
 
-export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded';
+export type Delivery = 'direct' | 'change_request';
+
+/**
+ * `awaiting_merge`: its tree waits on a change request (refs/changes/<number>) for a merge;
+ * `canceled`: that change request was closed (a reopen makes it `awaiting_merge` again).
+ */
+export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded' | 'awaiting_merge' | 'canceled';
 
 export interface RendersTable {
   id: string;
@@ -81,6 +95,47 @@ export interface RendersTable {
   message: string;
   created_at: number;
   updated_at: number;
+  /** The user or API token whose request caused the render; null for the platform's automatic updates. */
+  author_id: string | null;
+  /** The change request carrying it (delivery `change_request`); null when it went to `main` directly. */
+  change_request_id: string | null;
+}
+
+export type ChangeRequestState = 'open' | 'merged' | 'closed' | 'superseded';
+
+export interface RepositoryChangeRequestsTable {
+  id: string;
+  workspace_id: string;
+  install_id: string;
+  /** 1, 2, 3... per install; its head is `refs/changes/<number>` in the install's repository. */
+  number: number;
+  title: string;
+  description: string;
+  state: ChangeRequestState;
+  render_id: string;
+  author_id: string | null;
+  /** The `main` head the head commit is built on; a moved `main` re-parents the change request. */
+  base_commit_sha: string;
+  head_commit_sha: string;
+  /** The rendered tree (the head commit's): it stays the same when re-parented. */
+  tree_sha: string;
+  diff_added: number;
+  diff_modified: number;
+  diff_removed: number;
+  merged_by: string | null;
+  merged_at: number | null;
+  closed_at: number | null;
+  /** 1 once `main` holds the merged head; 0 while open, closed, or merged with the branch move still owed. */
+  landed: number;
+  etag: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RepositoryChangeRequestApprovalsTable {
+  change_request_id: string;
+  user_id: string;
+  approved_at: number;
 }
 
 /** Each distinct set of an install's values, once: renders name theirs by digest. */

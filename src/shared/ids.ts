@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   packageVersion: 'pkgv',
   install: 'inst',
   render: 'rnd',
+  repositoryChangeRequest: 'rcr',
   operation: 'op',
   repository: 'repo',
   cluster: 'cl',

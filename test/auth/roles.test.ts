@@ -48,6 +48,7 @@ function guardedCalls(): Record<Exclude<Permission, 'write'>, Call[]> {
     'compute_configs.delete': [{ method: 'DELETE', url: '/v1/compute/configs/cc_0000000000000000000000000a', headers: ETAG }],
     'installs.delete': [{ method: 'DELETE', url: '/v1/installs/inst_0000000000000000000000000a', headers: ETAG }],
     'packages.delete': [{ method: 'DELETE', url: '/v1/packages/pkg_0000000000000000000000000a', headers: ETAG }],
+    'repository_change_requests.approve': [{ method: 'POST', url: '/v1/repository_change_requests/rcr_0000000000000000000000000a:approve', headers: ETAG }],
     'webhooks.manage': [
       { method: 'POST', url: '/v1/webhooks', payload: { url: 'https://hooks.example.com/x', event_types: ['secret.created'] } },
       { method: 'PATCH', url: '/v1/webhooks/wh_0000000000000000000000000a', payload: { enabled: false }, headers: ETAG },
@@ -203,7 +204,7 @@ describe('GET /v1/me', () => {
         [[s.workspaceId, role, expected(role)]],
       );
     }
-    assert.deepEqual(expected('member'), ['write', 'secrets.access']);
+    assert.deepEqual(expected('member'), ['write', 'secrets.access', 'repository_change_requests.approve']);
     assert.deepEqual(expected('viewer'), []);
     const unnamed = (await h.app.inject({ method: 'GET', url: '/v1/me', headers: as(s.member.session) })).json<{ permissions: unknown; memberships: unknown[] }>();
     assert.equal(unnamed.permissions, null);

@@ -234,6 +234,50 @@ test('packages, installs, renders', async () => {
   assert.deepEqual(await json(['packages', 'delete', pkg.id, '--yes']), { id: pkg.id, deleted: true });
 });
 
+test('repository change requests: list, show, diff (a unified diff on a terminal, JSON under --json), approve, merge (--yes), close, reopen', async () => {
+  const pkg = await json(['packages', 'create', '--name', 'every-changes']);
+  const dir = path.join(scratch, 'changes');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'hello.txt'), 'Hello {{who}}\nsecond line\n');
+  const v1 = await json(['packages', 'publish', pkg.id, '--semver', '1.0.0', '--dir', dir]);
+  const install = await json(['installs', 'create', '--name', 'every-changes', '--package', pkg.id, '--package-version', v1.id, '--values', '-', '--delivery', 'change_request', '--required-approvals', '1'], {
+    stdin: '{"who":"one"}',
+  });
+  assert.equal(install.delivery, 'change_request');
+  const waiting = await wsp(['installs', 'update', install.id, '--values', '-'], { stdin: '{"who":"two"}' });
+  assert.equal(waiting.code, 0, waiting.stderr);
+  assert.match(waiting.stderr, /waits for review in change request rcr_\w+/);
+  const [cr] = await list(['changes', 'list', '--install', install.id, '--state', 'open']);
+  assert.equal(cr.number, 1);
+  assert.equal((await json(['changes', 'show', cr.id])).merge_blockers[0], 'approvals_required');
+  const shown = await wsp(['changes', 'show', cr.id]);
+  assert.match(shown.stdout, /mergeable:\s+no: needs approvals/);
+  assert.deepEqual((await json(['changes', 'diff', cr.id])).files, [{ path: 'hello.txt', status: 'modified', before: 'Hello one\nsecond line\n', after: 'Hello two\nsecond line\n' }]);
+  const unified = await wsp(['changes', 'diff', cr.id]);
+  assert.equal(unified.code, 0, unified.stderr);
+  assert.equal(unified.stdout, 'diff --git a/hello.txt b/hello.txt\n--- a/hello.txt\n+++ b/hello.txt\n@@ -1,2 +1,2 @@\n-Hello one\n+Hello two\n second line\n');
+  await refused(['changes', 'approve', cr.id], 403); // the owner caused the render: not their own approval
+  const admin = tempConfigDir();
+  writeCredentials({ server, token: s.admin.session, user_id: s.admin.userId, workspace: s.workspaceId }, { WSP_CONFIG_DIR: admin });
+  assert.equal((await json(['changes', 'approve', cr.id], { configDir: admin })).approvals.length, 1);
+  const unconfirmed = await wsp(['changes', 'merge', cr.id]);
+  assert.equal(unconfirmed.code, 2, 'a merge outside a terminal needs --yes');
+  assert.match(unconfirmed.stderr, /changes the install's main branch, so pass --yes/);
+  const stale = await refused(['changes', 'merge', cr.id, '--yes', '--head', '0'.repeat(40)], 409);
+  assert.match(stale.message, /no longer the head_commit_sha/);
+  const merged = await json(['changes', 'merge', cr.id, '--yes', '--head', cr.head_commit_sha]);
+  assert.equal(merged.state, 'merged');
+  assert.equal((await json(['installs', 'get', install.id])).open_change_request_id, null);
+
+  await wsp(['installs', 'update', install.id, '--values', '-'], { stdin: '{"who":"three"}' });
+  const [second] = await list(['changes', 'list', '--install', install.id, '--state', 'open']);
+  assert.equal((await json(['changes', 'close', second.id])).state, 'closed');
+  assert.equal((await json(['changes', 'reopen', second.id])).state, 'open');
+  const notMergeable = await refused(['changes', 'merge', second.id, '--yes'], 409);
+  assert.match(notMergeable.message, /approvals_required/);
+  assert.equal((await wsp(['changes', 'list', '--state', 'nope'])).code, 2);
+});
+
 test('compute, machines, operations', async () => {
   const catalog = await json(['compute', 'catalog']);
   assert.ok(catalog.server_types.length > 0);

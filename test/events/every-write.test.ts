@@ -267,6 +267,22 @@ describe('every write operation', () => {
     await fails(409, 'POST', `/v1/installs/${install.id}:restore`, { body: { render_id: firstRender.id }, headers: { ...STALE, 'idempotency-key': 'restore-stale' } });
     await ok('POST', `/v1/installs/${install.id}:restore`, { body: { render_id: firstRender.id }, headers: { 'if-match': inst.etag, 'idempotency-key': 'restore-1' } });
     await h.app.jobs.runDue();
+    // Repository change requests (docs/spec-gaps.md, "Repository change requests"): opened by the admin's render, so the owner may approve.
+    inst = await ok('GET', `/v1/installs/${install.id}`);
+    inst = await ok('PATCH', `/v1/installs/${install.id}`, { credential: s.admin.session, body: { delivery: 'change_request', values: { who: 'c' } }, headers: { 'if-match': inst.etag } });
+    await h.app.jobs.runDue();
+    const crId = (await ok('GET', `/v1/renders/${inst.last_render.id}`)).repository_change_request_id as string;
+    const crUrl = `/v1/repository_change_requests/${crId}`;
+    const crEtag = async () => (await ok('GET', crUrl)).etag as string;
+    await fails(409, 'PATCH', crUrl, { body: { title: 'x' }, headers: STALE });
+    await ok('PATCH', crUrl, { body: { title: 'Reviewed' }, headers: { 'if-match': await crEtag() } });
+    await fails(403, 'POST', `${crUrl}:approve`, { credential: s.admin.session, headers: { 'if-match': await crEtag() } });
+    await ok('POST', `${crUrl}:approve`, { headers: { 'if-match': await crEtag() } });
+    await ok('POST', `${crUrl}:close`, { headers: { 'if-match': await crEtag() } });
+    await fails(409, 'POST', `${crUrl}:close`, { headers: { 'if-match': await crEtag() } });
+    await ok('POST', `${crUrl}:reopen`, { headers: { 'if-match': await crEtag() } });
+    await fails(409, 'POST', `${crUrl}:merge`, { body: {}, headers: STALE });
+    await ok('POST', `${crUrl}:merge`, { body: {}, headers: { 'if-match': await crEtag() } });
     const git = await send('POST', `/v1/installs/${install.id}/repository.git/git-upload-pack`, { credential: s.owner.session, body: {} });
     assert.ok(git.statusCode >= 400, 'an empty upload-pack request is refused (and would record nothing either way)');
     await fails(409, 'DELETE', `/v1/packages/${pkg.id}`, { headers: { 'if-match': (await ok('GET', `/v1/packages/${pkg.id}`)).etag } });

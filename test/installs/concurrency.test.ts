@@ -10,6 +10,7 @@ import { GitStorage } from '../../src/git/git-storage.js';
 import { renderJobs } from '../../src/installs/renders/jobs.js';
 import { commitMessage } from '../../src/installs/renders/commit-message.js';
 import { repoRoot } from '../../src/config.js';
+import { EventLog } from '../../src/events/record.js';
 import { installFixture } from './fixture.js';
 
 let f: ReturnType<typeof installFixture>;
@@ -20,7 +21,7 @@ const h = useTestApp({
   setup: async () => {
     f = installFixture(h, s);
     other = testRunner(h.database, h.clock, JOB_KINDS, { workerId: 'other-instance' });
-    other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, repos: new GitStorage(repoRoot(h.config)) }));
+    other.define(renderJobs({ db: h.database.db, clock: h.clock, log: pino({ level: 'silent' }), config: h.config, events: new EventLog(h.clock), repos: new GitStorage(repoRoot(h.config)) }));
   },
 });
 const s = h.seeded;

@@ -48,6 +48,42 @@ async function installOf() {
   return { pkg, v, inst: await ok('GET', `/v1/installs/${inst.id}`) };
 }
 
+/**
+ * An install under review with one open change request (docs/spec-gaps.md, "Repository change requests"), opened by the
+ * workspace's API token, so that the owner (who races) is not its author and may approve it.
+ */
+async function openChangeRequest() {
+  const { inst } = await installOf();
+  const patched = await h.app.inject({
+    method: 'PATCH',
+    url: `/v1/installs/${inst.id}`,
+    headers: as(s.apiToken, undefined, { 'if-match': inst.etag }),
+    payload: { delivery: 'change_request', values: { who: 'b' } },
+  });
+  assert.equal(patched.statusCode, 200, patched.body);
+  await h.app.jobs.runDue();
+  const render = await ok('GET', `/v1/renders/${patched.json().last_render.id}`);
+  const cr = await ok('GET', `/v1/repository_change_requests/${render.repository_change_request_id}`);
+  return { read: `/v1/repository_change_requests/${cr.id}`, etag: cr.etag as string, extra: inst.id as string };
+}
+
+/** A transition of a change request: exactly one writer moves it; the stored one is the winner's. */
+function changeRequestRace(action: 'approve' | 'merge' | 'close', state: string, check?: (read: string, installId: string) => Promise<void>): Race {
+  return {
+    name: `POST /v1/repository_change_requests/{id}:${action}`,
+    setup: openChangeRequest,
+    write: (read, etag) => call('POST', `${read}:${action}`, undefined, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner) => {
+      const now = await ok('GET', read);
+      assert.equal(now.state, state);
+      assert.deepEqual(now, winner.json());
+      if (action === 'approve') assert.equal(now.approvals.length, 1);
+      await check?.(read, (now as { install_id: string }).install_id);
+    },
+  };
+}
+
 async function runningMachine() {
   const cc = await ok('POST', '/v1/compute/configs', { name: 'race', provider: 'hetzner', region: 'fsn1', image: 'ubuntu-24.04' });
   const m = await ok('POST', '/v1/machines', { compute_config_id: cc.id, server_type: 'cx22' });
@@ -139,6 +175,39 @@ const RACES: Race[] = [
       const renders = (await ok('GET', `${read}/renders`)).data;
       assert.equal(renders.filter((r: { restored_from_render_id: string | null }) => r.restored_from_render_id).length, 1, 'one restore render');
       assert.equal(commitsOn(read.split('/').pop()!), 3, 'two renders and one restore on main');
+    },
+  },
+  changeRequestRace('approve', 'open'),
+  changeRequestRace('merge', 'merged', async (read, installId) => {
+    assert.equal(commitsOn(installId), 2, 'main moved once, to the head');
+    assert.equal((await ok('GET', `/v1/installs/${installId}/repository`)).head_commit_sha, (await ok('GET', read)).head_commit_sha);
+  }),
+  changeRequestRace('close', 'closed', async (_read, installId) => assert.equal(commitsOn(installId), 1, 'main stays')),
+  {
+    name: 'POST /v1/repository_change_requests/{id}:reopen',
+    setup: async () => {
+      const opened = await openChangeRequest();
+      const closed = await ok('POST', `${opened.read}:close`, undefined, { 'if-match': opened.etag });
+      return { ...opened, etag: closed.etag };
+    },
+    write: (read, etag) => call('POST', `${read}:reopen`, undefined, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner) => {
+      const now = await ok('GET', read);
+      assert.equal(now.state, 'open');
+      assert.deepEqual(now, winner.json());
+      assert.equal((await ok('GET', `/v1/renders/${now.render_id}`)).state, 'awaiting_merge');
+    },
+  },
+  {
+    name: 'PATCH /v1/repository_change_requests/{id}',
+    setup: openChangeRequest,
+    write: (read, etag, i) => call('PATCH', read, { title: `title ${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      const now = await ok('GET', read);
+      assert.equal(now.title, `title ${i}`);
+      assert.equal(now.etag, winner.json().etag);
     },
   },
   {

@@ -18,11 +18,11 @@ fs.mkdirSync('.wsp-test', { recursive: true });
 const dir = fs.mkdtempSync(path.resolve('.wsp-test/sdk-readme-compile-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-test('the README has its four examples, and each compiles under tsc --strict', async () => {
+test('the README has its five examples, and each compiles under tsc --strict', async () => {
   const found = readmeExamples();
   assert.deepEqual(
     found.map((e) => e.title),
-    ['Every secret, page after page', "Create a dashboard, then change it without overwriting someone else's change", 'Start a machine and wait until it runs', 'Errors'],
+    ['Every secret, page after page', "Create a dashboard, then change it without overwriting someone else's change", 'Start a machine and wait until it runs', "Review a render before it reaches an install's main branch", 'Errors'],
   );
   writeExampleProject(dir, found);
   const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', dir]).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));

@@ -35,9 +35,9 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('the README has its four examples, transpiled as tsc emits them', () => {
+test('the README has its five examples, transpiled as tsc emits them', () => {
   const found = readmeExamples();
-  assert.equal(found.length, 4);
+  assert.equal(found.length, 5);
   writeExampleProject(dir, found);
   // NodeNext in a `"type": "module"` package emits ES modules; transpileModule, which sees no
   // package.json, is told so.
@@ -62,5 +62,25 @@ test('each example runs against a real server and prints what it says', async ()
 
   assert.match(await out(2), /^mch-\w+ is running\n$/);
 
-  assert.match(await out(3), /^404 7002\n422 7003 at body\.name: name must not be empty \(body\.name\) \[7003\]\n$/);
+  // An install under review with one change request open (a new value), for the review example.
+  const api = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    assert.ok(res.ok, `${method} ${url}: ${res.status} ${await res.clone().text()}`);
+    return res.json();
+  };
+  const settled = async (operationId: string) => {
+    for (let i = 0; i < 600 && !(await api('GET', `/v1/operations/${operationId}`)).done; i++) await new Promise((r) => setTimeout(r, 100));
+  };
+  const pkg = await api('POST', '/v1/packages', { name: 'site' });
+  const v1 = await api('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'hello.txt': 'Hello {{who}}\n' } });
+  const install = await api('POST', '/v1/installs', { name: 'site', package_id: pkg.id, version_id: v1.id, values: { who: 'one' }, delivery: 'change_request' });
+  await settled((await api('GET', `/v1/renders/${install.last_render.id}`)).operation_id);
+  const changed = await api('PATCH', `/v1/installs/${install.id}`, { values: { who: 'two' } }, { 'if-match': (await api('GET', `/v1/installs/${install.id}`)).etag });
+  await settled((await api('GET', `/v1/renders/${changed.last_render.id}`)).operation_id);
+  assert.match(
+    (await run(process.execPath, [path.join(dir, 'out', 'example-3.js')], { env: { ...env, WSP_INSTALL: install.id }, timeout: 90_000 })).stdout,
+    /^#1 Update the values of site \(1\.0\.0\): mergeable \(git fetch origin refs\/changes\/1\)\n {2}modified hello\.txt\nmerged by tok_\w+\n$/,
+  );
+
+  assert.match(await out(4), /^404 7002\n422 7003 at body\.name: name must not be empty \(body\.name\) \[7003\]\n$/);
 });

@@ -95,6 +95,11 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   assert.equal(renders[0]?.state, 'succeeded', JSON.stringify(renders));
   ids.render = renders[0].id;
   ids.operation = renders[0].operation_id;
+  // Under review, a second render opens a repository change request (docs/spec-gaps.md, "Repository change requests").
+  const reviewed = await ok('PATCH', `/v1/installs/${install.id}`, { delivery: 'change_request', values: { who: `${marker}-reviewed` } }, { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag });
+  await h.app.jobs.runDue();
+  ids.changeRequest = (await ok('GET', `/v1/renders/${reviewed.last_render.id}`)).repository_change_request_id;
+  assert.match(ids.changeRequest!, /^rcr_/);
 
   const snippet = await ok('POST', '/v1/snippets', { name: `${marker} snippet`, source: `select '${marker}'` });
   ids.snippet = snippet.id;
@@ -146,6 +151,7 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
     `/v1/installs/${install.id}`,
     `/v1/installs/${install.id}/repository`,
     `/v1/renders/${ids.render}`,
+    `/v1/repository_change_requests/${ids.changeRequest}`,
     `/v1/snippets/${snippet.id}`,
     `/v1/dashboards/${dashboard.id}`,
     `/v1/webhooks/${webhook.id}`,
@@ -186,6 +192,7 @@ export const KIND_OF_COLLECTION: Record<string, string> = {
   'packages/versions': 'packageVersion',
   installs: 'install',
   renders: 'render',
+  repository_change_requests: 'changeRequest',
   snippets: 'snippet',
   dashboards: 'dashboard',
   'dashboards/revisions': 'dashboardRevision',

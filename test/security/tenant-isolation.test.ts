@@ -38,6 +38,8 @@ const ROLE_ROUTES = new Set([
   'POST /v1/workspaces/{id}/invitations',
   'DELETE /v1/workspaces/{id}/invitations/{inv}',
 ]);
+/** Routes any member may call but no API token (403 7023): a change request's approval is a person's (docs/spec-gaps.md, "Repository change requests"). */
+const PERSON_ROUTES = new Set(['POST /v1/repository_change_requests/{id}:approve']);
 /**
  * Routes users call as owner or admin (a member: 403 7023) and API tokens by their scope (docs/spec-gaps.md, "Events and the audit log"): the audit log, webhooks, pending invitations (members:read, issue 48),
  * and the irreversible deletions (docs/spec-gaps.md, "Roles (issue 50)").
@@ -120,6 +122,7 @@ const SCOPE_OF: Record<string, 'workspace' | 'any' | 'user' | 'public' | 'option
   'GET /v1/packages': 'workspace',
   'POST /v1/installs': 'workspace',
   'GET /v1/installs': 'workspace',
+  'GET /v1/repository_change_requests': 'workspace',
   'POST /v1/snippets': 'workspace',
   'GET /v1/snippets': 'workspace',
   'POST /v1/dashboards': 'workspace',
@@ -196,6 +199,8 @@ function bodyFor(route: Route): unknown {
     'POST /v1/packages/{id}/versions': { semver: '9.9.9', files: { 'x.txt': 'planted' } },
     'PATCH /v1/installs/{id}': { values: { who: 'planted' } },
     'POST /v1/installs/{id}:restore': { render_id: A.ids.render },
+    'PATCH /v1/repository_change_requests/{id}': { title: 'planted' },
+    'POST /v1/repository_change_requests/{id}:merge': {},
     'PATCH /v1/snippets/{id}': { name: 'planted' },
     'PATCH /v1/dashboards/{id}': { name: 'planted' },
     'POST /v1/dashboards/{id}:reset': {},
@@ -393,6 +398,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
   for (const route of routes) {
     const role = ROLE_ROUTES.has(route.key);
     const manager = MANAGER_ROUTES.has(route.key);
+    const personOnly = PERSON_ROUTES.has(route.key);
     const scope = route.params.length > 0 ? (USER_ROUTES.has(route.key) ? 'user' : 'workspace') : SCOPE_OF[route.key]!;
     const url = urlOf(route, (kind) => A.ids[kind]!);
     const sentOfA = route.params.flatMap((p) => [A.ids[p.kind]!, A.ids[p.kind]!.slice(A.ids[p.kind]!.indexOf('_') + 1)]);
@@ -443,7 +449,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
       }
       // A JWT is not a session: DELETE /v1/sessions/current refuses it (403 7020).
       await send('B-jwt', bJwt, scope === 'workspace' ? B.seed.workspaceId : undefined, route.key === 'DELETE /v1/sessions/current' ? { status: 403, code: 7020 } : own);
-      const tokenExpected: Expect = scope === 'user' ? { status: 403, code: 7024 } : role ? { status: 403, code: 7023 } : own;
+      const tokenExpected: Expect = scope === 'user' ? { status: 403, code: 7024 } : role || personOnly ? { status: 403, code: 7023 } : own;
       await send('B-token', B.seed.apiToken, undefined, tokenExpected);
     }
     // Another workspace named in Service-Context.
@@ -458,7 +464,7 @@ test('every route of the document, every attacker kind: refused by the rule, not
     await send('A-token@B', A.seed.apiToken, B.seed.workspaceId, scope === 'user' ? { status: 403, code: 7024 } : { status: 403, code: 7022 });
     // A's own callers without the role (or without a user).
     if (role || manager) await send('A-member', A.seed.member.session, A.seed.workspaceId, { status: 403, code: 7023 });
-    if (role || scope === 'user') await send('A-token', A.seed.apiToken, undefined, { status: 403, code: role ? 7023 : 7024 });
+    if (role || personOnly || scope === 'user') await send('A-token', A.seed.apiToken, undefined, { status: 403, code: role || personOnly ? 7023 : 7024 });
     // A's dead credentials, with A's Service-Context: 401 before anything else.
     for (const [kind, credential] of Object.entries(dead)) await send(kind as Kind, credential, A.seed.workspaceId, { status: 401, code: 7010 });
     // A path that starts in B and ends in A (and the reverse): the child is found under its parent only.

@@ -1376,6 +1376,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/repository_change_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's repository change requests, newest first
+         * @description Filters: `install_id` (an install of another workspace, or none, lists nothing), `state`. Keyset pages: `next_cursor` is bound to the filters it was made with.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
+         */
+        get: operations["listRepositoryChangeRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A repository change request
+         * @description A render of an install whose `delivery` is `change_request` waits here for review: its head commit is `ref` (`refs/changes/<number>`) in the install's repository, built on `base_commit_sha`, the head of `main` (re-parented when `main` moves: a new head commit with the same tree, a new etag). `mergeable` is computed when read and is never null; `merge_blockers` lists every reason it is false.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
+         */
+        get: operations["getRepositoryChangeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a change request's title or description (If-Match)
+         * @description In any state. A PATCH that changes nothing changes nothing, not even the etag. A stale If-Match: 409, 7030.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `repository_change_request.updated` (GET /v1/audit_events, webhooks).
+         */
+        patch: operations["updateRepositoryChangeRequest"];
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The files a change request changes, with both sides
+         * @description Between `base_commit_sha`'s tree and the head's, in path order: `added`, `modified` or `removed`, with each side's text (null where absent or not UTF-8).
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
+         */
+        get: operations["getRepositoryChangeRequestDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}:approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a change request as a signed-in member (If-Match)
+         * @description A person only: an API token is 403 (7023), the change request's author 403 (7333). Approving twice keeps one approval (and the etag). Writes take If-Match (a stale one: 409, 7030, `metadata.current_etag`). A change request that is not open: 409, 7330, `metadata.state`.
+         *
+         *     API tokens cannot call this: an approval is a person’s review (docs/spec-gaps.md, "Repository change requests"); a token could let its maker approve their own change.
+         *
+         *     Users need the role owner or admin or member (the permission `repository_change_requests.approve` of `GET /v1/me`).
+         *
+         *     Records the event `repository_change_request.approved` (GET /v1/audit_events, webhooks).
+         */
+        post: operations["approveRepositoryChangeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}:merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a change request: the install's main moves to its head (If-Match)
+         * @description In one transaction: `main` is checked to be the change request's base, the change request becomes `merged` (`merged_by`, `merged_at`), its render `succeeded` with the head as `commit_sha`, and the install's `current_version` moves; `main` moves to the head by compare-and-swap (a fast-forward: history is never rewritten). Of two merges, or a merge and a close, at once exactly one wins (the other: 409). A `head_commit_sha` that is no longer the head: 409, 7332, `metadata.head_commit_sha`. Not mergeable: 409, 7331, `metadata.merge_blockers` (comma-separated: `approvals_required`, `not_open`). `main` moved while the merge was checked: 409, 7336. A stale If-Match: 409, 7030.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `repository_change_request.merged` (GET /v1/audit_events, webhooks).
+         */
+        post: operations["mergeRepositoryChangeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}:close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a change request unmerged: its render is canceled, main stays (If-Match)
+         * @description Writes take If-Match (a stale one: 409, 7030, `metadata.current_etag`). A change request that is not open: 409, 7330, `metadata.state`.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `repository_change_request.closed` (GET /v1/audit_events, webhooks).
+         */
+        post: operations["closeRepositoryChangeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/repository_change_requests/{id}:reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reopen a closed change request: its render awaits a merge again (If-Match)
+         * @description Only a closed change request (else 409, 7335, `metadata.state`), and only while no newer render of the install exists (else 409, 7334, `metadata.render_id` names the newest). Re-parented onto `main` if it moved meanwhile. A stale If-Match: 409, 7030.
+         *
+         *     API tokens need the scope `installs:write` (403, 7025).
+         *
+         *     Records the event `repository_change_request.reopened` (GET /v1/audit_events, webhooks).
+         */
+        post: operations["reopenRepositoryChangeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/snippets": {
         parameters: {
             query?: never;
@@ -2107,7 +2279,7 @@ export interface components {
              * @description `<resource>.<verb>`: see the `type` filter of GET /v1/audit_events for the list
              * @enum {string}
              */
-            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
+            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
             /** @description null for events of a user that belong to no workspace */
             workspace_id: string | null;
             /** @description Who acted: a user, an API token, someone not signed in, or the platform itself */
@@ -2330,6 +2502,10 @@ export interface components {
              * @default false
              */
             automatic_updates_enabled?: boolean;
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
+            delivery?: "direct" | "change_request";
+            /** @description Approvals a change request needs before it can be merged (0-10) */
+            required_approvals?: number;
         };
         /** CreateInvitationBody */
         CreateInvitationBody: {
@@ -2415,7 +2591,7 @@ export interface components {
              */
             url: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`; a person's sign-ins and sessions belong to no workspace and are not offered */
-            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description A note for people, up to 500 characters */
             description?: string;
         };
@@ -2639,7 +2815,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7027 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7308 (409), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7027 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7308 (409), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7330 (409), 7331 (409), 7332 (409), 7333 (403), 7334 (409), 7335 (409), 7336 (409), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -2746,10 +2922,16 @@ export interface components {
                 /** @description Its id; the prefix says what it is (`dash_`, `sec_`, `inst_`, ...). Paths take it canonical or bare */
                 id: string;
                 /** @description queued, running, succeeded, failed or superseded */
-                state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+                state: "queued" | "running" | "succeeded" | "failed" | "superseded" | "awaiting_merge" | "canceled";
                 /** @description Why it failed (e.g. "config.yaml: no value for {{replicas}}"); null unless failed */
                 error: string | null;
             } | null;
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
+            delivery: "direct" | "change_request";
+            /** @description Approvals a change request needs before it can be merged (0-10) */
+            required_approvals: number;
+            /** @description The open repository change request waiting for review before it reaches `main`; null when none waits */
+            open_change_request_id: string | null;
         };
         /** InstallRepository */
         InstallRepository: {
@@ -2863,6 +3045,14 @@ export interface components {
             role: "owner" | "admin" | "member" | "viewer";
             /** @description When they joined the workspace, in Unix seconds */
             joined_at: number;
+        };
+        /** MergeChangeRequestBody */
+        MergeChangeRequestBody: {
+            /**
+             * @description The head the caller reviewed: the merge is refused (409, 7332) unless it is still the head
+             * @example 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+             */
+            head_commit_sha?: string;
         };
         /** Notification */
         Notification: {
@@ -3067,16 +3257,16 @@ export interface components {
             /** @description SHA-256 of the rendered tree (see docs/spec-gaps.md); null until rendered */
             render_hash: string | null;
             /** @description queued, running, succeeded, failed, or superseded (a newer render reached the branch first) */
-            state: "queued" | "running" | "succeeded" | "failed" | "superseded";
+            state: "queued" | "running" | "succeeded" | "failed" | "superseded" | "awaiting_merge" | "canceled";
             /** @description When it was made, in Unix seconds */
             created_at: number;
             /** @description When it last changed, in Unix seconds */
             updated_at: number;
             /** @description The operation that completes this render: GET /v1/operations/{id} */
             operation_id: string;
-            /** @description The repository change request carrying this render; null (change requests do not exist yet) */
+            /** @description The repository change request carrying this render (an install whose `delivery` is `change_request`); null when it went to `main` directly */
             repository_change_request_id: string | null;
-            /** @description The commit on `main` holding the rendered tree; null until committed */
+            /** @description The commit on `main` holding the rendered tree; null until committed (a render awaiting a merge: null, its change request has the head commit) */
             commit_sha: string | null;
             /** @description The package version rendered */
             package_version_id: string;
@@ -3102,6 +3292,85 @@ export interface components {
                 size: number;
                 /** @description The file as UTF-8 text; null when its bytes are not valid UTF-8 */
                 content: string | null;
+            }[];
+        };
+        /** RepositoryChangeRequest */
+        RepositoryChangeRequest: {
+            /** @description `rcr_<id>` */
+            id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
+            workspace_id: string;
+            /** @description The install whose `main` the change request would move */
+            install_id: string;
+            /** @description 1, 2, 3... per install */
+            number: number;
+            /** @description Words naming the change unless edited ("Update app to 1.3.0", "Restore render rnd_...") */
+            title: string;
+            /** @description Free text; empty unless edited */
+            description: string;
+            /** @description `open` (waits for a merge), `merged` (its head is on `main`), `closed` (closed unmerged; `:reopen` while no newer render exists), `superseded` (a newer render of the install) */
+            state: "open" | "merged" | "closed" | "superseded";
+            /** @description The render whose tree this change request carries */
+            render_id: string;
+            /** @description The user or API token whose request caused the render; null for the platform's automatic updates */
+            author_id: string | null;
+            /**
+             * @description The `main` head the head commit is built on (a moved `main` re-parents an open change request: a new head commit, same tree)
+             * @example 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+             */
+            base_commit_sha: string;
+            /**
+             * @description The commit a merge moves `main` to, also `ref`
+             * @example 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+             */
+            head_commit_sha: string;
+            /** @description `refs/changes/<number>`: advertised by the install's git endpoint (`git fetch origin refs/changes/3`), kept after the change request ends */
+            ref: string;
+            /** @description Computed when read, never null: true exactly when `merge_blockers` is empty */
+            mergeable: boolean;
+            /** @description Every reason `mergeable` is false, not only the first */
+            merge_blockers: ("approvals_required" | "not_open")[];
+            /** @description Oldest first; one per person */
+            approvals: {
+                /** @description The member who approved */
+                user_id: string;
+                /** @description When */
+                approved_at: number;
+            }[];
+            /** @description Files added, modified and removed between the base and the head */
+            diff_stats: {
+                /** @description Files only the head has */
+                added: number;
+                /** @description Files whose bytes differ */
+                modified: number;
+                /** @description Files only the base has */
+                removed: number;
+            };
+            /** @description Who merged it (a user or an API token); null unless merged */
+            merged_by: string | null;
+            /** @description When it was merged; null unless merged */
+            merged_at: number | null;
+            /** @description When it was closed; null unless closed */
+            closed_at: number | null;
+            /** @description When it was made, in Unix seconds */
+            created_at: number;
+            /** @description When it last changed, in Unix seconds */
+            updated_at: number;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
+            etag: string;
+        };
+        /** RepositoryChangeRequestDiff */
+        RepositoryChangeRequestDiff: {
+            /** @description The files that differ between the base and the head, in path order */
+            files: {
+                /** @description Relative path in the repository */
+                path: string;
+                /** @description `added` (only the head has it), `modified`, `removed` (only the base has it) */
+                status: "added" | "modified" | "removed";
+                /** @description The base's text; null where the file is absent there or is not UTF-8 */
+                before: string | null;
+                /** @description The head's text; null where the file is absent there or is not UTF-8 */
+                after: string | null;
             }[];
         };
         /** ResourceFilter */
@@ -3461,6 +3730,13 @@ export interface components {
              */
             token_type: "Bearer";
         };
+        /** UpdateChangeRequestBody */
+        UpdateChangeRequestBody: {
+            /** @description 1-200 characters */
+            title?: string;
+            /** @description At most 10,000 characters */
+            description?: string;
+        };
         /**
          * UpdateDashboardBody
          * @description Each field given replaces that field as a whole; `summary` describes the revision
@@ -3496,6 +3772,10 @@ export interface components {
             };
             /** @description Whether a newer version of the package is installed by itself */
             automatic_updates_enabled?: boolean;
+            /** @description `direct`: a render moves `main` at once. `change_request`: every render after the first opens a repository change request and waits (`awaiting_merge`) until it is merged (docs/spec-gaps.md, "Repository change requests") */
+            delivery?: "direct" | "change_request";
+            /** @description Approvals a change request needs before it can be merged (0-10) */
+            required_approvals?: number;
         };
         /**
          * UpdateSnippetBody
@@ -3520,7 +3800,7 @@ export interface components {
              */
             url?: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`; a person's sign-ins and sessions belong to no workspace and are not offered */
-            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description What the endpoint is for; null clears it */
             description?: string | null;
             /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
@@ -4612,7 +4892,7 @@ export interface operations {
                         /** @description The role in that workspace; null without one */
                         role: ("owner" | "admin" | "member" | "viewer") | null;
                         /** @description In `workspace`; null when the call names none */
-                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
+                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
                         /** @description Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token */
                         memberships: {
                             /** @description The workspace of the membership */
@@ -4625,7 +4905,7 @@ export interface operations {
                             /** @description The user's role there */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here. */
-                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
+                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
                         }[];
                         /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
                         csrf_token?: string;
@@ -21202,7 +21482,10 @@ export interface operations {
                      *             "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *             "state": "queued",
                      *             "error": "string"
-                     *           }
+                     *           },
+                     *           "delivery": "direct",
+                     *           "required_approvals": 1,
+                     *           "open_change_request_id": "string"
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -21407,7 +21690,9 @@ export interface operations {
                  *       "package_id": "pkg_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *       "version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *       "values": {},
-                 *       "automatic_updates_enabled": false
+                 *       "automatic_updates_enabled": false,
+                 *       "delivery": "direct",
+                 *       "required_approvals": 1
                  *     }
                  */
                 "application/json": components["schemas"]["CreateInstallBody"];
@@ -21443,7 +21728,10 @@ export interface operations {
                      *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
-                     *       }
+                     *       },
+                     *       "delivery": "direct",
+                     *       "required_approvals": 1,
+                     *       "open_change_request_id": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -21786,7 +22074,10 @@ export interface operations {
                      *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
-                     *       }
+                     *       },
+                     *       "delivery": "direct",
+                     *       "required_approvals": 1,
+                     *       "open_change_request_id": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -22333,7 +22624,9 @@ export interface operations {
                  * @example {
                  *       "desired_version_id": "pkgv_01jdzk3q8f4n6w2m5t7v9x1c3b",
                  *       "values": {},
-                 *       "automatic_updates_enabled": true
+                 *       "automatic_updates_enabled": true,
+                 *       "delivery": "direct",
+                 *       "required_approvals": 1
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateInstallBody"];
@@ -22369,7 +22662,10 @@ export interface operations {
                      *         "id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
                      *         "state": "queued",
                      *         "error": "string"
-                     *       }
+                     *       },
+                     *       "delivery": "direct",
+                     *       "required_approvals": 1,
+                     *       "open_change_request_id": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -23978,6 +24274,2546 @@ export interface operations {
             };
             /** @description The database cannot be reached right now (7054); retry after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listRepositoryChangeRequests: {
+        parameters: {
+            query?: {
+                /** @description Only this install's change requests (`inst_<id>` or bare) */
+                install_id?: string;
+                /** @description `open` (waits for a merge), `merged` (its head is on `main`), `closed` (closed unmerged; `:reopen` while no newer render exists), `superseded` (a newer render of the install) */
+                state?: "open" | "merged" | "closed" | "superseded";
+                /** @description Items per page, 1-100; 20 when absent */
+                limit?: number;
+                /**
+                 * @description The next_cursor of a previous response
+                 * @example eyJrIjoiMDFKRDNWNVE2WSJ9
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "number": 1,
+                     *           "title": "Error rate",
+                     *           "description": "Checkout service, EU region",
+                     *           "state": "open",
+                     *           "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *           "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *           "ref": "string",
+                     *           "mergeable": true,
+                     *           "merge_blockers": [
+                     *             "approvals_required"
+                     *           ],
+                     *           "approvals": [
+                     *             {
+                     *               "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *               "approved_at": 1764151200
+                     *             }
+                     *           ],
+                     *           "diff_stats": {
+                     *             "added": 1,
+                     *             "modified": 1,
+                     *             "removed": 1
+                     *           },
+                     *           "merged_by": "string",
+                     *           "merged_at": 1764151200,
+                     *           "closed_at": 1764151200,
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200,
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["RepositoryChangeRequest"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Update app to 1.3.0 (reviewed by ops)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateChangeRequestBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRepositoryChangeRequestDiff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "files": [
+                     *         {
+                     *           "path": "deploy/app.yaml",
+                     *           "status": "modified",
+                     *           "before": "replicas: 2\n",
+                     *           "after": "replicas: 3\n"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequestDiff"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    approveRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mergeRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "head_commit_sha": "9c1f0e7a4b2d8e6f5a3c1b0d9e8f7a6b5c4d3e2f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MergeChangeRequestBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    closeRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reopenRepositoryChangeRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Change request id, `rcr_<id>` or bare; length 1-54 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "install_id": "inst_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "number": 1,
+                     *       "title": "Error rate",
+                     *       "description": "Checkout service, EU region",
+                     *       "state": "open",
+                     *       "render_id": "rnd_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "author_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "base_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "head_commit_sha": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+                     *       "ref": "string",
+                     *       "mergeable": true,
+                     *       "merge_blockers": [
+                     *         "approvals_required"
+                     *       ],
+                     *       "approvals": [
+                     *         {
+                     *           "user_id": "usr_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "approved_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "diff_stats": {
+                     *         "added": 1,
+                     *         "modified": 1,
+                     *         "removed": 1
+                     *       },
+                     *       "merged_by": "string",
+                     *       "merged_at": 1764151200,
+                     *       "closed_at": 1764151200,
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RepositoryChangeRequest"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -29631,6 +32467,13 @@ export interface operations {
                  *     - `install.updated`: An install's version or values changed (a render follows).
                  *     - `install.restored`: An install was restored to an earlier render.
                  *     - `install.deleted`: An install was deleted: it reads 404 and its renders under way were canceled; its repository is removed by an operation.
+                 *     - `repository_change_request.opened`: A render of an install whose delivery is change_request opened a change request (its tree waits on refs/changes/<number>).
+                 *     - `repository_change_request.approved`: A member approved a change request.
+                 *     - `repository_change_request.merged`: A change request was merged: the install's main moved to its head and its render succeeded.
+                 *     - `repository_change_request.closed`: A change request was closed without merging: its render was canceled.
+                 *     - `repository_change_request.superseded`: A newer render of the install superseded an open change request.
+                 *     - `repository_change_request.reopened`: A closed change request was opened again: its render awaits a merge again.
+                 *     - `repository_change_request.updated`: A change request's title or description changed.
                  *     - `snippet.created`: A snippet was created.
                  *     - `snippet.updated`: A snippet was changed.
                  *     - `snippet.deleted`: A snippet was deleted.
@@ -29650,7 +32493,7 @@ export interface operations {
                  *
                  *     Sign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */

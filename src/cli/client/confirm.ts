@@ -8,10 +8,12 @@ import { CliError, EXIT } from './exit-codes.js';
  * question goes to stderr and the answer is read from stdin (only y or yes goes on); anywhere
  * else (a script, CI) the command refuses without --yes rather than guess.
  */
-export async function confirm(ctx: CommandContext, action: string, consequence = ''): Promise<void> {
+export async function confirm(ctx: CommandContext, action: string, consequence = '', irreversible = true): Promise<void> {
   if (ctx.yes) return;
-  if (!(ctx.io.stdin.isTTY && ctx.io.err.isTTY)) throw new UsageError(`${action}: this cannot be undone, so pass --yes to confirm (there is no terminal to ask on)`);
-  ctx.io.err.write(`${action}?${consequence ? ` ${consequence}` : ''} This cannot be undone. [y/N] `);
+  // A merge can be undone (a restore), but it changes what a deployment pulls: it is asked too.
+  const why = irreversible ? 'this cannot be undone' : "this changes the install's main branch";
+  if (!(ctx.io.stdin.isTTY && ctx.io.err.isTTY)) throw new UsageError(`${action}: ${why}, so pass --yes to confirm (there is no terminal to ask on)`);
+  ctx.io.err.write(`${action}?${consequence ? ` ${consequence}` : ''}${irreversible ? ' This cannot be undone.' : ''} [y/N] `);
   const rl = readline.createInterface({ input: ctx.io.stdin, terminal: false });
   const answer = await new Promise<string>((resolve) => {
     rl.once('line', resolve);

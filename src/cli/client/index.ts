@@ -19,6 +19,7 @@ import { auditList, auditMine } from './audit.js';
 import { WEBHOOK_COMMANDS } from './webhooks.js';
 import { metricsList, metricsSeries } from './metrics.js';
 import { rendersFiles } from './renders.js';
+import { CHANGE_COMMANDS } from './changes.js';
 import { authGitCredential, authSetupGit } from './git-auth.js';
 import { runProgram } from './program.js';
 
@@ -56,6 +57,7 @@ const COMMANDS: Command[] = [
   ...INSTALL_COMMANDS,
   renderGet,
   rendersFiles,
+  ...CHANGE_COMMANDS,
   ...COMPUTE_COMMANDS,
   operationsGet,
   operationsWait,

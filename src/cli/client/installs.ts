@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { stringFlag, UsageError } from '../args.js';
 import { apiAs, send, workspaceClient } from './api.js';
-import { idArg, noMoreArgs, type Command } from './command.js';
+import { idArg, intFlag, noMoreArgs, type Command } from './command.js';
 import { requireCredentials, requireWorkspace } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { readJsonObject } from './input.js';
@@ -22,6 +22,8 @@ function printInstall(ctx: CommandContext, i: Install, said?: string): void {
     ['version', i.current_version?.semver ?? '-'],
     ['desired', i.desired_version.semver],
     ['auto-update', i.automatic_updates_enabled ? 'on' : 'off'],
+    ['delivery', i.delivery === 'change_request' ? `change requests, ${i.required_approvals} approval${i.required_approvals === 1 ? '' : 's'} needed` : 'direct'],
+    ['waiting', i.open_change_request_id ?? '-'],
     ['last render', i.last_render ? `${i.last_render.id} (${i.last_render.state})` : '-'],
     ['values', JSON.stringify(i.values)],
     ['updated', time(i.updated_at)],
@@ -44,6 +46,8 @@ async function followRender(ctx: CommandContext, server: string, api: ReturnType
     if (ctx.json) printJson(ctx.io, now);
     throw new CliError(`render ${render.id} failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
   }
+  const done = await send(server, api.GET('/v1/renders/{id}', { params: { path: { id: render.id } } }));
+  if (done.state === 'awaiting_merge') return printInstall(ctx, now, `${said}; render ${render.id} waits for review in change request ${done.repository_change_request_id} (wsp changes show ${done.repository_change_request_id}).`);
   printInstall(ctx, now, `${said}; render ${render.id} succeeded.`);
 }
 
@@ -90,13 +94,22 @@ const valuesOf = async (ctx: CommandContext) => {
   return file === undefined ? undefined : readJsonObject(ctx.io, 'values', file);
 };
 
+const DELIVERIES = ['direct', 'change_request'] as const;
+/** --delivery and --required-approvals, as the body takes them (docs/spec-gaps.md, "Repository change requests"). */
+function review(ctx: CommandContext): { delivery?: (typeof DELIVERIES)[number]; required_approvals?: number } {
+  const delivery = stringFlag(ctx.args, 'delivery');
+  if (delivery !== undefined && !(DELIVERIES as readonly string[]).includes(delivery)) throw new UsageError(`--delivery must be direct or change_request, got "${delivery}"`);
+  const approvals = intFlag(ctx, 'required-approvals', 0, 10);
+  return { ...(delivery ? { delivery: delivery as (typeof DELIVERIES)[number] } : {}), ...(approvals !== undefined ? { required_approvals: approvals } : {}) };
+}
+
 const autoUpdate = (ctx: CommandContext) => (ctx.args.flags['auto-update'] === true ? true : ctx.args.flags['no-auto-update'] === true ? false : undefined);
 
 export const installsCreate: Command = {
   name: 'installs create',
-  usage: `--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update] ${WAIT_USAGE}`,
+  usage: `--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
   summary: 'install a package version: it is rendered into a new git repository, and waits for the render',
-  flags: ['name', 'package', 'package-version', 'values', 'timeout'],
+  flags: ['name', 'package', 'package-version', 'values', 'timeout', 'delivery', 'required-approvals'],
   booleans: ['auto-update', 'no-wait'],
   details: `--values FILE ("-": stdin) is a JSON object of template values. ${WAIT_DETAILS}`,
   async run(ctx) {
@@ -109,6 +122,7 @@ export const installsCreate: Command = {
       version_id: stringFlag(ctx.args, 'package-version', true),
       ...(values ? { values } : {}),
       ...(autoUpdate(ctx) !== undefined ? { automatic_updates_enabled: autoUpdate(ctx) } : {}),
+      ...review(ctx),
     };
     const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/installs', { body }));
@@ -118,9 +132,9 @@ export const installsCreate: Command = {
 
 export const installsUpdate: Command = {
   name: 'installs update',
-  usage: `inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update] ${WAIT_USAGE}`,
+  usage: `inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
   summary: 'change the version or values of an install; a new render when they change, waited for',
-  flags: ['package-version', 'values', 'timeout'],
+  flags: ['package-version', 'values', 'timeout', 'delivery', 'required-approvals'],
   booleans: ['auto-update', 'no-auto-update', 'no-wait'],
   details: `Reads the install's etag for If-Match. ${WAIT_DETAILS}`,
   async run(ctx) {
@@ -130,8 +144,8 @@ export const installsUpdate: Command = {
     const values = await valuesOf(ctx);
     const version = stringFlag(ctx.args, 'package-version');
     const auto = autoUpdate(ctx);
-    const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}) };
-    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values or --auto-update/--no-auto-update');
+    const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}), ...review(ctx) };
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values, --auto-update/--no-auto-update, --delivery or --required-approvals');
     const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
     const changed = await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body }));

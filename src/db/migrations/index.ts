@@ -25,6 +25,7 @@ import * as workspaceLimits from './0023_workspace_limits.js';
 import * as viewerRole from './0024_viewer_role.js';
 import * as deletedInstalls from './0025_deleted_installs.js';
 import * as deliveryAttempts from './0026_delivery_attempts.js';
+import * as changeRequests from './0027_change_requests.js';
 import * as listIndexes from './0029_list_indexes.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0024_viewer_role': viewerRole,
   '0025_deleted_installs': deletedInstalls,
   '0026_delivery_attempts': deliveryAttempts,
+  '0027_change_requests': changeRequests,
   '0029_list_indexes': listIndexes,
 };
 

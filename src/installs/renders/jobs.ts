@@ -21,13 +21,15 @@ import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
 import { landRunningRestores } from './landing.js';
 import { identity } from '../../identity/service.js';
+import { changeRequestStore } from '../changes/store.js';
+import { ensureRef, openChangeRequest, supersedeOpen } from '../changes/machinery.js';
 
 /** How long a render waits for the repositories' volume before it fails (7058). */
 const VOLUME_WAIT_LIMIT_MS = 60 * 60_000;
 const VOLUME_RETRY_MIN_MS = 1000;
 const VOLUME_RETRY_MAX_MS = 60_000;
 
-type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log' | 'config'> & { repos: RepositoryStorage };
+type Deps = Pick<ServiceDeps, 'db' | 'clock' | 'log' | 'config' | 'events'> & { repos: RepositoryStorage };
 
 /**
  * The render jobs. Both may run more than once (a worker that dies loses its lease), so each
@@ -128,6 +130,11 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     // Taking it may fail: it can be superseded between the job's claim and here.
     if (found.state === 'queued') await renderStore.transition(db, id, 'queued', { state: 'running', message: 'Rendering', updated_at: nowSeconds(clock) });
     const render = found.state === 'queued' ? (await renderStore.byId(db, id))! : found;
+    if (render.state === 'awaiting_merge' && render.change_request_id) {
+      // An attempt opened its change request and died before its ref moved: the ref is mended here.
+      const cr = await changeRequestStore.byId(db, render.change_request_id);
+      if (cr?.state === 'open') await ensureRef(repos, cr);
+    }
     if (render.state !== 'running') return renderOutcome(render);
     await ensureRepository(render.install_id);
 
@@ -161,24 +168,35 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
     }
     const subject = { renderId: id, installId: render.install_id, packageName: pkg.name, semver: version.semver, versionId: version.id };
 
-    return db.transaction().execute(async (trx) => {
+    const done = await db.transaction().execute(async (trx) => {
       const install = (await installStore.lock(trx, render.install_id))!;
       const current = (await renderStore.byId(trx, id))!;
-      if (current.state !== 'running') return renderOutcome(current);
+      if (current.state !== 'running') return { outcome: renderOutcome(current) };
       const last = await renderStore.lastCommitted(trx, install.id);
       if (last && last.seq > current.seq) {
         await renderStore.transition(trx, id, 'running', { state: 'superseded', message: `Superseded by ${last.id}, which reached the branch first`, updated_at: nowSeconds(clock) });
-        return renderOutcome({ id, state: 'superseded', commit_sha: null });
+        return { outcome: renderOutcome({ id, state: 'superseded', commit_sha: null }) };
       }
-      // A restore the database has but the branch not yet lands first: this commit follows it.
+      // A restore (or a merge) the database has but the branch not yet lands first: this commit follows it.
       await landRunningRestores(trx, repos, install.id);
       // An earlier attempt may have moved the branch and then lost its database write.
       const head = await repos.head(install.id);
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
-      const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
       await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
-      return succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) });
+      // docs/spec-gaps.md, "Repository change requests": under review, the tree waits on a change request; the first render (an
+      // empty repository has nothing to review) and a commit already on main land directly.
+      if (!ours && head !== null && install.delivery === 'change_request') {
+        const cr = await openChangeRequest(trx, deps, install, current, { tree, renderHash: hash, head, commitMessage: commitMessage(subject), semver: version.semver });
+        return { outcome: renderOutcome({ id, state: 'awaiting_merge', commit_sha: null, change_request_id: cr.id }), cr };
+      }
+      // Landing directly is a newer render reaching main: an open change request will never be merged.
+      await supersedeOpen(trx, deps, install.id, current);
+      const commit = ours ? head : (await appendCommit(repos, install.id, { tree, message: commitMessage(subject), timeSeconds: nowSeconds(clock) })).commit;
+      return { outcome: await succeed(trx, install, current, { commit_sha: commit, tree_sha: tree, render_hash: hash, message: commitSubject(subject) }) };
     });
+    // The ref moves once the change request is committed: a crash first leaves a row whose ref the retry (above) or any reader mends.
+    if (done.cr) await ensureRef(repos, done.cr);
+    return done.outcome;
   }
 
   /**

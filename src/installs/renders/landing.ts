@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { renderStore } from './store.js';
+import { changeRequestStore } from '../changes/store.js';
 
 /**
  * A restore's commit is made and recorded before `main` moves: the database is the source of
@@ -37,7 +38,7 @@ export async function landCommit(repos: RepositoryStorage, installId: string, co
 export class BranchBusyError extends Error {}
 
 /**
- * Lands the install's running restores, oldest first; call with the install locked, before
+ * Lands the install's running restores, oldest first, then its merged change requests; call with the install locked, before
  * moving `main` (a render's commit) or reading its head as a parent (another restore), so that
  * no writer ever builds past a restore the database has but the branch has not yet. Returns
  * each one's landing; `busy` throws (nothing may build on the head while a restore waits).
@@ -48,6 +49,14 @@ export async function landRunningRestores(trx: Kysely<DB>, repos: RepositoryStor
     const landing = await landCommit(repos, installId, r.commit_sha);
     if (landing === 'busy') throw new BranchBusyError(`main of ${installId} is locked by another writer; restore ${r.id} waits to land`);
     landings.set(r.id, landing);
+  }
+  // A merged change request's head is recorded before `main` moves to it, exactly as a restore's
+  // commit (src/installs/changes/service.ts, merge): it lands the same way, and is then marked.
+  for (const cr of await changeRequestStore.unlanded(trx, installId)) {
+    const landing = await landCommit(repos, installId, cr.head_commit_sha);
+    if (landing === 'busy') throw new BranchBusyError(`main of ${installId} is locked by another writer; change request ${cr.id} waits to land`);
+    if (landing === 'landed') await changeRequestStore.update(trx, cr.id, { landed: 1 });
+    landings.set(cr.id, landing);
   }
   return landings;
 }

@@ -10,7 +10,7 @@ export const toRender = (row: RendersTable): Render => ({
   created_at: row.created_at,
   updated_at: row.updated_at,
   operation_id: row.operation_id,
-  repository_change_request_id: null,
+  repository_change_request_id: row.change_request_id,
   commit_sha: row.commit_sha,
   package_version_id: row.package_version_id,
   restored_from_render_id: row.restored_from_render_id,
@@ -18,4 +18,6 @@ export const toRender = (row: RendersTable): Render => ({
 });
 
 /** What a render's operation records as its result. */
-export const renderOutcome = (row: Pick<RendersTable, 'id' | 'state' | 'commit_sha'>) => ({ render_id: row.id, state: row.state, commit_sha: row.commit_sha });
+export const renderOutcome = (row: Pick<RendersTable, 'id' | 'state' | 'commit_sha'> & { change_request_id?: string | null }) =>
+  // docs/spec-gaps.md, "Repository change requests": a render that opened a change request is done with exactly these two.
+  row.state === 'awaiting_merge' && row.change_request_id ? { render_id: row.id, repository_change_request_id: row.change_request_id } : { render_id: row.id, state: row.state, commit_sha: row.commit_sha };

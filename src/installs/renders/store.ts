@@ -58,9 +58,19 @@ export const renderStore = {
 
   queued: (db: Kysely<DB>, installId: string) => db.selectFrom('renders').select(['id', 'operation_id']).where('install_id', '=', installId).where('state', '=', 'queued').execute(),
 
-  /** The install's last render that has reached the branch (succeeded, or a restore under way). */
+  /**
+   * The install's last render that has reached the branch (succeeded, or a restore under way) or
+   * a change request (docs/spec-gaps.md, "Repository change requests"): an older render that finishes after it is superseded.
+   */
   lastCommitted: (db: Kysely<DB>, installId: string) =>
-    db.selectFrom('renders').select(['id', 'seq']).where('install_id', '=', installId).where('commit_sha', 'is not', null).orderBy('seq', 'desc').limit(1).executeTakeFirst(),
+    db
+      .selectFrom('renders')
+      .select(['id', 'seq'])
+      .where('install_id', '=', installId)
+      .where((eb) => eb.or([eb('commit_sha', 'is not', null), eb('change_request_id', 'is not', null)]))
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
 
   /**
    * Restores whose commit the database records but that are not finished: their commit may not
@@ -82,7 +92,7 @@ export const renderStore = {
     db: Kysely<DB>,
     id: string,
     from: RendersTable['state'],
-    to: Partial<Pick<RendersTable, 'state' | 'message' | 'render_hash' | 'tree_sha' | 'commit_sha'>> & { updated_at: number },
+    to: Partial<Pick<RendersTable, 'state' | 'message' | 'render_hash' | 'tree_sha' | 'commit_sha' | 'change_request_id'>> & { updated_at: number },
   ): Promise<boolean> => {
     const res = await db.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
