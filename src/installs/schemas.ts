@@ -47,6 +47,7 @@ export const Install = Type.Object(
     values: Values,
     created_at: UnixSeconds(),
     last_render: LastRender,
+    cluster_id: Type.Union([Type.String(), Type.Null()], { description: 'The cluster it is placed on (GET /v1/clusters/{id}); null: none' }),
   },
   { title: 'Install', additionalProperties: false },
 );
@@ -61,6 +62,7 @@ export const CreateInstallBody = Type.Object(
     version_id: BodyId('A version of that package: the first desired version'),
     values: Type.Optional(Values),
     automatic_updates_enabled: Type.Optional(Type.Boolean({ default: false, description: 'Follow newer (non pre-release) versions of the package on their own' })),
+    cluster_id: Type.Optional(Type.Union([BodyId('A cluster of the workspace to place it on (404, path `["body","cluster_id"]`)'), Type.Null()], { description: 'null or absent: on no cluster' })),
   },
   { title: 'CreateInstallBody', additionalProperties: false },
 );
@@ -71,6 +73,7 @@ export const UpdateInstallBody = Type.Object(
     desired_version_id: Type.Optional(BodyId('A version of the package of the install')),
     values: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Replaces the values as a whole' })),
     automatic_updates_enabled: Type.Optional(Type.Boolean()),
+    cluster_id: Type.Optional(Type.Union([BodyId('A cluster of the workspace to move it to (404, path `["body","cluster_id"]`)'), Type.Null()], { description: 'null: on no cluster' })),
   },
   { title: 'UpdateInstallBody', additionalProperties: false },
 );
@@ -85,7 +88,9 @@ export const RestoreResponse = Type.Object({ install: RestoredInstall, render: R
 
 export const InstallParams = Type.Object({ id: PathId(55, 'Install id, `inst_<id>` or bare; length 1-55') });
 
-export const ListInstallsQuery = PageQuery(100, 20);
+export const ListInstallsQuery = PageQuery(100, 20, {
+  cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the installs placed on this cluster, `cl_<id>` or bare' })),
+});
 
 /** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
 export const InstallRepository = Type.Object(

@@ -59,6 +59,8 @@ export interface InstallsTable {
   deleted_at: number | null;
   /** The name it had; `name` then holds a name no live install can take (src/installs/store.ts, `asideName`). */
   deleted_name: string | null;
+  /** The cluster it is placed on (docs/spec-gaps.md, "Clusters and regions"); null: none. */
+  cluster_id: string | null;
 }
 
 export type RenderState = 'queued' | 'running' | 'succeeded' | 'failed' | 'superseded';

@@ -15,7 +15,21 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-const FIELDS = ['automatic_updates_enabled', 'created_at', 'current_version', 'desired_version', 'etag', 'id', 'last_render', 'name', 'package_id', 'updated_at', 'values', 'workspace_id'];
+const FIELDS = [
+  'automatic_updates_enabled',
+  'cluster_id',
+  'created_at',
+  'current_version',
+  'desired_version',
+  'etag',
+  'id',
+  'last_render',
+  'name',
+  'package_id',
+  'updated_at',
+  'values',
+  'workspace_id',
+];
 
 async function packageWithVersions() {
   const pkg = await f.createPackage();
@@ -47,6 +61,7 @@ describe('POST /v1/installs', () => {
         updated_at: 0,
         etag: 0,
         last_render: { id: 0, state: 'queued', error: null },
+        cluster_id: null,
       },
     );
     assert.match(inst.last_render.id, /^rnd_/);

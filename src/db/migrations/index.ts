@@ -24,6 +24,7 @@ import * as deliveryPool from './0022_delivery_pool.js';
 import * as workspaceLimits from './0023_workspace_limits.js';
 import * as viewerRole from './0024_viewer_role.js';
 import * as deletedInstalls from './0025_deleted_installs.js';
+import * as clusters from './0028_clusters.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0023_workspace_limits': workspaceLimits,
   '0024_viewer_role': viewerRole,
   '0025_deleted_installs': deletedInstalls,
+  '0028_clusters': clusters,
 };
 
 export const migrationProvider: MigrationProvider = {
