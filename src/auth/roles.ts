@@ -29,6 +29,7 @@ export const PERMISSIONS = {
   'secrets.delete': { roles: MANAGERS, scope: 'secrets:write' },
   'machines.delete': { roles: MANAGERS, scope: 'compute:write' },
   'compute_configs.delete': { roles: MANAGERS, scope: 'compute:write' },
+  'clusters.delete': { roles: MANAGERS, scope: 'compute:write' },
   'installs.delete': { roles: MANAGERS, scope: 'installs:write' },
   'packages.delete': { roles: MANAGERS, scope: 'installs:write' },
   'repository_change_requests.approve': { roles: WRITERS, scope: null },

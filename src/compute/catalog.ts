@@ -3,6 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import type { ComputeProvider, ProviderAccounts, ServerType } from './provider/types.js';
 import type { Glob } from './configs/glob.js';
 import type { ComputeCatalog } from './catalog-schemas.js';
+import type { Region } from './regions/schemas.js';
 
 /** How long an answer of the provider's catalog is used before it is asked again. */
 export const CATALOG_TTL_SECONDS = 60;
@@ -25,19 +26,37 @@ function serverTypeOf(t: ServerType): Catalog['server_types'][number] {
   };
 }
 
-async function readCatalog(providerId: string, provider: ComputeProvider): Promise<Catalog> {
+/** One provider read: the catalog, and the regions as GET /v1/regions shows them (the same answer, so they always agree). */
+interface Offer {
+  catalog: Catalog;
+  regions: Region[];
+}
+
+async function readOffer(providerId: string, provider: ComputeProvider): Promise<Offer> {
   const [locations, types, images] = await Promise.all([provider.listLocations(), provider.listServerTypes(), provider.listImages()]);
-  return {
+  const catalog: Catalog = {
     provider: providerId,
     regions: locations.map((l) => ({ id: l.name, name: l.description })),
     images: images.map((i) => ({ id: i.name, name: i.description })),
     server_types: types.map(serverTypeOf),
   };
+  const regions = locations.map((l) => ({
+    id: l.name,
+    name: l.description,
+    country: l.country,
+    city: l.city,
+    network_zone: l.networkZone,
+    // The types with a price there: the provider makes a server of a type only where it prices it.
+    server_types: catalog.server_types.filter((t) => t.prices.some((p) => p.region === l.name)).map((t) => t.id),
+  }));
+  return { catalog, regions };
 }
 
 export interface CatalogSource {
   /** The provider's catalog, at most CATALOG_TTL_SECONDS old; a provider failure is thrown (ProviderError), never kept. */
   get(): Promise<Catalog>;
+  /** The provider's locations as regions, from the same read as get() (the same freshness). */
+  regions(): Promise<Region[]>;
 }
 
 /**
@@ -45,21 +64,23 @@ export interface CatalogSource {
  * shared by the requests of this process: one provider round at a time, its answer kept briefly.
  */
 export function catalogSource(accounts: ProviderAccounts, clock: Clock): CatalogSource {
-  let kept: { catalog: Catalog; until: number } | null = null;
-  let pending: Promise<Catalog> | null = null;
+  let kept: { offer: Offer; until: number } | null = null;
+  let pending: Promise<Offer> | null = null;
+  const offer = (): Promise<Offer> => {
+    if (kept && clock.nowMs() < kept.until) return Promise.resolve(kept.offer);
+    pending ??= readOffer(accounts.providerId, accounts.forToken(null))
+      .then((read) => {
+        kept = { offer: read, until: clock.nowMs() + CATALOG_TTL_SECONDS * 1000 };
+        return read;
+      })
+      .finally(() => {
+        pending = null;
+      });
+    return pending;
+  };
   return {
-    get() {
-      if (kept && clock.nowMs() < kept.until) return Promise.resolve(kept.catalog);
-      pending ??= readCatalog(accounts.providerId, accounts.forToken(null))
-        .then((catalog) => {
-          kept = { catalog, until: clock.nowMs() + CATALOG_TTL_SECONDS * 1000 };
-          return catalog;
-        })
-        .finally(() => {
-          pending = null;
-        });
-      return pending;
-    },
+    get: async () => (await offer()).catalog,
+    regions: async () => (await offer()).regions,
   };
 }
 

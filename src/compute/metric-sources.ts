@@ -7,8 +7,19 @@ import type { DB } from '../db/tables.js';
 import { machineStore } from './machines/store.js';
 import { suspensionStore } from './suspensions/store.js';
 
-/** The lives of the workspace's machines (of one cluster, or all) that overlap (from, until]: [start, end), end null while it lasts. */
-export const machineLives = (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined) => machineStore.lives(db, workspaceId, from, until, cluster);
+/** Which machines a series counts: of one cluster, of one region (the machine's location), or all. */
+export interface MachineScope {
+  cluster?: string | undefined;
+  region?: string | undefined;
+}
 
-/** The suspensions (of one cluster, or all) that overlap (from, until]: [start, end), weighing their monthly cost in cents. */
-export const suspensionSpans = (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined) => suspensionStore.overlapping(db, workspaceId, from, until, cluster);
+/** The lives of the workspace's machines (of one cluster or region, or all) that overlap (from, until]: [start, end), end null while it lasts. */
+export const machineLives = (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined) =>
+  machineStore.lives(db, workspaceId, from, until, scopeOf(scope));
+
+/** The suspensions (of one cluster or region, or all) that overlap (from, until]: [start, end), weighing their monthly cost in cents. */
+export const suspensionSpans = (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined) =>
+  suspensionStore.overlapping(db, workspaceId, from, until, scopeOf(scope));
+
+/** A bare string is a cluster (the older callers' form). */
+const scopeOf = (scope: MachineScope | string | undefined): MachineScope => (typeof scope === 'string' ? { cluster: scope } : (scope ?? {}));

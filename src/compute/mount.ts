@@ -8,12 +8,17 @@ import { machineRoutes } from './machines/routes.js';
 import { createSuspensionService } from './suspensions/service.js';
 import { suspensionRoutes } from './suspensions/routes.js';
 import { catalogRoutes } from './catalog-routes.js';
+import { createClusterService } from './clusters/service.js';
+import { clusterRoutes } from './clusters/routes.js';
+import { regionRoutes } from './regions/routes.js';
 
-/** The compute area's routes: the provider's catalog, configs, machines, suspensions (its jobs: ./job-definitions.ts). */
+/** The compute area's routes: the provider's catalog, configs, machines, suspensions, regions, clusters (its jobs: ./job-definitions.ts). */
 export function mountCompute(app: App, deps: ServiceDeps): void {
   const area = computeDeps(deps);
   computeConfigRoutes(app, createComputeConfigService(area), area.accounts.providerId);
   machineRoutes(app, createMachineService(area));
   suspensionRoutes(app, createSuspensionService(area));
   catalogRoutes(app, area.catalog);
+  regionRoutes(app, area.catalog);
+  clusterRoutes(app, createClusterService(area));
 }

@@ -16,8 +16,13 @@ export interface ClustersTable {
   id: string;
   workspace_id: string;
   name: string;
+  description: string | null;
+  /** The region its machines' configs must name; null for the default cluster (any region). */
+  region: string | null;
   is_default: number;
+  etag: string;
   created_at: number;
+  updated_at: number;
 }
 
 export interface ComputeConfigsTable {

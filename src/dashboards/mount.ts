@@ -6,11 +6,12 @@ import { createDashboardService } from './service.js';
 import { createRevisionService } from './revision-service.js';
 import { dashboardRoutes } from './routes.js';
 import { revisionRoutes } from './revision-routes.js';
+import { computeResourceNames } from '../compute/resource-names.js';
 
 /** Snippets, dashboards and their revisions. */
 export function mountDashboards(app: App, deps: ServiceDeps): void {
   snippetRoutes(app, createSnippetService(deps));
   const revisions = createRevisionService(deps);
-  dashboardRoutes(app, createDashboardService(deps), revisions);
+  dashboardRoutes(app, createDashboardService({ ...deps, names: computeResourceNames(deps) }), revisions);
   revisionRoutes(app, revisions);
 }

@@ -14,19 +14,22 @@ import type { DashboardContent } from './schemas/content.js';
 import type { CreateDashboardBody, Dashboard, UpdateDashboardBody } from './schemas/dashboard.js';
 import type { Widget, WidgetInput } from './schemas/widgets.js';
 import { writeTransaction } from '../db/write-transaction.js';
+import { assertResourceDefaults, type ResourceNames } from './resource-defaults.js';
 
 const BODY = ['body'];
 
 /** A widget written without `widget_id` gets a new one. */
 const withWidgetIds = (widgets: WidgetInput[]): Widget[] => widgets.map((w) => (w.widget_id === undefined ? { ...w, widget_id: newId('wdg') } : (w as Widget)));
 
-export function createDashboardService({ db, clock, cursors, events }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'>) {
+/** `names`: what cluster and region defaults may name; without it they are not checked (tests of this area alone). */
+export function createDashboardService({ db, clock, cursors, events, names }: Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'events'> & { names?: ResourceNames }) {
   return {
     /**
      * A dashboard and its first revision (`source: manual`, no parent, no diff). Bodies come
      * validated, unique widget ids and filter keys included (body-rules.ts).
      */
     async create(ctx: WorkspaceContext, body: CreateDashboardBody): Promise<Dashboard> {
+      if (names) await assertResourceDefaults(names, ctx.workspaceId, body, { filter_definitions: true, default_filter_values: true });
       const pins = await checkSnippetPins(db, ctx.workspaceId, withWidgetIds(body.widgets), [], BODY);
       if (pins.conflict) throw pins.conflict;
       const content: DashboardContent = {
@@ -66,6 +69,15 @@ export function createDashboardService({ db, clock, cursors, events }: Pick<Serv
      */
     async update(ctx: WorkspaceContext, rawId: string, body: UpdateDashboardBody, ifMatch: string): Promise<Dashboard> {
       const id = canonicalId('dash', rawId);
+      if (names && (body.filter_definitions !== undefined || body.default_filter_values !== undefined)) {
+        // Before the transaction: a region is the provider's to say, never asked under a lock.
+        const current = await dashboardStore.get(db, ctx.workspaceId, id);
+        if (current) {
+          const parent = toContent(current);
+          const content = { filter_definitions: body.filter_definitions ?? parent.filter_definitions, default_filter_values: body.default_filter_values ?? parent.default_filter_values };
+          await assertResourceDefaults(names, ctx.workspaceId, content, { filter_definitions: body.filter_definitions !== undefined, default_filter_values: body.default_filter_values !== undefined });
+        }
+      }
       const head = await writeTransaction(db, ctx, async (trx) => {
         const head = await dashboardStore.lock(trx, ctx.workspaceId, id);
         if (!head) throw notFound('dashboard');

@@ -21,6 +21,7 @@ export const FIELD_DESCRIPTIONS: Record<string, string> = {
   'ResourceFilter.resource': 'The kind of resource the filter picks from',
   'StatusFilter.options': 'The statuses offered, in order',
   'VariableFilter.input': 'The input the variable is set with',
+  'Cluster.machine_counts': 'Its machines by status (every status, 0 when none) and in all, read with the cluster',
   'AcceptInvitationBody.name': "A newcomer's name (only when no user has the invited email yet)",
   'Accepted.role': 'The role held in the workspace now (a member already keeps theirs)',
   'Accepted.user_id': 'The user who joined',

@@ -14,6 +14,7 @@ export function toInstall(row: InstallView): Install {
     created_at: row.created_at,
     updated_at: row.updated_at,
     etag: row.etag,
+    cluster_id: row.cluster_id,
     last_render: row.last_render_id === null ? null : { id: row.last_render_id, state: row.last_render_state!, error: row.last_render_state === 'failed' ? row.last_render_message : null },
     delivery: row.delivery,
     required_approvals: row.required_approvals,

@@ -18,7 +18,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
         tags: ['installs'],
         summary: 'Install a package version: a git repository and a first render',
         description:
-          "Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made. While the workspace's repositories, as last measured, take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, `metadata.limit` and `metadata.used`, and nothing is made; a render that would take its repository past the install's quota (WSP_QUOTA_REPOSITORY_BYTES) or the workspace's repositories past theirs fails (7310), saying which.",
+          "Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). `cluster_id` places it on a cluster of the workspace (404 at `body.cluster_id` for an unknown one). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made. While the workspace's repositories, as last measured, take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, `metadata.limit` and `metadata.used`, and nothing is made; a render that would take its repository past the install's quota (WSP_QUOTA_REPOSITORY_BYTES) or the workspace's repositories past theirs fails (7310), saying which.",
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         body: CreateInstallBody,
         response: { 201: Install, ...errorResponses(401, 403, 404, 409, 422) },
@@ -38,12 +38,13 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
         operationId: 'listInstalls',
         tags: ['installs'],
         summary: "The workspace's installs, newest first",
+        description: '`cluster_id` lists only the installs placed on that cluster.',
         headers: requestHeaders(),
         querystring: ListInstallsQuery,
         response: { 200: InstallList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => installs.list(workspaceCtx(request), request.query.limit, request.query.cursor),
+    async (request) => installs.list(workspaceCtx(request), request.query.limit, request.query.cursor, request.query.cluster_id),
   );
 
   app.get(
@@ -75,7 +76,7 @@ export function installRoutes(app: App, installs: InstallService, restores: Rest
         tags: ['installs'],
         summary: 'Change the desired version, the values or automatic updates (If-Match)',
         description:
-          "A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace's repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.",
+          "A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` or `cluster_id` (a cluster of the workspace, 404 at `body.cluster_id`; null: none) alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace's repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.",
         headers: requestHeaders({ ifMatch: 'required', idempotencyKey: 'optional' }),
         params: InstallParams,
         body: UpdateInstallBody,

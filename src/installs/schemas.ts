@@ -56,6 +56,7 @@ export const Install = Type.Object(
     delivery: Delivery,
     required_approvals: RequiredApprovals,
     open_change_request_id: Type.Union([Type.String(), Type.Null()], { description: 'The open repository change request waiting for review before it reaches `main`; null when none waits' }),
+    cluster_id: Type.Union([Type.String(), Type.Null()], { description: 'The cluster it is placed on (GET /v1/clusters/{id}); null: none' }),
   },
   { title: 'Install', additionalProperties: false },
 );
@@ -72,6 +73,7 @@ export const CreateInstallBody = Type.Object(
     automatic_updates_enabled: Type.Optional(Type.Boolean({ default: false, description: 'Follow newer (non pre-release) versions of the package on their own' })),
     delivery: Type.Optional(Delivery),
     required_approvals: Type.Optional(RequiredApprovals),
+    cluster_id: Type.Optional(Type.Union([BodyId('A cluster of the workspace to place it on (404, path `["body","cluster_id"]`)'), Type.Null()], { description: 'null or absent: on no cluster' })),
   },
   { title: 'CreateInstallBody', additionalProperties: false },
 );
@@ -84,6 +86,7 @@ export const UpdateInstallBody = Type.Object(
     automatic_updates_enabled: Type.Optional(Type.Boolean()),
     delivery: Type.Optional(Delivery),
     required_approvals: Type.Optional(RequiredApprovals),
+    cluster_id: Type.Optional(Type.Union([BodyId('A cluster of the workspace to move it to (404, path `["body","cluster_id"]`)'), Type.Null()], { description: 'null: on no cluster' })),
   },
   { title: 'UpdateInstallBody', additionalProperties: false },
 );
@@ -98,7 +101,9 @@ export const RestoreResponse = Type.Object({ install: RestoredInstall, render: R
 
 export const InstallParams = Type.Object({ id: PathId(55, 'Install id, `inst_<id>` or bare; length 1-55') });
 
-export const ListInstallsQuery = PageQuery(100, 20);
+export const ListInstallsQuery = PageQuery(100, 20, {
+  cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the installs placed on this cluster, `cl_<id>` or bare' })),
+});
 
 /** `GET /v1/installs/{id}/repository`: where the install's history is and how to fetch it. */
 export const InstallRepository = Type.Object(

@@ -17,6 +17,7 @@ import { toInstall } from './representation.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import type { CreateInstallBody, Install, UpdateInstallBody } from './schemas.js';
 import { writeTransaction } from '../db/write-transaction.js';
+import { clusterExists, lockClusterForPlacement } from '../compute/clusters/placement.js';
 
 export type InstallServiceDeps = Pick<ServiceDeps, 'db' | 'clock' | 'cursors' | 'jobs' | 'log' | 'config' | 'events'> & { repos: RepositoryStorage };
 
@@ -37,11 +38,25 @@ export function createInstallService(deps: InstallServiceDeps) {
     return version;
   }
 
+  /** A cluster to place the install on (docs/spec-gaps.md, "Clusters and regions"): 404 at `body.cluster_id` when the workspace has none such. */
+  async function clusterOf(ctx: WorkspaceContext, raw: string | null | undefined): Promise<string | null | undefined> {
+    if (raw === undefined || raw === null) return raw;
+    const id = canonicalId('cl', raw);
+    if (!(await clusterExists(db, ctx.workspaceId, id))) throw notFound('cluster', ['body', 'cluster_id']);
+    return id;
+  }
+
+  /** Under the cluster's lock: its deletion at the same moment sees this install (409), or came first (this 404). */
+  async function lockCluster(trx: Parameters<typeof lockClusterForPlacement>[0], ctx: WorkspaceContext, id: string | null | undefined): Promise<void> {
+    if (id && !(await lockClusterForPlacement(trx, ctx.workspaceId, id))) throw notFound('cluster', ['body', 'cluster_id']);
+  }
+
   return {
     async create(ctx: WorkspaceContext, body: CreateInstallBody): Promise<Install> {
       const pkg = await packageStore.get(db, ctx.workspaceId, canonicalId('pkg', body.package_id));
       if (!pkg) throw notFound('package', ['body', 'package_id']);
       const version = await versionOf(ctx, pkg.id, body.version_id, 'version_id');
+      const clusterId = (await clusterOf(ctx, body.cluster_id)) ?? null;
       const now = nowSeconds(clock);
       const row: InstallsTable = {
         id: newId('inst'),
@@ -63,15 +78,17 @@ export function createInstallService(deps: InstallServiceDeps) {
         delivery: body.delivery ?? 'direct',
         required_approvals: body.required_approvals ?? 0,
         change_request_seq: 0,
+        cluster_id: clusterId,
       };
       let render;
       try {
         render = await writeTransaction(db, ctx, async (trx) => {
           // Under the package's lock: a deletion of the package at the same moment sees this install, or this sees the package gone.
           if (!(await packageStore.lock(trx, ctx.workspaceId, pkg.id))) throw notFound('package', ['body', 'package_id']);
+          await lockCluster(trx, ctx, clusterId);
           await installStore.insert(trx, row);
           const queued = await queueRender(trx, deps, row, { versionId: version.id, valuesJson: row.values_json, authorId: ctx.actorId });
-          await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id });
+          await events.record(trx, ctx, 'install.created', row.id, { name: row.name, package_id: pkg.id, version_id: version.id, render_id: queued.id, cluster_id: clusterId });
           return queued;
         });
       } catch (err) {
@@ -100,8 +117,11 @@ export function createInstallService(deps: InstallServiceDeps) {
 
     get: async (ctx: WorkspaceContext, rawId: string) => toInstall(await visible(ctx, rawId)),
 
-    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(cursors, `installs:${ctx.workspaceId}`, { limit, cursor }, (after, take) => installStore.page(db, ctx.workspaceId, take, after), toInstall);
+    /** `clusterId`: only the installs on that cluster; the cursor is bound to it. */
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined, clusterId?: string) {
+      const cluster = clusterId === undefined ? undefined : canonicalId('cl', clusterId);
+      const list = cluster === undefined ? `installs:${ctx.workspaceId}` : `installs:${ctx.workspaceId}:${cluster}`;
+      return pageById(cursors, list, { limit, cursor }, (after, take) => installStore.page(db, ctx.workspaceId, take, after, cluster), toInstall);
     },
 
     /**
@@ -111,6 +131,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     async update(ctx: WorkspaceContext, rawId: string, body: UpdateInstallBody, ifMatch: string): Promise<Install> {
       const found = await visible(ctx, rawId);
       const version = body.desired_version_id === undefined ? null : await versionOf(ctx, found.package_id, body.desired_version_id, 'desired_version_id');
+      const clusterId = await clusterOf(ctx, body.cluster_id);
       const updated = await writeTransaction(db, ctx, async (trx) => {
         const install = await installStore.lock(trx, found.id);
         if (!install) throw notFound('install');
@@ -122,7 +143,9 @@ export function createInstallService(deps: InstallServiceDeps) {
         const delivery = body.delivery ?? install.delivery;
         const requiredApprovals = body.required_approvals ?? install.required_approvals;
         const reviewChanged = delivery !== install.delivery || requiredApprovals !== install.required_approvals;
-        if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled && !reviewChanged) return install;
+        const cluster = clusterId === undefined ? install.cluster_id : clusterId;
+        if (!versionChanged && !valuesChanged && auto === install.automatic_updates_enabled && !reviewChanged && cluster === install.cluster_id) return install;
+        if (cluster !== install.cluster_id) await lockCluster(trx, ctx, cluster);
         const desiredVersionId = version?.id ?? install.desired_version_id;
         // The delivery is changed first: a render this PATCH starts goes the new way.
         if (reviewChanged) await installStore.update(trx, install.id, { delivery, required_approvals: requiredApprovals });
@@ -135,11 +158,13 @@ export function createInstallService(deps: InstallServiceDeps) {
           delivery,
           required_approvals: requiredApprovals,
           render_id: queued?.id ?? null,
+          cluster_id: cluster,
         });
         await installStore.update(trx, install.id, {
           desired_version_id: desiredVersionId,
           values_json: valuesJson,
           automatic_updates_enabled: auto,
+          cluster_id: cluster,
           etag: newEtag(),
           updated_at: nowSeconds(clock),
         });

@@ -49,8 +49,9 @@ export const installStore = {
   /** The install with the semvers of its versions: what the API shows. */
   get: (db: Kysely<DB>, workspaceId: string, id: string): Promise<InstallView | undefined> => view(db).where('i.workspace_id', '=', workspaceId).where('i.id', '=', id).executeTakeFirst(),
 
-  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null): Promise<InstallView[]> => {
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null, clusterId?: string): Promise<InstallView[]> => {
     let q = view(db).where('i.workspace_id', '=', workspaceId);
+    if (clusterId !== undefined) q = q.where('i.cluster_id', '=', clusterId);
     if (beforeId) q = q.where('i.id', '<', beforeId);
     return q.orderBy('i.id', 'desc').limit(limit).execute();
   },
@@ -83,6 +84,14 @@ export const installStore = {
   /** Whether the install existed and was deleted: its renders then have no repository to read. */
   isDeleted: async (db: Kysely<DB>, id: string): Promise<boolean> =>
     (await db.selectFrom('installs').select('id').where('id', '=', id).where('deleted_at', 'is not', null).executeTakeFirst()) !== undefined,
+
+  /** The workspace's live installs on a cluster: the first `limit` ids (oldest first) and their number. */
+  async onCluster(db: Kysely<DB>, workspaceId: string, clusterId: string, limit: number): Promise<{ ids: string[]; count: number }> {
+    const live = db.selectFrom('installs').where('workspace_id', '=', workspaceId).where('cluster_id', '=', clusterId).where('deleted_at', 'is', null);
+    const ids = (await live.select('id').orderBy('id').limit(limit).execute()).map((r) => r.id);
+    const count = ids.length < limit ? ids.length : Number((await live.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+    return { ids, count };
+  },
 
   /** The workspace's live installs of a package, oldest first: what keeps it from being deleted. */
   idsUsingPackage: async (db: Kysely<DB>, workspaceId: string, packageId: string): Promise<string[]> =>

@@ -67,6 +67,8 @@ export interface InstallsTable {
   required_approvals: number;
   /** The last change request number given out for this install. */
   change_request_seq: number;
+  /** The cluster it is placed on (docs/spec-gaps.md, "Clusters and regions"); null: none. */
+  cluster_id: string | null;
 }
 
 export type Delivery = 'direct' | 'change_request';

@@ -9,7 +9,7 @@ export const PLATFORM_METRICS: readonly (PlatformMetric & { key: MetricKey })[] 
     unit: 'machines',
     kind: 'gauge',
     description: 'Machines that existed and were not suspended at each point: from their creation until deleted, failed or expired, less those suspended then.',
-    filter_keys: ['cluster'],
+    filter_keys: ['cluster', 'region'],
   },
   {
     key: 'machines_suspended',
@@ -18,7 +18,7 @@ export const PLATFORM_METRICS: readonly (PlatformMetric & { key: MetricKey })[] 
     unit: 'machines',
     kind: 'gauge',
     description: 'Suspensions in force at each point: from the snapshot being taken until the machine was resumed, expired or deleted.',
-    filter_keys: ['cluster'],
+    filter_keys: ['cluster', 'region'],
   },
   {
     key: 'monthly_cost_cents',
@@ -27,7 +27,7 @@ export const PLATFORM_METRICS: readonly (PlatformMetric & { key: MetricKey })[] 
     unit: 'cents a month',
     kind: 'gauge',
     description: "What the snapshots of the suspended machines cost a month at each point, in cents: the sum of the suspensions' monthly_cost_cents.",
-    filter_keys: ['cluster'],
+    filter_keys: ['cluster', 'region'],
   },
   {
     key: 'renders',

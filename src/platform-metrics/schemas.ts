@@ -5,7 +5,7 @@ export const METRIC_KEYS = ['machines_running', 'machines_suspended', 'monthly_c
 export type MetricKey = (typeof METRIC_KEYS)[number];
 
 /** The filters a series can be narrowed by, each named by the metrics that accept it (`filter_keys`). */
-export const METRIC_FILTERS = ['cluster', 'install', 'status', 'type'] as const;
+export const METRIC_FILTERS = ['cluster', 'region', 'install', 'status', 'type'] as const;
 export type MetricFilter = (typeof METRIC_FILTERS)[number];
 
 export const PlatformMetric = Type.Object(
@@ -48,7 +48,8 @@ export const SeriesQuery = Type.Object(
     step: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 31_536_000, description: `Seconds between points (default: the range divided into about ${DEFAULT_POINTS}); at most ${MAX_POINTS} points per series (422)` }),
     ),
-    cluster: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Machines of this cluster only (machines_running, machines_suspended)' })),
+    cluster: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Machines of this cluster only (machines_running, machines_suspended, monthly_cost_cents)' })),
+    region: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Machines of this region (GET /v1/regions) only (machines_running, machines_suspended, monthly_cost_cents)' })),
     install: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Renders of this install only (renders)' })),
     status: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'Renders in this state only (renders): queued, running, succeeded, failed...' })),
     type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Events of this type only (writes): an event type such as `secret.created`, or `<resource>.*`' })),

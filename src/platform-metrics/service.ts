@@ -6,7 +6,7 @@ import { nowSeconds } from '../shared/clock.js';
 import { canonicalId } from '../shared/ids.js';
 import { PLATFORM_METRICS } from './catalog.js';
 import { platformMetricsStore as store, type Buckets, type Interval } from './store.js';
-import { DEFAULT_POINTS, DEFAULT_SPAN_SECONDS, MAX_POINTS, type SeriesQuery, type Series } from './schemas.js';
+import { DEFAULT_POINTS, DEFAULT_SPAN_SECONDS, MAX_POINTS, METRIC_FILTERS, type SeriesQuery, type Series } from './schemas.js';
 
 export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock' | 'engine' | 'log'>;
 
@@ -49,17 +49,18 @@ export function createPlatformMetricsService({ db, clock, engine, log }: Platfor
   async function values(ctx: WorkspaceContext, key: string, b: Buckets, q: SeriesQuery, now: number): Promise<number[]> {
     const until = b.from + b.count * b.step;
     const ws = ctx.workspaceId;
+    // The machines' series: of one cluster and/or one region (a machine's location).
+    const scope = { cluster: q.cluster && canonicalId('cl', q.cluster), region: q.region };
     switch (key) {
       case 'machines_running': {
-        const cluster = q.cluster && canonicalId('cl', q.cluster);
-        const alive = gauge(await store.machineLives(db, ws, b.from, until, cluster), b);
-        const suspended = gauge(await store.suspensions(db, ws, b.from, until, cluster), b);
+        const alive = gauge(await store.machineLives(db, ws, b.from, until, scope), b);
+        const suspended = gauge(await store.suspensions(db, ws, b.from, until, scope), b);
         return alive.map((n, i) => Math.max(0, n - suspended[i]!));
       }
       case 'machines_suspended':
-        return gauge(await store.suspensions(db, ws, b.from, until, q.cluster && canonicalId('cl', q.cluster)), b);
+        return gauge(await store.suspensions(db, ws, b.from, until, scope), b);
       case 'monthly_cost_cents':
-        return gauge(await store.suspensions(db, ws, b.from, until, q.cluster && canonicalId('cl', q.cluster)), b, true);
+        return gauge(await store.suspensions(db, ws, b.from, until, scope), b, true);
       case 'renders':
         return store.renders(db, ws, b, { install: q.install && canonicalId('inst', q.install), status: q.status });
       case 'secret_accesses':
@@ -89,7 +90,7 @@ export function createPlatformMetricsService({ db, clock, engine, log }: Platfor
           metadata: { current_version: String(metric.version) },
         });
       }
-      const unknown = (['cluster', 'install', 'status', 'type'] as const).find((f) => q[f] !== undefined && !metric.filter_keys.includes(f));
+      const unknown = METRIC_FILTERS.find((f) => q[f] !== undefined && !metric.filter_keys.includes(f));
       if (unknown) throw new ApiError('VALIDATION_FAILED', { message: `${key} cannot be narrowed by ${unknown}; its filters: ${metric.filter_keys.join(', ') || 'none'}`, path: [unknown] });
       const now = nowSeconds(clock);
       const b = bucketsOf(q, now);

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
 import { lastClosedMinute, minuteCountsStore, planCounts, pointOfMinute, type Buckets, type EventFilter } from '../events/minute-counts.js';
-import { machineLives, suspensionSpans } from '../compute/metric-sources.js';
+import { machineLives, suspensionSpans, type MachineScope } from '../compute/metric-sources.js';
 import { renderCountsByBucket } from '../installs/metric-sources.js';
 import { unreadSpans } from '../notifications/metric-sources.js';
 
@@ -77,10 +77,11 @@ export const platformMetricsStore = {
   },
 
   /** The lives of the workspace's machines that overlap (from, until] (src/compute/machines/store.ts says how they are read). */
-  machineLives: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> => machineLives(db, workspaceId, from, until, cluster),
+  machineLives: (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined): Promise<Interval[]> => machineLives(db, workspaceId, from, until, scope),
 
   /** Suspensions that overlap (from, until], as intervals: from when the machine was suspended until it was resumed, expired or deleted. */
-  suspensions: (db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<Interval[]> => suspensionSpans(db, workspaceId, from, until, cluster),
+  suspensions: (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined): Promise<Interval[]> =>
+    suspensionSpans(db, workspaceId, from, until, scope),
 
   /** The caller's notifications unread at some time in (from, until], as intervals: from arrival until read. */
   unread: (db: Kysely<DB>, userId: string, from: number, until: number): Promise<Interval[]> => unreadSpans(db, userId, from, until),

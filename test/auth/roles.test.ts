@@ -46,6 +46,7 @@ function guardedCalls(): Record<Exclude<Permission, 'write'>, Call[]> {
     'secrets.delete': [{ method: 'DELETE', url: '/v1/secrets/sec_0000000000000000000000000a', headers: ETAG }],
     'machines.delete': [{ method: 'DELETE', url: '/v1/machines/mch_0000000000000000000000000a', headers: ETAG }],
     'compute_configs.delete': [{ method: 'DELETE', url: '/v1/compute/configs/cc_0000000000000000000000000a', headers: ETAG }],
+    'clusters.delete': [{ method: 'DELETE', url: '/v1/clusters/cl_0000000000000000000000000a', headers: ETAG }],
     'installs.delete': [{ method: 'DELETE', url: '/v1/installs/inst_0000000000000000000000000a', headers: ETAG }],
     'packages.delete': [{ method: 'DELETE', url: '/v1/packages/pkg_0000000000000000000000000a', headers: ETAG }],
     'repository_change_requests.approve': [{ method: 'POST', url: '/v1/repository_change_requests/rcr_0000000000000000000000000a:approve', headers: ETAG }],

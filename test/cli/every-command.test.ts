@@ -318,6 +318,49 @@ test('compute, machines, operations', async () => {
   assert.equal(other.operation.done, true);
 });
 
+test('regions and clusters; machines and installs placed on a cluster', async () => {
+  const regions = await list(['regions', 'list']);
+  assert.deepEqual(
+    regions.map((r) => r.id),
+    ['fsn1', 'nbg1', 'hel1'],
+  );
+  assert.ok(regions.every((r) => r.server_types.includes('cx22')));
+  const cluster = await json(['clusters', 'create', '--name', 'every-cl', '--region', 'nbg1', '--description', 'every']);
+  assert.deepEqual([cluster.status, cluster.region, cluster.is_default], ['empty', 'nbg1', false]);
+  assert.ok((await list(['clusters', 'list'])).some((c) => c.id === cluster.id));
+  assert.equal((await json(['clusters', 'get', cluster.id])).machine_counts.total, 0);
+  assert.equal((await json(['clusters', 'rename', cluster.id, '--name', 'every-cl-2'])).name, 'every-cl-2');
+  const config = await json(['compute', 'configs', 'create', '--name', 'every-nbg', '--region', 'nbg1', '--image', 'debian-12']);
+  const made = await json(['machines', 'create', '--config', config.id, '--type', 'cx22', '--cluster', cluster.id, '--timeout', '1m']);
+  assert.equal(made.operation.done, true);
+  assert.deepEqual(
+    (await list(['machines', 'list', '--cluster', cluster.id])).map((m) => m.id),
+    [made.machine_id],
+  );
+  assert.equal((await json(['clusters', 'get', cluster.id])).status, 'ready');
+
+  const pkg = await json(['packages', 'create', '--name', 'every-cl-pkg']);
+  const dir = path.join(scratch, 'cl-templates');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+  const v1 = await json(['packages', 'publish', pkg.id, '--semver', '1.0.0', '--dir', dir]);
+  const install = await json(['installs', 'create', '--name', 'every-cl-install', '--package', pkg.id, '--package-version', v1.id, '--cluster', cluster.id, '--timeout', '1m']);
+  assert.equal(install.cluster_id, cluster.id);
+  assert.deepEqual(
+    (await list(['installs', 'list', '--cluster', cluster.id])).map((i) => i.id),
+    [install.id],
+  );
+  // Refused while it holds the machine and the install: the error names both.
+  const held = await refused(['clusters', 'delete', cluster.id, '--yes'], 409);
+  assert.match(held.message, new RegExp(`${made.machine_id}.*${install.id}`));
+  assert.equal((await json(['installs', 'update', install.id, '--no-cluster'])).cluster_id, null);
+  assert.deepEqual(await list(['installs', 'list', '--cluster', cluster.id]), []);
+  assert.equal((await json(['installs', 'update', install.id, '--cluster', cluster.id])).cluster_id, cluster.id);
+  assert.equal((await json(['installs', 'update', install.id, '--no-cluster'])).cluster_id, null);
+  assert.equal((await json(['machines', 'delete', made.machine_id, '--yes', '--timeout', '1m'])).operation.done, true);
+  assert.deepEqual(await json(['clusters', 'delete', cluster.id, '--yes']), { id: cluster.id, deleted: true });
+});
+
 test('audit log and webhooks', async () => {
   const events = await list(['audit', 'list', '--type', 'secret.*', '--limit', '5', '--from', '2000-01-01']);
   assert.ok(events.length > 0 && events.every((e) => e.type.startsWith('secret.') && ISO.test(e.created_at)));

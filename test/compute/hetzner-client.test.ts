@@ -35,7 +35,7 @@ describe('Hetzner client', () => {
       (await c.listLocations()).map((l) => l.name),
       ['fsn1', 'nbg1', 'hel1', 'ash'],
     );
-    assert.deepEqual((await c.listLocations())[0], { name: 'fsn1', description: 'FSN1 DC Park 1' });
+    assert.deepEqual((await c.listLocations())[0], { name: 'fsn1', description: 'FSN1 DC Park 1', country: 'DE', city: 'fsn1', networkZone: 'eu-central' });
     const types = await c.listServerTypes();
     assert.deepEqual(
       types.map((t) => t.name),

@@ -274,7 +274,14 @@ export class ProviderStub {
 
     if (method === 'GET' && path === '/locations') {
       const p = this.page(
-        LOCATIONS.map((name, i) => ({ id: i + 1, name, description: `${name.toUpperCase()} DC Park 1`, city: name })),
+        LOCATIONS.map((name, i) => ({
+          id: i + 1,
+          name,
+          description: `${name.toUpperCase()} DC Park 1`,
+          city: name,
+          country: name === 'ash' ? 'US' : 'DE',
+          network_zone: name === 'ash' ? 'us-east' : 'eu-central',
+        })),
         q,
       );
       return send(200, { locations: p.items, meta: p.meta });

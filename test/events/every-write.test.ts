@@ -247,6 +247,14 @@ describe('every write operation', () => {
     await h.app.jobs.runDue();
     await ok('DELETE', `/v1/compute/configs/${config.id}`, { headers: { 'if-match': (await ok('GET', `/v1/compute/configs/${config.id}`)).etag } });
 
+    // Clusters: created (a second of one name fails), renamed (a stale etag fails), deleted.
+    const cluster = await ok('POST', '/v1/clusters', { body: { name: 'eu', region: 'nbg1' } });
+    await fails(409, 'POST', '/v1/clusters', { body: { name: 'eu', region: 'fsn1' } });
+    await fails(409, 'PATCH', `/v1/clusters/${cluster.id}`, { body: { name: 'eu-2' }, headers: STALE });
+    const renamed = await ok('PATCH', `/v1/clusters/${cluster.id}`, { body: { name: 'eu-2' }, headers: { 'if-match': cluster.etag } });
+    await fails(409, 'DELETE', `/v1/clusters/${cluster.id}`, { headers: STALE });
+    await ok('DELETE', `/v1/clusters/${cluster.id}`, { headers: { 'if-match': renamed.etag } });
+
     // Packages and installs.
     const pkg = await ok('POST', '/v1/packages', { body: { name: 'web' } });
     await fails(409, 'POST', '/v1/packages', { body: { name: 'web' } });

@@ -260,6 +260,17 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
         const c = cfg && (await call('GET /v1/compute/configs/{id}', `/v1/compute/configs/${cfg.id}`));
         if (c) await call('DELETE /v1/compute/configs/{id}', `/v1/compute/configs/${c.id}`, { headers: { 'if-match': c.etag } });
       }
+      // Regions and clusters (issue 52): listed by every lane, one made, renamed and deleted now and then.
+      await call('GET /v1/regions', '/v1/regions');
+      await call('GET /v1/regions/{id}', '/v1/regions/fsn1');
+      await call('GET /v1/clusters', '/v1/clusters?limit=10');
+      if (lane === 1 && n % 3 === 0) {
+        const name = `soak-${lane}-${n}-${Math.random().toString(36).slice(2, 8)}`;
+        const cl = await call('POST /v1/clusters', '/v1/clusters', { body: { name, region: 'fsn1', description: tag } });
+        const renamed = cl && (await call('PATCH /v1/clusters/{id}', `/v1/clusters/${cl.id}`, { body: { name: `${name}-2` }, headers: { 'if-match': cl.etag } }));
+        const got = renamed && (await call('GET /v1/clusters/{id}', `/v1/clusters/${cl.id}`));
+        if (got) await call('DELETE /v1/clusters/{id}', `/v1/clusters/${cl.id}`, { headers: { 'if-match': got.etag } });
+      }
       if (lane === 0 && n % 4 === 0) await call('GET /metrics', '/metrics', { credential: null });
       // Sessions and device logins: argon2 and the per-address limit make them the rare steps.
       if (lane === 0 && n % 10 === 0) await signInAndOut(call, ws, n % 20 === 0);

@@ -255,6 +255,31 @@ test(`upgrade (${ENGINE}): everything the previous release wrote reads back the 
   const etag = listed.headers.get('etag');
   assert.ok(etag, 'the tokens list has an ETag');
   assert.equal((await owner.call(base, 'GET', '/v1/api_tokens', undefined, { 'if-none-match': etag })).status, 304);
+  // Migration 0028 (issue 52): the fixture's default cluster is a resource now, holding the
+  // fixture's machines; its installs are on no cluster; the default cannot be deleted; new
+  // clusters and machines placed on them work on the upgraded rows.
+  const machines = await all('/v1/machines');
+  const fixtureMachines = machines.filter((m) => Object.keys(M.snapshots).includes(`/v1/machines/${m.id}`));
+  assert.ok(fixtureMachines.length > 0, 'the fixture has machines');
+  const defaultId = fixtureMachines[0].cluster_id;
+  assert.ok(fixtureMachines.every((m) => m.cluster_id === defaultId));
+  const dflt = await owner.ok(base, 'GET', `/v1/clusters/${defaultId}`);
+  assert.deepEqual([dflt.name, dflt.is_default, dflt.region, dflt.description], ['default', true, null, null]);
+  assert.equal(dflt.machine_counts.total, machines.filter((m) => m.cluster_id === defaultId).length);
+  assert.ok(dflt.etag.length > 0);
+  assert.equal(dflt.updated_at, dflt.created_at, 'updated_at starts at created_at');
+  assert.deepEqual(
+    (await all('/v1/clusters')).map((c) => c.id),
+    [defaultId],
+  );
+  assert.equal((await owner.call(base, 'DELETE', `/v1/clusters/${defaultId}`, undefined, { 'if-match': dflt.etag })).body.errors[0].code, 7411);
+  for (const i of await all('/v1/installs')) assert.equal(i.cluster_id, null);
+  const made = await owner.ok(base, 'POST', '/v1/clusters', { name: 'after-upgrade', region: 'fsn1' });
+  await owner.ok(base, 'PATCH', `/v1/installs/${inst.id}`, { cluster_id: made.id }, { 'if-match': (await owner.ok(base, 'GET', `/v1/installs/${inst.id}`)).etag });
+  assert.deepEqual(
+    (await all(`/v1/installs?cluster_id=${made.id}`)).map((i) => i.id),
+    [inst.id],
+  );
   t.diagnostic(
     `upgrade ${ENGINE}: ${Object.keys(M.snapshots).length} resources compared field by field, ${Object.values(M.lists).flat().length} listed ids, ${M.payloads.length} payloads, ${M.tokens.live.length + M.tokens.revoked.length} tokens, ${M.installs.length} repositories checked; the fixture was made by ${M.commit.slice(0, 7)} on ${M.madeAt}`,
   );

@@ -15,7 +15,7 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-const FIELDS = ['automatic_updates_enabled', 'created_at', 'current_version', 'delivery', 'desired_version', 'etag', 'id', 'last_render', 'name', 'open_change_request_id', 'package_id', 'required_approvals', 'updated_at', 'values', 'workspace_id'];
+const FIELDS = ['automatic_updates_enabled', 'cluster_id', 'created_at', 'current_version', 'delivery', 'desired_version', 'etag', 'id', 'last_render', 'name', 'open_change_request_id', 'package_id', 'required_approvals', 'updated_at', 'values', 'workspace_id'];
 
 async function packageWithVersions() {
   const pkg = await f.createPackage();
@@ -50,6 +50,7 @@ describe('POST /v1/installs', () => {
         delivery: 'direct',
         required_approvals: 0,
         open_change_request_id: null,
+        cluster_id: null,
       },
     );
     assert.match(inst.last_render.id, /^rnd_/);

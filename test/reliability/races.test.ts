@@ -326,6 +326,30 @@ const RACES: Race[] = [
     winner: 204,
   },
   {
+    name: 'PATCH /v1/clusters/{id}',
+    setup: async () => {
+      const c = await ok('POST', '/v1/clusters', { name: `race-${Math.random().toString(36).slice(2, 10)}`, region: 'fsn1' });
+      return { read: `/v1/clusters/${c.id}`, etag: c.etag };
+    },
+    write: (read, etag, i) => call('PATCH', read, { name: `${read.slice(-8)}-${i}` }, { 'if-match': etag }),
+    winner: 200,
+    verify: async (read, winner, i) => {
+      const now = await ok('GET', read);
+      assert.equal(now.name, `${read.slice(-8)}-${i}`);
+      assert.equal(now.etag, winner.json().etag);
+    },
+  },
+  {
+    name: 'DELETE /v1/clusters/{id}',
+    setup: async () => {
+      const c = await ok('POST', '/v1/clusters', { name: `race-${Math.random().toString(36).slice(2, 10)}`, region: 'fsn1' });
+      return { read: `/v1/clusters/${c.id}`, etag: c.etag };
+    },
+    write: (read, etag) => call('DELETE', read, undefined, { 'if-match': etag }),
+    winner: 204,
+    gone: true,
+  },
+  {
     name: 'POST /v1/machines/{id}:suspend',
     setup: async () => {
       const m = await runningMachine();

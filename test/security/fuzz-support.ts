@@ -192,6 +192,7 @@ export function queryHints(): Record<string, fc.Arbitrary<string | undefined>> {
     type: fc.constantFrom('secret.created', 'dashboard.*', undefined),
     install: fc.constant(undefined),
     cluster: fc.constant(undefined),
+    region: fc.constant(undefined),
     status: fc.constant(undefined),
   };
 }

@@ -907,13 +907,15 @@ export interface paths {
         };
         /**
          * The workspace's machines, newest first
-         * @description API tokens need the scope `compute:read` (403, 7025).
+         * @description `cluster_id` lists only the machines of that cluster.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
          */
         get: operations["listMachines"];
         put?: never;
         /**
          * Create a machine from a compute config
-         * @description Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422). A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.
+         * @description Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422 naming the types that can be used, before anything reaches the provider). `cluster_id` must name a cluster of the workspace (404) whose region is the config's (422, path `["body","cluster_id"]`); without it the machine joins the default cluster. A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.
          *
          *     API tokens need the scope `compute:write` (403, 7025).
          *
@@ -1072,6 +1074,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/regions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The regions a cluster or compute config may name, with the server types offered in each
+         * @description Every location of the compute provider, in one page. Read from the provider with GET /v1/compute/catalog and kept as long (60 s). 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
+         */
+        get: operations["listRegions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/regions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A region
+         * @description 404 (7002) for a location the provider does not have. Read from the provider with GET /v1/compute/catalog and kept as long (60 s). 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
+         */
+        get: operations["getRegion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's clusters, newest first, each with its status and machine counts
+         * @description The default cluster is listed once it exists: it is made when the first machine is created without `cluster_id`.
+         *
+         *     API tokens need the scope `compute:read` (403, 7025).
+         */
+        get: operations["listClusters"];
+        put?: never;
+        /**
+         * Create a cluster in a region
+         * @description Answers 201 with the cluster (`status` `empty`). `name`: 1-63 characters of a-z, 0-9 and -, unique in the workspace (409, 7410; `default` is the default cluster's). `region` must be a region of GET /v1/regions (422 naming them, path `["body","region"]`): only machines of compute configs of that region can join it. 503 with Retry-After when the provider cannot answer.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `cluster.created` (GET /v1/audit_events, webhooks).
+         */
+        post: operations["createCluster"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cluster, with its status derived from its machines
+         * @description API tokens need the scope `compute:read` (403, 7025).
+         */
+        get: operations["getCluster"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an empty cluster (If-Match)
+         * @description Answers at once: 204 when the cluster holds nothing; 409 (7412) while it holds machines (in any status, also being deleted) or live installs, with `metadata.machine_ids` and `metadata.install_ids` naming them (comma-separated, at most 50 each) and `metadata.machine_count` / `metadata.install_count`. The default cluster cannot be deleted (409, 7411). Needs the admin or owner role.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Users need the role owner or admin (the permission `clusters.delete` of `GET /v1/me`).
+         *
+         *     Records the event `cluster.deleted` (GET /v1/audit_events, webhooks).
+         */
+        delete: operations["deleteCluster"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a cluster or change its description (If-Match)
+         * @description Each field given replaces that field; a PATCH that changes nothing keeps the etag. A name another cluster has: 409 (7410). The default cluster keeps the name `default` (409, 7411); its description may change. The region cannot change: its machines were made there.
+         *
+         *     API tokens need the scope `compute:write` (403, 7025).
+         *
+         *     Records the event `cluster.updated` (GET /v1/audit_events, webhooks).
+         */
+        patch: operations["updateCluster"];
+        trace?: never;
+    };
     "/v1/packages": {
         parameters: {
             query?: never;
@@ -1209,13 +1323,15 @@ export interface paths {
         };
         /**
          * The workspace's installs, newest first
-         * @description API tokens need the scope `installs:read` (403, 7025).
+         * @description `cluster_id` lists only the installs placed on that cluster.
+         *
+         *     API tokens need the scope `installs:read` (403, 7025).
          */
         get: operations["listInstalls"];
         put?: never;
         /**
          * Install a package version: a git repository and a first render
-         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made. While the workspace's repositories, as last measured, take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, `metadata.limit` and `metadata.used`, and nothing is made; a render that would take its repository past the install's quota (WSP_QUOTA_REPOSITORY_BYTES) or the workspace's repositories past theirs fails (7310), saying which.
+         * @description Makes a bare git repository for the install and queues its first render (GET /v1/installs/{id}/renders). An unknown package or version is 404 at its body field; a version of another package is 422 (7303). `cluster_id` places it on a cluster of the workspace (404 at `body.cluster_id` for an unknown one). Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is made. While the workspace's repositories, as last measured, take its whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, `metadata.limit` and `metadata.used`, and nothing is made; a render that would take its repository past the install's quota (WSP_QUOTA_REPOSITORY_BYTES) or the workspace's repositories past theirs fails (7310), saying which.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
          *
@@ -1257,7 +1373,7 @@ export interface paths {
         head?: never;
         /**
          * Change the desired version, the values or automatic updates (If-Match)
-         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace's repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.
+         * @description A new `desired_version_id` or new `values` queue a render; `automatic_updates_enabled` or `cluster_id` (a cluster of the workspace, 404 at `body.cluster_id`; null: none) alone does not. `values` replaces the values as a whole. Over the quota of renders an hour of the workspace (WSP_QUOTA_RENDERS_PER_HOUR): 429, code 7040, `metadata.limit` and `Retry-After`, and nothing is changed; a change that queues a render while the workspace's repositories take their whole disk quota (WSP_QUOTA_WORKSPACE_REPOSITORY_BYTES): 409, code 7066, and nothing is changed.
          *
          *     API tokens need the scope `installs:write` (403, 7025).
          *
@@ -2279,7 +2395,7 @@ export interface components {
              * @description `<resource>.<verb>`: see the `type` filter of GET /v1/audit_events for the list
              * @enum {string}
              */
-            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
+            type: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "session.created" | "session.failed" | "session.revoked" | "user.email_verified" | "user.email_released" | "device_authorization.approved" | "device_authorization.denied" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "cluster.created" | "cluster.updated" | "cluster.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried";
             /** @description null for events of a user that belong to no workspace */
             workspace_id: string | null;
             /** @description Who acted: a user, an API token, someone not signed in, or the platform itself */
@@ -2381,6 +2497,34 @@ export interface components {
             /** @description The new role: owner, admin or member */
             role: "owner" | "admin" | "member" | "viewer";
         };
+        /** Cluster */
+        Cluster: {
+            /** @description `cl_<id>` */
+            id: string;
+            /** @description The workspace it belongs to (`ws_...`) */
+            workspace_id: string;
+            /** @description Unique in the workspace; the default cluster is `default` */
+            name: string;
+            /** @description null when none was given */
+            description: string | null;
+            /** @description A region id (GET /v1/regions): its machines' compute configs name this region. null for the default cluster, which takes machines of any region */
+            region: string | null;
+            /**
+             * @description Derived from its machines when read: `empty` (none), `degraded` (any `failed`), `provisioning` (any `creating`, `resuming`, `suspending` or `deleting`), else `ready`
+             * @enum {string}
+             */
+            status: "empty" | "provisioning" | "ready" | "degraded";
+            /** @description Its machines by status (every status, 0 when none) and in all, read with the cluster */
+            machine_counts: components["schemas"]["MachineCounts"];
+            /** @description The workspace's default cluster: machines created without `cluster_id` join it. It cannot be deleted or renamed */
+            is_default: boolean;
+            /** @description Its version: send it as If-Match with a change, which is refused (409, 7030) if it changed since */
+            etag: string;
+            /** @description When it was made, in Unix seconds */
+            created_at: number;
+            /** @description When it last changed, in Unix seconds */
+            updated_at: number;
+        };
         /** ComparisonFilter */
         ComparisonFilter: {
             /**
@@ -2462,6 +2606,18 @@ export interface components {
             /** @description When it last changed, in Unix seconds */
             updated_at: number;
         };
+        /** CreateClusterBody */
+        CreateClusterBody: {
+            /**
+             * @description Unique in the workspace (409, 7410); `default` is the default cluster's
+             * @example eu-prod
+             */
+            name: string;
+            /** @description A region id of GET /v1/regions (422 naming them otherwise) */
+            region: string;
+            /** @description Free text, at most 500 characters */
+            description?: string;
+        };
         /** CreateDashboardBody */
         CreateDashboardBody: {
             /** @description What the dashboard is called */
@@ -2506,6 +2662,8 @@ export interface components {
             delivery?: "direct" | "change_request";
             /** @description Approvals a change request needs before it can be merged (0-10) */
             required_approvals?: number;
+            /** @description null or absent: on no cluster */
+            cluster_id?: string | null;
         };
         /** CreateInvitationBody */
         CreateInvitationBody: {
@@ -2528,7 +2686,7 @@ export interface components {
              * @example web-1
              */
             hostname?: string;
-            /** @description A cluster of the workspace; default: the workspace's default cluster, made on first use */
+            /** @description A cluster of the workspace (404, path `["body","cluster_id"]`) whose region is the compute config's (422 otherwise); default: the workspace's default cluster, made on first use, which takes any region */
             cluster_id?: string;
         };
         /** CreatePackageBody */
@@ -2591,7 +2749,7 @@ export interface components {
              */
             url: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`; a person's sign-ins and sessions belong to no workspace and are not offered */
-            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "cluster.created" | "cluster.updated" | "cluster.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "cluster.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description A note for people, up to 500 characters */
             description?: string;
         };
@@ -2815,7 +2973,7 @@ export interface components {
             /** @description The device must redeem an approval before this */
             expires_at: number;
         };
-        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7027 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7308 (409), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7330 (409), 7331 (409), 7332 (409), 7333 (403), 7334 (409), 7335 (409), 7336 (409), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
+        /** @description Error codes: 7000 (404), 7001 (405), 7002 (404), 7003 (422), 7004 (422), 7005 (413), 7006 (415), 7007 (429), 7008 (431), 7009 (400), 7036 (408), 7010 (401), 7020 (403), 7021 (403), 7022 (403), 7023 (403), 7024 (403), 7025 (403), 7027 (403), 7026 (406), 7030 (409), 7031 (409), 7055 (409), 7032 (422), 7033 (409), 7100 (409), 7101 (409), 7102 (409), 7103 (409), 7104 (422), 7105 (422), 7200 (409), 7201 (409), 7202 (409), 7203 (500), 7204 (500), 7400 (409), 7401 (409), 7402 (409), 7403 (409), 7404 (503), 7405 (422), 7406 (502), 7407 (504), 7408 (409), 7409 (409), 7410 (409), 7411 (409), 7412 (409), 7300 (409), 7301 (409), 7302 (409), 7303 (422), 7304 (422), 7305 (409), 7306 (422), 7307 (422), 7308 (409), 7310 (422), 7399 (500), 7311 (500), 7500 (429), 7501 (429), 7600 (404), 7601 (429), 7602 (409), 7099 (500), 7098 (503), 7040 (429), 7330 (409), 7331 (409), 7332 (409), 7333 (403), 7334 (409), 7335 (409), 7336 (409), 7320 (409), 7321 (409), 7041 (409), 7042 (403), 7043 (409), 7044 (401), 7045 (429), 7067 (429), 7046 (410), 7047 (409), 7048 (410), 7049 (403), 7051 (403), 7052 (400), 7060 (429), 7061 (409), 7053 (503), 7054 (503), 7057 (507), 7065 (409), 7066 (409), 7058 (503) */
         ErrorEnvelope: {
             /**
              * @description Present only on the 401 of the notification endpoints
@@ -2932,6 +3090,8 @@ export interface components {
             required_approvals: number;
             /** @description The open repository change request waiting for review before it reaches `main`; null when none waits */
             open_change_request_id: string | null;
+            /** @description The cluster it is placed on (GET /v1/clusters/{id}); null: none */
+            cluster_id: string | null;
         };
         /** InstallRepository */
         InstallRepository: {
@@ -3032,6 +3192,30 @@ export interface components {
             created_at: number;
             /** @description When it last changed, in Unix seconds */
             updated_at: number;
+        };
+        /**
+         * MachineCounts
+         * @description Its machines by status, read with the cluster
+         */
+        MachineCounts: {
+            /** @description Machines being created */
+            creating: number;
+            /** @description Machines running */
+            running: number;
+            /** @description Machines being suspended */
+            suspending: number;
+            /** @description Machines suspended */
+            suspended: number;
+            /** @description Machines being resumed */
+            resuming: number;
+            /** @description Machines being deleted */
+            deleting: number;
+            /** @description Machines whose creation failed */
+            failed: number;
+            /** @description Machines whose suspension ran out */
+            expired: number;
+            /** @description All its machines */
+            total: number;
         };
         /** Member */
         Member: {
@@ -3182,7 +3366,7 @@ export interface components {
             /** @description gauge: the value at the point's time; counter: how many happened in the step that ends at the point's time */
             kind: "gauge" | "counter";
             /** @description The query parameters that narrow its series */
-            filter_keys: ("cluster" | "install" | "status" | "type")[];
+            filter_keys: ("cluster" | "region" | "install" | "status" | "type")[];
         };
         /**
          * PlatformMetricList
@@ -3245,6 +3429,29 @@ export interface components {
              * @enum {string}
              */
             mode: "on_load";
+        };
+        /** Region */
+        Region: {
+            /** @description The provider's location code, e.g. `fsn1`: what a compute config's `region` and a cluster's `region` name */
+            id: string;
+            /** @description In words, e.g. `Falkenstein DC Park 1` */
+            name: string;
+            /** @description ISO 3166-1 alpha-2 country code, e.g. `DE` */
+            country: string;
+            /** @description e.g. `Falkenstein` */
+            city: string;
+            /** @description The provider's network zone, e.g. `eu-central` */
+            network_zone: string;
+            /**
+             * @description The server types offered here (GET /v1/compute/catalog has their sizes and prices): a machine of a config of this region can only be one of these
+             * @example [
+             *       "cx22",
+             *       "cx32",
+             *       "cpx11",
+             *       "cax11"
+             *     ]
+             */
+            server_types: string[];
         };
         /** Render */
         Render: {
@@ -3737,6 +3944,16 @@ export interface components {
             /** @description At most 10,000 characters */
             description?: string;
         };
+        /** UpdateClusterBody */
+        UpdateClusterBody: {
+            /**
+             * @description A new name, unique in the workspace; the default cluster keeps `default`
+             * @example eu-prod
+             */
+            name?: string;
+            /** @description A new description; null removes it */
+            description?: string | null;
+        };
         /**
          * UpdateDashboardBody
          * @description Each field given replaces that field as a whole; `summary` describes the revision
@@ -3776,6 +3993,8 @@ export interface components {
             delivery?: "direct" | "change_request";
             /** @description Approvals a change request needs before it can be merged (0-10) */
             required_approvals?: number;
+            /** @description null: on no cluster */
+            cluster_id?: string | null;
         };
         /**
          * UpdateSnippetBody
@@ -3800,7 +4019,7 @@ export interface components {
              */
             url?: string;
             /** @description The events sent to the endpoint: event types (see GET /v1/audit_events) or `<resource>.*`; a person's sign-ins and sessions belong to no workspace and are not offered */
-            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
+            event_types?: ("workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "cluster.created" | "cluster.updated" | "cluster.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "cluster.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*")[];
             /** @description What the endpoint is for; null clears it */
             description?: string | null;
             /** @description `true` enables a disabled endpoint again (its failure count starts over); `false` disables it */
@@ -4892,7 +5111,7 @@ export interface operations {
                         /** @description The role in that workspace; null without one */
                         role: ("owner" | "admin" | "member" | "viewer") | null;
                         /** @description In `workspace`; null when the call names none */
-                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
+                        permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "clusters.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[] | null;
                         /** @description Every workspace the user belongs to, with the user's role and permissions there; empty for a workspace API token */
                         memberships: {
                             /** @description The workspace of the membership */
@@ -4905,7 +5124,7 @@ export interface operations {
                             /** @description The user's role there */
                             role: "owner" | "admin" | "member" | "viewer";
                             /** @description The guarded actions the caller may take there (docs/spec-gaps.md, "Roles (issue 50)"): `write` (any write at all; a viewer has none), `secrets.access` (read a payload), and the owner-or-admin actions (`secret_versions.destroy`, `secrets.delete`, `machines.delete`, `compute_configs.delete`, `installs.delete`, `packages.delete`, `webhooks.manage`, `webhooks.read`, `audit.read`, `members.manage`, `invitations.manage`, `invitations.read`, `api_tokens.manage`, `workspace.manage`). A user holds them by role, a workspace API token by its scopes. Show only the controls whose permission is here. */
-                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
+                            permissions: ("write" | "secrets.access" | "secret_versions.destroy" | "secrets.delete" | "machines.delete" | "compute_configs.delete" | "clusters.delete" | "installs.delete" | "packages.delete" | "repository_change_requests.approve" | "webhooks.manage" | "webhooks.read" | "audit.read" | "members.manage" | "invitations.manage" | "invitations.read" | "api_tokens.manage" | "workspace.manage")[];
                         }[];
                         /** @description Only for a session sent as the wsp_session cookie: what its writes send as X-CSRF-Token */
                         csrf_token?: string;
@@ -16595,6 +16814,8 @@ export interface operations {
     listMachines: {
         parameters: {
             query?: {
+                /** @description Only the machines of this cluster, `cl_<id>` or bare */
+                cluster_id?: string;
                 /** @description Items per page, 1-100; 50 when absent */
                 limit?: number;
                 /**
@@ -19200,6 +19421,1937 @@ export interface operations {
             };
         };
     };
+    listRegions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider's locations, in the provider's order: one page, `has_more` false */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "name": "Production",
+                     *           "country": "string",
+                     *           "city": "string",
+                     *           "network_zone": "string",
+                     *           "server_types": [
+                     *             "cx22",
+                     *             "cx32",
+                     *             "cpx11",
+                     *             "cax11"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["Region"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRegion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Region id: a location code such as `fsn1` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "name": "Production",
+                     *       "country": "string",
+                     *       "city": "string",
+                     *       "network_zone": "string",
+                     *       "server_types": [
+                     *         "cx22",
+                     *         "cx32",
+                     *         "cpx11",
+                     *         "cax11"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Region"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listClusters: {
+        parameters: {
+            query?: {
+                /** @description Items per page, 1-100; 50 when absent */
+                limit?: number;
+                /**
+                 * @description The next_cursor of a previous response
+                 * @example eyJrIjoiMDFKRDNWNVE2WSJ9
+                 */
+                cursor?: string;
+            };
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *           "name": "Production",
+                     *           "description": "Checkout service, EU region",
+                     *           "region": "fsn1",
+                     *           "status": "empty",
+                     *           "machine_counts": {
+                     *             "creating": 1,
+                     *             "running": 1,
+                     *             "suspending": 1,
+                     *             "suspended": 1,
+                     *             "resuming": 1,
+                     *             "deleting": 1,
+                     *             "failed": 1,
+                     *             "expired": 1,
+                     *             "total": 1
+                     *           },
+                     *           "is_default": true,
+                     *           "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *           "created_at": 1764151200,
+                     *           "updated_at": 1764151200
+                     *         }
+                     *       ],
+                     *       "has_more": true,
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description This page's items, in the list's order */
+                        data: components["schemas"]["Cluster"][];
+                        /** @description true if more items exist after this page */
+                        has_more: boolean;
+                        /** @description opaque cursor for the next page; null when there are no more pages */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCluster: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "eu-prod",
+                 *       "region": "fsn1",
+                 *       "description": "Checkout service, EU region"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateClusterBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
+                     *       "region": "fsn1",
+                     *       "status": "empty",
+                     *       "machine_counts": {
+                     *         "creating": 1,
+                     *         "running": 1,
+                     *         "suspending": 1,
+                     *         "suspended": 1,
+                     *         "resuming": 1,
+                     *         "deleting": 1,
+                     *         "failed": 1,
+                     *         "expired": 1,
+                     *         "total": 1
+                     *       },
+                     *       "is_default": true,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not ready */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCluster: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The ETag of an answer kept from before (or several, comma-separated): 304 while it is still the answer */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Cluster id, `cl_<id>` or bare */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
+                     *       "region": "fsn1",
+                     *       "status": "empty",
+                     *       "machine_counts": {
+                     *         "creating": 1,
+                     *         "running": 1,
+                     *         "suspending": 1,
+                     *         "suspended": 1,
+                     *         "resuming": 1,
+                     *         "deleting": 1,
+                     *         "failed": 1,
+                     *         "expired": 1,
+                     *         "total": 1
+                     *       },
+                     *       "is_default": true,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+            /** @description Not modified: If-None-Match names the ETag of the answer as it is now; no body */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteCluster: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Cluster id, `cl_<id>` or bare */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateCluster: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A workspace wire id `ws_<id>`, length 1-53
+                 * @example ws_01JD3V5Q6Y7Z8A9B0C1D2E3F4G
+                 */
+                "service-context"?: string;
+                /** @description The etag of the resource version last read (quoted or bare, or *) */
+                "if-match": string;
+                /** @description Caller-chosen key; a retry with the same key replays the first response (24 h) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Cluster id, `cl_<id>` or bare */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "eu-prod",
+                 *       "description": "Checkout service, EU region"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateClusterBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "workspace_id": "ws_01jdzk3q8f4n6w2m5t7v9x1c3b",
+                     *       "name": "Production",
+                     *       "description": "Checkout service, EU region",
+                     *       "region": "fsn1",
+                     *       "status": "empty",
+                     *       "machine_counts": {
+                     *         "creating": 1,
+                     *         "running": 1,
+                     *         "suspending": 1,
+                     *         "suspended": 1,
+                     *         "resuming": 1,
+                     *         "deleting": 1,
+                     *         "failed": 1,
+                     *         "expired": 1,
+                     *         "total": 1
+                     *       },
+                     *       "is_default": true,
+                     *       "etag": "hP3kXb8QzR1mN2vYt0aL",
+                     *       "created_at": 1764151200,
+                     *       "updated_at": 1764151200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+            /** @description Missing or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Forbidden: no Service-Context for a broad credential, another workspace, or a missing role */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (code 7002) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: If-Match differs from the current etag (metadata.current_etag), a state rule, or an Idempotency-Key in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation error: one entry per field, with its path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests (7007); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (7099); never a stack trace or SQL */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database cannot be reached right now (7054); retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient storage (7057): the server's disk is full; nothing was changed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "_tag": "Unauthorized",
+                     *       "success": false,
+                     *       "errors": [
+                     *         {
+                     *           "code": 1,
+                     *           "message": "Rendered 2 files",
+                     *           "path": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "result": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listPackages: {
         parameters: {
             query?: {
@@ -21429,6 +23581,8 @@ export interface operations {
     listInstalls: {
         parameters: {
             query?: {
+                /** @description Only the installs placed on this cluster, `cl_<id>` or bare */
+                cluster_id?: string;
                 /** @description Items per page, 1-100; 20 when absent */
                 limit?: number;
                 /**
@@ -21485,7 +23639,8 @@ export interface operations {
                      *           },
                      *           "delivery": "direct",
                      *           "required_approvals": 1,
-                     *           "open_change_request_id": "string"
+                     *           "open_change_request_id": "string",
+                     *           "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *         }
                      *       ],
                      *       "has_more": true,
@@ -21692,7 +23847,8 @@ export interface operations {
                  *       "values": {},
                  *       "automatic_updates_enabled": false,
                  *       "delivery": "direct",
-                 *       "required_approvals": 1
+                 *       "required_approvals": 1,
+                 *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateInstallBody"];
@@ -21731,7 +23887,8 @@ export interface operations {
                      *       },
                      *       "delivery": "direct",
                      *       "required_approvals": 1,
-                     *       "open_change_request_id": "string"
+                     *       "open_change_request_id": "string",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -22077,7 +24234,8 @@ export interface operations {
                      *       },
                      *       "delivery": "direct",
                      *       "required_approvals": 1,
-                     *       "open_change_request_id": "string"
+                     *       "open_change_request_id": "string",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -22626,7 +24784,8 @@ export interface operations {
                  *       "values": {},
                  *       "automatic_updates_enabled": true,
                  *       "delivery": "direct",
-                 *       "required_approvals": 1
+                 *       "required_approvals": 1,
+                 *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateInstallBody"];
@@ -22665,7 +24824,8 @@ export interface operations {
                      *       },
                      *       "delivery": "direct",
                      *       "required_approvals": 1,
-                     *       "open_change_request_id": "string"
+                     *       "open_change_request_id": "string",
+                     *       "cluster_id": "cl_01jdzk3q8f4n6w2m5t7v9x1c3b"
                      *     }
                      */
                     "application/json": components["schemas"]["Install"];
@@ -32189,8 +34349,10 @@ export interface operations {
                 to?: number;
                 /** @description Seconds between points (default: the range divided into about 96); at most 1000 points per series (422) */
                 step?: number;
-                /** @description Machines of this cluster only (machines_running, machines_suspended) */
+                /** @description Machines of this cluster only (machines_running, machines_suspended, monthly_cost_cents) */
                 cluster?: string;
+                /** @description Machines of this region (GET /v1/regions) only (machines_running, machines_suspended, monthly_cost_cents) */
+                region?: string;
                 /** @description Renders of this install only (renders) */
                 install?: string;
                 /** @description Renders in this state only (renders): queued, running, succeeded, failed... */
@@ -32456,6 +34618,9 @@ export interface operations {
                  *     - `secret_version.accessed`: A secret version's payload was read (:access).
                  *     - `compute_config.created`: A compute config was created.
                  *     - `compute_config.deleted`: A compute config was deleted.
+                 *     - `cluster.created`: A cluster was created.
+                 *     - `cluster.updated`: A cluster's name or description changed.
+                 *     - `cluster.deleted`: An empty cluster was deleted.
                  *     - `machine.created`: A machine was requested (it is made by an operation).
                  *     - `machine.deleted`: A machine was given up for deletion (its servers and snapshots are deleted by an operation).
                  *     - `machine.suspended`: A machine suspension was started.
@@ -32493,7 +34658,7 @@ export interface operations {
                  *
                  *     Sign-ins, sessions, device approvals and address proofs belong to no workspace: each person reads theirs at GET /v1/me/events.
                  */
-                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
+                type?: "workspace.created" | "workspace.updated" | "workspace.set_up" | "member.updated" | "member.removed" | "invitation.created" | "invitation.revoked" | "invitation.accepted" | "api_token.created" | "api_token.revoked" | "notification.read" | "secret.created" | "secret.deleted" | "secret_version.created" | "secret_version.enabled" | "secret_version.disabled" | "secret_version.destroyed" | "secret_version.accessed" | "compute_config.created" | "compute_config.deleted" | "cluster.created" | "cluster.updated" | "cluster.deleted" | "machine.created" | "machine.deleted" | "machine.suspended" | "machine.resumed" | "package.created" | "package.deleted" | "package_version.created" | "install.created" | "install.updated" | "install.restored" | "install.deleted" | "repository_change_request.opened" | "repository_change_request.approved" | "repository_change_request.merged" | "repository_change_request.closed" | "repository_change_request.superseded" | "repository_change_request.reopened" | "repository_change_request.updated" | "snippet.created" | "snippet.updated" | "snippet.deleted" | "snippet.archived" | "snippet.unarchived" | "dashboard.created" | "dashboard.updated" | "dashboard.deleted" | "dashboard.reset" | "dashboard.restored" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.tested" | "webhook.disabled" | "webhook_delivery.retried" | "workspace.*" | "member.*" | "invitation.*" | "api_token.*" | "notification.*" | "secret.*" | "secret_version.*" | "compute_config.*" | "cluster.*" | "machine.*" | "package.*" | "package_version.*" | "install.*" | "repository_change_request.*" | "snippet.*" | "dashboard.*" | "webhook.*" | "webhook_delivery.*";
                 /** @description Only events by this user or API token (exact id) */
                 actor_id?: string;
                 /** @description Only events about this resource (exact id) */

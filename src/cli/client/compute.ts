@@ -60,14 +60,15 @@ export const computeCatalog: Command = {
 
 export const machinesList: Command = {
   name: 'machines list',
-  usage: listUsage(100),
-  flags: LIST_FLAGS,
+  usage: `[--cluster cl_ID] ${listUsage(100)}`,
+  flags: [...LIST_FLAGS, 'cluster'],
   booleans: LIST_BOOLEANS,
-  summary: "the workspace's machines, newest first",
+  summary: "the workspace's machines, newest first (of one cluster with --cluster)",
   async run(ctx) {
     noMoreArgs(ctx, 0);
+    const cluster = stringFlag(ctx.args, 'cluster');
     const { c, api } = workspaceClient(ctx);
-    const machines = await listed(ctx, c.server, 100, (query) => api.GET('/v1/machines', { params: { query } }));
+    const machines = await listed(ctx, c.server, 100, (query) => api.GET('/v1/machines', { params: { query: { ...query, ...(cluster ? { cluster_id: cluster } : {}) } } }));
     printListed(
       ctx,
       machines,
@@ -77,6 +78,7 @@ export const machinesList: Command = {
         ['type', (m) => m.server_type],
         ['region', (m) => m.location],
         ['status', (m) => m.status],
+        ['cluster', (m) => m.cluster_id],
         ['ipv4', (m) => m.ipv4],
         ['created', (m) => time(m.created_at)],
       ],
@@ -178,7 +180,7 @@ export const machinesGet: Command = {
 export const machinesCreate: Command = {
   name: 'machines create',
   usage: '--config cc_ID --type cx22 [--hostname NAME] [--cluster cl_ID] [--timeout 10m] [--no-wait]',
-  summary: 'create a machine of a compute config (`wsp compute catalog` lists the types); waits until it runs',
+  summary: 'create a machine of a compute config (`wsp regions list` lists the types each region offers); waits until it runs',
   flags: ['config', 'type', 'hostname', 'cluster', 'timeout'],
   booleans: ['no-wait'],
   details: WAIT_DETAILS,

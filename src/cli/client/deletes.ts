@@ -5,7 +5,7 @@ import { idArg, noMoreArgs, type Command } from './command.js';
 import { printJson } from './output.js';
 
 /** The resources deleted under their etag: GET reads it, DELETE sends it as If-Match. */
-type EtagPath = '/v1/dashboards/{id}' | '/v1/secrets/{id}' | '/v1/webhooks/{id}' | '/v1/compute/configs/{id}' | '/v1/snippets/{id}' | '/v1/packages/{id}';
+type EtagPath = '/v1/dashboards/{id}' | '/v1/secrets/{id}' | '/v1/webhooks/{id}' | '/v1/compute/configs/{id}' | '/v1/snippets/{id}' | '/v1/packages/{id}' | '/v1/clusters/{id}';
 
 type Call = (path: EtagPath, init: { params: { path: { id: string }; header?: { 'if-match': string } } }) => Promise<Answer<{ id: string; etag: string }>>;
 

@@ -11,6 +11,7 @@ import { DASHBOARD_COMMANDS } from './dashboards.js';
 import { SNIPPET_COMMANDS } from './snippets.js';
 import { INSTALL_COMMANDS, renderGet } from './installs.js';
 import { COMPUTE_COMMANDS } from './compute.js';
+import { CLUSTER_COMMANDS } from './clusters.js';
 import { PACKAGE_COMMANDS } from './packages.js';
 import { operationsGet, operationsWait } from './operations.js';
 import { apiCommand } from './api-command.js';
@@ -59,6 +60,7 @@ const COMMANDS: Command[] = [
   rendersFiles,
   ...CHANGE_COMMANDS,
   ...COMPUTE_COMMANDS,
+  ...CLUSTER_COMMANDS,
   operationsGet,
   operationsWait,
   auditList,

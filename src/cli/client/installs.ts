@@ -24,6 +24,7 @@ function printInstall(ctx: CommandContext, i: Install, said?: string): void {
     ['auto-update', i.automatic_updates_enabled ? 'on' : 'off'],
     ['delivery', i.delivery === 'change_request' ? `change requests, ${i.required_approvals} approval${i.required_approvals === 1 ? '' : 's'} needed` : 'direct'],
     ['waiting', i.open_change_request_id ?? '-'],
+    ['cluster', i.cluster_id ?? '-'],
     ['last render', i.last_render ? `${i.last_render.id} (${i.last_render.state})` : '-'],
     ['values', JSON.stringify(i.values)],
     ['updated', time(i.updated_at)],
@@ -53,14 +54,15 @@ async function followRender(ctx: CommandContext, server: string, api: ReturnType
 
 export const installsList: Command = {
   name: 'installs list',
-  usage: listUsage(100),
-  summary: "the workspace's installs",
-  flags: LIST_FLAGS,
+  usage: `[--cluster cl_ID] ${listUsage(100)}`,
+  summary: "the workspace's installs (of one cluster with --cluster)",
+  flags: [...LIST_FLAGS, 'cluster'],
   booleans: LIST_BOOLEANS,
   async run(ctx) {
     noMoreArgs(ctx, 0);
+    const cluster = stringFlag(ctx.args, 'cluster');
     const { c, api } = workspaceClient(ctx);
-    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs', { params: { query } }));
+    const page = await listed(ctx, c.server, 100, (query) => api.GET('/v1/installs', { params: { query: { ...query, ...(cluster ? { cluster_id: cluster } : {}) } } }));
     printListed(
       ctx,
       page,
@@ -70,6 +72,7 @@ export const installsList: Command = {
         ['version', (i) => i.current_version?.semver ?? '-'],
         ['desired', (i) => i.desired_version.semver],
         ['last render', (i) => i.last_render?.state ?? '-'],
+        ['cluster', (i) => i.cluster_id ?? '-'],
         ['updated', (i) => time(i.updated_at)],
       ],
       'No installs.',
@@ -107,9 +110,9 @@ const autoUpdate = (ctx: CommandContext) => (ctx.args.flags['auto-update'] === t
 
 export const installsCreate: Command = {
   name: 'installs create',
-  usage: `--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
+  usage: `--name NAME --package pkg_ID --package-version pkgv_ID [--values FILE] [--auto-update] [--cluster cl_ID] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
   summary: 'install a package version: it is rendered into a new git repository, and waits for the render',
-  flags: ['name', 'package', 'package-version', 'values', 'timeout', 'delivery', 'required-approvals'],
+  flags: ['name', 'package', 'package-version', 'values', 'cluster', 'timeout', 'delivery', 'required-approvals'],
   booleans: ['auto-update', 'no-wait'],
   details: `--values FILE ("-": stdin) is a JSON object of template values. ${WAIT_DETAILS}`,
   async run(ctx) {
@@ -123,6 +126,7 @@ export const installsCreate: Command = {
       ...(values ? { values } : {}),
       ...(autoUpdate(ctx) !== undefined ? { automatic_updates_enabled: autoUpdate(ctx) } : {}),
       ...review(ctx),
+      ...(typeof ctx.args.flags.cluster === 'string' ? { cluster_id: ctx.args.flags.cluster } : {}),
     };
     const { c, api } = workspaceClient(ctx);
     const made = await send(c.server, api.POST('/v1/installs', { body }));
@@ -132,11 +136,11 @@ export const installsCreate: Command = {
 
 export const installsUpdate: Command = {
   name: 'installs update',
-  usage: `inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
-  summary: 'change the version or values of an install; a new render when they change, waited for',
-  flags: ['package-version', 'values', 'timeout', 'delivery', 'required-approvals'],
-  booleans: ['auto-update', 'no-auto-update', 'no-wait'],
-  details: `Reads the install's etag for If-Match. ${WAIT_DETAILS}`,
+  usage: `inst_ID [--package-version pkgv_ID] [--values FILE] [--auto-update | --no-auto-update] [--cluster cl_ID | --no-cluster] [--delivery direct|change_request] [--required-approvals 0-10] ${WAIT_USAGE}`,
+  summary: 'change the version, values, cluster or review of an install; a new render when the version or values change, waited for',
+  flags: ['package-version', 'values', 'cluster', 'timeout', 'delivery', 'required-approvals'],
+  booleans: ['auto-update', 'no-auto-update', 'no-cluster', 'no-wait'],
+  details: `Reads the install's etag for If-Match. --cluster places it on a cluster, --no-cluster on none. ${WAIT_DETAILS}`,
   async run(ctx) {
     const id = idArg(ctx, 0, 'the install id', 'inst');
     noMoreArgs(ctx, 1);
@@ -144,8 +148,15 @@ export const installsUpdate: Command = {
     const values = await valuesOf(ctx);
     const version = stringFlag(ctx.args, 'package-version');
     const auto = autoUpdate(ctx);
-    const body = { ...(version ? { desired_version_id: version } : {}), ...(values ? { values } : {}), ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}), ...review(ctx) };
-    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values, --auto-update/--no-auto-update, --delivery or --required-approvals');
+    const cluster = ctx.args.flags['no-cluster'] === true ? null : stringFlag(ctx.args, 'cluster');
+    const body = {
+      ...(version ? { desired_version_id: version } : {}),
+      ...(values ? { values } : {}),
+      ...(auto !== undefined ? { automatic_updates_enabled: auto } : {}),
+      ...(cluster !== undefined ? { cluster_id: cluster } : {}),
+      ...review(ctx),
+    };
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values, --auto-update/--no-auto-update, --cluster/--no-cluster, --delivery or --required-approvals');
     const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
     const changed = await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body }));

@@ -16,7 +16,7 @@ export function machineRoutes(app: App, machines: MachineService): void {
         tags: ['compute'],
         summary: 'Create a machine from a compute config',
         description:
-          "Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider's server runs. `server_type` must match the config's `machine_type_filter` and be offered in its region (422). A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.",
+          'Answers 201 with the machine in status `creating` and the `operation_id` that completes when the provider\'s server runs. `server_type` must match the config\'s `machine_type_filter` and be offered in its region (422 naming the types that can be used, before anything reaches the provider). `cluster_id` must name a cluster of the workspace (404) whose region is the config\'s (422, path `["body","cluster_id"]`); without it the machine joins the default cluster. A config whose secret has no enabled version cannot create machines (409, 7403). 503 with Retry-After when the provider cannot answer.',
         headers: requestHeaders({ idempotencyKey: 'optional' }),
         body: CreateMachineBody,
         response: { 201: Machine, ...errorResponses(401, 403, 404, 409, 422, 503) },
@@ -36,12 +36,13 @@ export function machineRoutes(app: App, machines: MachineService): void {
         operationId: 'listMachines',
         tags: ['compute'],
         summary: "The workspace's machines, newest first",
+        description: '`cluster_id` lists only the machines of that cluster.',
         headers: requestHeaders(),
         querystring: ListMachinesQuery,
         response: { 200: MachineList, ...errorResponses(401, 403, 422) },
       },
     },
-    async (request) => machines.list(workspaceCtx(request), request.query.limit, request.query.cursor),
+    async (request) => machines.list(workspaceCtx(request), request.query.limit, request.query.cursor, request.query.cluster_id),
   );
 
   app.get(

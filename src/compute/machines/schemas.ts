@@ -16,7 +16,14 @@ export const CreateMachineBody = Type.Object(
         description: 'RFC 1123 host name; default `mch-<id>`',
       }),
     ),
-    cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A cluster of the workspace; default: the workspace's default cluster, made on first use" })),
+    cluster_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'A cluster of the workspace (404, path `["body","cluster_id"]`) whose region is the compute config\'s (422 otherwise); default: the workspace\'s default cluster, made on first use, which takes any region',
+      }),
+    ),
   },
   { title: 'CreateMachineBody', additionalProperties: false },
 );
@@ -56,7 +63,9 @@ export const MachineList = ListEnvelope(Machine);
 
 export { OperationAccepted } from '../../operations/schemas.js';
 
-export const ListMachinesQuery = PageQuery(100, 50);
+export const ListMachinesQuery = PageQuery(100, 50, {
+  cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only the machines of this cluster, `cl_<id>` or bare' })),
+});
 
 export const MachineParams = Type.Object({ id: PathId(64, 'Machine id, `mch_<id>` or bare') });
 

@@ -62,10 +62,18 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
       if (problem) throw validationError(['body', 'server_type'], problem);
       const now = nowSeconds(clock);
       let clusterId: string;
+      let placed: string | null = null;
       if (body.cluster_id !== undefined) {
         const cluster = await clusterStore.get(db, ctx.workspaceId, canonicalId('cl', body.cluster_id));
         if (!cluster) throw notFound('cluster', ['body', 'cluster_id']);
-        clusterId = cluster.id;
+        // The default cluster (region null) takes any region; another only its own (docs/spec-gaps.md, "Clusters and regions").
+        if (cluster.region !== null && cluster.region !== config.region) {
+          throw validationError(
+            ['body', 'cluster_id'],
+            `The cluster ${cluster.name} is in region ${cluster.region}; the compute config ${config.name} makes machines in ${config.region}: use a config of ${cluster.region} or a cluster of ${config.region}`,
+          );
+        }
+        clusterId = placed = cluster.id;
       } else {
         clusterId = await clusterStore.defaultFor(db, ctx.workspaceId, now);
       }
@@ -96,6 +104,9 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
       await writeTransaction(db, ctx, async (trx) => {
         // Under the config's row lock: a concurrent delete of the config waits, then sees this machine.
         if (!(await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, config.id))) throw notFound('compute config', ['body', 'compute_config_id']);
+        // Under the cluster's lock: its deletion at the same moment either sees this machine (409)
+        // or came first (this 404, before any job is queued: nothing reaches the provider).
+        if (placed !== null && !(await clusterStore.lock(trx, ctx.workspaceId, placed))) throw notFound('cluster', ['body', 'cluster_id']);
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
         await machineStore.insert(trx, row);
         await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
@@ -104,14 +115,20 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
           server_type: row.server_type,
           compute_config_id: config.id,
           cluster_id: row.cluster_id,
+          // The platform metrics' region filter reads it once the machine is deleted.
+          location: row.location,
           operation_id: row.operation_id,
         });
       });
       return toMachine(row);
     },
 
-    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined) {
-      return pageById(cursors, `machines:${ctx.workspaceId}`, { limit, cursor }, (after, take) => machineStore.page(db, ctx.workspaceId, take, after), toMachine);
+    /** `clusterId`: only that cluster's (an unknown one lists nothing, as another filter value would). */
+    async list(ctx: WorkspaceContext, limit: number, cursor: string | undefined, clusterId?: string) {
+      const cluster = clusterId === undefined ? undefined : canonicalId('cl', clusterId);
+      // The cursor is bound to the filter: a page of one cluster's list cannot continue another's.
+      const list = cluster === undefined ? `machines:${ctx.workspaceId}` : `machines:${ctx.workspaceId}:${cluster}`;
+      return pageById(cursors, list, { limit, cursor }, (after, take) => machineStore.page(db, ctx.workspaceId, take, after, cluster), toMachine);
     },
 
     async get(ctx: WorkspaceContext, rawId: string) {

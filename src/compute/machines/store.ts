@@ -4,11 +4,12 @@ import type { MachinesTable, MachineStatus } from '../tables.js';
 import { forUpdate, type Engine } from '../../db/database.js';
 import { idFloor } from '../../shared/ids.js';
 
-/** A machine's life: [start, end), end null while it lasts; its cluster, if known. */
+/** A machine's life: [start, end), end null while it lasts; its cluster and region, if known. */
 export interface MachineLife {
   start: number;
   end: number | null;
   cluster: string | null;
+  region: string | null;
 }
 
 export const machineStore = {
@@ -23,8 +24,9 @@ export const machineStore = {
     forUpdate(engine, db.selectFrom('machines').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id)).executeTakeFirst(),
 
   /** Newest first (ids are time-ordered), keyset after `beforeId`. */
-  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null) => {
+  page: (db: Kysely<DB>, workspaceId: string, limit: number, beforeId: string | null, clusterId?: string) => {
     let q = db.selectFrom('machines').selectAll().where('workspace_id', '=', workspaceId);
+    if (clusterId !== undefined) q = q.where('cluster_id', '=', clusterId);
     if (beforeId) q = q.where('id', '<', beforeId);
     return q.orderBy('id', 'desc').limit(limit).execute();
   },
@@ -59,14 +61,16 @@ export const machineStore = {
    * The event log is the machinery's table (src/db/tables.ts); this area reads its own machines'
    * events there (test/architecture/tables.test.ts allows it).
    */
-  async lives(db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<MachineLife[]> {
+  async lives(db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: { cluster?: string | undefined; region?: string | undefined }): Promise<MachineLife[]> {
+    const { cluster, region } = scope;
     let rows = db
       .selectFrom('machines')
-      .select(['id', 'created_at', 'updated_at', 'status', 'cluster_id'])
+      .select(['id', 'created_at', 'updated_at', 'status', 'cluster_id', 'location'])
       .where('workspace_id', '=', workspaceId)
       .where('created_at', '<=', until)
       .where((eb) => eb.or([eb('status', 'not in', ['failed', 'expired']), eb('updated_at', '>', from)]));
     if (cluster) rows = rows.where('cluster_id', '=', cluster);
+    if (region) rows = rows.where('location', '=', region);
     const machineIds = db.selectFrom('machines').select('id').where('workspace_id', '=', workspaceId);
     const since = idFloor('evt', (from - 1) * 1000);
     const deletedSince = db
@@ -97,19 +101,20 @@ export const machineStore = {
     const lives = new Map<string, MachineLife>();
     for (const m of await rows.execute()) {
       const ended = m.status === 'failed' || m.status === 'expired' ? m.updated_at : null;
-      lives.set(m.id, { start: m.created_at, end: ended, cluster: m.cluster_id });
+      lives.set(m.id, { start: m.created_at, end: ended, cluster: m.cluster_id, region: m.location });
     }
     // Events add the machines deleted since, and the end of those being deleted now.
     for (const e of creations) {
       if (lives.has(e.resource_id)) continue;
-      const data = JSON.parse(e.data) as { cluster_id?: string };
-      lives.set(e.resource_id, { start: e.created_at, end: null, cluster: data.cluster_id ?? null });
+      const data = JSON.parse(e.data) as { cluster_id?: string; location?: string };
+      lives.set(e.resource_id, { start: e.created_at, end: null, cluster: data.cluster_id ?? null, region: data.location ?? null });
     }
     for (const e of deletions) {
       const life = lives.get(e.resource_id);
       if (life) life.end = e.created_at;
     }
-    // A machine known only from its events is counted when its cluster is asked for only if the event named it.
-    return [...lives.values()].filter((l) => (!cluster || l.cluster === cluster) && (l.end === null || l.end > from));
+    // A machine known only from its events is counted when its cluster (region) is asked for only
+    // if the event named it (machine.created names its location since issue 52).
+    return [...lives.values()].filter((l) => (!cluster || l.cluster === cluster) && (!region || l.region === region) && (l.end === null || l.end > from));
   },
 };

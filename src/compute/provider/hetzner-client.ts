@@ -180,7 +180,13 @@ export class HetznerClient implements ComputeProvider {
   }
 
   async listLocations() {
-    return (await this.listAll('/locations', 'locations')).map((l) => ({ name: String(l.name), description: String(l.description ?? l.city ?? l.name) }));
+    return (await this.listAll('/locations', 'locations')).map((l) => ({
+      name: String(l.name),
+      description: String(l.description ?? l.city ?? l.name),
+      country: String(l.country ?? ''),
+      city: String(l.city ?? ''),
+      networkZone: String(l.network_zone ?? ''),
+    }));
   }
 
   async listServerTypes(): Promise<ServerType[]> {

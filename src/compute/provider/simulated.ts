@@ -1,8 +1,12 @@
 import { ProviderError, type ComputeProvider, type Labels, type ProviderAction, type ProviderImage, type ProviderServer, type ServerType } from './types.js';
 
 /** The catalog of docs/spec-gaps.md, "Compute": what the embedded provider offers. */
-const LOCATION_NAMES: Record<string, string> = { fsn1: 'Falkenstein DC Park 1', nbg1: 'Nuremberg DC Park 1', hel1: 'Helsinki DC Park 1' };
-const LOCATIONS = Object.keys(LOCATION_NAMES);
+const LOCATION_INFO: Record<string, { description: string; country: string; city: string; networkZone: string }> = {
+  fsn1: { description: 'Falkenstein DC Park 1', country: 'DE', city: 'Falkenstein', networkZone: 'eu-central' },
+  nbg1: { description: 'Nuremberg DC Park 1', country: 'DE', city: 'Nuremberg', networkZone: 'eu-central' },
+  hel1: { description: 'Helsinki DC Park 1', country: 'FI', city: 'Helsinki', networkZone: 'eu-central' },
+};
+const LOCATIONS = Object.keys(LOCATION_INFO);
 const SERVER_TYPES: { name: string; cores: number; memoryGb: number; diskGb: number; architecture: string; monthlyGross: number }[] = [
   { name: 'cx22', cores: 2, memoryGb: 4, diskGb: 40, architecture: 'x86', monthlyGross: 4.59 },
   { name: 'cx32', cores: 4, memoryGb: 8, diskGb: 80, architecture: 'x86', monthlyGross: 7.59 },
@@ -47,7 +51,7 @@ export class SimulatedProvider implements ComputeProvider {
   }
 
   async listLocations() {
-    return LOCATIONS.map((name) => ({ name, description: LOCATION_NAMES[name]! }));
+    return LOCATIONS.map((name) => ({ name, ...LOCATION_INFO[name]! }));
   }
 
   async listServerTypes(): Promise<ServerType[]> {

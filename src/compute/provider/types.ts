@@ -25,6 +25,11 @@ export interface ProviderLocation {
   name: string;
   /** In words: `Falkenstein DC Park 1`. */
   description: string;
+  /** ISO 3166-1 alpha-2 country code: `DE`. */
+  country: string;
+  city: string;
+  /** The provider's network zone (`eu-central`): private networks span one zone. */
+  networkZone: string;
 }
 
 /** An image a server can be created from by name (a system or app image). */

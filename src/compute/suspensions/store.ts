@@ -66,14 +66,21 @@ export const suspensionStore = {
   noteNotices: (db: Kysely<DB>, id: string, level: number) => db.updateTable('compute_suspensions').set({ notices_sent: level }).where('id', '=', id).where('notices_sent', '<', level).execute(),
 
   /** Suspensions that overlap (from, until], as spans: from when the machine was suspended until it was resumed, expired or deleted, weighing their monthly cost. */
-  async overlapping(db: Kysely<DB>, workspaceId: string, from: number, until: number, cluster: string | undefined): Promise<{ start: number; end: number | null; weight: number }[]> {
+  async overlapping(
+    db: Kysely<DB>,
+    workspaceId: string,
+    from: number,
+    until: number,
+    scope: { cluster?: string | undefined; region?: string | undefined },
+  ): Promise<{ start: number; end: number | null; weight: number }[]> {
     let q = db
       .selectFrom('compute_suspensions')
       .select(['created_at', 'ended_at', 'monthly_cost_cents'])
       .where('workspace_id', '=', workspaceId)
       .where('created_at', '<=', until)
       .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', from)]));
-    if (cluster) q = q.where('cluster_id', '=', cluster);
+    if (scope.cluster) q = q.where('cluster_id', '=', scope.cluster);
+    if (scope.region) q = q.where('location', '=', scope.region);
     return (await q.execute()).map((s) => ({ start: s.created_at, end: s.ended_at, weight: Number(s.monthly_cost_cents) }));
   },
 };

@@ -26,6 +26,7 @@ import * as viewerRole from './0024_viewer_role.js';
 import * as deletedInstalls from './0025_deleted_installs.js';
 import * as deliveryAttempts from './0026_delivery_attempts.js';
 import * as changeRequests from './0027_change_requests.js';
+import * as clusters from './0028_clusters.js';
 import * as listIndexes from './0029_list_indexes.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0025_deleted_installs': deletedInstalls,
   '0026_delivery_attempts': deliveryAttempts,
   '0027_change_requests': changeRequests,
+  '0028_clusters': clusters,
   '0029_list_indexes': listIndexes,
 };
 
