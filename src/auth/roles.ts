@@ -75,5 +75,5 @@ export function permissionsOfToken(scopes: readonly TokenScope[] | null): Permis
  */
 export function holds(ctx: Pick<RequestContext, 'principal' | 'role'>, permission: Permission): boolean {
   if (ctx.principal.kind === 'api_token') return permissionsOfToken(ctx.principal.scopes).includes(permission);
-  return ctx.role !== null && (PERMISSIONS[permission].roles).includes(ctx.role);
+  return ctx.role !== null && PERMISSIONS[permission].roles.includes(ctx.role);
 }

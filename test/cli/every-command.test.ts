@@ -240,9 +240,12 @@ test('repository change requests: list, show, diff (a unified diff on a terminal
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'hello.txt'), 'Hello {{who}}\nsecond line\n');
   const v1 = await json(['packages', 'publish', pkg.id, '--semver', '1.0.0', '--dir', dir]);
-  const install = await json(['installs', 'create', '--name', 'every-changes', '--package', pkg.id, '--package-version', v1.id, '--values', '-', '--delivery', 'change_request', '--required-approvals', '1'], {
-    stdin: '{"who":"one"}',
-  });
+  const install = await json(
+    ['installs', 'create', '--name', 'every-changes', '--package', pkg.id, '--package-version', v1.id, '--values', '-', '--delivery', 'change_request', '--required-approvals', '1'],
+    {
+      stdin: '{"who":"one"}',
+    },
+  );
   assert.equal(install.delivery, 'change_request');
   const waiting = await wsp(['installs', 'update', install.id, '--values', '-'], { stdin: '{"who":"two"}' });
   assert.equal(waiting.code, 0, waiting.stderr);

@@ -95,7 +95,14 @@ describe('repository change requests', () => {
   test("an install's first render lands directly even under review; `delivery` and `required_approvals` are set at creation and checked", async () => {
     const pkg = await f.createPackage();
     const v1 = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'a {{who}}\n' });
-    const install = await ok('owner', 'POST', '/v1/installs', { name: f.unique('inst'), package_id: pkg.id, version_id: v1.id, values: { who: 'x' }, delivery: 'change_request', required_approvals: 2 });
+    const install = await ok('owner', 'POST', '/v1/installs', {
+      name: f.unique('inst'),
+      package_id: pkg.id,
+      version_id: v1.id,
+      values: { who: 'x' },
+      delivery: 'change_request',
+      required_approvals: 2,
+    });
     assert.equal(install.delivery, 'change_request');
     assert.equal(install.required_approvals, 2);
     await h.app.jobs.runDue();
@@ -236,9 +243,7 @@ describe('repository change requests', () => {
     const types = (await ok('owner', 'GET', `/v1/audit_events?resource_id=${id}&limit=50`)).data.map((e: { type: string }) => e.type);
     assert.deepEqual(types, ['repository_change_request.merged', 'repository_change_request.approved', 'repository_change_request.opened']);
     const notices = async (who: Who) =>
-      ((await h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(credential(who)) })).json().data as { type: string; resource_id: string }[]).filter(
-        (n) => n.resource_id === id,
-      );
+      ((await h.app.inject({ method: 'GET', url: '/v1/notifications', headers: as(credential(who)) })).json().data as { type: string; resource_id: string }[]).filter((n) => n.resource_id === id);
     assert.deepEqual(
       (await notices('admin')).map((n) => n.type),
       ['change_request_opened'],

@@ -15,7 +15,24 @@ const h = useTestApp({
 });
 const s = h.seeded;
 
-const FIELDS = ['automatic_updates_enabled', 'cluster_id', 'created_at', 'current_version', 'delivery', 'desired_version', 'etag', 'id', 'last_render', 'name', 'open_change_request_id', 'package_id', 'required_approvals', 'updated_at', 'values', 'workspace_id'];
+const FIELDS = [
+  'automatic_updates_enabled',
+  'cluster_id',
+  'created_at',
+  'current_version',
+  'delivery',
+  'desired_version',
+  'etag',
+  'id',
+  'last_render',
+  'name',
+  'open_change_request_id',
+  'package_id',
+  'required_approvals',
+  'updated_at',
+  'values',
+  'workspace_id',
+];
 
 async function packageWithVersions() {
   const pkg = await f.createPackage();

@@ -22,7 +22,13 @@ test('the README has its five examples, and each compiles under tsc --strict', a
   const found = readmeExamples();
   assert.deepEqual(
     found.map((e) => e.title),
-    ['Every secret, page after page', "Create a dashboard, then change it without overwriting someone else's change", 'Start a machine and wait until it runs', "Review a render before it reaches an install's main branch", 'Errors'],
+    [
+      'Every secret, page after page',
+      "Create a dashboard, then change it without overwriting someone else's change",
+      'Start a machine and wait until it runs',
+      "Review a render before it reaches an install's main branch",
+      'Errors',
+    ],
   );
   writeExampleProject(dir, found);
   const tsc = await run(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', dir]).catch((err: { stdout: string }) => ({ stdout: err.stdout, failed: true }));

@@ -64,7 +64,11 @@ test('each example runs against a real server and prints what it says', async ()
 
   // An install under review with one change request open (a new value), for the review example.
   const api = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${server.url}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     assert.ok(res.ok, `${method} ${url}: ${res.status} ${await res.clone().text()}`);
     return res.json();
   };

@@ -99,7 +99,12 @@ export async function buildTenant(h: TestApp, name: string): Promise<TenantFixtu
   ids.render = renders[0].id;
   ids.operation = renders[0].operation_id;
   // Under review, a second render opens a repository change request (docs/spec-gaps.md, "Repository change requests").
-  const reviewed = await ok('PATCH', `/v1/installs/${install.id}`, { delivery: 'change_request', values: { who: `${marker}-reviewed` } }, { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag });
+  const reviewed = await ok(
+    'PATCH',
+    `/v1/installs/${install.id}`,
+    { delivery: 'change_request', values: { who: `${marker}-reviewed` } },
+    { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag },
+  );
   await h.app.jobs.runDue();
   ids.changeRequest = (await ok('GET', `/v1/renders/${reviewed.last_render.id}`)).repository_change_request_id;
   assert.match(ids.changeRequest!, /^rcr_/);

@@ -59,7 +59,7 @@ export function unifiedDiff(f: DiffFile): string {
   }
   const near = lines.map((_, k) => lines.slice(Math.max(0, k - CONTEXT), k + CONTEXT + 1).some((l) => l.kind !== ' '));
   let out = head;
-  for (let k = 0; k < lines.length; ) {
+  for (let k = 0; k < lines.length;) {
     if (!near[k]) {
       k++;
       continue;

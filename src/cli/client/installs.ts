@@ -48,7 +48,8 @@ async function followRender(ctx: CommandContext, server: string, api: ReturnType
     throw new CliError(`render ${render.id} failed: ${operation.error.message} [${operation.error.code}]`, EXIT.FAILED);
   }
   const done = await send(server, api.GET('/v1/renders/{id}', { params: { path: { id: render.id } } }));
-  if (done.state === 'awaiting_merge') return printInstall(ctx, now, `${said}; render ${render.id} waits for review in change request ${done.repository_change_request_id} (wsp changes show ${done.repository_change_request_id}).`);
+  if (done.state === 'awaiting_merge')
+    return printInstall(ctx, now, `${said}; render ${render.id} waits for review in change request ${done.repository_change_request_id} (wsp changes show ${done.repository_change_request_id}).`);
   printInstall(ctx, now, `${said}; render ${render.id} succeeded.`);
 }
 
@@ -156,7 +157,8 @@ export const installsUpdate: Command = {
       ...(cluster !== undefined ? { cluster_id: cluster } : {}),
       ...review(ctx),
     };
-    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --package-version, --values, --auto-update/--no-auto-update, --cluster/--no-cluster, --delivery or --required-approvals');
+    if (Object.keys(body).length === 0)
+      throw new UsageError('nothing to change: give --package-version, --values, --auto-update/--no-auto-update, --cluster/--no-cluster, --delivery or --required-approvals');
     const { c, api } = workspaceClient(ctx);
     const current = await send(c.server, api.GET('/v1/installs/{id}', { params: { path: { id } } }));
     const changed = await send(c.server, api.PATCH('/v1/installs/{id}', { params: { path: { id }, header: { 'if-match': current.etag } }, body }));

@@ -71,7 +71,11 @@ export async function supersedeOpen(trx: Kysely<DB>, deps: ChangeDeps, installId
   const now = nowSeconds(deps.clock);
   for (const cr of await changeRequestStore.openOf(trx, installId)) {
     if (!(await changeRequestStore.transition(trx, cr.id, cr, { state: 'superseded', etag: newEtag(), updated_at: now }))) continue;
-    await renderStore.transition(trx, cr.render_id, 'awaiting_merge', { state: 'superseded', message: `Superseded by ${byRender.id}: change request #${cr.number} will not be merged`, updated_at: now });
+    await renderStore.transition(trx, cr.render_id, 'awaiting_merge', {
+      state: 'superseded',
+      message: `Superseded by ${byRender.id}: change request #${cr.number} will not be merged`,
+      updated_at: now,
+    });
     await deps.events.record(trx, sourceOfAuthor(byRender.workspace_id, byRender.author_id), 'repository_change_request.superseded', cr.id, {
       install_id: installId,
       number: cr.number,

@@ -7,8 +7,7 @@ import { ChangeRequest, ChangeRequestDiff, ChangeRequestList, ChangeRequestParam
 import type { ChangeRequestService } from './service.js';
 
 const TAGS = ['installs'];
-const STATES =
-  'Writes take If-Match (a stale one: 409, 7030, `metadata.current_etag`). A change request that is not open: 409, 7330, `metadata.state`.';
+const STATES = 'Writes take If-Match (a stale one: 409, 7030, `metadata.current_etag`). A change request that is not open: 409, 7330, `metadata.state`.';
 
 export function changeRequestRoutes(app: App, changes: ChangeRequestService): void {
   app.get(

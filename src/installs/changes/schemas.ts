@@ -30,7 +30,9 @@ export const ChangeRequest = Type.Object(
     ref: Type.String({ description: "`refs/changes/<number>`: advertised by the install's git endpoint (`git fetch origin refs/changes/3`), kept after the change request ends" }),
     mergeable: Type.Boolean({ description: 'Computed when read, never null: true exactly when `merge_blockers` is empty' }),
     merge_blockers: Type.Array(MergeBlocker, { description: 'Every reason `mergeable` is false, not only the first' }),
-    approvals: Type.Array(Type.Object({ user_id: Type.String({ description: 'The member who approved' }), approved_at: UnixSeconds('When') }, { additionalProperties: false }), { description: 'Oldest first; one per person' }),
+    approvals: Type.Array(Type.Object({ user_id: Type.String({ description: 'The member who approved' }), approved_at: UnixSeconds('When') }, { additionalProperties: false }), {
+      description: 'Oldest first; one per person',
+    }),
     diff_stats: Type.Object(
       {
         added: Type.Integer({ minimum: 0, description: 'Files only the head has' }),
@@ -83,7 +85,9 @@ export const ChangeRequestDiff = Type.Object(
       Type.Object(
         {
           path: Type.String({ description: 'Relative path in the repository' }),
-          status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('removed')], { description: '`added` (only the head has it), `modified`, `removed` (only the base has it)' }),
+          status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('removed')], {
+            description: '`added` (only the head has it), `modified`, `removed` (only the base has it)',
+          }),
           before: nullableString("The base's text; null where the file is absent there or is not UTF-8"),
           after: nullableString("The head's text; null where the file is absent there or is not UTF-8"),
         },

@@ -93,8 +93,7 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
     });
   }
 
-  const notOpen = (cr: RepositoryChangeRequestsTable) =>
-    new ApiError('CHANGE_REQUEST_NOT_OPEN', { message: `Change request #${cr.number} is ${cr.state}, not open`, metadata: { state: cr.state } });
+  const notOpen = (cr: RepositoryChangeRequestsTable) => new ApiError('CHANGE_REQUEST_NOT_OPEN', { message: `Change request #${cr.number} is ${cr.state}, not open`, metadata: { state: cr.state } });
 
   async function moved(trx: Kysely<DB>, cr: RepositoryChangeRequestsTable, to: Partial<RepositoryChangeRequestsTable>): Promise<RepositoryChangeRequestsTable> {
     const fields = { ...to, etag: newEtag(), updated_at: nowSeconds(clock) };
@@ -136,7 +135,12 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
         const description = body.description ?? cr.description;
         if (title === cr.title && description === cr.description) return cr;
         const next = await moved(trx, cr, { title, description });
-        await events.record(trx, ctx, 'repository_change_request.updated', cr.id, { install_id: cr.install_id, number: cr.number, title_changed: title !== cr.title, description_changed: description !== cr.description });
+        await events.record(trx, ctx, 'repository_change_request.updated', cr.id, {
+          install_id: cr.install_id,
+          number: cr.number,
+          title_changed: title !== cr.title,
+          description_changed: description !== cr.description,
+        });
         return next;
       });
       return one(row);
@@ -178,7 +182,8 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
           throw new ApiError('CHANGE_REQUEST_NOT_MERGEABLE', { message: `Change request #${cr.number} cannot be merged: ${blockers.join(', ')}`, metadata: { merge_blockers: blockers.join(',') } });
         }
         // Moved since the re-parent above (another instance's repair at this instant): the caller reads it again.
-        if ((await repos.head(install.id)) !== cr.base_commit_sha) throw new ApiError('CHANGE_REQUEST_BRANCH_BUSY', { message: "The install's main moved while the merge was checked: read the change request again and retry" });
+        if ((await repos.head(install.id)) !== cr.base_commit_sha)
+          throw new ApiError('CHANGE_REQUEST_BRANCH_BUSY', { message: "The install's main moved while the merge was checked: read the change request again and retry" });
         const now = nowSeconds(clock);
         const next = await moved(trx, cr, { state: 'merged', merged_by: ctx.actorId, merged_at: now, landed: 0 });
         const render = (await renderStore.byId(trx, cr.render_id))!;
@@ -222,7 +227,8 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
     /** Only while no newer render of the install exists: its render then awaits a merge again (re-parented if `main` moved). */
     async reopen(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<ChangeRequest> {
       const row = await write(ctx, rawId, ifMatch, async (trx, cr, install) => {
-        if (cr.state !== 'closed') throw new ApiError('CHANGE_REQUEST_NOT_CLOSED', { message: `Change request #${cr.number} is ${cr.state}: only a closed one can be reopened`, metadata: { state: cr.state } });
+        if (cr.state !== 'closed')
+          throw new ApiError('CHANGE_REQUEST_NOT_CLOSED', { message: `Change request #${cr.number} is ${cr.state}: only a closed one can be reopened`, metadata: { state: cr.state } });
         const render = (await renderStore.byId(trx, cr.render_id))!;
         if (install.render_seq > render.seq) {
           throw new ApiError('CHANGE_REQUEST_NEWER_RENDER', { metadata: { render_id: install.last_render_id ?? '' } });

@@ -26,7 +26,12 @@ export const changeRequestStore = {
     db.selectFrom('repository_change_requests').select(['id', 'head_commit_sha']).where('install_id', '=', installId).where('state', '=', 'merged').where('landed', '=', 0).orderBy('number').execute(),
 
   /** Moves a change request only if it is still in `from` with the etag read: false otherwise. */
-  transition: async (db: Kysely<DB>, id: string, from: { state: ChangeRequestState; etag: string }, to: Partial<Omit<RepositoryChangeRequestsTable, 'id' | 'workspace_id' | 'install_id' | 'number' | 'created_at'>>): Promise<boolean> => {
+  transition: async (
+    db: Kysely<DB>,
+    id: string,
+    from: { state: ChangeRequestState; etag: string },
+    to: Partial<Omit<RepositoryChangeRequestsTable, 'id' | 'workspace_id' | 'install_id' | 'number' | 'created_at'>>,
+  ): Promise<boolean> => {
     const res = await db.updateTable('repository_change_requests').set(to).where('id', '=', id).where('state', '=', from.state).where('etag', '=', from.etag).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   },
@@ -35,9 +40,7 @@ export const changeRequestStore = {
     db.updateTable('repository_change_requests').set(to).where('id', '=', id).execute(),
 
   approvals: (db: Kysely<DB>, ids: readonly string[]) =>
-    ids.length === 0
-      ? Promise.resolve([])
-      : db.selectFrom('repository_change_request_approvals').selectAll().where('change_request_id', 'in', ids).orderBy('approved_at').orderBy('user_id').execute(),
+    ids.length === 0 ? Promise.resolve([]) : db.selectFrom('repository_change_request_approvals').selectAll().where('change_request_id', 'in', ids).orderBy('approved_at').orderBy('user_id').execute(),
 
   /** True when the approval is new; approving twice keeps the first. */
   approve: async (db: Kysely<DB>, id: string, userId: string, at: number): Promise<boolean> => {

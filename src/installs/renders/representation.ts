@@ -20,4 +20,6 @@ export const toRender = (row: RendersTable): Render => ({
 /** What a render's operation records as its result. */
 export const renderOutcome = (row: Pick<RendersTable, 'id' | 'state' | 'commit_sha'> & { change_request_id?: string | null }) =>
   // docs/spec-gaps.md, "Repository change requests": a render that opened a change request is done with exactly these two.
-  row.state === 'awaiting_merge' && row.change_request_id ? { render_id: row.id, repository_change_request_id: row.change_request_id } : { render_id: row.id, state: row.state, commit_sha: row.commit_sha };
+  row.state === 'awaiting_merge' && row.change_request_id
+    ? { render_id: row.id, repository_change_request_id: row.change_request_id }
+    : { render_id: row.id, state: row.state, commit_sha: row.commit_sha };
