@@ -90,6 +90,9 @@ function valuesOf(p: Param, f: TenantFixture, owner: string, nowSeconds: number)
       return ['secret.created', 'secret.*'];
     case 'status':
       return ['succeeded'];
+    case 'region':
+      // The fixture's compute config and machine are in fsn1.
+      return ['fsn1'];
     case 'name':
       return [`${f.marker}-secret`];
     default:
