@@ -76,8 +76,10 @@ describe('POST /v1/dashboards', () => {
 
   test('every kind of variable default comes back exactly as sent (a resource default as one string or as a list)', async () => {
     const variable = (key: string, input: Record<string, unknown>) => ({ kind: 'variable', key: `var.${key}`, input: { key, label: key, ...input } });
+    const cluster = await c.call('POST', '/v1/clusters', { name: 'main', region: 'fsn1' });
+    assert.equal(cluster.statusCode, 201, cluster.body);
     const filters = [
-      variable('one', { kind: 'resource', resource: 'cluster', default: 'cl_main' }),
+      variable('one', { kind: 'resource', resource: 'cluster', default: cluster.json().id }),
       variable('many', { kind: 'resource', resource: 'region', default: ['fsn1', 'nbg1'], multiple: true }),
       variable('range', { kind: 'time_range', default: { from: -60, to: 0 } }),
       variable('choice', { kind: 'enum', options: ['a', 'b'], default: 'b' }),
