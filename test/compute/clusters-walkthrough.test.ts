@@ -114,6 +114,12 @@ test('regions, a cluster in nbg1, its machines provisioning, ready and degraded,
   const version = await ok('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'app.txt': 'app {{who}}\n' } });
   const install = await ok('POST', '/v1/installs', { name: 'shop', package_id: pkg.id, version_id: version.id, values: { who: 'world' }, cluster_id: nbg.id });
   assert.equal(install.cluster_id, nbg.id);
+  // Its first render lands (and changes the install's etag) before anything below reads the etag.
+  const rendered = await waitFor('the install to render', async () => {
+    const r = await ok('GET', `/v1/renders/${install.last_render.id}`);
+    return ['queued', 'running'].includes(r.state) ? null : r;
+  });
+  assert.equal(rendered.state, 'succeeded', JSON.stringify(rendered));
   assert.deepEqual(
     (await ok('GET', `/v1/installs?cluster_id=${nbg.id}`)).data.map((i: { id: string }) => i.id),
     [install.id],
@@ -178,7 +184,7 @@ test('regions, a cluster in nbg1, its machines provisioning, ready and degraded,
   assert.equal((await cluster(nbg.id)).status, 'degraded', 'a refused delete changes nothing');
 
   // Emptied: the install moved off, both machines deleted (the provider confirms each).
-  const moved = await ok('PATCH', `/v1/installs/${install.id}`, { cluster_id: null }, { 'if-match': install.etag });
+  const moved = await ok('PATCH', `/v1/installs/${install.id}`, { cluster_id: null }, { 'if-match': (await ok('GET', `/v1/installs/${install.id}`)).etag });
   assert.equal(moved.cluster_id, null);
   for (const m of [first, second]) {
     const deleting = await call('DELETE', `/v1/machines/${m.id}`, undefined, { 'if-match': (await machine(m.id)).etag });
