@@ -7,6 +7,7 @@ import { nameOf, useMembers } from '../../members.js';
 import { SessionContext } from '../../session.js';
 import { InstallTabs, plural, standing, WaitingChange } from './changes.js';
 import { ChangeDiff } from './side-by-side.js';
+import { ChangeRequestActions } from './change-actions.js';
 
 const short = (sha: string) => sha.slice(0, 10);
 
@@ -23,7 +24,8 @@ function Diff({ id, head }: { id: string; head: string }) {
 /**
  * One change request: what it is and where it stands (state, author, base and head commits, its
  * ref with the git command that fetches it, approvals, what blocks its merge), and its files
- * side by side. The diff is read again whenever the head moves.
+ * side by side, and what the caller may do to it (./change-actions.tsx). The diff is read again
+ * whenever the head moves.
  */
 export function ChangeRequestView() {
   const { params } = useRoute();
@@ -49,6 +51,8 @@ export function ChangeRequestView() {
             <p>
               <Badge value={cr!.state} /> <span class="standing">{standing(cr!, required)}</span>
             </p>
+            {/* Keyed by the change request: what was said about one is not shown on the next one opened. */}
+            <ChangeRequestActions key={cr!.id} cr={cr!} required={required} reload={() => Promise.all([change.reload(), install.reload()])} />
             {/* A superseded (or ended) one points to the change request that waits now, if any. */}
             {install.data && install.data.open_change_request_id !== cr!.id && <WaitingChange install={install.data} />}
             {cr!.description ? <p class="description">{cr!.description}</p> : <p class="muted">No description.</p>}
