@@ -32,6 +32,8 @@ export function resourceHref(e: AuditEvent): string | null {
       return idIn(data, 'package_id') && `/console/packages/${idIn(data, 'package_id')}`;
     case 'install':
       return `/console/installs/${id}`;
+    case 'repository_change_request':
+      return idIn(data, 'install_id') && `/console/installs/${idIn(data, 'install_id')}/changes/${id}`;
     case 'webhook':
       return `/console/admin/webhooks/${id}`;
     case 'webhook_delivery':

@@ -18,6 +18,8 @@ import { SecretsView } from './views/secrets/list.js';
 import { SecretView } from './views/secrets/secret.js';
 import { PackagesView, PackageView } from './views/installs/packages.js';
 import { InstallsView, InstallView } from './views/installs/installs.js';
+import { ChangesView } from './views/installs/changes.js';
+import { ChangeRequestView } from './views/installs/change-request.js';
 import { ComputeView } from './views/compute/configs.js';
 import { MachinesView } from './views/compute/machines.js';
 import { MembersView } from './views/admin/members.js';
@@ -230,6 +232,8 @@ function Shell() {
                 <Route path="/console/packages/:id" component={PackageView} />
                 <Route path="/console/installs" component={InstallsView} />
                 <Route path="/console/installs/:id" component={InstallView} />
+                <Route path="/console/installs/:id/changes" component={ChangesView} />
+                <Route path="/console/installs/:id/changes/:cr" component={ChangeRequestView} />
                 <Route path="/console/compute" component={ComputeView} />
                 <Route path="/console/machines" component={MachinesView} />
                 <Route path="/console/admin/members" component={MembersView} />

@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import { chromiumMissing } from '../../helpers/chromium.js';
+import { waitFor } from '../../helpers/wait.js';
 import { assertFits, shot, startConsoleSite, walk, type ConsoleSite } from '../console-site.js';
 
 /**
@@ -18,7 +19,14 @@ before(async () => {
   const board = await site.api<{ id: string }>('POST', '/v1/dashboards', { name: 'Overview', purpose: 'custom', filter_definitions: [], default_filter_values: {}, widgets: [] });
   const pkg = await site.api<{ id: string }>('POST', '/v1/packages', { name: 'web' });
   const version = await site.api<{ id: string }>('POST', `/v1/packages/${pkg.id}/versions`, { semver: '1.0.0', files: { 'app.yaml': 'name: {{name}}\n' } });
-  const install = await site.api<{ id: string }>('POST', '/v1/installs', { name: 'web-prod', package_id: pkg.id, version_id: version.id, values: { name: 'web' } });
+  // Renders wait for review: a second render opens a change request, whose pages are walked too.
+  const install = await site.api<{ id: string }>('POST', '/v1/installs', { name: 'web-prod', package_id: pkg.id, version_id: version.id, values: { name: 'web' }, delivery: 'change_request' });
+  await waitFor('the first render to land', async () => (await site.api('GET', `/v1/installs/${install.id}/repository`)).head_commit_sha, { timeoutMs: 30_000 });
+  const { etag } = await site.api<{ etag: string }>('GET', `/v1/installs/${install.id}`);
+  await site.api('PATCH', `/v1/installs/${install.id}`, { values: { name: 'a-rather-long-name-for-the-web-service-on-a-phone' } }, { headers: { 'if-match': `"${etag}"` } });
+  const changeId = await waitFor('a change request to open', async () => (await site.api<{ open_change_request_id: string | null }>('GET', `/v1/installs/${install.id}`)).open_change_request_id, {
+    timeoutMs: 30_000,
+  });
   const hook = await site.api<{ id: string }>('POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hooks/a/rather/long/path/for/a/phone', event_types: ['secret.*', 'install.*'] });
   await site.api('POST', `/v1/workspaces/${site.owner.workspace_id}/invitations`, { email: 'a-rather-long-address@example.com', role: 'member' });
   await site.api('POST', '/v1/api_tokens', { name: 'ci', scopes: ['secrets:read'] });
@@ -33,6 +41,8 @@ before(async () => {
     `/console/packages/${pkg.id}`,
     '/console/installs',
     `/console/installs/${install.id}`,
+    `/console/installs/${install.id}/changes`,
+    `/console/installs/${install.id}/changes/${changeId}`,
     '/console/compute',
     '/console/machines',
     '/console/admin/members',

@@ -31,6 +31,8 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
   const [form, setForm] = useState<Record<string, Scalar>>(Object.fromEntries(fields ?? []));
   const [jsonText, setJsonText] = useState(JSON.stringify(install.values, null, 2));
   const [automatic, setAutomatic] = useState(install.automatic_updates_enabled);
+  const [delivery, setDelivery] = useState(install.delivery);
+  const [approvals, setApprovals] = useState(String(install.required_approvals));
   const [previewed, setPreviewed] = useState<{ key: string; before: Record<string, string>; after: Record<string, string> } | null>(null);
   const previewing = useAction();
   const applying = useAction();
@@ -40,7 +42,11 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
   const errors = { ...fieldErrors(previewing.error), ...fieldErrors(applying.error) };
   const valuesError = ('error' in parsed ? parsed.error : undefined) ?? errors['values'];
   const changesRender = versionId !== install.desired_version.id || JSON.stringify(parsed.values) !== JSON.stringify(install.values);
-  const changesAnything = changesRender || automatic !== install.automatic_updates_enabled;
+  // Review settings render nothing: they decide how the next render reaches main.
+  const requiredApprovals = approvals.trim() === '' ? NaN : Number(approvals);
+  const approvalsError = Number.isInteger(requiredApprovals) && requiredApprovals >= 0 && requiredApprovals <= 10 ? errors['required_approvals'] : 'A whole number from 0 to 10.';
+  const changesReview = delivery !== install.delivery || requiredApprovals !== install.required_approvals;
+  const changesAnything = changesRender || automatic !== install.automatic_updates_enabled || changesReview;
 
   const preview = async () => {
     const res = await previewing.run(async () => {
@@ -58,6 +64,8 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
       ...(versionId !== install.desired_version.id ? { desired_version_id: versionId } : {}),
       ...(JSON.stringify(parsed.values) !== JSON.stringify(install.values) ? { values: parsed.values ?? {} } : {}),
       ...(automatic !== install.automatic_updates_enabled ? { automatic_updates_enabled: automatic } : {}),
+      ...(delivery !== install.delivery ? { delivery } : {}),
+      ...(requiredApprovals !== install.required_approvals ? { required_approvals: requiredApprovals } : {}),
     };
     const res = await applying.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id: install.id }, header: ifMatch(install.etag) }, body }));
     if (res.ok) {
@@ -125,6 +133,24 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
       <label class="inline">
         <input type="checkbox" checked={automatic} onChange={(e) => setAutomatic((e.target as HTMLInputElement).checked)} /> Update automatically to newer versions of the package (not pre-releases)
       </label>
+      <Field label="Delivery" name="install-delivery" error={errors['delivery']}>
+        <select
+          {...inputProps('install-delivery', errors['delivery'])}
+          value={delivery}
+          onChange={(e) => setDelivery((e.target as HTMLSelectElement).value === 'change_request' ? 'change_request' : 'direct')}
+        >
+          <option value="direct">Each render moves main at once</option>
+          <option value="change_request">Each render waits for review as a change request</option>
+        </select>
+      </Field>
+      <Field
+        label="Approvals required"
+        name="install-approvals"
+        error={approvalsError}
+        hint="Approvals a change request needs before it can be merged (0-10); a person never approves their own change."
+      >
+        <input {...inputProps('install-approvals', approvalsError)} type="number" min={0} max={10} step={1} value={approvals} onInput={(e) => setApprovals((e.target as HTMLInputElement).value)} />
+      </Field>
       {current && <RenderedDiff before={current.before} after={current.after} />}
       {conflict && (
         <p role="alert" class="error">
@@ -133,17 +159,18 @@ export function ChangeInstall({ install, headRenderId, onApplied }: { install: I
       )}
       <FormError
         error={previewing.error ?? (conflict ? null : applying.error)}
-        fields={asJson ? ['values', 'desired_version_id'] : ['desired_version_id', ...Object.keys(form).map((k) => `values.${k}`)]}
+        fields={[...(asJson ? ['values', 'desired_version_id'] : ['desired_version_id', ...Object.keys(form).map((k) => `values.${k}`)]), 'delivery', 'required_approvals']}
       />
       <div class="actions">
         <button type="button" class="secondary" disabled={!changesRender || Boolean(valuesError) || previewing.busy} onClick={() => void preview()}>
           {previewing.busy ? 'Rendering a preview…' : 'Preview the change'}
         </button>
-        <button type="submit" disabled={!changesAnything || (changesRender && !current) || applying.busy}>
+        <button type="submit" disabled={!changesAnything || (changesRender && !current) || Boolean(approvalsError) || applying.busy}>
           {changesRender ? 'Apply and render' : 'Apply'}
         </button>
       </div>
       {changesRender && !current && <p class="hint">Preview the change to see what it would do to the repository; then apply it.</p>}
+      {changesRender && delivery === 'change_request' && install.current_version !== null && <p class="hint">Its render will wait for review as a change request; main moves once it is merged.</p>}
     </form>
   );
 }

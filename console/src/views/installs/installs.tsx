@@ -9,6 +9,7 @@ import { Allowed, Badge, ConfirmButton, CopyButton, Loaded, PageHead, Time } fro
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { ChangeInstall } from './change.js';
+import { changeHref, InstallTabs, plural, WaitingChange } from './changes.js';
 
 /** The workspace's installs with the state of their newest render. */
 export function InstallsView() {
@@ -44,6 +45,12 @@ export function InstallsView() {
     </section>
   );
 }
+
+/** Where a render without a commit on main stands, in words: it waits for review, or it was called off. */
+const RENDER_WORDS: Partial<Record<Render['state'], string>> = {
+  awaiting_merge: 'not on main until its change request is merged',
+  canceled: 'never reached main: its change request was closed',
+};
 
 /** A commit's files, read when asked. */
 function CommitFiles({ render }: { render: Render }) {
@@ -114,6 +121,8 @@ export function InstallView() {
                 />
               </Allowed>
             </PageHead>
+            <InstallTabs id={id} current="overview" open={Boolean(i!.open_change_request_id)} />
+            <WaitingChange install={i!} />
             <dl class="facts">
               <dt>Version</dt>
               <dd>
@@ -132,6 +141,10 @@ export function InstallView() {
               </dd>
               <dt>Automatic updates</dt>
               <dd>{i!.automatic_updates_enabled ? 'on' : 'off'}</dd>
+              <dt>Delivery</dt>
+              <dd>
+                {i!.delivery === 'change_request' ? `each render waits for review as a change request (${plural(i!.required_approvals, 'approval')} required)` : 'each render moves main at once'}
+              </dd>
               <dt>Repository</dt>
               <dd>
                 {repo.data?.clone_url ? (
@@ -182,9 +195,15 @@ export function InstallView() {
                           commit <code>{r.commit_sha.slice(0, 10)}</code>
                         </>
                       ) : (
-                        'no commit'
+                        (RENDER_WORDS[r.state] ?? 'no commit')
                       )}
                       {r.restored_from_render_id && <> · restored from {r.restored_from_render_id}</>}
+                      {r.repository_change_request_id && (
+                        <>
+                          {' '}
+                          · <a href={changeHref(id, r.repository_change_request_id)}>its change request</a>
+                        </>
+                      )}
                     </p>
                     <div class="actions">
                       {r.commit_sha && (
