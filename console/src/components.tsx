@@ -238,8 +238,8 @@ export function Badge({ value, tone }: { value: string; tone?: 'good' | 'warn' |
 }
 
 function toneOf(value: string): 'good' | 'warn' | 'bad' | 'info' {
-  if (['running', 'succeeded', 'enabled', 'active', 'accepted'].includes(value)) return 'good';
-  if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing'].includes(value)) return 'bad';
-  if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted'].includes(value)) return 'warn';
+  if (['running', 'succeeded', 'enabled', 'active', 'accepted', 'ready'].includes(value)) return 'good';
+  if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing', 'degraded'].includes(value)) return 'bad';
+  if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted', 'provisioning'].includes(value)) return 'warn';
   return 'info';
 }

@@ -20,6 +20,7 @@ import { PackagesView, PackageView } from './views/installs/packages.js';
 import { InstallsView, InstallView } from './views/installs/installs.js';
 import { ComputeView } from './views/compute/configs.js';
 import { MachinesView } from './views/compute/machines.js';
+import { ClustersView, ClusterView } from './views/compute/clusters.js';
 import { MembersView } from './views/admin/members.js';
 import { TokensView } from './views/admin/tokens.js';
 import { WebhooksView, WebhookView } from './views/admin/webhooks.js';
@@ -66,6 +67,7 @@ const AREAS: { href: string; label: string; needs?: Permission; section?: string
   { href: '/console/installs', label: 'Installs' },
   { href: '/console/compute', label: 'Compute' },
   { href: '/console/machines', label: 'Machines' },
+  { href: '/console/clusters', label: 'Clusters' },
   { href: '/console/admin/members', label: 'Members' },
   { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
   { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
@@ -232,6 +234,8 @@ function Shell() {
                 <Route path="/console/installs/:id" component={InstallView} />
                 <Route path="/console/compute" component={ComputeView} />
                 <Route path="/console/machines" component={MachinesView} />
+                <Route path="/console/clusters" component={ClustersView} />
+                <Route path="/console/clusters/:id" component={ClusterView} />
                 <Route path="/console/admin/members" component={MembersView} />
                 <Route path="/console/admin/tokens" component={TokensView} />
                 <Route path="/console/admin/webhooks" component={WebhooksView} />
