@@ -106,10 +106,10 @@ export function DashboardView() {
               Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={asOf} />
             </p>
             {pickable.length > 0 && (
-              <div class="inline-form" role="group" aria-label="Filters">
+              <div class="inline-form filters" role="group" aria-label="Filters">
                 {pickable.map((f) => (
                   <label class="inline" key={f.key}>
-                    {f.label}
+                    <span>{f.label}</span>
                     <ResourceSelect kind={f.kind} value={single(values[f.key])} onChange={(v) => go({ [f.key]: v })} />
                   </label>
                 ))}
