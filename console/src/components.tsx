@@ -238,8 +238,8 @@ export function Badge({ value, tone }: { value: string; tone?: 'good' | 'warn' |
 }
 
 function toneOf(value: string): 'good' | 'warn' | 'bad' | 'info' {
-  if (['running', 'succeeded', 'enabled', 'active', 'accepted', 'merged'].includes(value)) return 'good';
-  if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing'].includes(value)) return 'bad';
-  if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted', 'awaiting_merge'].includes(value)) return 'warn';
+  if (['running', 'succeeded', 'enabled', 'active', 'accepted', 'merged', 'ready'].includes(value)) return 'good';
+  if (['failed', 'destroyed', 'disabled', 'expired', 'deleted', 'revoked', 'missing', 'degraded'].includes(value)) return 'bad';
+  if (['suspended', 'suspending', 'pending', 'queued', 'archived', 'drifted', 'awaiting_merge', 'provisioning'].includes(value)) return 'warn';
   return 'info';
 }

@@ -22,6 +22,7 @@ import { ChangesView } from './views/installs/changes.js';
 import { ChangeRequestView } from './views/installs/change-request.js';
 import { ComputeView } from './views/compute/configs.js';
 import { MachinesView } from './views/compute/machines.js';
+import { ClustersView, ClusterView } from './views/compute/clusters.js';
 import { MembersView } from './views/admin/members.js';
 import { TokensView } from './views/admin/tokens.js';
 import { WebhooksView, WebhookView } from './views/admin/webhooks.js';
@@ -68,6 +69,7 @@ const AREAS: { href: string; label: string; needs?: Permission; section?: string
   { href: '/console/installs', label: 'Installs' },
   { href: '/console/compute', label: 'Compute' },
   { href: '/console/machines', label: 'Machines' },
+  { href: '/console/clusters', label: 'Clusters' },
   { href: '/console/admin/members', label: 'Members' },
   { href: '/console/admin/tokens', label: 'API tokens', needs: 'api_tokens.manage' },
   { href: '/console/admin/webhooks', label: 'Webhooks', needs: 'webhooks.read' },
@@ -236,6 +238,8 @@ function Shell() {
                 <Route path="/console/installs/:id/changes/:cr" component={ChangeRequestView} />
                 <Route path="/console/compute" component={ComputeView} />
                 <Route path="/console/machines" component={MachinesView} />
+                <Route path="/console/clusters" component={ClustersView} />
+                <Route path="/console/clusters/:id" component={ClusterView} />
                 <Route path="/console/admin/members" component={MembersView} />
                 <Route path="/console/admin/tokens" component={TokensView} />
                 <Route path="/console/admin/webhooks" component={WebhooksView} />

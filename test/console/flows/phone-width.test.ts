@@ -30,6 +30,8 @@ before(async () => {
   const hook = await site.api<{ id: string }>('POST', '/v1/webhooks', { url: 'http://127.0.0.1:9/hooks/a/rather/long/path/for/a/phone', event_types: ['secret.*', 'install.*'] });
   await site.api('POST', `/v1/workspaces/${site.owner.workspace_id}/invitations`, { email: 'a-rather-long-address@example.com', role: 'member' });
   await site.api('POST', '/v1/api_tokens', { name: 'ci', scopes: ['secrets:read'] });
+  const [region] = (await site.api<{ data: { id: string }[] }>('GET', '/v1/regions')).data;
+  const cluster = await site.api<{ id: string }>('POST', '/v1/clusters', { name: 'a-rather-long-cluster-name-for-a-phone', region: region!.id, description: 'the European production' });
   pages.push(
     '/console/dashboards',
     `/console/dashboards/${board.id}`,
@@ -45,6 +47,8 @@ before(async () => {
     `/console/installs/${install.id}/changes/${changeId}`,
     '/console/compute',
     '/console/machines',
+    '/console/clusters',
+    `/console/clusters/${cluster.id}`,
     '/console/admin/members',
     '/console/admin/tokens',
     '/console/admin/webhooks',

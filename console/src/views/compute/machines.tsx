@@ -1,4 +1,5 @@
 import { useContext, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import type { Machine } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { ifMatch } from '../../conflict.js';
@@ -28,16 +29,27 @@ export function MachinesView() {
   const suspensions = useLoad(() => api.GET('/v1/compute/suspensions', {}), [me?.workspace?.id]);
   const configs = useLoad(() => api.GET('/v1/compute/configs', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const catalog = useLoad(() => api.GET('/v1/compute/catalog', {}), []);
+  const clusters = useLoad(() => api.GET('/v1/clusters', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
   const act = useAction();
   const create = useAction();
   const [watching, setWatching] = useState<string | null>(null);
   const [configId, setConfigId] = useState('');
   const [serverType, setServerType] = useState('');
   const [hostname, setHostname] = useState('');
+  // A cluster's page links here with the cluster chosen (`?cluster=`).
+  const { query } = useLocation();
+  const [clusterId, setClusterId] = useState(typeof query['cluster'] === 'string' ? query['cluster'] : '');
   const errors = fieldErrors(create.error);
-  const refresh = () => Promise.all([machines.reload(), suspensions.reload()]);
+  const refresh = () => Promise.all([machines.reload(), suspensions.reload(), clusters.reload()]);
   const allConfigs = configs.data?.data ?? [];
-  const config = allConfigs.find((c) => c.id === configId) ?? allConfigs[0];
+  const allClusters = clusters.data?.data ?? [];
+  // Until a config is picked, the first of the wanted cluster's region (when one is wanted), else the first.
+  const wantedRegion = allClusters.find((c) => c.id === clusterId)?.region;
+  const config = allConfigs.find((c) => c.id === configId) ?? allConfigs.find((c) => wantedRegion && c.region === wantedRegion) ?? allConfigs[0];
+  const clusterName = (id: string) => allClusters.find((c) => c.id === id)?.name;
+  // A machine joins a cluster of its config's region; '' is the default cluster (made on first use), which takes any region.
+  const fitting = allClusters.filter((c) => !c.is_default && config && c.region === config.region);
+  const chosenCluster = fitting.some((c) => c.id === clusterId) ? clusterId : '';
   const types = (catalog.data?.server_types ?? []).filter((t) => config && globMatch(config.machine_type_filter, t.id) && t.prices.some((p) => p.region === config.region));
 
   // The type chosen, while the config chosen offers it; else the config's first.
@@ -50,7 +62,7 @@ export function MachinesView() {
   };
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = { compute_config_id: config?.id ?? '', server_type: chosenType, ...(hostname ? { hostname } : {}) };
+    const body = { compute_config_id: config?.id ?? '', server_type: chosenType, ...(hostname ? { hostname } : {}), ...(chosenCluster ? { cluster_id: chosenCluster } : {}) };
     const res = await create.run(() => api.POST('/v1/machines', { body }));
     if (res.ok) {
       setWatching(res.data?.operation_id ?? null);
@@ -63,6 +75,9 @@ export function MachinesView() {
       <PageHead title="Machines" id="machines-title">
         <a class="button secondary" href="/console/compute">
           Compute configs
+        </a>
+        <a class="button secondary" href="/console/clusters">
+          Clusters
         </a>
       </PageHead>
       {watching && <OperationProgress key={watching} id={watching} onDone={() => void refresh()} />}
@@ -83,7 +98,8 @@ export function MachinesView() {
                     <strong>{m.hostname}</strong> <Badge value={m.status} />
                     <br />
                     <span class="muted">
-                      {m.server_type} in {m.location} · {m.ipv4 ?? 'no address'} · made <Time at={m.created_at} />
+                      {m.server_type} in {m.location} · {m.ipv4 ?? 'no address'} · cluster <a href={`/console/clusters/${m.cluster_id}`}>{clusterName(m.cluster_id) ?? m.cluster_id}</a> · made{' '}
+                      <Time at={m.created_at} />
                     </span>
                   </span>
                   <div class="actions">
@@ -174,10 +190,25 @@ export function MachinesView() {
                   ))}
                 </select>
               </Field>
+              <Field
+                label="Cluster"
+                name="machine-cluster"
+                error={errors['cluster_id']}
+                hint={fitting.length === 0 ? `No cluster of ${config?.region ?? 'this region'} yet: the machine joins the default cluster.` : `Clusters of ${config?.region}, or the default cluster`}
+              >
+                <select {...inputProps('machine-cluster', errors['cluster_id'])} value={chosenCluster} onChange={(e) => setClusterId((e.target as HTMLSelectElement).value)}>
+                  <option value="">default (any region)</option>
+                  {fitting.map((c) => (
+                    <option key={c.id} value={c.id}>
+                      {c.name} ({c.region})
+                    </option>
+                  ))}
+                </select>
+              </Field>
               <Field label="Host name (optional)" name="machine-hostname" error={errors['hostname']}>
                 <input {...inputProps('machine-hostname', errors['hostname'])} value={hostname} onInput={(e) => setHostname((e.target as HTMLInputElement).value)} />
               </Field>
-              <FormError error={create.error} fields={['compute_config_id', 'server_type', 'hostname']} />
+              <FormError error={create.error} fields={['compute_config_id', 'server_type', 'hostname', 'cluster_id']} />
               <div class="actions">
                 <button type="submit" disabled={create.busy}>
                   Create machine

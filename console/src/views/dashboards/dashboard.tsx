@@ -5,6 +5,7 @@ import { Allowed, ConfirmButton, Loaded, PageHead, Time } from '../../components
 import { useAction, useLoad } from '../../hooks.js';
 import { WidgetCard, type Range } from './widgets.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
+import { pickableFilters, ResourceSelect, single } from './pickers.js';
 
 export const RANGES = { '1h': 3600, '6h': 21_600, '24h': 86_400, '7d': 604_800, '30d': 2_592_000 } as const;
 type RangeKey = keyof typeof RANGES;
@@ -16,7 +17,11 @@ function defaultRange(d: Dashboard): RangeKey {
   return (Object.entries(RANGES).find(([, s]) => s >= span)?.[0] as RangeKey | undefined) ?? '30d';
 }
 
-/** A dashboard laid out as its widgets say, with its time filter in the address (reload keeps it). */
+/**
+ * A dashboard laid out as its widgets say, with its time filter and its resource filters in the
+ * address (reload keeps them): `?range=` and, per resource filter or variable, `?<key>=<id>`
+ * (empty: all, over the dashboard's default).
+ */
 export function DashboardView() {
   const { params } = useRoute();
   const location = useLocation();
@@ -34,12 +39,22 @@ export function DashboardView() {
         // The range runs to the end of the minute under way; its figures are as of when they were asked.
         const asOf = Math.min(range.to, Math.floor(Date.now() / 1000));
         const widgets = [...d.widgets].sort((a, b) => a.position - b.position);
+        const pickable = pickableFilters(d);
+        // The values the widgets read: the dashboard's defaults (a variable's own when it has none), then the address's.
+        const values: Record<string, unknown> = { ...d.default_filter_values };
+        for (const f of pickable) {
+          if (!(f.key in values) && f.fallback !== undefined) values[f.key] = f.fallback;
+          const chosen = location.query[f.key];
+          if (typeof chosen === 'string') values[f.key] = chosen;
+        }
+        /** The address with `changes` over what it holds now. */
+        const go = (changes: Record<string, string>) => location.route(`/console/dashboards/${d.id}?${new URLSearchParams({ ...location.query, ...changes }).toString()}`, true);
         return (
           <section aria-labelledby="dashboard-title">
             <PageHead title={d.name} id="dashboard-title">
               <label class="inline">
                 Time range
-                <select value={rangeKey} onChange={(e) => location.route(`/console/dashboards/${d.id}?range=${(e.target as HTMLSelectElement).value}`, true)}>
+                <select value={rangeKey} onChange={(e) => go({ range: (e.target as HTMLSelectElement).value })}>
                   {Object.keys(RANGES).map((k) => (
                     <option value={k} key={k}>
                       Last {k}
@@ -90,6 +105,16 @@ export function DashboardView() {
             <p class="muted">
               Layout last changed <Time at={d.updated_at} /> · figures as of <Time at={asOf} />
             </p>
+            {pickable.length > 0 && (
+              <div class="inline-form filters" role="group" aria-label="Filters">
+                {pickable.map((f) => (
+                  <label class="inline" key={f.key}>
+                    <span>{f.label}</span>
+                    <ResourceSelect kind={f.kind} value={single(values[f.key])} onChange={(v) => go({ [f.key]: v })} />
+                  </label>
+                ))}
+              </div>
+            )}
             {reset.error ? (
               <p role="alert" class="error">
                 {explainConflict(reset.error, 'dashboard', 'reset') ?? messageOf(reset.error)}
@@ -111,7 +136,7 @@ export function DashboardView() {
             ) : (
               <div class="grid">
                 {widgets.map((w) => (
-                  <WidgetCard key={w.widget_id} widget={w} range={range} values={d.default_filter_values} />
+                  <WidgetCard key={w.widget_id} widget={w} range={range} values={values} />
                 ))}
               </div>
             )}

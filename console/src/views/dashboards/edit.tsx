@@ -6,6 +6,7 @@ import { explainConflict, ifMatch } from '../../conflict.js';
 import { Allowed, Field, FormError, inputProps, Loaded, PageHead, Table } from '../../components.js';
 import { fieldErrors, oneOf } from '../../format.js';
 import { focusAndShow, useAction, useLoad } from '../../hooks.js';
+import { ResourceSelect, single } from './pickers.js';
 
 type FilterDefinition = Schemas['FilterDefinition'];
 /** A widget being edited: a new one has no id until saved. */
@@ -19,7 +20,9 @@ const NEW_FILTERS = ['time', 'comparison', ...RESOURCES] as const;
 /** A filter's name for people: a variable's label is in its input, so its key stands in. */
 const filterName = (f: FilterDefinition) => (f.kind === 'variable' ? f.key : f.label);
 
-function newMetricWidget(metric: Schemas['PlatformMetric'], position: number): Schemas['WidgetInputPlatformMetric'] {
+/** A new metric widget follows the dashboard's time filter, and each of its resource filters the metric can be narrowed by. */
+function newMetricWidget(metric: Schemas['PlatformMetric'], position: number, filters: FilterDefinition[]): Schemas['WidgetInputPlatformMetric'] {
+  const followed = metric.filter_keys.filter((k) => filters.some((f) => f.kind === 'resource' && f.key === k));
   return {
     widget_type: 'platform_metric',
     position,
@@ -31,7 +34,7 @@ function newMetricWidget(metric: Schemas['PlatformMetric'], position: number): S
     freshness_policy: { mode: 'provider_default' },
     metric_key: metric.key,
     metric_version: metric.version,
-    filter_bindings: { time: { mode: 'inherit', filter_key: 'time' } },
+    filter_bindings: { time: { mode: 'inherit', filter_key: 'time' }, ...Object.fromEntries(followed.map((k) => [k, { mode: 'inherit' as const, filter_key: k }])) },
   };
 }
 
@@ -63,16 +66,32 @@ interface Draft {
   name: string;
   description: string;
   filters: FilterDefinition[];
+  /** The filters' values when the dashboard opens (`default_filter_values`). */
+  values: Record<string, unknown>;
   widgets: DraftWidget[];
 }
 
-const draftOf = (d: Dashboard): Draft => ({ name: d.name, description: d.description ?? '', filters: d.filter_definitions, widgets: [...d.widgets].sort((a, b) => a.position - b.position) });
+const draftOf = (d: Dashboard): Draft => ({
+  name: d.name,
+  description: d.description ?? '',
+  filters: d.filter_definitions,
+  values: d.default_filter_values,
+  widgets: [...d.widgets].sort((a, b) => a.position - b.position),
+});
 
 /** Each part of a draft: its name for people, how it reads in a table, and its value to compare. */
 const PARTS: readonly { key: keyof Draft; label: string; show: (d: Draft) => string }[] = [
   { key: 'name', label: 'Name', show: (d) => d.name },
   { key: 'description', label: 'Description', show: (d) => d.description || '(none)' },
   { key: 'filters', label: 'Filters', show: (d) => d.filters.map(filterName).join(', ') || '(none)' },
+  {
+    key: 'values',
+    label: 'Filter defaults',
+    show: (d) =>
+      Object.entries(d.values)
+        .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(', ') || '(none)',
+  },
   { key: 'widgets', label: 'Widgets', show: (d) => d.widgets.map((w) => `${w.title} (${w.col_span} col, ${w.height})`).join(', ') || '(none)' },
 ];
 
@@ -134,12 +153,14 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
   const [description, setDescription] = useState(base.draft.description);
   const [summary, setSummary] = useState('');
   const [filters, setFilters] = useState<FilterDefinition[]>(base.draft.filters);
+  const [values, setValues] = useState<Record<string, unknown>>(base.draft.values);
   const [widgets, setWidgets] = useState<DraftWidget[]>(base.draft.widgets);
-  const mine: Draft = { name, description, filters, widgets };
+  const mine: Draft = { name, description, filters, values, widgets };
   const fill = (d: Draft) => {
     setName(d.name);
     setDescription(d.description);
     setFilters(d.filters);
+    setValues(d.values);
     setWidgets(d.widgets);
   };
   const panel = useRef<HTMLDivElement>(null);
@@ -173,6 +194,26 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
           : { kind: 'resource', key: newFilter, resource: newFilter, label };
     setFilters((all) => [...all, def]);
   };
+  /** A resource filter's default value ('' removes it), or a resource variable's own default. */
+  const setDefault = (i: number, value: string) => {
+    const f = filters[i];
+    if (f?.kind === 'resource') {
+      setValues((all) => {
+        const { [f.key]: _old, ...rest } = all;
+        return value === '' ? rest : { ...rest, [f.key]: value };
+      });
+    } else if (f?.kind === 'variable' && f.input.kind === 'resource') {
+      const { default: _old, ...input } = f.input;
+      const next: FilterDefinition = { ...f, input: value === '' ? input : { ...input, default: value } };
+      setFilters((all) => all.map((x, j) => (j === i ? next : x)));
+    }
+  };
+  const removeFilter = (i: number) => {
+    const f = filters[i];
+    setFilters((all) => all.filter((_, j) => j !== i));
+    // A resource filter's default goes with it; the dashboard's other values (time, comparison) stay.
+    if (f?.kind === 'resource' && !filters.some((x, j) => j !== i && x.key === f.key)) setDefault(i, '');
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -180,6 +221,8 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
       name,
       description: description === '' ? null : description,
       filter_definitions: filters,
+      // Sent only when changed: a value left alone is not checked again (a cluster deleted since stays named until changed).
+      ...(same(base.draft, mine, 'values') ? {} : { default_filter_values: values }),
       widgets: widgets.map((w, position) => ({ ...w, position })),
       ...(summary ? { summary } : {}),
     };
@@ -193,7 +236,7 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
   const reapply = () => {
     if (!theirs) return;
     const pick = <K extends keyof Draft>(key: K): Draft[K] => (same(base.draft, mine, key) ? theirs.draft[key] : mine[key]);
-    fill({ name: pick('name'), description: pick('description'), filters: pick('filters'), widgets: pick('widgets') });
+    fill({ name: pick('name'), description: pick('description'), filters: pick('filters'), values: pick('values'), widgets: pick('widgets') });
     settle(theirs, 'Their version is loaded with your changes on it. Look it over, then save.');
   };
   const discard = () => {
@@ -234,14 +277,36 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
                 ({f.kind}: {f.key})
               </span>
             </span>
+            {f.kind === 'resource' && (
+              <Field label={`Default ${f.resource}`} name={`filter-default-${i}`} error={errors[`default_filter_values.${f.key}`]}>
+                <ResourceSelect
+                  kind={f.resource}
+                  value={single(values[f.key])}
+                  onChange={(v) => setDefault(i, v)}
+                  emptyLabel="none (all)"
+                  selectProps={inputProps(`filter-default-${i}`, errors[`default_filter_values.${f.key}`])}
+                />
+              </Field>
+            )}
+            {f.kind === 'variable' && f.input.kind === 'resource' && (
+              <Field label={`Default ${f.input.resource}`} name={`filter-default-${i}`} error={errors[`filter_definitions.${i}.input.default`]}>
+                <ResourceSelect
+                  kind={f.input.resource}
+                  value={single(f.input.default)}
+                  onChange={(v) => setDefault(i, v)}
+                  emptyLabel="none (all)"
+                  selectProps={inputProps(`filter-default-${i}`, errors[`filter_definitions.${i}.input.default`])}
+                />
+              </Field>
+            )}
             {Object.entries(errors)
-              .filter(([k]) => k.startsWith(`filter_definitions.${i}`))
+              .filter(([k]) => k.startsWith(`filter_definitions.${i}`) && k !== `filter_definitions.${i}.input.default`)
               .map(([k, m]) => (
                 <span class="field-error" key={k}>
                   {m}
                 </span>
               ))}
-            <button type="button" class="secondary" aria-label={`Remove filter ${filterName(f)}`} onClick={() => setFilters((all) => all.filter((_, j) => j !== i))}>
+            <button type="button" class="secondary" aria-label={`Remove filter ${filterName(f)}`} onClick={() => removeFilter(i)}>
               Remove
             </button>
           </li>
@@ -338,7 +403,7 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
           disabled={!catalog.length}
           onClick={() => {
             const m = catalog.find((x) => x.key === newMetric);
-            if (m) setWidgets((all) => [...all, newMetricWidget(m, all.length)]);
+            if (m) setWidgets((all) => [...all, newMetricWidget(m, all.length, filters)]);
           }}
         >
           Add metric widget
@@ -356,7 +421,7 @@ function EditForm({ dashboard }: { dashboard: Dashboard }) {
           {settled}
         </p>
       )}
-      <FormError error={explainConflict(save.error, 'dashboard', 'save') ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions']} />
+      <FormError error={explainConflict(save.error, 'dashboard', 'save') ? null : save.error} fields={['name', 'description', 'summary', 'widgets', 'filter_definitions', 'default_filter_values']} />
       <div class="actions">
         <a class="button secondary" href={`/console/dashboards/${dashboard.id}`}>
           Cancel

@@ -1,11 +1,12 @@
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import type { Render } from '@workspace-platform/sdk';
+import type { Install, Render } from '@workspace-platform/sdk';
 import { api, messageOf } from '../../api.js';
 import { explainConflict, ifMatch } from '../../conflict.js';
 import { OperationProgress } from '../../operation.js';
 import { can, SessionContext } from '../../session.js';
-import { Allowed, Badge, ConfirmButton, CopyButton, Loaded, PageHead, Time } from '../../components.js';
+import { Allowed, Badge, ConfirmButton, CopyButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
+import { fieldErrors } from '../../format.js';
 import { useAction, useLoad } from '../../hooks.js';
 import { Files } from './files.js';
 import { ChangeInstall } from './change.js';
@@ -51,6 +52,57 @@ const RENDER_WORDS: Partial<Record<Render['state'], string>> = {
   awaiting_merge: 'not on main until its change request is merged',
   canceled: 'never reached main: its change request was closed',
 };
+/**
+ * The cluster an install is placed on, and moving it to another or to none (PATCH with
+ * If-Match; it renders nothing). A conflict brings their version in, the choice on screen stays.
+ */
+function InstallCluster({ install, onChanged }: { install: Install; onChanged: () => Promise<unknown> }) {
+  const me = useContext(SessionContext);
+  const clusters = useLoad(() => api.GET('/v1/clusters', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
+  const [chosen, setChosen] = useState(install.cluster_id ?? '');
+  const move = useAction();
+  const errors = fieldErrors(move.error);
+  const conflict = explainConflict(move.error, 'install', 'move');
+  const all = clusters.data?.data ?? [];
+  const current = all.find((c) => c.id === install.cluster_id);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const res = await move.run(() => api.PATCH('/v1/installs/{id}', { params: { path: { id: install.id }, header: ifMatch(install.etag) }, body: { cluster_id: chosen || null } }));
+    if (res.ok || explainConflict(res.error, 'install', 'move')) await onChanged();
+  };
+  return (
+    <>
+      <dt>Cluster</dt>
+      <dd>
+        {install.cluster_id ? <a href={`/console/clusters/${install.cluster_id}`}>{current?.name ?? install.cluster_id}</a> : 'none'}
+        {can(me, 'write') && (
+          <form class="inline-form" onSubmit={submit} aria-label="Place on a cluster" noValidate>
+            <Field label="Place on" name="install-cluster" error={errors['cluster_id']}>
+              <select {...inputProps('install-cluster', errors['cluster_id'])} value={chosen} onChange={(e) => setChosen((e.target as HTMLSelectElement).value)}>
+                <option value="">no cluster</option>
+                {all.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {c.name} ({c.region ?? 'any region'})
+                  </option>
+                ))}
+                {install.cluster_id && !current && clusters.data && <option value={install.cluster_id}>{install.cluster_id}</option>}
+              </select>
+            </Field>
+            <button type="submit" class="secondary" disabled={move.busy || chosen === (install.cluster_id ?? '')}>
+              Move
+            </button>
+            {conflict && (
+              <p role="alert" class="error">
+                {conflict}
+              </p>
+            )}
+            <FormError error={conflict ? null : move.error} fields={['cluster_id']} />
+          </form>
+        )}
+      </dd>
+    </>
+  );
+}
 
 /** A commit's files, read when asked. */
 function CommitFiles({ render }: { render: Render }) {
@@ -139,6 +191,7 @@ export function InstallView() {
                   'none'
                 )}
               </dd>
+              <InstallCluster install={i!} onChanged={refresh} />
               <dt>Automatic updates</dt>
               <dd>{i!.automatic_updates_enabled ? 'on' : 'off'}</dd>
               <dt>Delivery</dt>

@@ -91,6 +91,8 @@ export function PackageView() {
   const [valuesText, setValuesText] = useState('{}');
   const [preview, setPreview] = useState<Record<string, string> | null>(null);
   const [installName, setInstallName] = useState('');
+  const [installCluster, setInstallCluster] = useState('');
+  const clusters = useLoad(() => (can(me, 'write') ? api.GET('/v1/clusters', { params: { query: { limit: 100 } } }) : Promise.resolve({ data: null })), [me?.workspace?.id]);
   const previewing = useAction();
   const remove = useAction();
   const installing = useAction();
@@ -176,13 +178,25 @@ export function PackageView() {
                 <Field label="Install name" name="install-name" error={errors['name']}>
                   <input {...inputProps('install-name', errors['name'])} value={installName} onInput={(e) => setInstallName((e.target as HTMLInputElement).value)} />
                 </Field>
-                <FormError error={installing.error} fields={['values', 'name']} />
+                <Field label="Cluster (optional)" name="install-cluster" error={errors['cluster_id']}>
+                  <select {...inputProps('install-cluster', errors['cluster_id'])} value={installCluster} onChange={(e) => setInstallCluster((e.target as HTMLSelectElement).value)}>
+                    <option value="">no cluster</option>
+                    {(clusters.data?.data ?? []).map((c) => (
+                      <option key={c.id} value={c.id}>
+                        {c.name} ({c.region ?? 'any region'})
+                      </option>
+                    ))}
+                  </select>
+                </Field>
+                <FormError error={installing.error} fields={['values', 'name', 'cluster_id']} />
                 <div class="actions">
                   <button
                     type="button"
                     disabled={Boolean(parsed.error) || installing.busy}
                     onClick={async () => {
-                      const res = await installing.run(() => api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen, values: parsed.values } }));
+                      const res = await installing.run(() =>
+                        api.POST('/v1/installs', { body: { name: installName, package_id: id, version_id: chosen, values: parsed.values, ...(installCluster ? { cluster_id: installCluster } : {}) } }),
+                      );
                       if (res.data) route(`/console/installs/${res.data.id}`);
                     }}
                   >
