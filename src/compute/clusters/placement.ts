@@ -14,6 +14,17 @@ export async function lockClusterForPlacement(trx: Kysely<DB>, workspaceId: stri
   return row && { id: row.id, region: row.region };
 }
 
+/** The cluster's name and region (no lock): what a check before a transaction needs. */
+export async function clusterForPlacement(db: Kysely<DB>, workspaceId: string, clusterId: string): Promise<{ id: string; name: string; region: string | null } | undefined> {
+  const row = await clusterStore.get(db, workspaceId, clusterId);
+  return row && { id: row.id, name: row.name, region: row.region };
+}
+
+/** The workspace's default cluster's id, made on first use: where a machine without `cluster_id` goes. */
+export function defaultClusterId(db: Kysely<DB>, workspaceId: string, now: number): Promise<string> {
+  return clusterStore.defaultFor(db, workspaceId, now);
+}
+
 /** Whether the workspace has the cluster (no lock): a check before a transaction. */
 export async function clusterExists(db: Kysely<DB>, workspaceId: string, clusterId: string): Promise<boolean> {
   return (await clusterStore.get(db, workspaceId, clusterId)) !== undefined;

@@ -12,7 +12,7 @@ import { duringRequest } from '../provider/errors.js';
 import { serverTypeProblem, type CatalogSource } from '../catalog.js';
 import { compileGlob } from '../configs/glob.js';
 import { computeConfigStore } from '../configs/store.js';
-import { clusterStore } from '../clusters/store.js';
+import { clusterForPlacement, defaultClusterId, lockClusterForPlacement } from '../clusters/placement.js';
 import { JOB, OPERATION, type MachineJob } from '../jobs/kinds.js';
 import { machineStore } from './store.js';
 import { toMachine } from './representation.js';
@@ -64,7 +64,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
       let clusterId: string;
       let placed: string | null = null;
       if (body.cluster_id !== undefined) {
-        const cluster = await clusterStore.get(db, ctx.workspaceId, canonicalId('cl', body.cluster_id));
+        const cluster = await clusterForPlacement(db, ctx.workspaceId, canonicalId('cl', body.cluster_id));
         if (!cluster) throw notFound('cluster', ['body', 'cluster_id']);
         // The default cluster (region null) takes any region; another only its own (docs/spec-gaps.md, "Clusters and regions").
         if (cluster.region !== null && cluster.region !== config.region) {
@@ -75,7 +75,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         }
         clusterId = placed = cluster.id;
       } else {
-        clusterId = await clusterStore.defaultFor(db, ctx.workspaceId, now);
+        clusterId = await defaultClusterId(db, ctx.workspaceId, now);
       }
       if (!(await providerForConfig(accounts, secrets, config))) throw new ApiError('PROVIDER_ACCOUNT_UNUSABLE', { path: ['body', 'compute_config_id'] });
 
@@ -106,7 +106,7 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         if (!(await computeConfigStore.getLocked(trx, engine, ctx.workspaceId, config.id))) throw notFound('compute config', ['body', 'compute_config_id']);
         // Under the cluster's lock: its deletion at the same moment either sees this machine (409)
         // or came first (this 404, before any job is queued: nothing reaches the provider).
-        if (placed !== null && !(await clusterStore.lock(trx, ctx.workspaceId, placed))) throw notFound('cluster', ['body', 'cluster_id']);
+        if (placed !== null && !(await lockClusterForPlacement(trx, ctx.workspaceId, placed))) throw notFound('cluster', ['body', 'cluster_id']);
         row.operation_id = await startOperation(trx, clock, ctx.workspaceId, OPERATION.createMachine);
         await machineStore.insert(trx, row);
         await jobs.enqueue(trx, { kind: JOB.createMachine, payload: { machineId: id } satisfies MachineJob, operationId: row.operation_id });
