@@ -12,7 +12,9 @@ import { waitFor } from '../helpers/wait.js';
  *   the older one is superseded and its merge is 409 (with the etag read before, and with the etag
  *   read after), and nothing moves: `main`, `current_version`, the renders and the refs stay as the
  *   newer render left them. The merge and the newer render's job at once: whichever wins, the
- *   rows and `main` agree (checked on every outcome).
+ *   rows and `main` agree (checked on every outcome);
+ * - an install deleted while a change request is open: the deletion closes it (its render
+ *   `canceled`, the event `repository_change_request.closed`), and it stays readable by id.
  */
 const h = useTestApp();
 const s = h.seeded;
@@ -167,5 +169,34 @@ describe('a merge while a newer render arrives', () => {
       assert.equal(f.git(x.install.id, 'fsck', '--strict', '--no-dangling', '--no-progress'), '');
     }
     process.stderr.write(`# merge vs newer render: ${[...seen].map(([k, n]) => `${k} ×${n}`).join(', ')}\n`);
+  });
+});
+
+describe('an install deleted with an open change request', () => {
+  test('the deletion closes it: closed, its render canceled, the closed event by the deleter; it stays readable, and every write to it is 404', async () => {
+    const x = await openFirst();
+    const { etag } = await ok('owner', 'GET', `/v1/installs/${x.install.id}`);
+    const deleted = await send('admin', 'DELETE', `/v1/installs/${x.install.id}`, undefined, { 'if-match': etag });
+    assert.equal(deleted.statusCode, 202, deleted.body);
+
+    const closed = await cr(x.first.id);
+    assert.equal(closed.state, 'closed');
+    assert.equal(typeof closed.closed_at, 'number');
+    assert.notEqual(closed.etag, x.first.etag);
+    assert.equal(closed.mergeable, false);
+    assert.equal((await f.getRender(x.firstRender)).state, 'canceled');
+    const listed = await ok('owner', 'GET', `/v1/repository_change_requests?install_id=${x.install.id}&state=open`);
+    assert.deepEqual(listed.data, [], 'no open change request is left');
+    const events = (await ok('owner', 'GET', `/v1/audit_events?resource_id=${x.first.id}&limit=50`)).data;
+    assert.equal(events[0].type, 'repository_change_request.closed');
+    assert.equal(events[0].actor.id, s.admin.userId);
+    assert.equal(events[0].data.install_deleted, true);
+
+    for (const verb of ['merge', 'reopen', 'approve', 'close']) {
+      const res = await send('member', 'POST', `/v1/repository_change_requests/${x.first.id}:${verb}`, verb === 'merge' ? {} : undefined, { 'if-match': closed.etag });
+      assert.equal(res.statusCode, 404, `${verb}: ${res.body}`);
+    }
+    const diff = await send('owner', 'GET', `/v1/repository_change_requests/${x.first.id}/diff`);
+    assert.equal(diff.statusCode, 404);
   });
 });
