@@ -12,13 +12,16 @@ import { checkRepository, git, masterKey } from '../reliability/servers.js';
 /**
  * Issue 51.5: two `wsp serve` processes (each with its job worker) on one database, the same
  * change request merged on both at once, with the same If-Match (docs/spec-gaps.md, "Repository
- * change requests": the install's row lock orders the merges across processes, the etag refuses
- * the second). Each round: exactly one 200 and one 409 (7030); `main` at the head, once; the
+ * change requests": the install's row lock orders the merges across processes, the etag read again
+ * under it refuses the others). Each round, MERGERS merges split between the two: exactly one 200,
+ * every other 409 (7030); `main` at the head, once; the
  * render `succeeded`, `current_version` moved; `git fsck --strict` clean and every commit on
  * `main` names a render. On SQLite the two processes share the file (BEGIN IMMEDIATE orders their
  * writes); on PostgreSQL the row lock does.
  */
 const ROUNDS = 4;
+/** Merges sent at once each round, half to each server. */
+const MERGERS = 6;
 let tdb: TestDatabase;
 const servers: ServerProcess[] = [];
 let people: { workspace: string; owner: string; member: string };
@@ -56,7 +59,7 @@ async function renderDone(id: string) {
   });
 }
 
-test(`two wsp serve processes on one database merge the same change request at once: exactly one 200, the other 409, ${ROUNDS} rounds`, { timeout: 300_000 }, async () => {
+test(`two wsp serve processes on one database merge the same change request at once (${MERGERS} requests): exactly one 200, the others 409, ${ROUNDS} rounds`, { timeout: 300_000 }, async () => {
   const pkg = await ok(0, 'POST', '/v1/packages', { name: 'two-servers' });
   const versions = [];
   for (let v = 1; v <= ROUNDS + 1; v++) versions.push(await ok(0, 'POST', `/v1/packages/${pkg.id}/versions`, { semver: `${v}.0.0`, files: { 'hello.txt': `Hello v${v}\n` } }));
@@ -75,12 +78,14 @@ test(`two wsp serve processes on one database merge the same change request at o
     const base = git(repo, 'rev-parse', 'refs/heads/main');
     assert.equal(cr.base_commit_sha, base);
 
-    const answers = await Promise.all([0, 1].map((i) => call(i, 'POST', `/v1/repository_change_requests/${cr.id}:merge`, { head_commit_sha: cr.head_commit_sha }, { 'if-match': cr.etag })));
+    // MERGERS requests, alternating between the servers, so that some read the change request before any commits.
+    const answers = await Promise.all(
+      Array.from({ length: MERGERS }, (_, i) => call(i, 'POST', `/v1/repository_change_requests/${cr.id}:merge`, { head_commit_sha: cr.head_commit_sha }, { 'if-match': cr.etag })),
+    );
     const statuses = answers.map((a) => a.status);
-    assert.deepEqual([...statuses].sort(), [200, 409], answers.map((a) => a.text).join('\n'));
-    const loser = answers.find((a) => a.status === 409)!;
-    assert.equal(loser.body.errors[0].code, 7030, loser.text);
-    winners[statuses.indexOf(200)]!++;
+    assert.deepEqual([...statuses].sort(), [200, ...Array<number>(MERGERS - 1).fill(409)], answers.map((a) => a.text).join('\n'));
+    for (const loser of answers.filter((a) => a.status === 409)) assert.equal(loser.body.errors[0].code, 7030, loser.text);
+    winners[statuses.indexOf(200) % 2]!++;
     const winner = answers.find((a) => a.status === 200)!.body;
 
     // Both servers read the same merged change request; main moved once, forward, to the head.
