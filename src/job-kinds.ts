@@ -1,7 +1,7 @@
 import type { JobKinds } from './jobs/queue.js';
 import { MAINTENANCE_PURGE } from './jobs/maintenance.js';
 import { JOB as COMPUTE, MACHINE_JOB_ATTEMPTS, MACHINE_JOB_MAX_RUNS } from './compute/jobs/kinds.js';
-import { INSTALL_REPOSITORY_DELETE, RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, REPOSITORY_MAINTENANCE, VERSION_PUBLISHED } from './installs/job-kinds.js';
+import { CHANGE_REQUEST_LAND, INSTALL_REPOSITORY_DELETE, RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, REPOSITORY_MAINTENANCE, VERSION_PUBLISHED } from './installs/job-kinds.js';
 import { PURGE_DEVICE_LOGINS } from './oauth/job-kinds.js';
 import { PURGE_SIGN_IN_WINDOWS } from './accounts/job-kinds.js';
 import { PURGE_AUDIT_EVENTS } from './audit/job-kinds.js';
@@ -24,6 +24,8 @@ export const JOB_KINDS: JobKinds = {
   [RENDER_RESTORE]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   [VERSION_PUBLISHED]: { maxAttempts: 5 },
   [REPOSITORY_MAINTENANCE]: { maxAttempts: 1 },
+  // A branch locked by another writer (git's ref lock) is tried again; a merge's landing is owed until done.
+  [CHANGE_REQUEST_LAND]: { maxAttempts: RENDER_MAX_ATTEMPTS },
   // Waiting for a canceled render's job is not an attempt (RetryLaterError); these cover the disk.
   [INSTALL_REPOSITORY_DELETE]: { maxAttempts: 10 },
   // The machine jobs give up their work after MACHINE_JOB_ATTEMPTS, then keep running until the

@@ -20,6 +20,13 @@ export const VERSION_PUBLISHED = 'package.version_published';
  */
 export const INSTALL_REPOSITORY_DELETE = 'installs.repository_delete';
 
+/**
+ * Queued by every `:merge` of a change request, a little after it: moves `main` to the merged
+ * head if the request could not (it died between its commit and the branch move, or the branch
+ * was locked). Usually finds it done (src/installs/changes/land-job.ts).
+ */
+export const CHANGE_REQUEST_LAND = 'installs.change_request_land';
+
 /** Operation kinds a client sees on GET /v1/operations/{id}. */
 export const OP_INSTALL_RENDER = 'install.render';
 export const OP_INSTALL_RESTORE = 'install.restore';
@@ -39,4 +46,9 @@ export interface VersionPublished {
   workspace_id: string;
   package_id: string;
   version_id: string;
+}
+
+export interface ChangeRequestLand {
+  install_id: string;
+  change_request_id: string;
 }

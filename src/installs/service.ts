@@ -11,6 +11,7 @@ import { newEtag, assertIfMatch } from '../shared/etag.js';
 import { packageStore } from './packages/store.js';
 import { asideName, installStore } from './store.js';
 import { cancelUnfinished, queueRender } from './render-queue.js';
+import { closeOpenOfDeleted } from './changes/machinery.js';
 import { startOperation } from '../operations/service.js';
 import { INSTALL_REPOSITORY_DELETE, OP_INSTALL_DELETE, type InstallRepositoryDelete } from './job-kinds.js';
 import { toInstall } from './representation.js';
@@ -176,7 +177,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     /**
      * Deletes the install (docs/spec-gaps.md, "Deleting an install and a package"): in one transaction it is
      * marked deleted (it reads 404 and leaves the lists; its name is moved aside for a new install
-     * to take), its queued and running renders are canceled, and a job is queued to remove its
+     * to take), its queued and running renders are canceled, its open change request closed, and a job is queued to remove its
      * repository, whose operation is the answer. Its renders stay readable by id.
      */
     async delete(ctx: WorkspaceContext, rawId: string, ifMatch: string): Promise<{ operation_id: string }> {
@@ -187,6 +188,8 @@ export function createInstallService(deps: InstallServiceDeps) {
         assertIfMatch(ifMatch, install.etag);
         const now = nowSeconds(clock);
         const canceled = await cancelUnfinished(trx, clock, install.id);
+        // docs/spec-gaps.md, "Repository change requests": a change request of a deleted install will never be merged.
+        await closeOpenOfDeleted(trx, deps, ctx, install.id);
         const operationId = await startOperation(trx, clock, ctx.workspaceId, OP_INSTALL_DELETE);
         await installStore.update(trx, install.id, { deleted_at: now, deleted_name: install.name, name: asideName(install.id), etag: newEtag(), updated_at: now });
         const payload: InstallRepositoryDelete = { install_id: install.id, wait_for_operation_ids: canceled.operationIds };

@@ -17,6 +17,8 @@ export interface SoakWorkspace {
   email: string;
   password: string;
   memberUserId: string;
+  /** A session of that member: the reviewer who approves the owner's change requests. */
+  memberSession: string;
   computeConfigId: string;
 }
 
@@ -95,6 +97,12 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
   const pkg = await call('POST /v1/packages', '/v1/packages', { body: { name: `soak-${lane}-${Date.now()}` } });
   const v1 = pkg && (await call('POST /v1/packages/{id}/versions', `/v1/packages/${pkg.id}/versions`, { body: { semver: '1.0.0', files: { 'index.html': '<h1>{{title}}</h1>\n' } } }));
   const install = v1 && (await call('POST /v1/installs', '/v1/installs', { body: { name: `soak-${lane}-${Date.now()}`, package_id: pkg.id, version_id: v1.id, values: { title: 'start' } } }));
+  // And one under review: each of its later renders opens a change request (changeRequestSteps).
+  const reviewed =
+    v1 &&
+    (await call('POST /v1/installs', '/v1/installs', {
+      body: { name: `soak-${lane}-review-${Date.now()}`, package_id: pkg.id, version_id: v1.id, values: { title: 'start' }, delivery: 'change_request', required_approvals: 1 },
+    }));
   let machine: { id: string; resumed: boolean } | null = null;
   try {
     for (let n = 0; !stop.now; n++) {
@@ -206,6 +214,7 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
           const p3 = p2 && (await call('GET /v1/packages/{id}', `/v1/packages/${p2.id}`));
           if (p3) await call('DELETE /v1/packages/{id}', `/v1/packages/${p2.id}`, { headers: { 'if-match': p3.etag } });
         }
+        if (reviewed) await changeRequestSteps(call, ws, reviewed.id, tag, n + lane);
         const repo = await call('GET /v1/installs/{id}/repository', `/v1/installs/${install.id}/repository`);
         // The clone URL names the public address (WSP_PUBLIC_URL): the same path on the server's own.
         if (repo?.head_commit_sha && n % 3 === 0) await gitClone(`${base}/v1/installs/${install.id}/repository.git`, ws, path.join(work, tag), tally);
@@ -283,6 +292,40 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * Repository change requests (issue 51) on the lane's install under review: the open one (opened
+ * by the render of the previous cycle's PATCH, by the owner) is listed, read, diffed, retitled and
+ * approved by the member, then by turns merged, closed and reopened, or closed; then a PATCH starts
+ * the next render, which supersedes whatever is still open. A 409 is the lane's own render job
+ * moving the change request between the read and the write (superseded, re-parented: its etag
+ * moved), or a reopen after a newer render.
+ */
+async function changeRequestSteps(call: Call, ws: SoakWorkspace, installId: string, tag: string, turn: number): Promise<void> {
+  const url = (id: string, rest = '') => `/v1/repository_change_requests/${id}${rest}`;
+  await call('GET /v1/repository_change_requests', '/v1/repository_change_requests?limit=10');
+  const open = await call('GET /v1/repository_change_requests', `/v1/repository_change_requests?install_id=${installId}&state=open&limit=5`);
+  const first = open?.data?.[0] as { id: string } | undefined;
+  if (first) {
+    const read = await call('GET /v1/repository_change_requests/{id}', url(first.id));
+    await call('GET /v1/repository_change_requests/{id}/diff', url(first.id, '/diff'));
+    const titled = read && (await call('PATCH /v1/repository_change_requests/{id}', url(first.id), { body: { title: `Soak ${tag}` }, headers: { 'if-match': read.etag }, allow: [409] }));
+    const approved =
+      titled && (await call('POST /v1/repository_change_requests/{id}:approve', url(first.id, ':approve'), { credential: ws.memberSession, headers: { 'if-match': titled.etag }, allow: [409] }));
+    if (approved && turn % 3 === 0) {
+      await call('POST /v1/repository_change_requests/{id}:merge', url(first.id, ':merge'), {
+        body: { head_commit_sha: approved.head_commit_sha },
+        headers: { 'if-match': approved.etag },
+        allow: [409],
+      });
+    } else if (approved) {
+      const closed = await call('POST /v1/repository_change_requests/{id}:close', url(first.id, ':close'), { headers: { 'if-match': approved.etag }, allow: [409] });
+      if (closed && turn % 3 === 1) await call('POST /v1/repository_change_requests/{id}:reopen', url(first.id, ':reopen'), { headers: { 'if-match': closed.etag }, allow: [409] });
+    }
+  }
+  const inst = await call('GET /v1/installs/{id}', `/v1/installs/${installId}`);
+  if (inst) await call('PATCH /v1/installs/{id}', `/v1/installs/${installId}`, { body: { values: { title: tag } }, headers: { 'if-match': inst.etag }, allow: [409] });
 }
 
 function dashboardBody(tag: string, snippet: { id: string; etag: string }) {

@@ -3,6 +3,7 @@ import type { DB } from '../../db/tables.js';
 import type { ServiceDeps } from '../../service-deps.js';
 import type { RepositoryStorage, TreeFile } from '../../git/repository-storage.js';
 import type { EventSource } from '../../events/record.js';
+import type { WorkspaceContext } from '../../auth/principal.js';
 import type { InstallView } from '../store.js';
 import type { RendersTable, RepositoryChangeRequestsTable } from '../tables.js';
 import { installStore } from '../store.js';
@@ -83,6 +84,25 @@ export async function supersedeOpen(trx: Kysely<DB>, deps: ChangeDeps, installId
       superseded_by_render_id: byRender.id,
     });
   }
+}
+
+/**
+ * The install is being deleted (docs/spec-gaps.md, "Repository change requests"): its open change
+ * request will never be merged, so it ends as a `:close` ends one, in the deletion's transaction:
+ * `closed`, its render `canceled`, the event `repository_change_request.closed` by whoever deleted
+ * the install (`data.install_deleted`). It stays readable by id, as the install's renders do.
+ * Answers the ids of the change requests closed.
+ */
+export async function closeOpenOfDeleted(trx: Kysely<DB>, deps: Pick<ChangeDeps, 'clock' | 'events'>, by: WorkspaceContext, installId: string): Promise<string[]> {
+  const now = nowSeconds(deps.clock);
+  const closed: string[] = [];
+  for (const cr of await changeRequestStore.openOf(trx, installId)) {
+    if (!(await changeRequestStore.transition(trx, cr.id, cr, { state: 'closed', closed_at: now, etag: newEtag(), updated_at: now }))) continue;
+    await renderStore.transition(trx, cr.render_id, 'awaiting_merge', { state: 'canceled', message: `Canceled: the install was deleted, change request #${cr.number} was closed`, updated_at: now });
+    await deps.events.record(trx, by, 'repository_change_request.closed', cr.id, { install_id: installId, number: cr.number, render_id: cr.render_id, install_deleted: true });
+    closed.push(cr.id);
+  }
+  return closed;
 }
 
 /** The words a change request is titled with when nobody has given it a title. */

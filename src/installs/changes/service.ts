@@ -13,9 +13,17 @@ import { installStore, type InstallView } from '../store.js';
 import { renderStore } from '../renders/store.js';
 import { landCommit, landRunningRestores } from '../renders/landing.js';
 import { changeRequestStore } from './store.js';
+import { CHANGE_REQUEST_LAND, type ChangeRequestLand } from '../job-kinds.js';
 import { ensureRef, reparent, treeChanges } from './machinery.js';
 import { mergeBlockers, toChangeRequest } from './representation.js';
 import type { ChangeRequest, ChangeRequestDiff, MergeChangeRequestBody, UpdateChangeRequestBody } from './schemas.js';
+
+/**
+ * How long after a merge its job checks that `main` moved (src/installs/changes/land-job.ts): long
+ * enough that the request has moved it (the job then finds nothing to do), and that a process
+ * dying inside the merge has not claimed the job first (its claim would hold for a lease).
+ */
+const LAND_CHECK_AFTER_MS = 5_000;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const textOf = (b: Buffer | null): string | null => {
@@ -167,7 +175,8 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
      * becomes `merged`, its render `succeeded` and `current_version` moves; `main` then moves by
      * compare-and-swap from the base the transaction checked, right after the commit (as a
      * restore's commit lands: src/installs/renders/landing.ts). A process that dies in between
-     * leaves the move to the next writer of the install's branch, which lands it first.
+     * leaves the move to the job the transaction queued (./land-job.ts), or to the next writer of
+     * the install's branch, which lands it first, whichever comes first.
      */
     async merge(ctx: WorkspaceContext, rawId: string, body: MergeChangeRequestBody, ifMatch: string): Promise<ChangeRequest> {
       await settle(await visible(ctx, rawId));
@@ -192,6 +201,9 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
         if (render.seq > install.current_render_seq) {
           await installStore.update(trx, install.id, { current_version_id: render.package_version_id, current_render_seq: render.seq, etag: newEtag(), updated_at: now });
         }
+        // Owed if this process dies before `main` moves below (or finds it locked): any live worker lands it then.
+        const owed: ChangeRequestLand = { install_id: install.id, change_request_id: cr.id };
+        await deps.jobs.enqueue(trx, { kind: CHANGE_REQUEST_LAND, payload: owed, runAt: clock.nowMs() + LAND_CHECK_AFTER_MS });
         await events.record(trx, ctx, 'repository_change_request.merged', cr.id, {
           install_id: cr.install_id,
           number: cr.number,
