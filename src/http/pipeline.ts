@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import { isDatabaseUnavailable, isStorageFull, isTemporarilyRefused } from '../db/unavailable.js';
 import { RepositoryVolumeError } from '../git/volume.js';
+import { BRANCH_BUSY_RETRY_AFTER_SECONDS, BranchBusyError } from '../git/branch-busy.js';
 import type { Authenticator, CredentialLookups } from '../auth/authenticator.js';
 import { requireRouteRole, requireScope, resolveContext } from '../auth/workspace-context.js';
 import { ApiError, envelope } from '../shared/errors.js';
@@ -93,6 +94,10 @@ export function toApiError(err: FastifyError | Error): ApiError {
       metadata: { problem: err.problem, retry_after: wait },
       headers: { 'retry-after': wait },
     });
+  }
+  if (err instanceof BranchBusyError) {
+    const wait = String(BRANCH_BUSY_RETRY_AFTER_SECONDS);
+    return new ApiError('BRANCH_BUSY', { metadata: { retry_after: wait }, headers: { 'retry-after': wait } });
   }
   if (isStorageFull(err)) return new ApiError('INSUFFICIENT_STORAGE');
   if (isDatabaseUnavailable(err)) {

@@ -98,6 +98,7 @@ export const ErrorCodes = {
   CHANGE_REQUEST_APPROVER_IS_AUTHOR: { code: 7333, status: 403, message: 'The author of a change request cannot approve it' },
   CHANGE_REQUEST_NEWER_RENDER: { code: 7334, status: 409, message: 'A newer render of the install exists: this change request can no longer be reopened (metadata.render_id names it)' },
   CHANGE_REQUEST_NOT_CLOSED: { code: 7335, status: 409, message: 'Only a closed change request can be reopened (metadata.state says what it is)' },
+  BRANCH_BUSY: { code: 7337, status: 503, message: "Another writer holds the install's main branch at this instant; nothing was changed: retry after Retry-After seconds" },
   CHANGE_REQUEST_BRANCH_BUSY: { code: 7336, status: 409, message: "Another writer is moving the install's main branch right now: retry" },
   WEBHOOK_QUOTA_EXCEEDED: { code: 7320, status: 409, message: 'The workspace has as many webhooks as its quota allows (WSP_QUOTA_WEBHOOKS); delete one first' },
   WEBHOOK_DISABLED: { code: 7321, status: 409, message: 'The webhook is disabled: enable it (PATCH with {"enabled": true}) before retrying deliveries' },

@@ -196,6 +196,28 @@ describe('POST /v1/installs/{id}:restore', () => {
     assert.equal(f.git(install.id, 'rev-list', '--count', 'main'), '3');
   });
 
+  test('a restore that must first land another, with main locked by a live writer at that instant: 503 7337 with Retry-After, nothing changed; the retry lands both', async () => {
+    const { install, first, second } = await twoRenders();
+    const lock = path.join(f.repoPath(install.id), 'refs', 'heads', 'main.lock');
+    fs.writeFileSync(lock, '');
+    let pending, busy;
+    try {
+      pending = (await f.restore(install.id, first.id, install.etag)).json().render;
+      const rendersBefore = (await f.renders(install.id)).length;
+      busy = await f.restore(install.id, second.id, (await f.getInstall(install.id)).etag);
+      assert.equal((await f.renders(install.id)).length, rendersBefore, 'the refused restore made no render');
+    } finally {
+      fs.unlinkSync(lock);
+    }
+    assert.equal(busy.statusCode, 503, busy.body);
+    assert.equal(firstError(busy.json()).code, 7337);
+    assert.equal(busy.headers['retry-after'], '1');
+    assert.equal(f.git(install.id, 'rev-parse', 'main'), second.commit_sha, 'main did not move');
+    const retry = await f.restore(install.id, second.id, (await f.getInstall(install.id)).etag);
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(f.git(install.id, 'rev-parse', `${retry.json().render.commit_sha}^`), pending.commit_sha, 'the retry landed the waiting restore first and built on it');
+  });
+
   test('a restore and its operation start no git process: objects and the branch move are written in-process', async () => {
     const { install, first } = await twoRenders();
     const before = gitProcessesStarted();

@@ -17,6 +17,7 @@ import { CHANGE_REQUEST_LAND, type ChangeRequestLand } from '../job-kinds.js';
 import { ensureRef, reparent, treeChanges } from './machinery.js';
 import { mergeBlockers, toChangeRequest } from './representation.js';
 import type { ChangeRequest, ChangeRequestDiff, MergeChangeRequestBody, UpdateChangeRequestBody } from './schemas.js';
+import { BranchBusyError } from '../../git/branch-busy.js';
 
 /**
  * How long after a merge its job checks that `main` moved (src/installs/changes/land-job.ts): long
@@ -78,12 +79,19 @@ export function createChangeRequestService(deps: InstallServiceDeps) {
     let settled = row;
     if (head !== row.base_commit_sha) {
       settled =
-        (await db.transaction().execute(async (trx) => {
-          if (!(await installStore.lock(trx, row.install_id))) return null;
-          await landRunningRestores(trx, repos, row.install_id);
-          const current = await changeRequestStore.byId(trx, row.id);
-          return current ? reparent(trx, deps, current, await repos.head(row.install_id)) : null;
-        })) ?? row;
+        (await db
+          .transaction()
+          .execute(async (trx) => {
+            if (!(await installStore.lock(trx, row.install_id))) return null;
+            await landRunningRestores(trx, repos, row.install_id);
+            const current = await changeRequestStore.byId(trx, row.id);
+            return current ? reparent(trx, deps, current, await repos.head(row.install_id)) : null;
+          })
+          // A read does not fail on a writer holding main at this instant: it answers as stored, and the next read settles it.
+          .catch((err: unknown) => {
+            if (err instanceof BranchBusyError) return null;
+            throw err;
+          })) ?? row;
     }
     if (settled.state === 'open') await ensureRef(repos, settled).catch((err: unknown) => log.warn({ err, changeRequestId: row.id }, 'change request ref not mended'));
     return settled;

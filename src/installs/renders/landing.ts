@@ -3,6 +3,7 @@ import type { DB } from '../../db/tables.js';
 import type { RepositoryStorage } from '../../git/repository-storage.js';
 import { renderStore } from './store.js';
 import { changeRequestStore } from '../changes/store.js';
+import { BranchBusyError } from '../../git/branch-busy.js';
 
 /**
  * A restore's commit is made and recorded before `main` moves: the database is the source of
@@ -33,9 +34,6 @@ export async function landCommit(repos: RepositoryStorage, installId: string, co
   }
   return 'busy';
 }
-
-/** A writer of the branch found it locked by another; the job runner retries it with backoff. */
-export class BranchBusyError extends Error {}
 
 /**
  * Lands the install's running restores, oldest first, then its merged change requests; call with the install locked, before
