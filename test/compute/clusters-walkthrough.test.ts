@@ -5,6 +5,7 @@ import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { adminJson, api, startServer, type ServerProcess } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { ProviderStub } from './provider-stub.js';
+import { metricWidget } from '../dashboards/fixtures.js';
 
 /**
  * Issue 52's "done when", with real processes: `wsp admin bootstrap`, then `wsp serve` whose
@@ -134,21 +135,7 @@ test('regions, a cluster in nbg1, its machines provisioning, ready and degraded,
       { kind: 'resource', key: 'cluster', resource: 'cluster', label: 'Cluster' },
     ],
     default_filter_values: { time: { from: -3600, to: 0 }, cluster: nbg.id },
-    widgets: [
-      {
-        widget_type: 'platform_metric',
-        position: 0,
-        title: 'Running machines',
-        col_span: 2,
-        height: 'standard',
-        drill_down: null,
-        visualization_options: {},
-        freshness_policy: { mode: 'provider_default' },
-        metric_key: 'machines_running',
-        metric_version: 1,
-        filter_bindings: { time: { mode: 'inherit', filter_key: 'time' }, cluster: { mode: 'inherit', filter_key: 'cluster' } },
-      },
-    ],
+    widgets: [metricWidget({ title: 'Running machines', filter_bindings: { time: { mode: 'inherit', filter_key: 'time' }, cluster: { mode: 'inherit', filter_key: 'cluster' } } })],
   });
   // Drawn as the console draws it (console/src/views/dashboards/widgets.tsx, metricQuery): each
   // binding's value, fixed or inherited from the dashboard's filter values, as the series' query.

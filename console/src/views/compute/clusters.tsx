@@ -7,6 +7,7 @@ import { can, SessionContext } from '../../session.js';
 import { Allowed, Badge, ConfirmButton, Field, FormError, inputProps, Loaded, PageHead, Time } from '../../components.js';
 import { fieldErrors } from '../../format.js';
 import { useAction, useLoad, useRefreshWhile } from '../../hooks.js';
+import { InstallRows } from '../installs/installs.js';
 
 type Cluster = Schemas['Cluster'];
 type Region = Schemas['Region'];
@@ -379,16 +380,7 @@ export function ClusterView() {
           page.data.length === 0 ? (
             <p class="empty">No installs placed on this cluster. An install's page places it on a cluster.</p>
           ) : (
-            <ul class="rows" aria-labelledby="cluster-installs">
-              {page.data.map((i) => (
-                <li key={i.id}>
-                  <span>
-                    <a href={`/console/installs/${i.id}`}>{i.name}</a> <span class="muted">{i.current_version?.semver ?? 'not rendered yet'}</span>
-                  </span>
-                  {i.last_render && <Badge value={i.last_render.state} />}
-                </li>
-              ))}
-            </ul>
+            <InstallRows installs={page.data} labelledBy="cluster-installs" />
           )
         }
       </Loaded>

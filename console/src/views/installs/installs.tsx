@@ -29,18 +29,7 @@ export function InstallsView() {
               </p>
             );
           }
-          return (
-            <ul class="rows">
-              {rows.map((i) => (
-                <li key={i.id}>
-                  <span>
-                    <a href={`/console/installs/${i.id}`}>{i.name}</a> <span class="muted">{i.current_version?.semver ?? 'not rendered yet'}</span>
-                  </span>
-                  {i.last_render && <Badge value={i.last_render.state} />}
-                </li>
-              ))}
-            </ul>
-          );
+          return <InstallRows installs={rows} />;
         }}
       </Loaded>
     </section>
@@ -56,6 +45,22 @@ const RENDER_WORDS: Partial<Record<Render['state'], string>> = {
  * The cluster an install is placed on, and moving it to another or to none (PATCH with
  * If-Match; it renders nothing). A conflict brings their version in, the choice on screen stays.
  */
+/** Installs a row each: name, version, last render's state (the installs list and a cluster's page). */
+export function InstallRows({ installs, labelledBy }: { installs: Install[]; labelledBy?: string }) {
+  return (
+    <ul class="rows" aria-labelledby={labelledBy}>
+      {installs.map((i) => (
+        <li key={i.id}>
+          <span>
+            <a href={`/console/installs/${i.id}`}>{i.name}</a> <span class="muted">{i.current_version?.semver ?? 'not rendered yet'}</span>
+          </span>
+          {i.last_render && <Badge value={i.last_render.state} />}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function InstallCluster({ install, onChanged }: { install: Install; onChanged: () => Promise<unknown> }) {
   const me = useContext(SessionContext);
   const clusters = useLoad(() => api.GET('/v1/clusters', { params: { query: { limit: 100 } } }), [me?.workspace?.id]);
