@@ -20,6 +20,7 @@ import { scenarios, type Api, type Credentials, type Request } from './scenarios
 import { installWorkloads } from './install-workloads.js';
 import { openBenchDb } from './lib/db.js';
 import type { Row } from './lib/row.js';
+import { LoopDelay, loopProbe } from './event-loop.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const { values: opts } = parseArgs({
@@ -83,21 +84,6 @@ async function sample(server: Server, name: string, req: Request): Promise<strin
 }
 
 /**
- * The project's event-loop delay p99 in ms, from its /metrics (open, no credential: docs/spec-gaps.md
- * §8's operational routes): prom-client's nodejs_eventloop_lag_p99_seconds, read from a
- * perf_hooks monitorEventLoopDelay histogram that prom-client resets on every collection. So a
- * scrape right before a run empties it and the scrape right after reads the run alone. The
- * histogram samples every 10 ms (prom-client's default precision) and, on Node 20, records the
- * time between samples: an idle loop reads ~10 ms, and the delay proper is the figure minus ~10.
- */
-async function eventLoopP99(server: Server): Promise<number> {
-  const text = await (await fetch(server.url + '/metrics')).text();
-  const m = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/m.exec(text);
-  if (!m) throw new Error('/metrics has no nodejs_eventloop_lag_p99_seconds (process metrics off?)');
-  return Number(m[1]) * 1000;
-}
-
-/**
  * Waits until the server has compiled every route schema (it does once it listens, between
  * requests: a second or two of CPU). A start-up cost, measured as such by the ready time; left
  * to run into the first scenario, it was charged to that scenario's requests.
@@ -124,7 +110,9 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   const benchDb = openBenchDb(dbEnv);
   // BENCH_PROFILE_DIR: the project's server writes a V8 CPU profile there when it stops (for where the time goes).
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const project = await startServer([...profile, ...wspCommand(root), 'serve'], projectEnv, await freePort());
+  // The event-loop probe (bench/event-loop.ts) rides in the project's server from its start.
+  const probe = loopProbe();
+  const project = await startServer([...profile, ...probe.args, ...wspCommand(root), 'serve'], { ...projectEnv, ...probe.env }, await freePort());
   await schemasCompiled(project);
   const api = makeApi(project.url);
   try {
@@ -140,21 +128,16 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
       // The baseline request, on the project and on the floor (each against its own 200).
       const baseline: Record<'project' | 'floor', LoadResult[]> = { project: [], floor: [] };
-      const lags: number[] = [];
+      const loop = sc.eventLoop ? new LoopDelay(project, probe.file) : null;
       for (const server of [project, ceiling, floor]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
       if (req.baseline) for (const server of [project, floor]) if (server) await runVariant(server, req.baseline.request, WARM_UP_SECONDS);
       await req.settle?.();
-      // The event loop idle, for the row's note: one second between two scrapes.
-      let idleLag = NaN;
-      if (sc.eventLoop) {
-        await eventLoopP99(project);
-        await new Promise((r) => setTimeout(r, 1000));
-        idleLag = await eventLoopP99(project);
-      }
+      // The event loop idle, for the rows' notes: one second between two readings.
+      await loop?.measureIdle();
       for (let i = 0; i < repeat; i++) {
-        if (sc.eventLoop) await eventLoopP99(project);
+        await loop?.start();
         results.project.push(await runVariant(project, req));
-        if (sc.eventLoop) lags.push(await eventLoopP99(project));
+        await loop?.stop();
         await req.settle?.();
         if (req.baseline) baseline.project.push(await runVariant(project, req.baseline.request));
         if (ceiling) results.ceiling.push(await runVariant(ceiling, req));
@@ -184,19 +167,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
           ...(note ? { note } : {}),
         });
       }
-      if (sc.eventLoop) {
-        rows.push({
-          scenario: sc.eventLoop,
-          engine,
-          variant: 'project',
-          rps: NaN,
-          p50: NaN,
-          p99: median(lags),
-          rssMb: NaN,
-          errors: 0,
-          note: `prom-client's nodejs_eventloop_lag_p99_seconds over each measured run (runs: ${lags.map((l) => l.toFixed(1)).join(', ')}); sampled every 10 ms, which it counts in: idle ${idleLag.toFixed(1)}`,
-        });
-      }
+      if (loop && sc.eventLoop) rows.push(...loop.rows(engine, sc.eventLoop, median));
       await ceiling?.stop();
       await floor?.stop();
       fs.rmSync(bodyFile, { force: true });

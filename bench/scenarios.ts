@@ -39,7 +39,7 @@ export interface Scenario {
   projectOnly?: boolean;
   /**
    * The name of a row giving the project's event-loop delay p99 (ms) during this scenario's
-   * measured runs, from its /metrics (see eventLoopP99 in bench/run.ts).
+   * measured runs, and a second row of its delay beyond the sampling interval (bench/event-loop.ts).
    */
   eventLoop?: string;
   seed(api: Api, creds: Credentials, db: BenchDb): Promise<Request>;
