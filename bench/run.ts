@@ -7,7 +7,8 @@
  *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
  * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
- * scale-out (PostgreSQL) and `wsp serve`'s ready time.
+ * scale-out (PostgreSQL), a workspace grown to 10^6 events against an empty one (bench/growth.ts)
+ * and `wsp serve`'s ready time.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +19,7 @@ import { freePort, startServer, timeToReady, wspCommand, type Server } from './l
 import { describeClient, load, maxFinite, median, selectClient, uniqueValue, type LoadResult } from './lib/load.js';
 import { scenarios, type Api, type Credentials, type Request } from './scenarios.js';
 import { installWorkloads } from './install-workloads.js';
+import { growth } from './growth.js';
 import { openBenchDb } from './lib/db.js';
 import type { Row } from './lib/row.js';
 import { LoopDelay, loopProbe } from './event-loop.js';
@@ -180,6 +182,8 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     await project.stop();
     await benchDb.close();
   }
+  // Its own database and server (bench/growth.ts): 10^6 events would change every other scenario.
+  if (selected('growth')) rows.push(...(await growth({ root, engine, dbEnv, repeat })));
   const readyMs = await timeToReady([...wspCommand(root), 'serve'], projectEnv);
   rows.push({
     scenario: 'wsp serve ready (existing database), ms',

@@ -86,6 +86,29 @@ export function idFloor(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}${'0'.repeat(16)}`;
 }
 
+let atTime = -1;
+let atRandom: number[] = [];
+
+/**
+ * An id whose time is exactly `ms`, however the clock moved: monotonic within one millisecond,
+ * but never moved past `ms` as ulid() moves it (for a clock that stepped back). So a row whose
+ * time is also stored (an event's `created_at`, from the same reading) can be found by its time
+ * through an index on its id: `created_at` in [a, b) is exactly ids in [idFloor(a), idFloor(b)).
+ */
+export function idAt(prefix: IdPrefix, ms: number): string {
+  const t = Math.max(0, Math.floor(ms));
+  let i = atRandom.length - 1;
+  if (t === atTime) while (i >= 0 && atRandom[i] === 31) atRandom[i--] = 0;
+  // Another millisecond, or 32^16 ids in this one (never: a fresh draw still sorts in it).
+  if (t !== atTime || i < 0) {
+    atTime = t;
+    atRandom = freshRandom();
+  } else {
+    atRandom[i]! += 1;
+  }
+  return `${prefix}_${encodeTime(t)}${atRandom.map((d) => CROCKFORD[d]).join('')}`;
+}
+
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;
 }

@@ -85,6 +85,26 @@ describe('reading the audit log', () => {
     assert.ok((await events(`?resource_id=${snippet.id}&since=${now}&until=${now + 1}`)).data.length >= 1);
   });
 
+  test("since and until answer by each event's time, wherever the clock moved: an event's id is made at its time", async () => {
+    // The time filters search ids (src/audit/store.ts): an event made an hour ahead or a day
+    // behind the real time is found by its created_at all the same (made with Date.now()'s id, it was not).
+    const start = h.clock.nowMs();
+    const made: { id: string; at: number }[] = [];
+    for (const shift of [0, 3600, -86_400]) {
+      h.clock.set(start + shift * 1000);
+      const sn = await write('POST', '/v1/snippets', { name: `moved-${shift < 0 ? 'back' : shift}`, source: 'select 1' });
+      made.push({ id: sn.id, at: Math.floor(h.clock.nowMs() / 1000) });
+    }
+    h.clock.set(start);
+    for (const m of made) {
+      const found = (q: string) => events(`?resource_id=${m.id}&${q}`).then((r) => r.data.map((e) => e.created_at));
+      assert.deepEqual(await found(`since=${m.at}&until=${m.at + 1}`), [m.at]);
+      assert.deepEqual(await found(`since=${m.at + 1}`), []);
+      assert.deepEqual(await found(`until=${m.at}`), []);
+      assert.deepEqual(await found(`since=${m.at - 2}&until=${m.at + 2}&type=snippet.created`), [m.at]);
+    }
+  });
+
   test('an unknown type is 422 listing the known ones; a cursor of other filters is 422', async () => {
     const bad = await audit('?type=secret.exploded');
     assert.equal(bad.statusCode, 422);

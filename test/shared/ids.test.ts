@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { idFloor, newId, timeOfId, ulid } from '../../src/shared/ids.js';
+import { idAt, idFloor, newId, timeOfId, ulid } from '../../src/shared/ids.js';
 
 describe('ids', () => {
   test('a ULID is 26 lower-case Crockford characters, the first ten the time', () => {
@@ -46,4 +46,18 @@ describe('the time in an id', () => {
       assert.ok(idFloor('ntf', ms + 1) > id, `${ms}: the next floor is after it`);
     }
   });
+});
+
+test('idAt: the id of a moment is made at that moment, after a later one too; within one millisecond they still sort in order', () => {
+  const t = Date.UTC(2026, 10, 29, 12);
+  const later = idAt('evt', t + 3_600_000);
+  const a = idAt('evt', t);
+  const b = idAt('evt', t);
+  const c = idAt('evt', t + 1);
+  assert.equal(timeOfId(later), t + 3_600_000);
+  // ulid() would have made these at the later time (it never moves back): a time filter would miss them.
+  assert.equal(timeOfId(a), t);
+  assert.equal(timeOfId(b), t);
+  assert.ok(a < b && b < c, `${a} ${b} ${c}`);
+  assert.ok(a >= idFloor('evt', t) && c < idFloor('evt', t + 2));
 });

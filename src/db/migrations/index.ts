@@ -28,6 +28,7 @@ import * as deliveryAttempts from './0026_delivery_attempts.js';
 import * as changeRequests from './0027_change_requests.js';
 import * as clusters from './0028_clusters.js';
 import * as listIndexes from './0029_list_indexes.js';
+import * as eventResourceType from './0030_event_resource_type.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0027_change_requests': changeRequests,
   '0028_clusters': clusters,
   '0029_list_indexes': listIndexes,
+  '0030_event_resource_type': eventResourceType,
 };
 
 export const migrationProvider: MigrationProvider = {
