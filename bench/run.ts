@@ -18,6 +18,7 @@ import { freePort, startServer, timeToReady, wspCommand, type Server } from './l
 import { describeClient, load, maxFinite, median, selectClient, uniqueValue, type LoadResult } from './lib/load.js';
 import { scenarios, type Api, type Credentials, type Request } from './scenarios.js';
 import { installWorkloads } from './install-workloads.js';
+import { renderWorkloads } from './renders.js';
 import { openBenchDb } from './lib/db.js';
 import type { Row } from './lib/row.js';
 
@@ -201,7 +202,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       await floor?.stop();
       fs.rmSync(bodyFile, { force: true });
     }
-    for (const w of installWorkloads.filter((w) => selected(w.name))) {
+    for (const w of [...installWorkloads, ...renderWorkloads].filter((w) => selected(w.name))) {
       rows.push(...(await w.run({ engine, project, api, creds, durationSeconds: duration, repeat, warmUpSeconds: WARM_UP_SECONDS })));
     }
     if (engine === 'postgres' && selected('scale-out')) rows.push(...(await scaleOut(project, api, creds, benchDb, projectEnv)));
