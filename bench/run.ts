@@ -6,7 +6,8 @@
  *   --connections C (32)            --only TEXT      --client wrk|autocannon (wrk when installed)
  *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
- * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
+ * renders a second: bench/install-workloads.ts; renders at 16 installs with /healthz probed, and
+ * git's own rate for the same tree: bench/renders.ts), the event-loop delay under the api_tokens read,
  * scale-out (PostgreSQL) and `wsp serve`'s ready time.
  */
 import { execFileSync } from 'node:child_process';
