@@ -6,7 +6,8 @@
  *   --connections C (32)            --only TEXT      --client wrk|autocannon (wrk when installed)
  *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
- * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
+ * renders a second: bench/install-workloads.ts; renders at 16 installs with /healthz probed, and
+ * git's own rate for the same tree: bench/renders.ts), the event-loop delay under the api_tokens read,
  * scale-out (PostgreSQL), a workspace grown to 10^6 events against an empty one (bench/growth.ts)
  * and `wsp serve`'s ready time.
  */
@@ -20,6 +21,7 @@ import { describeClient, load, maxFinite, median, selectClient, uniqueValue, typ
 import { scenarios, type Api, type Credentials, type Request } from './scenarios.js';
 import { installWorkloads } from './install-workloads.js';
 import { growth } from './growth.js';
+import { renderWorkloads } from './renders.js';
 import { openBenchDb } from './lib/db.js';
 import type { Row } from './lib/row.js';
 import { LoopDelay, loopProbe } from './event-loop.js';
@@ -174,7 +176,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       await floor?.stop();
       fs.rmSync(bodyFile, { force: true });
     }
-    for (const w of installWorkloads.filter((w) => selected(w.name))) {
+    for (const w of [...installWorkloads, ...renderWorkloads].filter((w) => selected(w.name))) {
       rows.push(...(await w.run({ engine, project, api, creds, durationSeconds: duration, repeat, warmUpSeconds: WARM_UP_SECONDS })));
     }
     if (engine === 'postgres' && selected('scale-out')) rows.push(...(await scaleOut(project, api, creds, benchDb, projectEnv)));

@@ -3,10 +3,11 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
-import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writeObject, type TreeEntry } from './objects.js';
+import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writeObject, type ObjectType, type TreeEntry } from './objects.js';
 import { compareAndSwapMain, compareAndSwapRef, readMain, readRef, RefLockedError } from './refs.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
 import { makeDirectory } from '../shared/directories.js';
+import { DirectoryBytes } from './directory-bytes.js';
 import { markVolume, probeVolume, RepositoryVolumeError, VOLUME_MARKER } from './volume.js';
 
 const SHA_RE = /^[0-9a-f]{40}$/;
@@ -56,6 +57,8 @@ export class GitStorage implements RepositoryStorage {
    * restores walks the same recent history once per restore.
    */
   private readonly commits = new Map<string, Commit>();
+  /** What each repository's object directories held when last counted (src/git/directory-bytes.ts). */
+  private readonly sizes = new DirectoryBytes();
 
   constructor(private readonly root: string) {
     markVolume(root);
@@ -127,11 +130,19 @@ export class GitStorage implements RepositoryStorage {
         if (name.startsWith(`.tmp-${repoId}-`)) await fs.rm(path.join(this.root, name), { recursive: true, force: true });
       }
       for (const key of [...this.commits.keys()]) if (key.startsWith(`${target}\0`)) this.commits.delete(key);
+      this.sizes.forget(target);
     });
   }
 
   async sizeBytes(repoId: string): Promise<number> {
-    return directoryBytes(this.pathOf(repoId));
+    return this.sizes.of(this.pathOf(repoId));
+  }
+
+  /** Writes an object, and tells the sizes its directory changed. */
+  private async writeObject(gitDir: string, type: ObjectType, content: Buffer): Promise<string> {
+    const sha = await writeObject(gitDir, type, content);
+    this.sizes.changed(gitDir, path.join(gitDir, 'objects', sha.slice(0, 2)));
+    return sha;
   }
 
   async maintain(repoId: string, pruneAfterSeconds: number): Promise<void> {
@@ -140,8 +151,10 @@ export class GitStorage implements RepositoryStorage {
   }
 
   async exists(repoId: string): Promise<boolean> {
+    // Synchronous, as head(): an asynchronous stat waited in line behind the renders' fsyncs for
+    // one of the pool's four threads, 8-140 ms a render under the renders bench (issue 54).
     try {
-      return (await fs.stat(path.join(this.pathOf(repoId), 'HEAD'))).isFile();
+      return statSync(path.join(this.pathOf(repoId), 'HEAD'), { throwIfNoEntry: false })?.isFile() ?? false;
     } catch {
       return false;
     }
@@ -176,7 +189,7 @@ export class GitStorage implements RepositoryStorage {
     const worker = async () => {
       while (next < files.length) {
         const i = next++;
-        shas[i] = await writeObject(gitDir, 'blob', files[i]!.content);
+        shas[i] = await this.writeObject(gitDir, 'blob', files[i]!.content);
       }
     };
     await Promise.all(Array.from({ length: Math.min(BLOB_WRITERS, files.length) }, worker));
@@ -187,7 +200,7 @@ export class GitStorage implements RepositoryStorage {
     const entries: TreeEntry[] = [];
     for (const [name, sha] of dir.files) entries.push({ mode: '100644', name, sha });
     for (const [name, sub] of dir.dirs) entries.push({ mode: '40000', name, sha: await this.writeDir(gitDir, sub) });
-    return writeObject(gitDir, 'tree', encodeTree(entries));
+    return this.writeObject(gitDir, 'tree', encodeTree(entries));
   }
 
   async readTree(repoId: string, tree: string): Promise<TreeFile[]> {
@@ -256,7 +269,7 @@ export class GitStorage implements RepositoryStorage {
     const fields = { tree: assertSha(c.tree), parent: c.parent ? assertSha(c.parent) : null, identity: IDENTITY, timeSeconds: c.timeSeconds, message: c.message };
     const gitDir = this.pathOf(repoId);
     const bytes = encodeCommit(fields);
-    const sha = await writeObject(gitDir, 'commit', bytes);
+    const sha = await this.writeObject(gitDir, 'commit', bytes);
     this.remember(gitDir, sha, parseCommit(bytes));
     return sha;
   }
@@ -374,25 +387,6 @@ export class GitStorage implements RepositoryStorage {
  * `git init` leaves one that nothing else would ever delete. A younger one may be another
  * instance's creation in progress, and is left to it.
  */
-/**
- * The bytes of the files below `dir`. A file or directory that vanishes while it is counted
- * (`git gc` running beside: its lock and pid files, loose objects it packs) counts for nothing.
- */
-async function directoryBytes(dir: string): Promise<number> {
-  const gone = (err: unknown) => {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-    throw err;
-  };
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: unknown) => (gone(err), []));
-  let total = 0;
-  for (const entry of entries) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += await directoryBytes(p);
-    else if (entry.isFile()) total += await fs.stat(p).then((st) => st.size, gone);
-  }
-  return total;
-}
-
 async function removeAbandonedTemps(root: string, repoId: string): Promise<void> {
   const prefix = `.tmp-${repoId}-`;
   for (const name of await fs.readdir(root)) {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { GitStorage } from '../../src/git/git-storage.js';
 import { appendCommit } from '../../src/git/append-commit.js';
-import { parseCommit } from '../../src/git/objects.js';
+import { objectId, parseCommit } from '../../src/git/objects.js';
 import { gitProcessesStarted } from '../../src/git/run-git.js';
 import { loadConfig, repoRoot } from '../../src/config.js';
 
@@ -273,5 +273,46 @@ describe('git repository storage', () => {
 
   test('head of a repository that does not exist is an error, not an unborn branch', async () => {
     await assert.rejects(repos.head(nextId()));
+  });
+
+  test('sizeBytes is what a walk of the repository counts, after writes here, writes by another process, gc and a write in a remembered directory', async () => {
+    const id = await freshRepo();
+    const dir = repos.pathOf(id);
+    const walk = (d: string): number =>
+      fs.readdirSync(d, { withFileTypes: true }).reduce((a, e) => a + (e.isDirectory() ? walk(path.join(d, e.name)) : e.isFile() ? fs.statSync(path.join(d, e.name)).size : 0), 0);
+    // Every object directory's mtime set to one time an hour back: each counts as settled and is
+    // remembered, and a directory written into since looks unchanged unless this process says so.
+    const old = new Date(Date.now() - 3600_000);
+    const objects = path.join(dir, 'objects');
+    const age = () => {
+      for (const name of fs.readdirSync(objects)) fs.utimesSync(path.join(objects, name), old, old);
+    };
+    let parent: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const tree = await repos.writeTree(id, [{ path: `d/f${i}.txt`, content: Buffer.from(`content ${i}\n`) }]);
+      parent = await repos.commit(id, { tree, parent, message: `${i}\n`, timeSeconds: i });
+      assert.equal(await repos.advanceMain(id, parent, i === 0 ? null : (await repos.head(id))!), true);
+      age();
+      assert.equal(await repos.sizeBytes(id), walk(dir), `after render ${i}`);
+    }
+    // Written here into a directory that is remembered, its mtime then set back to what it was.
+    const remembered = new Set(fs.readdirSync(objects).filter((n) => /^[0-9a-f]{2}$/.test(n)));
+    let content = Buffer.alloc(0);
+    for (let i = 0; !remembered.has(objectId('blob', content).slice(0, 2)); i++) content = Buffer.from(`same tick ${i}\n`);
+    await repos.writeTree(id, [{ path: 'late.txt', content }]);
+    age();
+    assert.equal(await repos.sizeBytes(id), walk(dir), "this process's own writes are never taken for a remembered directory");
+    // Another process (git itself) writes an object.
+    const blob = gitCli(id, ['hash-object', '-w', '--stdin'], Buffer.from('written by git\n'));
+    assert.equal(await repos.sizeBytes(id), walk(dir), 'an object written by another process counts');
+    age();
+    assert.equal(await repos.sizeBytes(id), walk(dir));
+    // A file removed from a remembered directory (what gc's prune does).
+    fs.rmSync(path.join(dir, 'objects', blob.slice(0, 2), blob.slice(2)));
+    assert.equal(await repos.sizeBytes(id), walk(dir), 'a removed object no longer counts');
+    git(id, 'gc', '--quiet', '--prune=now');
+    assert.equal(await repos.sizeBytes(id), walk(dir), 'after gc packed everything');
+    age();
+    assert.equal(await repos.sizeBytes(id), walk(dir));
   });
 });
