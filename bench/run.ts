@@ -7,7 +7,8 @@
  *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
  * renders a second: bench/install-workloads.ts), the event-loop delay under the api_tokens read,
- * scale-out (PostgreSQL) and `wsp serve`'s ready time.
+ * scale-out (PostgreSQL), the fan-out of a new package version to 1,000 installs (bench/fan-out.ts)
+ * and `wsp serve`'s ready time.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import { describeClient, load, maxFinite, median, selectClient, uniqueValue, typ
 import { scenarios, type Api, type Credentials, type Request } from './scenarios.js';
 import { installWorkloads } from './install-workloads.js';
 import { openBenchDb } from './lib/db.js';
+import { FAN_OUT, fanOut } from './fan-out.js';
 import type { Row } from './lib/row.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -208,6 +210,15 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   } finally {
     await project.stop();
     await benchDb.close();
+  }
+  // Its own servers (two on PostgreSQL; on SQLite the database file is one process's): after the project's stopped.
+  if (selected(FAN_OUT)) {
+    const db = openBenchDb(dbEnv);
+    try {
+      rows.push(...(await fanOut({ engine, root, env: projectEnv, creds, db })));
+    } finally {
+      await db.close();
+    }
   }
   const readyMs = await timeToReady([...wspCommand(root), 'serve'], projectEnv);
   rows.push({
