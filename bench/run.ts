@@ -8,7 +8,8 @@
  * Besides the request scenarios (bench/scenarios.ts): the install workloads (restore storm,
  * renders a second: bench/install-workloads.ts; renders at 16 installs with /healthz probed, and
  * git's own rate for the same tree: bench/renders.ts), the event-loop delay under the api_tokens read,
- * scale-out (PostgreSQL), a workspace grown to 10^6 events against an empty one (bench/growth.ts)
+ * scale-out (PostgreSQL), the fan-out of a new package version to 1,000 installs (bench/fan-out.ts),
+ * a workspace grown to 10^6 events against an empty one (bench/growth.ts)
  * and `wsp serve`'s ready time.
  */
 import { execFileSync } from 'node:child_process';
@@ -23,6 +24,7 @@ import { installWorkloads } from './install-workloads.js';
 import { growth } from './growth.js';
 import { renderWorkloads } from './renders.js';
 import { openBenchDb } from './lib/db.js';
+import { FAN_OUT, fanOut } from './fan-out.js';
 import type { Row } from './lib/row.js';
 import { LoopDelay, loopProbe } from './event-loop.js';
 
@@ -183,6 +185,15 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
   } finally {
     await project.stop();
     await benchDb.close();
+  }
+  // Its own servers (two on PostgreSQL; on SQLite the database file is one process's): after the project's stopped.
+  if (selected(FAN_OUT)) {
+    const db = openBenchDb(dbEnv);
+    try {
+      rows.push(...(await fanOut({ engine, root, env: projectEnv, creds, db })));
+    } finally {
+      await db.close();
+    }
   }
   // Its own database and server (bench/growth.ts): 10^6 events would change every other scenario.
   if (selected('growth')) rows.push(...(await growth({ root, engine, dbEnv, repeat })));

@@ -6,7 +6,7 @@ import { JobRunner, type JobDefinition, type JobPool, type RunnerOptions } from 
 import { maintenanceJobs } from './jobs/maintenance.js';
 import { completeOperation } from './operations/service.js';
 import { createSecretService } from './secrets/service.js';
-import { installsJobs } from './installs/job-definitions.js';
+import { installsJobs, renderJobPool } from './installs/job-definitions.js';
 import { computeJobs } from './compute/job-definitions.js';
 import { oauthJobs } from './oauth/job-definitions.js';
 import { accountsJobs } from './accounts/job-definitions.js';
@@ -28,11 +28,13 @@ export function areaJobs(deps: ServiceDeps, runner: JobRunner): JobDefinition[] 
 
 /**
  * The kinds of job with slots of their own, so that they cannot fill those of the others: webhook
- * deliveries wait on receivers outside the platform. Every other kind (renders, machine jobs,
- * periodic work) shares the runner's default slots.
+ * deliveries wait on receivers outside the platform; renders, a workspace's share at a time, so
+ * that a package update's renders neither wait in slots for their workspace's render threads nor
+ * hold back the rest. Every other kind (restores, machine jobs, periodic work) shares the
+ * runner's default slots.
  */
 export function areaPools(deps: ServiceDeps): JobPool[] {
-  return [webhookDeliveryPool(deps.config.webhookDeliveries)];
+  return [webhookDeliveryPool(deps.config.webhookDeliveries), renderJobPool(deps.config.renders)];
 }
 
 /** A job runner on `deps` with every area's jobs registered (started by the caller). */

@@ -130,6 +130,7 @@ export async function queueRender(
   await renderStore.insert(trx, row);
   await installStore.update(trx, install.id, { render_seq: row.seq });
   const payload: RenderJob = { render_id: id };
-  await jobs.enqueue(trx, { kind: RENDER_RUN, payload, operationId });
+  // Grouped by workspace: the render pool's slots hold at most the workspace's share of its renders (src/installs/job-definitions.ts).
+  await jobs.enqueue(trx, { kind: RENDER_RUN, payload, operationId, group: install.workspace_id });
   return row;
 }

@@ -310,15 +310,21 @@ export class JobRunner {
 
   /**
    * Schedules due periodic work, then runs due jobs until none is left, each pool in as many
-   * slots as it has. Returns how many ran.
+   * slots as it has. Returns how many ran. Pass after pass until one runs nothing: a job can
+   * queue one of another pool whose slots found nothing due and ended meanwhile (an automatic
+   * update queues renders, which have a pool of their own).
    */
   async runDue(): Promise<number> {
-    await this.schedulePeriodic();
-    const kinds = [...this.handlers.keys()];
-    await this.giveUpExhausted(kinds);
-    const lanes = this.makeLanes();
-    const ran = await Promise.all(lanes.flatMap((lane) => Array.from({ length: lane.concurrency }, () => this.drain(lane))));
-    return ran.reduce((a, b) => a + b, 0);
+    let total = 0;
+    for (;;) {
+      await this.schedulePeriodic();
+      const kinds = [...this.handlers.keys()];
+      await this.giveUpExhausted(kinds);
+      const lanes = this.makeLanes();
+      const ran = (await Promise.all(lanes.flatMap((lane) => Array.from({ length: lane.concurrency }, () => this.drain(lane))))).reduce((a, b) => a + b, 0);
+      if (ran === 0) return total;
+      total += ran;
+    }
   }
 
   /**

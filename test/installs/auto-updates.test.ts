@@ -2,6 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { useTestApp } from '../helpers/test-app.js';
 import { installFixture } from './fixture.js';
+import { RENDER_RUN } from '../../src/installs/job-kinds.js';
 
 let f: ReturnType<typeof installFixture>;
 
@@ -56,5 +57,53 @@ describe('automatic updates', () => {
     await h.app.jobs.runDue();
     assert.equal((await f.getInstall(inst.id)).desired_version.id, v1.id);
     assert.equal((await f.renders(inst.id)).length, 1);
+  });
+
+  test("an update's renders are claimed at most the workspace's share (WSP_RENDERS_PER_WORKSPACE) at once, grouped by workspace", async () => {
+    // In the default slots, the renders a package update queued (one workspace's, one after another)
+    // filled all four slots, two of them only to wait for one of the workspace's render threads.
+    const { db } = h.database;
+    const share = h.config.renders.perWorkspace;
+    const pkg = await f.createPackage();
+    const v1 = await f.publish(pkg.id, '1.0.0', { 'a.txt': 'one {{x}}' });
+    const installs = [];
+    for (let i = 0; i < 6; i++) installs.push(await f.createInstall({ package_id: pkg.id, version_id: v1.id, values: { x: `i${i}` }, automatic_updates_enabled: true }));
+    await h.app.jobs.runDue();
+    const v2 = await f.publish(pkg.id, '1.1.0', { 'a.txt': 'two {{x}}' });
+
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const row = await db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('kind', '=', RENDER_RUN)
+          .where('state', '=', 'running')
+          .executeTakeFirstOrThrow();
+        most = Math.max(most, Number(row.n));
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    h.app.jobs.start();
+    try {
+      for (;;) {
+        const moved = await Promise.all(installs.map(async (i) => (await f.getInstall(i.id)).current_version?.id === v2.id));
+        if (moved.every(Boolean)) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      sampling = false;
+      await sampler;
+      await h.app.jobs.stop();
+    }
+    assert.ok(most >= 1, 'the sampler saw the renders run');
+    assert.ok(most <= share, `at most ${share} of the workspace's renders claimed at once, saw ${most}`);
+    const groups = await db.selectFrom('jobs').select('group_key').distinct().where('kind', '=', RENDER_RUN).execute();
+    assert.deepEqual(
+      groups.map((g) => g.group_key),
+      [s.workspaceId],
+    );
+    for (const i of installs) assert.equal((await f.renders(i.id)).length, 2);
   });
 });

@@ -368,6 +368,25 @@ function holding() {
 }
 
 describe('job pools (slots of their own) and the share of a group', () => {
+  test("runDue runs a job that a job of another pool queued, once that pool's slots had found nothing due", async () => {
+    const r = runner('w-rundue-pools', { pools: [{ name: 'p', kinds: ['t.pooled'], concurrency: 1 }] });
+    const ran: string[] = [];
+    r.register('t.pooled', async () => {
+      ran.push('pooled');
+      return {};
+    });
+    r.register('t.quick', async () => {
+      // The pool's slot has already found nothing due and ended by now.
+      await new Promise((res) => setTimeout(res, 20));
+      await r.queue.enqueue(h.database.db, { kind: 't.pooled', payload: {} });
+      ran.push('quick');
+      return {};
+    });
+    await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: {} });
+    assert.equal(await r.runDue(), 2);
+    assert.deepEqual(ran, ['quick', 'pooled']);
+  });
+
   test("a pool's kinds run only in its slots, at most its concurrency at once, and its slots run nothing else; a full default pool holds them back in nothing", async () => {
     const r = runner('w-pools', { concurrency: 1, pools: [{ name: 'p', kinds: ['t.pooled'], concurrency: 2 }] });
     const pooled = holding();
