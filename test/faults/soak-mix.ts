@@ -210,7 +210,12 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
           const p2 = await call('POST /v1/packages', '/v1/packages', { body: { name: `${tag}-gone` } });
           const pv = p2 && (await call('POST /v1/packages/{id}/versions', `/v1/packages/${p2.id}/versions`, { body: { semver: '1.0.0', files: { 'a.txt': '{{title}}\n' } } }));
           const i2 = pv && (await call('POST /v1/installs', '/v1/installs', { body: { name: `${tag}-gone`, package_id: p2.id, version_id: pv.id, values: { title: tag } } }));
-          if (i2) await call('DELETE /v1/installs/{id}', `/v1/installs/${i2.id}`, { headers: { 'if-match': i2.etag } });
+          // Its first render may land (a new etag) before the delete: 409, then read and try again, as a client does.
+          let etag = i2?.etag;
+          for (let t = 0; etag && t < 5; t++) {
+            if (await call('DELETE /v1/installs/{id}', `/v1/installs/${i2.id}`, { headers: { 'if-match': etag }, allow: [409] })) break;
+            etag = (await call('GET /v1/installs/{id}', `/v1/installs/${i2.id}`))?.etag;
+          }
           const p3 = p2 && (await call('GET /v1/packages/{id}', `/v1/packages/${p2.id}`));
           if (p3) await call('DELETE /v1/packages/{id}', `/v1/packages/${p2.id}`, { headers: { 'if-match': p3.etag } });
         }
