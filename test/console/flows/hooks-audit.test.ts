@@ -93,6 +93,11 @@ test('webhooks: the URL rules of this server, wildcards, a ping on creation, ret
     await page.getByRole('button', { name: 'Retry' }).click();
     await until(() => tested().length === 2, 'the retried delivery');
     assert.equal(tested()[1]!.id, tested()[0]!.id, 'the same webhook-id: receivers dedupe on it');
+    // The receiver has the request before the sender records it: the page is read again once the
+    // API has the second attempt (a 'succeeded' cell seen sooner can be the row before the retry).
+    const recorded = async () => (await site.api<{ data: { attempts: number; state: string }[] }>('GET', `/v1/webhooks/${id}/deliveries`)).data[0];
+    await until(async () => (await recorded())?.attempts === 2 && (await recorded())?.state === 'succeeded', 'the retry recorded');
+    await page.reload();
     await page.getByRole('cell', { name: 'succeeded' }).waitFor();
 
     // Its request and answer, as far as the API keeps them.
