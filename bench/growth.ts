@@ -23,7 +23,7 @@ import { median } from './lib/load.js';
 import type { Row } from './lib/row.js';
 import { bearer, installRendered, json, must, packageWith, type Api } from './lib/seed.js';
 import { idFloor, type IdPrefix } from '../src/shared/ids.js';
-import { EVENT_TYPE_NAMES, resourceTypeOf, type EventType } from '../src/events/event-type-schemas.js';
+import { ACCOUNT_EVENT_TYPES, EVENT_TYPE_NAMES, resourceTypeOf, type EventType } from '../src/events/event-type-schemas.js';
 
 const SCALE = Number(process.env.WSP_BENCH_GROWTH_SCALE ?? 1);
 const N_EVENTS = Math.round(1_000_000 * SCALE);
@@ -172,15 +172,7 @@ const WEIGHTS: Partial<Record<EventType, number>> = {
   'member.updated': 0.2,
   'webhook_delivery.retried': 0.01,
 };
-const ACCOUNT: readonly string[] = [
-  'session.created',
-  'session.failed',
-  'session.revoked',
-  'user.email_verified',
-  'user.email_released',
-  'device_authorization.approved',
-  'device_authorization.denied',
-];
+const ACCOUNT: readonly string[] = ACCOUNT_EVENT_TYPES;
 const WORKSPACE_TYPES = EVENT_TYPE_NAMES.filter((t) => !ACCOUNT.includes(t) && t !== 'workspace.set_up');
 
 function typePicker(rnd: () => number): () => EventType {
