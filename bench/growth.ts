@@ -580,7 +580,10 @@ export async function growth(o: { root: string; engine: 'sqlite' | 'postgres'; d
 
 async function measure(server: Server, s: Seeded, engine: string, repeat: number, seedSeconds: number): Promise<Row[]> {
   const nowS = Math.floor(Date.now() / 1000);
-  const { lists, paged } = probesOf(s, nowS);
+  const all = probesOf(s, nowS);
+  // WSP_BENCH_GROWTH_ONLY: only the probes whose name holds it (e.g. `platform_metrics`), for a run of one area.
+  const only = process.env.WSP_BENCH_GROWTH_ONLY;
+  const { lists, paged } = { ...all, lists: only ? all.lists.filter((p) => p.name.includes(only)) : all.lists };
   // The event series count closed minutes a few days per request (src/events/minute-counts.ts):
   // reads until every minute of the 30 days is counted, as a dashboard left open would have.
   for (const p of lists.filter((x) => x.name.includes('platform_metrics'))) for (let i = 0; i < 8; i++) await timedGet(server.url, p.big, p.bigAuth);

@@ -20,6 +20,7 @@ export interface DB {
   events: EventsTable;
   event_counts: EventCountsTable;
   event_count_spans: EventCountSpansTable;
+  event_prefix: EventPrefixTable;
 }
 
 export interface SettingsTable {
@@ -104,6 +105,17 @@ export interface EventCountsTable {
   type: string;
   resource_type: string;
   n: number;
+}
+
+/**
+ * The events under a key (src/events/minute-counts.ts, `countKeysOf`) from the start of a counted
+ * minute's day to its end, for each counted minute with events under it (migration 0031).
+ */
+export interface EventPrefixTable {
+  workspace_id: string;
+  key: string;
+  minute: number;
+  p: number;
 }
 
 /** The minutes of a workspace counted into event_counts: every one from first to last. */

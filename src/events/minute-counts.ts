@@ -31,6 +31,62 @@ export interface EventFilter {
   exclude?: readonly string[] | undefined;
 }
 
+/** Sign-ins and secret reads are events but not writes (the `writes` series' filter). */
+export const NOT_WRITES = ['session.created', 'session.failed', 'secret_version.accessed'] as const;
+
+/**
+ * The keys an event is counted under in event_prefix (migration 0031): its type, its resource,
+ * and both again among writes, so that each filter a series asks reads one key.
+ */
+export function countKeysOf(type: string, resourceType: string): string[] {
+  const keys = [`t:${type}`, `r:${resourceType}`];
+  if (!(NOT_WRITES as readonly string[]).includes(type)) keys.push('w', `wr:${resourceType}`);
+  return keys;
+}
+
+/** A key with no row: what `writes` of a type that is no write counts. */
+const NOTHING = '-';
+
+/** The key of event_prefix that counts `f`, or null for a filter it does not keep (its series sums the minutes). */
+export function countKeyOf(f: EventFilter): string | null {
+  const ex = f.exclude ?? [];
+  const writes = ex.length === NOT_WRITES.length && NOT_WRITES.every((t) => ex.includes(t));
+  if (ex.length && !writes) return null;
+  const resource = f.type?.endsWith('.*') ? f.type.slice(0, -2) : undefined;
+  if (resource !== undefined) return writes ? `wr:${resource}` : `r:${resource}`;
+  if (f.type) return writes && ex.includes(f.type) ? NOTHING : `t:${f.type}`;
+  return writes ? 'w' : null;
+}
+
+/** The first minute of minute m's day. */
+export const dayOf = (m: number) => Math.floor(m / DAY) * DAY;
+
+/** What a prefix lookup asks: the events under `key` from the start of the day of minute `at` to `at`, inclusive. */
+interface Lookup {
+  key: string;
+  at: number;
+}
+
+/** Lookups per statement: four bound values each. */
+const LOOKUPS_PER_STATEMENT = 200;
+
+/**
+ * The events under each lookup's key from its day's start to its minute: the row of the latest
+ * counted minute of that day up to it (0 without one), one search of the primary key each.
+ */
+async function prefixes(db: Kysely<DB>, workspaceId: string, lookups: Lookup[]): Promise<number[]> {
+  const out = new Array<number>(lookups.length).fill(0);
+  for (let c = 0; c < lookups.length; c += LOOKUPS_PER_STATEMENT) {
+    const chunk = lookups.slice(c, c + LOOKUPS_PER_STATEMENT);
+    const values = sql.join(chunk.map((l, i) => sql`(cast(${c + i} as integer), cast(${l.key} as text), cast(${dayOf(l.at)} as bigint), cast(${l.at} as bigint))`));
+    const { rows } = await sql<{ i: number | string; p: number | string | null }>`with asked (i, k, lo, hi) as (values ${values})
+      select asked.i as i, (select e.p from event_prefix e where e.workspace_id = ${workspaceId} and e.key = asked.k and e.minute >= asked.lo and e.minute <= asked.hi order by e.minute desc limit 1) as p
+      from asked`.execute(db);
+    for (const r of rows) out[Number(r.i)] = Number(r.p ?? 0);
+  }
+  return out;
+}
+
 /** The seconds (a, b]. */
 export type Seconds = [number, number];
 
@@ -107,21 +163,23 @@ const MAX_DAYS_AT_ONCE = 8;
 /**
  * The next day of minutes to count for first..last, and the span once it is counted: the newest
  * first; a span that neither meets nor touches first..last is started afresh (counting the
- * minutes between could be years of them), its old rows left to the retention purge.
+ * minutes between could be years of them), its old rows left to the retention purge. A span
+ * starts at the start of a day (event_prefix sums each day from its start), so a piece is the
+ * day of `last` up to it, the minutes after the span, or the whole day before it.
  */
-export function nextPiece(span: { first: number; last: number } | undefined, first: number, last: number): { first: number; last: number; spanFirst: number; spanLast: number } | null {
+export function nextPiece(span: { first: number; last: number } | undefined, first: number, last: number): { first: number; last: number; spanFirst: number; spanLast: number; fresh: boolean } | null {
   const empty = !span || span.last < span.first || span.last < first - 1 || span.first > last + 1;
   if (empty) {
-    const from = Math.max(first, last - DAY + 1);
-    return { first: from, last, spanFirst: from, spanLast: last };
+    const from = dayOf(last);
+    return { first: from, last, spanFirst: from, spanLast: last, fresh: true };
   }
   if (last > span.last) {
     const to = Math.min(last, span.last + DAY);
-    return { first: span.last + 1, last: to, spanFirst: span.first, spanLast: to };
+    return { first: span.last + 1, last: to, spanFirst: span.first, spanLast: to, fresh: false };
   }
   if (first < span.first) {
-    const from = Math.max(first, span.first - DAY);
-    return { first: from, last: span.first - 1, spanFirst: from, spanLast: span.last };
+    const from = dayOf(span.first - 1);
+    return { first: from, last: span.first - 1, spanFirst: from, spanLast: span.last, fresh: false };
   }
   return null;
 }
@@ -177,6 +235,51 @@ export const minuteCountsStore = {
   },
 
   /**
+   * Adds to `out` the counted minutes of each point of `b` (those wholly in its step, up to
+   * `lastClosed`, which must be counted): each day's part of a point is the difference of two
+   * prefix sums of event_prefix, two searches whatever the events; a filter it does not keep
+   * sums every minute of event_counts.
+   */
+  async addCounted(db: Kysely<DB>, workspaceId: string, b: Buckets, lastClosed: number, f: EventFilter, out: number[]): Promise<void> {
+    const key = countKeyOf(f);
+    const plan = planCounts(b, lastClosed);
+    if (!plan.minutes) return;
+    if (key === null) {
+      for (const { minute, n } of await this.counted(db, workspaceId, plan.minutes.first, plan.minutes.last, f)) {
+        // A minute a boundary cuts is counted from its events, not here.
+        const i = pointOfMinute(b, minute);
+        if (i >= 0) out[i]! += n;
+      }
+      return;
+    }
+    if (key === NOTHING) return;
+    const lookups: Lookup[] = [];
+    const index = new Map<number, number>();
+    const ask = (at: number) => {
+      let i = index.get(at);
+      if (i === undefined) {
+        i = lookups.push({ key, at }) - 1;
+        index.set(at, i);
+      }
+      return i;
+    };
+    // Each point: + the prefix at the last minute of each of its days, - the one before its first minute when that is not a day's start.
+    const terms: { point: number; lookup: number; sign: 1 | -1 }[] = [];
+    for (let i = 0; i < b.count; i++) {
+      const start = b.from + i * b.step;
+      const lo = Math.ceil(start / 60);
+      const hi = Math.min(Math.floor((start + b.step) / 60) - 1, lastClosed);
+      if (lo > hi) continue;
+      for (let d = dayOf(lo); d <= hi; d += DAY) {
+        terms.push({ point: i, lookup: ask(Math.min(hi, d + DAY - 1)), sign: 1 });
+        if (lo > d) terms.push({ point: i, lookup: ask(lo - 1), sign: -1 });
+      }
+    }
+    const p = await prefixes(db, workspaceId, lookups);
+    for (const t of terms) out[t.point]! += t.sign * p[t.lookup]!;
+  },
+
+  /**
    * Makes sure minutes first..last of the workspace are counted, a day at a time: each day's
    * events are counted outside any transaction (closed minutes no longer change), then written
    * under a lock on the span's row if the span is still as read, so that neither SQLite's write
@@ -215,6 +318,46 @@ export const minuteCountsStore = {
             .onConflict((oc) => oc.columns(['workspace_id', 'minute', 'type']).doUpdateSet({ n: (eb) => eb.ref('excluded.n') }))
             .execute();
         }
+        // event_prefix sums each day of the span from its start: a span started afresh starts
+        // them afresh, and minutes added after a span's last go on from its day's last sums.
+        if (piece.fresh) await trx.deleteFrom('event_prefix').where('workspace_id', '=', workspaceId).execute();
+        const byKey = new Map<string, Map<number, number>>();
+        for (const v of values) {
+          for (const key of countKeysOf(v.type, v.resource_type)) {
+            const minutes = byKey.get(key) ?? new Map<number, number>();
+            minutes.set(v.minute, (minutes.get(v.minute) ?? 0) + v.n);
+            byKey.set(key, minutes);
+          }
+        }
+        const keys = [...byKey.keys()];
+        const base =
+          piece.first > dayOf(piece.first)
+            ? await prefixes(
+                trx,
+                workspaceId,
+                keys.map((key) => ({ key, at: piece.first - 1 })),
+              )
+            : keys.map(() => 0);
+        const sums: { workspace_id: string; key: string; minute: number; p: number }[] = [];
+        keys.forEach((key, k) => {
+          let day = dayOf(piece.first);
+          let p = base[k]!;
+          for (const [minute, n] of [...byKey.get(key)!].sort((x, y) => x[0] - y[0])) {
+            if (dayOf(minute) !== day) {
+              day = dayOf(minute);
+              p = 0;
+            }
+            p += n;
+            sums.push({ workspace_id: workspaceId, key, minute, p });
+          }
+        });
+        for (let i = 0; i < sums.length; i += ROWS_PER_INSERT) {
+          await trx
+            .insertInto('event_prefix')
+            .values(sums.slice(i, i + ROWS_PER_INSERT))
+            .onConflict((oc) => oc.columns(['workspace_id', 'key', 'minute']).doUpdateSet({ p: (eb) => eb.ref('excluded.p') }))
+            .execute();
+        }
         await trx.updateTable('event_count_spans').set({ first_minute: piece.spanFirst, last_minute: piece.spanLast }).where('workspace_id', '=', workspaceId).execute();
       });
     }
@@ -227,11 +370,10 @@ export const minuteCountsStore = {
    */
   async purge(db: Kysely<DB>, before: number): Promise<void> {
     const lastTouched = Math.ceil(before / 60) - 1;
-    await db.deleteFrom('event_counts').where('minute', '<=', lastTouched).execute();
-    await db
-      .updateTable('event_count_spans')
-      .set({ first_minute: lastTouched + 1 })
-      .where('first_minute', '<=', lastTouched)
-      .execute();
+    // Spans start again at the next whole day: event_prefix sums each day from its start.
+    const first = Math.ceil((lastTouched + 1) / DAY) * DAY;
+    await db.deleteFrom('event_counts').where('minute', '<', first).execute();
+    await db.deleteFrom('event_prefix').where('minute', '<', first).execute();
+    await db.updateTable('event_count_spans').set({ first_minute: first }).where('first_minute', '<', first).execute();
   },
 };

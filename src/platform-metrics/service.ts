@@ -5,13 +5,11 @@ import { ApiError, notFound } from '../shared/errors.js';
 import { nowSeconds } from '../shared/clock.js';
 import { canonicalId } from '../shared/ids.js';
 import { PLATFORM_METRICS } from './catalog.js';
+import { NOT_WRITES } from '../events/minute-counts.js';
 import { platformMetricsStore as store, type Buckets, type Interval } from './store.js';
 import { DEFAULT_POINTS, DEFAULT_SPAN_SECONDS, MAX_POINTS, METRIC_FILTERS, type SeriesQuery, type Series } from './schemas.js';
 
 export type PlatformMetricsDeps = Pick<ServiceDeps, 'db' | 'clock' | 'engine' | 'log'>;
-
-/** Sign-ins and secret reads are events but not writes. */
-const NOT_WRITES = ['session.created', 'session.failed', 'secret_version.accessed'] as const;
 
 /** How many intervals hold each point `from + (i+1)·step` (or their weights' sum). */
 export function gauge(intervals: readonly Interval[], b: Buckets, weighted = false): number[] {

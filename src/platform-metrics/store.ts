@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
-import { lastClosedMinute, minuteCountsStore, planCounts, pointOfMinute, type Buckets, type EventFilter } from '../events/minute-counts.js';
+import { lastClosedMinute, minuteCountsStore, planCounts, type Buckets, type EventFilter } from '../events/minute-counts.js';
 import { machineLives, suspensionSpans, type MachineScope } from '../compute/metric-sources.js';
 import { renderCountsByBucket } from '../installs/metric-sources.js';
 import { unreadSpans } from '../notifications/metric-sources.js';
@@ -65,13 +65,8 @@ export const platformMetricsStore = {
       plan.raw = [[b.from, b.from + b.count * b.step]];
       plan.minutes = null;
     }
-    if (plan.minutes) {
-      for (const { minute, n } of await minuteCountsStore.counted(db, workspaceId, plan.minutes.first, plan.minutes.last, f)) {
-        // A minute a boundary cuts is counted from its events (plan.raw), not here.
-        const i = pointOfMinute(b, minute);
-        if (i >= 0) out[i]! += n;
-      }
-    }
+    // Whole days, hours and minutes counted ahead; a minute a boundary cuts is counted from its events (plan.raw).
+    if (plan.minutes) await minuteCountsStore.addCounted(db, workspaceId, b, lastClosedMinute(now), f, out);
     await minuteCountsStore.countRaw(db, engine, workspaceId, b, plan.raw, f, out);
     return out;
   },

@@ -134,8 +134,8 @@ async function offences(s: Statement): Promise<{ target: string; rule: string; p
     const derived = new Set(lines.flatMap((d) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(d)?.[1] ?? []));
     let last = '';
     for (const d of lines) {
-      // Not a table's rows: a constant row, a subquery's, a table-valued function's.
-      const scan = /^SCAN (?!CONSTANT ROW|\(|\S+ VIRTUAL TABLE)(\S+)(?: USING (?:COVERING )?INDEX (\S+))?/.exec(d);
+      // Not a table's rows: constant rows (a VALUES list: the event series' points, src/events/minute-counts.ts), a subquery's, a table-valued function's.
+      const scan = /^SCAN (?!CONSTANT ROW|\d+ CONSTANT ROWS|\(|\S+ VIRTUAL TABLE)(\S+)(?: USING (?:COVERING )?INDEX (\S+))?/.exec(d);
       if (scan && !derived.has(scan[1]!)) out.push({ target: scan[1]!, rule: scan[2] ? `scan of a whole index (${scan[2]})` : 'scan of a whole table', plan: text });
       // The rows sorted are those of the search or scan just before.
       if (/USE TEMP B-TREE FOR (ORDER BY|RIGHT PART OF ORDER BY|LAST TERM OF ORDER BY)/.test(d)) out.push({ target: last.split(' ')[1] ?? '?', rule: 'sort of every matching row', plan: text });
