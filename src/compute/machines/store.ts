@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Updateable } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import type { MachinesTable, MachineStatus } from '../tables.js';
 import { forUpdate, type Engine } from '../../db/database.js';
@@ -73,48 +73,31 @@ export const machineStore = {
     if (region) rows = rows.where('location', '=', region);
     const machineIds = db.selectFrom('machines').select('id').where('workspace_id', '=', workspaceId);
     const since = idFloor('evt', (from - 1) * 1000);
-    // The deletions since `from` (a search of the type's index from `since`), and those of the
-    // machines whose rows remain (a search by resource each). As one OR, both engines read every
-    // deletion of the workspace's history through (workspace_id, type); the type is a filter
-    // (`|| ''`) where the resource's index is the search, so the planner picks that one.
-    const ofType = (type: string) => sql<boolean>`${sql.ref('type')} || '' = ${type}`;
-    const deletedSince = await db
+    const deletedSince = db
       .selectFrom('events')
-      .select(['id', 'resource_id', 'created_at'])
+      .select('resource_id')
       .where('workspace_id', '=', workspaceId)
       .where('type', '=', 'machine.deleted')
       .where('id', '>=', since)
-      .where('created_at', '>', from)
-      .execute();
-    const deletedOfRows = await db
+      .where('created_at', '>', from);
+    const deletions = await db
       .selectFrom('events')
-      .select(['id', 'resource_id', 'created_at'])
+      .select(['resource_id', 'created_at'])
       .where('workspace_id', '=', workspaceId)
-      .where('resource_id', 'in', machineIds)
-      .where(ofType('machine.deleted'))
+      .where('type', '=', 'machine.deleted')
       .where('created_at', '<=', until)
+      .where((eb) => eb.or([eb.and([eb('id', '>=', since), eb('created_at', '>', from)]), eb('resource_id', 'in', machineIds)]))
+      .orderBy('id')
       .execute();
-    const seen = new Set<string>();
-    // Those after `until` are not ends within the range, but their machines lived in it (below).
-    const deletions = [...deletedSince.filter((e) => e.created_at <= until), ...deletedOfRows]
-      .filter((e) => !seen.has(e.id) && seen.add(e.id))
-      .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    // The creations of the machines deleted since `from` whose rows are gone, by resource.
-    const rowIds = new Set((await machineIds.execute()).map((m) => m.id));
-    const gone = [...new Set(deletedSince.map((e) => e.resource_id))].filter((id) => !rowIds.has(id));
-    const creations: { resource_id: string; created_at: number; data: string }[] = [];
-    for (let i = 0; i < gone.length; i += 500) {
-      creations.push(
-        ...(await db
-          .selectFrom('events')
-          .select(['resource_id', 'created_at', 'data'])
-          .where('workspace_id', '=', workspaceId)
-          .where('resource_id', 'in', gone.slice(i, i + 500))
-          .where(ofType('machine.created'))
-          .where('created_at', '<=', until)
-          .execute()),
-      );
-    }
+    const creations = await db
+      .selectFrom('events')
+      .select(['resource_id', 'created_at', 'data'])
+      .where('workspace_id', '=', workspaceId)
+      .where('type', '=', 'machine.created')
+      .where('created_at', '<=', until)
+      .where('resource_id', 'in', deletedSince)
+      .where('resource_id', 'not in', machineIds)
+      .execute();
     const lives = new Map<string, MachineLife>();
     for (const m of await rows.execute()) {
       const ended = m.status === 'failed' || m.status === 'expired' ? m.updated_at : null;
