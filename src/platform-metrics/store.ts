@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
-import { lastClosedMinute, minuteCountsStore, planCounts, type Buckets, type EventFilter } from '../events/minute-counts.js';
+import { countKeyOf, lastClosedMinute, minuteCountsStore, planCounts, splitCutMinutes, type Buckets, type EventFilter } from '../events/minute-counts.js';
 import { machineLives, suspensionSpans, type MachineScope } from '../compute/metric-sources.js';
 import { renderCountsByBucket } from '../installs/metric-sources.js';
 import { unreadSpans } from '../notifications/metric-sources.js';
@@ -65,9 +65,12 @@ export const platformMetricsStore = {
       plan.raw = [[b.from, b.from + b.count * b.step]];
       plan.minutes = null;
     }
-    // Whole days, hours and minutes counted ahead; a minute a boundary cuts is counted from its events (plan.raw).
+    // Whole minutes counted ahead (as day sums); a minute a boundary cuts from its events, on its smaller side where it is counted.
     if (plan.minutes) await minuteCountsStore.addCounted(db, workspaceId, b, lastClosedMinute(now), f, out);
-    await minuteCountsStore.countRaw(db, engine, workspaceId, b, plan.raw, f, out);
+    const keyed = countKeyOf(f) !== null;
+    const { raw, cuts } = keyed ? splitCutMinutes(b, plan) : { raw: plan.raw, cuts: [] };
+    await minuteCountsStore.addCuts(db, engine, workspaceId, cuts, f, out);
+    await minuteCountsStore.countRaw(db, engine, workspaceId, b, raw, f, out);
     return out;
   },
 
