@@ -14,7 +14,21 @@ export interface RenderPoolOptions {
   memoryMb: number;
 }
 
-export type RenderAnswer = { ok: true; files: { path: string; content: Uint8Array }[] } | { ok: false; renderError: string } | { ok: false; internal: string };
+/** A render's files written into a repository by its thread: the root tree, every object of it, and the files' render_hash. */
+export interface RenderWritten {
+  tree: string;
+  objects: string[];
+  renderHash: string;
+}
+
+export type RenderAnswer =
+  | { ok: true; files: { path: string; content: Uint8Array }[] }
+  | { ok: true; written: RenderWritten }
+  /** Sent before a render's objects are written: the time limit stops there. */
+  | { rendered: true }
+  | { ok: false; renderError: string }
+  | { ok: false; writeError: { message: string; code: string | undefined } }
+  | { ok: false; internal: string };
 
 /** The workspace already has its share of the render threads: the render waits its turn (a job retried later). */
 export class WorkspaceRendersBusy extends Error {}
@@ -61,10 +75,23 @@ export class RenderPool {
    * WorkspaceRendersBusy before anything is started.
    */
   async render(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget): Promise<RenderedFile[]> {
+    return (await this.task(workspaceId, { filesJson, valuesJson, budget })) as RenderedFile[];
+  }
+
+  /**
+   * Renders as render() does, and writes the files' blobs and trees into the repository at
+   * `gitDir` on the same thread (src/git/tree-objects.ts): the event loop receives the tree's
+   * id, not the files. A write that fails rejects with its error (its errno as `code`).
+   */
+  async renderInto(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget, gitDir: string): Promise<RenderWritten> {
+    return (await this.task(workspaceId, { filesJson, valuesJson, budget, gitDir })) as RenderWritten;
+  }
+
+  private async task(workspaceId: string, task: RenderTask): Promise<RenderedFile[] | RenderWritten> {
     await this.admit(workspaceId);
     try {
       const thread = await this.take();
-      return await this.run(thread, { filesJson, valuesJson, budget });
+      return await this.run(thread, task);
     } finally {
       const left = this.byWorkspace.get(workspaceId)! - 1;
       if (left === 0) this.byWorkspace.delete(workspaceId);
@@ -157,9 +184,9 @@ export class RenderPool {
     if (next) void this.take().then(next);
   }
 
-  private run(thread: Worker, task: RenderTask): Promise<RenderedFile[]> {
+  private run(thread: Worker, task: RenderTask): Promise<RenderedFile[] | RenderWritten> {
     const seconds = this.opts.timeoutMs / 1000;
-    return new Promise<RenderedFile[]>((resolve, reject) => {
+    return new Promise<RenderedFile[] | RenderWritten>((resolve, reject) => {
       const done = (outcome: () => void, keep: boolean) => {
         clearTimeout(timer);
         thread.removeAllListeners('message').removeAllListeners('error').removeAllListeners('exit');
@@ -169,6 +196,10 @@ export class RenderPool {
       };
       const timer = setTimeout(() => done(() => reject(new TemplateRenderError(`the render ran longer than ${seconds} seconds and was stopped`)), false), this.opts.timeoutMs);
       thread.on('message', (answer: RenderAnswer) => {
+        // Writing the objects waits on the disk, which a template cannot make slow: not stopped.
+        if ('rendered' in answer) return clearTimeout(timer);
+        if (answer.ok && 'written' in answer) return done(() => resolve(answer.written), true);
+        if ('writeError' in answer) return done(() => reject(Object.assign(new Error(answer.writeError.message), { code: answer.writeError.code })), true);
         if (answer.ok) {
           const files = answer.files.map(({ path, content }) => ({ path, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) }));
           return done(() => resolve(files), true);
