@@ -167,6 +167,20 @@ describe('render threads writing into a repository', () => {
     );
   });
 
+  test("one thread's renders written at once: each answer is its own render's tree", async () => {
+    const p = pool({ threads: 1, perWorkspace: 8 });
+    const id = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(id);
+    const values = Array.from({ length: 6 }, (_, i) => JSON.stringify({ x: `v${i}` }));
+    const written = await Promise.all(values.map((v, i) => repos.writeTreeWith(id, (gitDir) => p.renderInto(`w${i % 2}`, FILES, v, BUDGET, gitDir))));
+    for (const [i, v] of values.entries()) {
+      const files = await p.render('ws1', FILES, v, BUDGET);
+      assert.equal(written[i]!.tree, await repos.writeTree(id, files), `render ${i}`);
+      assert.equal(written[i]!.renderHash, renderHash(files), `render ${i}`);
+    }
+    assert.equal(new Set(written.map((w) => w.tree)).size, 6);
+  });
+
   test('an object already there is freshened, not written again', async () => {
     const p = pool({ threads: 1 });
     const id = `inst_${String(++n).padStart(26, '0')}`;

@@ -14,10 +14,12 @@ export interface RenderTask {
   budget: RenderBudget;
   /** The repository (its git directory) to write the files' blobs and trees into. */
   gitDir?: string;
+  /** Set with gitDir: the answers about the objects name their task (the thread renders the next one meanwhile). */
+  id?: number;
 }
 
 parentPort!.on('message', (task: RenderTask) => {
-  void answer(task).then(({ message, transfer }) => parentPort!.postMessage(message, transfer));
+  void answer(task).then(({ message, transfer }) => parentPort!.postMessage(task.id === undefined ? message : { ...message, id: task.id }, transfer));
 });
 
 async function answer(task: RenderTask): Promise<{ message: RenderAnswer; transfer: ArrayBuffer[] }> {
@@ -43,7 +45,7 @@ async function answer(task: RenderTask): Promise<{ message: RenderAnswer; transf
     return { message, transfer };
   }
   // The render is done: its time limit is the template's, not the disk's (the pool stops counting).
-  parentPort!.postMessage({ rendered: true } satisfies RenderAnswer);
+  parentPort!.postMessage({ rendered: task.id! } satisfies RenderAnswer);
   try {
     const written = await writeTreeObjects(task.gitDir, files);
     return { message: { ok: true, written: { ...written, renderHash: renderHash(files) } }, transfer };
