@@ -148,6 +148,8 @@ describe('render threads writing into a repository', () => {
     const written = await repos.writeTreeWith(id, (gitDir) => p.renderInto('ws1', FILES, JSON.stringify({ x: 1 }), BUDGET, gitDir));
     const files = await p.render('ws1', FILES, JSON.stringify({ x: 1 }), BUDGET);
     assert.equal(written.renderHash, renderHash(files));
+    // Measured by the thread after its writes: what a walk of the repository counts.
+    assert.equal(written.repositoryBytes, await new GitStorage(root).sizeBytes(id));
     // Three trees (root, files/, files/deep/) and three blobs (the two `same` files are one).
     assert.equal(new Set(written.objects).size, 6);
     assert.equal(written.objects.length, 6);

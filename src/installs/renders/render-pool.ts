@@ -19,6 +19,8 @@ export interface RenderWritten {
   tree: string;
   objects: string[];
   renderHash: string;
+  /** What the repository takes on disk with these objects written, counted by the thread. */
+  repositoryBytes: number;
 }
 
 export type RenderAnswer =

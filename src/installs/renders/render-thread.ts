@@ -3,7 +3,9 @@
 // there itself and answers with the tree's id. The pool bounds its time and its heap.
 import { parentPort } from 'node:worker_threads';
 import { renderFiles, TemplateRenderError, type RenderBudget } from '../packages/templates.js';
+import path from 'node:path';
 import { writeTreeObjects } from '../../git/tree-objects.js';
+import { DirectoryBytes } from '../../git/directory-bytes.js';
 import { renderHash } from './render-hash.js';
 import type { RenderAnswer } from './render-pool.js';
 
@@ -17,6 +19,14 @@ export interface RenderTask {
   /** Set with gitDir: the answers about the objects name their task (the thread renders the next one meanwhile). */
   id?: number;
 }
+
+/**
+ * What this thread found in each repository's object directories when it last counted them
+ * (src/git/directory-bytes.ts): the size is measured here, after the render's objects are
+ * written, off the event loop. Writes by others (the commit on the event loop, another thread,
+ * git) change a directory's mtime, which the count checks.
+ */
+const sizes = new DirectoryBytes();
 
 parentPort!.on('message', (task: RenderTask) => {
   void answer(task).then(({ message, transfer }) => parentPort!.postMessage(task.id === undefined ? message : { ...message, id: task.id }, transfer));
@@ -48,7 +58,9 @@ async function answer(task: RenderTask): Promise<{ message: RenderAnswer; transf
   parentPort!.postMessage({ rendered: task.id! } satisfies RenderAnswer);
   try {
     const written = await writeTreeObjects(task.gitDir, files);
-    return { message: { ok: true, written: { ...written, renderHash: renderHash(files) } }, transfer };
+    for (const sha of written.objects) sizes.changed(task.gitDir, path.join(task.gitDir, 'objects', sha.slice(0, 2)));
+    const repositoryBytes = await sizes.of(task.gitDir);
+    return { message: { ok: true, written: { ...written, renderHash: renderHash(files), repositoryBytes } }, transfer };
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     return { message: { ok: false, writeError: { message: e.message ?? String(err), code: e.code } }, transfer };
