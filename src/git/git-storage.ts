@@ -3,18 +3,18 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { git, runGit, GitError } from './run-git.js';
-import { encodeCommit, encodeTree, parseCommit, parseTree, readLooseObject, writeObject, type ObjectType, type TreeEntry } from './objects.js';
+import { encodeCommit, parseCommit, parseTree, readLooseObject, writeObject, type ObjectType } from './objects.js';
 import { compareAndSwapMain, compareAndSwapRef, readMain, readRef, RefLockedError } from './refs.js';
 import type { NewCommit, RepositoryStorage, TreeFile } from './repository-storage.js';
 import { makeDirectory } from '../shared/directories.js';
 import { DirectoryBytes } from './directory-bytes.js';
+import { writeTreeObjects, type WrittenTree } from './tree-objects.js';
 import { markVolume, probeVolume, RepositoryVolumeError, VOLUME_MARKER } from './volume.js';
 
 const SHA_RE = /^[0-9a-f]{40}$/;
 /** Repository ids become directory names: only ids of this shape ever reach the filesystem. */
 const REPO_ID_RE = /^[a-z]+_[0-9a-z]{26}$/;
 const MAIN = 'refs/heads/main';
-const BLOB_WRITERS = 4;
 const IDENTITY = 'Workspace Platform <renders@workspace-platform.invalid>';
 /** Commits looked at in-process before `git merge-base` takes over. */
 const ANCESTRY_WALK_LIMIT = 1000;
@@ -40,11 +40,6 @@ const REPO_CONFIG = `[core]
 	denyNonFastForwards = true
 	denyDeletes = true
 `;
-
-interface DirEntry {
-  files: Map<string, string>;
-  dirs: Map<string, DirEntry>;
-}
 
 /**
  * Bare repositories in a directory. Objects and the branch are written in this process, in git's
@@ -160,47 +155,17 @@ export class GitStorage implements RepositoryStorage {
     }
   }
 
-  writeTree(repoId: string, files: readonly TreeFile[]): Promise<string> {
-    return this.onVolume(() => this.writeTreeOnVolume(repoId, files));
+  async writeTree(repoId: string, files: readonly TreeFile[]): Promise<string> {
+    return (await this.writeTreeWith(repoId, (gitDir) => writeTreeObjects(gitDir, files))).tree;
   }
 
-  private async writeTreeOnVolume(repoId: string, files: readonly TreeFile[]): Promise<string> {
-    const gitDir = this.pathOf(repoId);
-    const blobs = await this.writeBlobs(gitDir, files);
-    const root: DirEntry = { files: new Map(), dirs: new Map() };
-    files.forEach((file, i) => {
-      const segments = file.path.split('/');
-      const name = segments.pop()!;
-      let dir = root;
-      for (const seg of segments) {
-        let next = dir.dirs.get(seg);
-        if (!next) dir.dirs.set(seg, (next = { files: new Map(), dirs: new Map() }));
-        dir = next;
-      }
-      dir.files.set(name, blobs[i]!);
+  writeTreeWith<T extends WrittenTree>(repoId: string, write: (gitDir: string) => Promise<T>): Promise<T> {
+    return this.onVolume(async () => {
+      const gitDir = this.pathOf(repoId);
+      const written = await write(gitDir);
+      for (const sha of written.objects) this.sizes.changed(gitDir, path.join(gitDir, 'objects', sha.slice(0, 2)));
+      return written;
     });
-    return this.writeDir(gitDir, root);
-  }
-
-  /** A few files at a time: each write waits on its fsync, and a large package need not wait in line. */
-  private async writeBlobs(gitDir: string, files: readonly TreeFile[]): Promise<string[]> {
-    const shas: string[] = new Array(files.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < files.length) {
-        const i = next++;
-        shas[i] = await this.writeObject(gitDir, 'blob', files[i]!.content);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(BLOB_WRITERS, files.length) }, worker));
-    return shas;
-  }
-
-  private async writeDir(gitDir: string, dir: DirEntry): Promise<string> {
-    const entries: TreeEntry[] = [];
-    for (const [name, sha] of dir.files) entries.push({ mode: '100644', name, sha });
-    for (const [name, sub] of dir.dirs) entries.push({ mode: '40000', name, sha: await this.writeDir(gitDir, sub) });
-    return this.writeObject(gitDir, 'tree', encodeTree(entries));
   }
 
   async readTree(repoId: string, tree: string): Promise<TreeFile[]> {

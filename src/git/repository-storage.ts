@@ -1,4 +1,5 @@
 import type { RepositoryVolumeError } from './volume.js';
+import type { WrittenTree } from './tree-objects.js';
 
 /** One file of a tree: a normalized relative path and its bytes. */
 export interface TreeFile {
@@ -29,6 +30,12 @@ export interface RepositoryStorage {
   remove(repoId: string): Promise<void>;
   /** Writes the files as blobs and trees; returns the root tree's id. */
   writeTree(repoId: string, files: readonly TreeFile[]): Promise<string>;
+  /**
+   * Has `write` write a tree's objects into the repository's directory on this machine, and
+   * answers what it answers: a render thread writes its render's objects itself
+   * (src/git/tree-objects.ts), off the event loop.
+   */
+  writeTreeWith<T extends WrittenTree>(repoId: string, write: (gitDir: string) => Promise<T>): Promise<T>;
   /** Every file of a tree, in path order. */
   readTree(repoId: string, tree: string): Promise<TreeFile[]>;
   /** The root tree of a commit. */

@@ -1,13 +1,16 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import { REPO_ROOT } from '../../scripts/repo-root.js';
 import { RenderPool, WorkspaceRendersBusy, type RenderPoolOptions } from '../../src/installs/renders/render-pool.js';
 import { MAX_RENDER_STEPS, TemplateRenderError } from '../../src/installs/packages/templates.js';
+import { renderHash } from '../../src/installs/renders/render-hash.js';
+import { GitStorage } from '../../src/git/git-storage.js';
+import { appendCommit } from '../../src/git/append-commit.js';
 
 const BUDGET = { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: 8 * 1024 * 1024 };
 const UNBOUNDED = { maxSteps: Number.MAX_SAFE_INTEGER, maxOutputBytes: Number.MAX_SAFE_INTEGER };
@@ -127,6 +130,93 @@ describe('render threads', () => {
       all.map(text),
       Array.from({ length: 6 }, (_, i) => [['f', String(i)]]),
     );
+  });
+});
+
+describe('render threads writing into a repository', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wsp-pool-git-'));
+  after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const repos = new GitStorage(root);
+  let n = 0;
+  const git = (id: string, ...args: string[]) => execFileSync('git', args, { env: { PATH: process.env.PATH, GIT_DIR: repos.pathOf(id), GIT_CONFIG_NOSYSTEM: '1' }, encoding: 'utf8' }).trim();
+  const FILES = JSON.stringify({ 'files/a.yaml': 'a: {{x}}\n', 'files/deep/b.yaml': 'b: {{x}}\n', 'README.md': 'same\n', 'files/c.md': 'same\n' });
+
+  test('the thread writes the blobs and trees and answers the tree, its objects and render_hash: the same tree the event loop writes, a repository git finds valid', async () => {
+    const p = pool({ threads: 1 });
+    const id = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(id);
+    const written = await repos.writeTreeWith(id, (gitDir) => p.renderInto('ws1', FILES, JSON.stringify({ x: 1 }), BUDGET, gitDir));
+    const files = await p.render('ws1', FILES, JSON.stringify({ x: 1 }), BUDGET);
+    assert.equal(written.renderHash, renderHash(files));
+    // Measured by the thread after its writes: what a walk of the repository counts.
+    assert.equal(written.repositoryBytes, await new GitStorage(root).sizeBytes(id));
+    // Three trees (root, files/, files/deep/) and three blobs (the two `same` files are one).
+    assert.equal(new Set(written.objects).size, 6);
+    assert.equal(written.objects.length, 6);
+    assert.deepEqual(
+      (await repos.readTree(id, written.tree)).map((f) => [f.path, f.content.toString()]),
+      files.map((f) => [f.path, f.content.toString()]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    );
+    const other = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(other);
+    assert.equal(await repos.writeTree(other, files), written.tree);
+    await appendCommit(repos, id, { tree: written.tree, message: 'render\n', timeSeconds: 1_700_000_000 });
+    assert.equal(git(id, 'rev-parse', 'main^{tree}'), written.tree);
+    git(id, 'fsck', '--strict', '--no-dangling');
+    assert.deepEqual(
+      fs.readdirSync(path.join(repos.pathOf(id), 'objects'), { recursive: true }).filter((f) => String(f).includes('tmp_obj_')),
+      [],
+    );
+  });
+
+  test("one thread's renders written at once: each answer is its own render's tree", async () => {
+    const p = pool({ threads: 1, perWorkspace: 8 });
+    const id = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(id);
+    const values = Array.from({ length: 6 }, (_, i) => JSON.stringify({ x: `v${i}` }));
+    const written = await Promise.all(values.map((v, i) => repos.writeTreeWith(id, (gitDir) => p.renderInto(`w${i % 2}`, FILES, v, BUDGET, gitDir))));
+    for (const [i, v] of values.entries()) {
+      const files = await p.render('ws1', FILES, v, BUDGET);
+      assert.equal(written[i]!.tree, await repos.writeTree(id, files), `render ${i}`);
+      assert.equal(written[i]!.renderHash, renderHash(files), `render ${i}`);
+    }
+    assert.equal(new Set(written.map((w) => w.tree)).size, 6);
+  });
+
+  test('an object already there is freshened, not written again', async () => {
+    const p = pool({ threads: 1 });
+    const id = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(id);
+    const first = await repos.writeTreeWith(id, (gitDir) => p.renderInto('ws1', FILES, JSON.stringify({ x: 2 }), BUDGET, gitDir));
+    const paths = first.objects.map((sha) => path.join(repos.pathOf(id), 'objects', sha.slice(0, 2), sha.slice(2)));
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    const inodes = paths.map((f) => (fs.utimesSync(f, old, old), fs.statSync(f).ino));
+    const again = await repos.writeTreeWith(id, (gitDir) => p.renderInto('ws1', FILES, JSON.stringify({ x: 2 }), BUDGET, gitDir));
+    assert.equal(again.tree, first.tree);
+    for (const [i, f] of paths.entries()) {
+      assert.equal(fs.statSync(f).ino, inodes[i], `${f} kept`);
+      assert.ok(fs.statSync(f).mtimeMs > old.getTime() + 86_400_000, `${f} freshened`);
+    }
+  });
+
+  test('a write that fails rejects with its errno, leaves no temporary file, and the thread serves the next render', async () => {
+    const p = pool({ threads: 1 });
+    const id = `inst_${String(++n).padStart(26, '0')}`;
+    await repos.create(id);
+    const objects = path.join(repos.pathOf(id), 'objects');
+    // A fan-out directory that is a file: the object's temporary file cannot be made in it.
+    const files = await p.render('ws1', FILES, JSON.stringify({ x: 3 }), BUDGET);
+    const blob = (await repos.writeTreeWith(id, (gitDir) => p.renderInto('ws1', FILES, JSON.stringify({ x: 3 }), BUDGET, gitDir))).objects;
+    fs.rmSync(objects, { recursive: true });
+    fs.mkdirSync(objects);
+    fs.writeFileSync(path.join(objects, blob[0]!.slice(0, 2)), '');
+    await assert.rejects(p.renderInto('ws1', FILES, JSON.stringify({ x: 3 }), BUDGET, repos.pathOf(id)), (e: NodeJS.ErrnoException) => e.code === 'ENOTDIR' || e.code === 'EEXIST');
+    assert.deepEqual(
+      fs.readdirSync(objects, { recursive: true }).filter((f) => String(f).includes('tmp_obj_')),
+      [],
+    );
+    assert.equal(files.length, 4);
+    assert.deepEqual(text(await p.render('ws1', JSON.stringify({ f: '{{x}}' }), JSON.stringify({ x: 4 }), BUDGET)), [['f', '4']]);
   });
 });
 

@@ -15,7 +15,6 @@ import { MAX_RENDER_STEPS, TemplateRenderError } from '../packages/templates.js'
 import { renderPoolFor, WorkspaceRendersBusy } from './render-pool.js';
 import { installStore, type InstallView } from '../store.js';
 import { renderStore } from './store.js';
-import { renderHash } from './render-hash.js';
 import { commitMessage, commitSubject, renderIdOf } from './commit-message.js';
 import { renderOutcome } from './representation.js';
 import { RENDER_MAX_ATTEMPTS, RENDER_RESTORE, RENDER_RUN, type RenderJob } from '../job-kinds.js';
@@ -140,9 +139,12 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
 
     const version = (await packageStore.getVersion(db, render.workspace_id, render.package_version_id))!;
     const pkg = (await packageStore.get(db, render.workspace_id, version.package_id))!;
-    let files;
+    const values = await renderStore.valuesOf(db, render);
+    const budget = { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: config.quotas.renderOutputBytes };
+    let tree: string, hash: string, measured: number;
     try {
-      files = await pool.render(render.workspace_id, version.files, await renderStore.valuesOf(db, render), { maxSteps: MAX_RENDER_STEPS, maxOutputBytes: config.quotas.renderOutputBytes });
+      // The render's thread writes its objects (content-addressed: a retry writing them again changes nothing).
+      ({ tree, renderHash: hash, repositoryBytes: measured } = await repos.writeTreeWith(render.install_id, (gitDir) => pool.renderInto(render.workspace_id, version.files, values, budget, gitDir)));
     } catch (err) {
       // Its turn comes when one of the workspace's renders ends; the attempt is not counted.
       if (err instanceof WorkspaceRendersBusy) throw new RetryLaterError(err.message, clock.nowMs() + 500 + Math.floor(Math.random() * 1000));
@@ -150,12 +152,9 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       await fail(id, err.message);
       throw new PermanentJobError(err.message, ErrorCodes.RENDER_FAILED.code);
     }
-    const hash = renderHash(files);
-    // Objects are content-addressed: writing them again on a retry changes nothing.
-    const tree = await repos.writeTree(render.install_id, files);
-    // Measured with this render's objects written: what the repository takes if it lands. Over
-    // the quota, they stay unreferenced until the repository maintenance prunes them.
-    const repositoryBytes = await repos.sizeBytes(render.install_id);
+    // Measured by the render's thread with its objects written: what the repository takes if it
+    // lands. Over the quota, they stay unreferenced until the repository maintenance prunes them.
+    const repositoryBytes = measured;
     if (repositoryBytes > config.quotas.repositoryBytes) {
       const message = `the install's repository would take ${repositoryBytes} bytes, more than the workspace's quota of ${config.quotas.repositoryBytes} bytes per install`;
       await fail(id, message);

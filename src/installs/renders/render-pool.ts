@@ -14,7 +14,23 @@ export interface RenderPoolOptions {
   memoryMb: number;
 }
 
-export type RenderAnswer = { ok: true; files: { path: string; content: Uint8Array }[] } | { ok: false; renderError: string } | { ok: false; internal: string };
+/** A render's files written into a repository by its thread: the root tree, every object of it, and the files' render_hash. */
+export interface RenderWritten {
+  tree: string;
+  objects: string[];
+  renderHash: string;
+  /** What the repository takes on disk with these objects written, counted by the thread. */
+  repositoryBytes: number;
+}
+
+export type RenderAnswer =
+  | { ok: true; files: { path: string; content: Uint8Array }[] }
+  | { ok: true; written: RenderWritten }
+  /** Sent before a render's objects are written (with the task's id): the time limit stops there, and the thread takes the next render. */
+  | { rendered: number }
+  | { ok: false; renderError: string }
+  | { ok: false; writeError: { message: string; code: string | undefined } }
+  | { ok: false; internal: string };
 
 /** The workspace already has its share of the render threads: the render waits its turn (a job retried later). */
 export class WorkspaceRendersBusy extends Error {}
@@ -52,6 +68,8 @@ export class RenderPool {
   private readonly byWorkspace = new Map<string, number>();
   /** Per workspace: renders waiting for one of its places. */
   private readonly turns = new Map<string, (() => void)[]>();
+  private readonly writes = new WeakMap<Worker, Map<number, { resolve: (w: RenderWritten) => void; reject: (e: Error) => void }>>();
+  private lastTaskId = 0;
 
   constructor(private readonly opts: RenderPoolOptions) {}
 
@@ -61,10 +79,23 @@ export class RenderPool {
    * WorkspaceRendersBusy before anything is started.
    */
   async render(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget): Promise<RenderedFile[]> {
+    return (await this.task(workspaceId, { filesJson, valuesJson, budget })) as RenderedFile[];
+  }
+
+  /**
+   * Renders as render() does, and writes the files' blobs and trees into the repository at
+   * `gitDir` on the same thread (src/git/tree-objects.ts): the event loop receives the tree's
+   * id, not the files. A write that fails rejects with its error (its errno as `code`).
+   */
+  async renderInto(workspaceId: string, filesJson: string, valuesJson: string, budget: RenderBudget, gitDir: string): Promise<RenderWritten> {
+    return (await this.task(workspaceId, { filesJson, valuesJson, budget, gitDir })) as RenderWritten;
+  }
+
+  private async task(workspaceId: string, task: RenderTask): Promise<RenderedFile[] | RenderWritten> {
     await this.admit(workspaceId);
     try {
       const thread = await this.take();
-      return await this.run(thread, { filesJson, valuesJson, budget });
+      return await this.run(thread, task);
     } finally {
       const left = this.byWorkspace.get(workspaceId)! - 1;
       if (left === 0) this.byWorkspace.delete(workspaceId);
@@ -136,10 +167,16 @@ export class RenderPool {
   private release(thread: Worker): void {
     const next = this.waiting.shift();
     if (next) return next(thread);
-    thread.unref();
+    // An idle thread keeps no process alive, unless it is still writing a render's objects.
+    if ((this.writes.get(thread)?.size ?? 0) === 0) thread.unref();
     const timer = setTimeout(() => {
       const at = this.idle.findIndex((i) => i.thread === thread);
       if (at < 0) return;
+      // Still writing a render's objects: stopped at its next idle time instead.
+      if ((this.writes.get(thread)?.size ?? 0) > 0) {
+        this.idle.splice(at, 1);
+        return this.release(thread);
+      }
       this.idle.splice(at, 1);
       this.live--;
       void thread.terminate();
@@ -150,6 +187,7 @@ export class RenderPool {
 
   /** A thread that was stopped or died: its place goes to a new thread for whoever waits. */
   private discard(thread: Worker): void {
+    this.failWrites(thread, new Error("the render thread was stopped (another render's limit) while writing the render's objects"));
     thread.removeAllListeners();
     void thread.terminate();
     this.live--;
@@ -157,32 +195,76 @@ export class RenderPool {
     if (next) void this.take().then(next);
   }
 
-  private run(thread: Worker, task: RenderTask): Promise<RenderedFile[]> {
+  private run(thread: Worker, task: RenderTask): Promise<RenderedFile[] | RenderWritten> {
     const seconds = this.opts.timeoutMs / 1000;
-    return new Promise<RenderedFile[]>((resolve, reject) => {
-      const done = (outcome: () => void, keep: boolean) => {
+    return new Promise<RenderedFile[] | RenderWritten>((resolve, reject) => {
+      const detach = () => {
         clearTimeout(timer);
-        thread.removeAllListeners('message').removeAllListeners('error').removeAllListeners('exit');
+        thread.off('message', onMessage).off('error', onError).off('exit', onExit);
+      };
+      const done = (outcome: () => void, keep: boolean) => {
+        detach();
         if (keep) this.release(thread);
         else this.discard(thread);
         outcome();
       };
       const timer = setTimeout(() => done(() => reject(new TemplateRenderError(`the render ran longer than ${seconds} seconds and was stopped`)), false), this.opts.timeoutMs);
-      thread.on('message', (answer: RenderAnswer) => {
+      const onMessage = (answer: RenderAnswer) => {
+        if ('rendered' in answer) {
+          // The files are made: the thread takes the next render while the disk writes these (its
+          // fsyncs wait on libuv's pool, not on the thread), and their answer comes by its id.
+          // Writing waits on the disk, which a template cannot make slow: not timed.
+          detach();
+          this.writing(thread).set(answer.rendered, { resolve, reject });
+          return this.release(thread);
+        }
+        if (answer.ok && 'written' in answer) return;
+        if ('writeError' in answer) return;
         if (answer.ok) {
           const files = answer.files.map(({ path, content }) => ({ path, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) }));
           return done(() => resolve(files), true);
         }
         if ('renderError' in answer) return done(() => reject(new TemplateRenderError(answer.renderError)), true);
         done(() => reject(new Error(`render thread: ${answer.internal}`)), false);
-      });
-      thread.on('error', (err: Error & { code?: string }) => {
+      };
+      const onError = (err: Error & { code?: string }) => {
         const own = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
         done(() => reject(own ? new TemplateRenderError(`the render needed more than ${this.opts.memoryMb} MB of memory and was stopped`) : err), false);
-      });
-      thread.on('exit', (code) => done(() => reject(new Error(`the render thread exited (code ${code})`)), false));
-      thread.postMessage(task);
+      };
+      const onExit = (code: number) => done(() => reject(new Error(`the render thread exited (code ${code})`)), false);
+      thread.on('message', onMessage).on('error', onError).on('exit', onExit);
+      thread.postMessage(task.gitDir === undefined ? task : { ...task, id: ++this.lastTaskId });
     });
+  }
+
+  /**
+   * The thread's renders whose objects it is writing, by task id: answered by the thread's own
+   * listener, which stays for the thread's life. A thread that dies or is stopped (another
+   * render's time or memory) fails them with an error that is not the render's (the job retries).
+   */
+  private writing(thread: Worker): Map<number, { resolve: (w: RenderWritten) => void; reject: (e: Error) => void }> {
+    let writes = this.writes.get(thread);
+    if (writes) return writes;
+    const own = new Map<number, { resolve: (w: RenderWritten) => void; reject: (e: Error) => void }>();
+    this.writes.set(thread, own);
+    thread.on('message', (answer: RenderAnswer & { id?: number }) => {
+      const waiting = answer.id === undefined ? undefined : own.get(answer.id);
+      if (!waiting) return;
+      own.delete(answer.id!);
+      if (own.size === 0 && this.idle.some((i) => i.thread === thread)) thread.unref();
+      if ('written' in answer) waiting.resolve(answer.written);
+      else if ('writeError' in answer) waiting.reject(Object.assign(new Error(answer.writeError.message), { code: answer.writeError.code }));
+    });
+    thread.on('exit', (code) => this.failWrites(thread, new Error(`the render thread exited (code ${code}) while writing the render's objects`)));
+    writes = own;
+    return writes;
+  }
+
+  private failWrites(thread: Worker, err: Error): void {
+    const writes = this.writes.get(thread);
+    if (!writes) return;
+    for (const w of writes.values()) w.reject(err);
+    writes.clear();
   }
 }
 
