@@ -126,9 +126,13 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
   async function run(id: string): Promise<unknown> {
     const found = await renderStore.byId(db, id);
     if (!found) throw new PermanentJobError(`render ${id} does not exist`);
-    // Taking it may fail: it can be superseded between the job's claim and here.
-    if (found.state === 'queued') await renderStore.transition(db, id, 'queued', { state: 'running', message: 'Rendering', updated_at: nowSeconds(clock) });
-    const render = found.state === 'queued' ? (await renderStore.byId(db, id))! : found;
+    // Taking it may fail: it can be superseded between the job's claim and here. Taken, the row is
+    // the one read with the fields just written: reading it again cost a round trip a render.
+    let render = found;
+    if (found.state === 'queued') {
+      const taken = { state: 'running' as const, message: 'Rendering', updated_at: nowSeconds(clock) };
+      render = (await renderStore.transition(db, id, 'queued', taken)) ? { ...found, ...taken } : (await renderStore.byId(db, id))!;
+    }
     if (render.state === 'awaiting_merge' && render.change_request_id) {
       // An attempt opened its change request and died before its ref moved: the ref is mended here.
       const cr = await changeRequestStore.byId(db, render.change_request_id);
@@ -181,7 +185,6 @@ export function renderJobs(deps: Deps): JobDefinition<RenderJob>[] {
       // An earlier attempt may have moved the branch and then lost its database write.
       const head = await repos.head(install.id);
       const ours = head !== null && renderIdOf(await repos.commitMessage(install.id, head)) === id;
-      await installStore.update(trx, install.id, { repository_bytes: repositoryBytes });
       // docs/spec-gaps.md, "Repository change requests": under review, the tree waits on a change request; the first render (an
       // empty repository has nothing to review) and a commit already on main land directly.
       if (!ours && head !== null && install.delivery === 'change_request') {
