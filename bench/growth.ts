@@ -11,6 +11,8 @@
  * render), with its own id (time-ordered over 35 days, as the server's ids are), name and times,
  * so every row is one the server could have written. Its own database (a data directory; on
  * PostgreSQL a database of the bench's server), so no other scenario reads 10^6 events.
+ * WSP_BENCH_GROWTH_KEEP=1 keeps the grown database; WSP_BENCH_GROWTH_ONLY=TEXT measures only the
+ * rows whose route contains TEXT.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -580,7 +582,11 @@ export async function growth(o: { root: string; engine: 'sqlite' | 'postgres'; d
 
 async function measure(server: Server, s: Seeded, engine: string, repeat: number, seedSeconds: number): Promise<Row[]> {
   const nowS = Math.floor(Date.now() / 1000);
-  const { lists, paged } = probesOf(s, nowS);
+  const probed = probesOf(s, nowS);
+  // WSP_BENCH_GROWTH_ONLY=TEXT: only the rows whose route contains TEXT (/v1/me/events, say), for a run of one's own.
+  const only = process.env.WSP_BENCH_GROWTH_ONLY;
+  const lists = only ? probed.lists.filter((p) => p.name.includes(only)) : probed.lists;
+  const { paged } = probed;
   // The event series count closed minutes a few days per request (src/events/minute-counts.ts):
   // reads until every minute of the 30 days is counted, as a dashboard left open would have.
   for (const p of lists.filter((x) => x.name.includes('platform_metrics'))) for (let i = 0; i < 8; i++) await timedGet(server.url, p.big, p.bigAuth);
