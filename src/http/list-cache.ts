@@ -54,8 +54,8 @@ export const LIST_PAGE_CACHE_BYTES = 4_000_000;
  * a caller allowed to read them learns anything of them.
  *
  * Every GET reads the versions first, from indexed rows, in one statement with the other requests of
- * its turn of the event loop (src/db/list-version-rows.ts), or takes the one its credential's
- * statement read (`config.listWithCredential`, when that is the list): If-None-Match naming the tag is answered
+ * its turn of the event loop (src/db/list-version-rows.ts), or takes those its credential's
+ * statement read (`config.listWithCredential`, when they are the lists): If-None-Match naming the tag is answered
  * 304, and an answer this process already sent at those versions is sent again without being
  * made (the tag is the cache's key: the same lists, versions and URL are the same answer, for any
  * caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
@@ -79,7 +79,9 @@ export function listCache(app: FastifyInstance<any, any, any, any, any>, db: Kys
       const lists = listsOf(request);
       if (!lists) return;
       const read = request.listRead;
-      const versions = read && lists.length === 1 && lists[0] === read.list ? [[read.list, read.version] as const] : await listVersions(db, lists);
+      // The credential's statement's versions only where they are exactly these lists (named after
+      // authentication and Service-Context): a session's user lists, or another workspace's, are read here.
+      const versions = read && read.length === lists.length && read.every((r, i) => r.list === lists[i]) ? read.map((r) => [r.list, r.version] as const) : await listVersions(db, lists);
       const etag = versionEtag(versions, request);
       const asked = request.headers['if-none-match'];
       if (typeof asked === 'string' && noneMatchHits(asked, etag)) {
