@@ -11,6 +11,8 @@
  * render), with its own id (time-ordered over 35 days, as the server's ids are), name and times,
  * so every row is one the server could have written. Its own database (a data directory; on
  * PostgreSQL a database of the bench's server), so no other scenario reads 10^6 events.
+ * WSP_BENCH_GROWTH_KEEP=1 keeps the grown database; WSP_BENCH_GROWTH_ONLY=TEXT measures only the
+ * rows whose route contains TEXT.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -40,8 +40,8 @@ export interface ServiceDeps {
 /** The sessions, tokens and identity areas' answers to the authenticator's questions, on one database. */
 export function credentialLookups(db: Kysely<DB>, sessions: SessionPolicy): CredentialLookups {
   return {
-    session: (hash, now, listPrefix) => sessionForToken(db, hash, now, sessions, listPrefix),
-    apiToken: (hash, now, listPrefix) => apiTokenForHash(db, hash, now, listPrefix),
+    session: (hash, now, lists) => sessionForToken(db, hash, now, sessions, lists),
+    apiToken: (hash, now, lists) => apiTokenForHash(db, hash, now, lists),
     userForSubject: (subject) => identity.userForSubject(db, subject),
     roleOf: (workspaceId, userId) => identity.roleOf(db, workspaceId, userId),
   };

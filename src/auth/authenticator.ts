@@ -12,29 +12,38 @@ import type { TokenScope } from './scopes.js';
  */
 export interface CredentialLookups {
   /**
-   * The live session with this token hash (its use recorded), or null. With `listPrefix`, the
-   * same statement reads the version of the list named `listPrefix` + the session's user id.
+   * The live session with this token hash (its use recorded), or null. With `lists`, the same
+   * statement reads the versions of the lists they name with the session's user id.
    */
-  session(tokenHash: string, now: number, listPrefix?: string): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: ListRead | null } | null>;
+  session(tokenHash: string, now: number, lists?: ListParts): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: readonly ListRead[] | null } | null>;
   /**
-   * The live workspace API token with this hash (its use recorded), or null. With `listPrefix`,
-   * the same statement reads the version of the list named `listPrefix` + the token's workspace id.
+   * The live workspace API token with this hash (its use recorded), or null. With `lists`, the
+   * same statement reads the versions of the lists they name with the token's workspace id.
    */
-  apiToken(tokenHash: string, now: number, listPrefix?: string): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null; listRead: ListRead | null } | null>;
+  apiToken(tokenHash: string, now: number, lists?: ListParts): Promise<{ tokenId: string; workspaceId: string; scopes: readonly TokenScope[] | null; listRead: readonly ListRead[] | null } | null>;
   /** The user a JWT subject names (a user id, or a subject linked to a user), or null. */
   userForSubject(subject: string): Promise<string | null>;
   /** The user's role in the workspace, or null when not a member. */
   roleOf: (workspaceId: string, userId: string) => Promise<Role | null>;
 }
 
+/** A list named by the credential's owner: `prefix` + the owner's id + `suffix`. */
+export interface ListPart {
+  prefix: string;
+  suffix: string;
+}
+
+/** A prefix alone (the list `prefix` + the owner's id), or lists of parts. */
+export type ListParts = string | readonly ListPart[];
+
 /**
- * A list whose version the credential's own statement reads too, so that a conditional read of
- * the caller's own list (src/http/list-cache.ts) makes one round trip, not two: the list named
- * `prefix` + the id of the credential's workspace (an API token's) or user (a session's).
+ * Lists whose versions the credential's own statement reads too, so that a conditional read of
+ * the caller's own lists (src/http/list-cache.ts) makes one round trip, not two: each named by the
+ * id of the credential's workspace (an API token's) or user (a session's).
  */
 export interface ListAlongside {
   of: 'workspace' | 'user';
-  prefix: string;
+  lists: ListParts;
 }
 
 /**
@@ -51,15 +60,17 @@ export interface ListRead {
  * on: nothing when no list was asked for, or when the request wrote the credential's use after
  * that read.
  */
-export function listReadOf(listPrefix: string | undefined, ownerId: string, row: Readonly<Record<string, unknown>>, useWritten: boolean): ListRead | null {
-  if (listPrefix === undefined || useWritten || !('list_version' in row)) return null;
-  return { list: listPrefix + ownerId, version: Number(row.list_version ?? 0) };
+export function listReadOf(lists: ListParts | undefined, ownerId: string, row: Readonly<Record<string, unknown>>, useWritten: boolean): readonly ListRead[] | null {
+  if (lists === undefined || useWritten || !('list_version' in row)) return null;
+  const parts: readonly ListPart[] = typeof lists === 'string' ? [{ prefix: lists, suffix: '' }] : lists;
+  // The columns of src/db/credential-rows.ts: list_version, list_version_1, ...
+  return parts.map((p, i) => ({ list: p.prefix + ownerId + p.suffix, version: Number(row[i === 0 ? 'list_version' : `list_version_${i}`] ?? 0) }));
 }
 
 export interface Authenticated {
   principal: Principal;
-  /** The version `alongside` asked for, when the credential's kind has that owner. */
-  listRead: ListRead | null;
+  /** The versions `alongside` asked for, when the credential's kind has that owner. */
+  listRead: readonly ListRead[] | null;
 }
 
 /** The Authorization header, else the `wsp_session` cookie's value (docs/spec-gaps.md, "Accounts and sign-in": only where no header is sent). */
@@ -75,7 +86,7 @@ const unauthorized = (message?: string) => new ApiError('UNAUTHORIZED', message 
 export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier; lookups: CredentialLookups }): Authenticator {
   const { clock, verifyJwt, lookups } = deps;
   return async (authorization, sessionCookie, alongside) => {
-    const userList = alongside?.of === 'user' ? alongside.prefix : undefined;
+    const userList = alongside?.of === 'user' ? alongside.lists : undefined;
     if (authorization === undefined && sessionCookie !== undefined) {
       const shape = classifyCredential(sessionCookie);
       const s = shape.kind === 'session' ? await lookups.session(shape.hash, nowSeconds(clock), userList) : null;
@@ -93,7 +104,7 @@ export function createAuthenticator(deps: { clock: Clock; verifyJwt: JwtVerifier
         return { principal: { kind: 'session', userId: s.userId, sessionId: s.sessionId }, listRead: s.listRead };
       }
       case 'api_token': {
-        const t = await lookups.apiToken(shape.hash, now, alongside?.of === 'workspace' ? alongside.prefix : undefined);
+        const t = await lookups.apiToken(shape.hash, now, alongside?.of === 'workspace' ? alongside.lists : undefined);
         if (!t) throw unauthorized();
         return { principal: { kind: 'api_token', tokenId: t.tokenId, workspaceId: t.workspaceId, scopes: t.scopes }, listRead: t.listRead };
       }

@@ -9,3 +9,13 @@ export const revisionListVersions = (workspaceId: string, rawDashboardId: string
   `dashboard_revisions:${workspaceId}:${canonicalId('dash', rawDashboardId)}`,
   `snippets:${workspaceId}`,
 ];
+
+/**
+ * The same lists as an API token's statement reads them (src/db/credential-rows.ts): named by
+ * the token's workspace, in the order above, so that a read of the revisions makes one statement
+ * with its credential (a session's, named by its user, reads them on its own).
+ */
+export const revisionListsOfWorkspace = (rawDashboardId: string) => [
+  { prefix: 'dashboard_revisions:', suffix: `:${canonicalId('dash', rawDashboardId)}` },
+  { prefix: 'snippets:', suffix: '' },
+];

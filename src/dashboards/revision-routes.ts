@@ -5,7 +5,7 @@ import { quoteEtag } from '../http/etag.js';
 import { Dashboard, DashboardParams, ListRevisionsQuery, RevisionActionBody, RevisionParams } from './schemas/dashboard.js';
 import { DashboardRevision, RevisionList } from './schemas/revision.js';
 import type { RevisionService } from './revision-service.js';
-import { revisionListVersions } from './revision-list-versions.js';
+import { revisionListVersions, revisionListsOfWorkspace } from './revision-list-versions.js';
 
 const tags = ['dashboards'];
 
@@ -13,7 +13,12 @@ export function revisionRoutes(app: App, revisions: RevisionService): void {
   app.get(
     '/dashboards/:id/revisions',
     {
-      config: { scope: 'workspace', tokenScope: 'dashboards:read', versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id) },
+      config: {
+        scope: 'workspace',
+        tokenScope: 'dashboards:read',
+        versionedBy: (request) => revisionListVersions(workspaceCtx(request).workspaceId, (request.params as { id: string }).id),
+        listWithCredential: (request) => ({ of: 'workspace', lists: revisionListsOfWorkspace((request.params as { id: string }).id) }),
+      },
       schema: {
         operationId: 'listDashboardRevisions',
         tags,

@@ -73,11 +73,12 @@ declare module 'fastify' {
      */
     listVersion?: (request: FastifyRequest) => string;
     /**
-     * The same list as the credential's owner names it (its workspace's for an API token, its
-     * user's for a session): the credential's statement reads its version too, and a request
-     * whose `listVersion` is that list makes no statement of its own for it.
+     * The same lists as the credential's owner names them (its workspace's for an API token, its
+     * user's for a session), for every request or as this request names them (undefined: none):
+     * the credential's statement reads their versions too, and a request whose `listVersion` or
+     * `versionedBy` are those lists makes no statement of its own for them.
      */
-    listWithCredential?: ListAlongside;
+    listWithCredential?: ListAlongside | ((request: FastifyRequest) => ListAlongside | undefined);
     /**
      * A GET whose answer is made only from lists with versions (migrations 0018, 0020): their keys
      * for this request (undefined: none applies, the route answers as any other). The answer is
@@ -98,8 +99,8 @@ declare module 'fastify' {
     idem: { claim: IdempotencyClaim | null; replayed: boolean; override?: { status: number; body: unknown } } | null;
     /** The ETag of a versioned answer being made (src/http/list-cache.ts): kept under it once sent. */
     versionTag: string | null;
-    /** The version of the list `listWithCredential` names, as the credential's statement read it. */
-    listRead: ListRead | null;
+    /** The versions of the lists `listWithCredential` names, as the credential's statement read them. */
+    listRead: readonly ListRead[] | null;
   }
 }
 

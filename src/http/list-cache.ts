@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
-import { prepared } from '../db/prepared.js';
+import { listVersions } from '../db/list-version-rows.js';
 import { PreSerialized } from '../shared/pre-serialized.js';
 import { noneMatchHits } from './conditional-get.js';
 import { AnswerCache } from './answer-cache.js';
@@ -46,17 +46,6 @@ function addRouteHook(route: object, name: 'preHandler' | 'preSerialization' | '
 /** The pages kept, in bytes of JSON: about 200 pages of 50 API tokens. */
 export const LIST_PAGE_CACHE_BYTES = 4_000_000;
 
-// A statement per number of lists, compiled once.
-const versionsByCount = new Map<number, ReturnType<typeof versionsOfLists>>();
-const versionsOfLists = (count: number) => prepared((db, ...lists: string[]) => db.selectFrom('list_versions').select(['list', 'version']).where('list', 'in', lists.slice(0, count)));
-
-async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[string, number][]> {
-  let query = versionsByCount.get(lists.length);
-  if (!query) versionsByCount.set(lists.length, (query = versionsOfLists(lists.length)));
-  const found = new Map((await query.all(db, ...lists)).map((r) => [r.list, Number(r.version)]));
-  return lists.map((list) => [list, found.get(list) ?? 0]);
-}
-
 /**
  * Reads of what rows bump a version of (migrations 0018 and 0020): the ETag is made from the
  * lists, their versions and the request's URL. A route opts in with `config.listVersion` (one
@@ -64,8 +53,9 @@ async function versionsOf(db: Kysely<DB>, lists: readonly string[]): Promise<[st
  * from), which name the lists for the request after authentication and Service-Context, so only
  * a caller allowed to read them learns anything of them.
  *
- * Every GET reads the versions first, from indexed rows (or takes the one its credential's statement
- * read, `config.listWithCredential`, when that is the list): If-None-Match naming the tag is answered
+ * Every GET reads the versions first, from indexed rows, in one statement with the other requests of
+ * its turn of the event loop (src/db/list-version-rows.ts), or takes those its credential's
+ * statement read (`config.listWithCredential`, when they are the lists): If-None-Match naming the tag is answered
  * 304, and an answer this process already sent at those versions is sent again without being
  * made (the tag is the cache's key: the same lists, versions and URL are the same answer, for any
  * caller allowed to read it, on every instance, as the 304 already relies on). Otherwise the
@@ -89,7 +79,9 @@ export function listCache(app: FastifyInstance<any, any, any, any, any>, db: Kys
       const lists = listsOf(request);
       if (!lists) return;
       const read = request.listRead;
-      const versions = read && lists.length === 1 && lists[0] === read.list ? [[read.list, read.version] as const] : await versionsOf(db, lists);
+      // The credential's statement's versions only where they are exactly these lists (named after
+      // authentication and Service-Context): a session's user lists, or another workspace's, are read here.
+      const versions = read && read.length === lists.length && read.every((r, i) => r.list === lists[i]) ? read.map((r) => [r.list, r.version] as const) : await listVersions(db, lists);
       const etag = versionEtag(versions, request);
       const asked = request.headers['if-none-match'];
       if (typeof asked === 'string' && noneMatchHits(asked, etag)) {

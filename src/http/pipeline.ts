@@ -164,7 +164,8 @@ export function installPipeline(app: App, deps: PipelineDeps): void {
     const authorization = credentialHeader(request);
     const cookie = authorization === undefined ? cookieValue(request.headers.cookie, SESSION_COOKIE) : undefined;
     if (auth === 'optional' && authorization === undefined && cookie === undefined) return;
-    const alongside = request.method === 'GET' ? request.routeOptions.config?.listWithCredential : undefined;
+    const listed = request.method === 'GET' ? request.routeOptions.config?.listWithCredential : undefined;
+    const alongside = typeof listed === 'function' ? listed(request) : listed;
     let principal;
     try {
       const found = await authenticate(authorization, cookie, alongside);

@@ -52,7 +52,7 @@ export function notificationRoutes(app: App, notifications: NotificationService,
   app.get(
     '/notifications',
     {
-      config: { ...USER_ROUTE, listVersion: (request) => notificationListName(callerUserId(requestCtx(request))), listWithCredential: { of: 'user', prefix: NOTIFICATION_LIST_PREFIX } },
+      config: { ...USER_ROUTE, listVersion: (request) => notificationListName(callerUserId(requestCtx(request))), listWithCredential: { of: 'user', lists: NOTIFICATION_LIST_PREFIX } },
       schema: {
         operationId: 'listNotifications',
         tags: ['notifications'],

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { SessionIssuer } from './tables.js';
 import { hashToken, newSessionToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
-import { listReadOf, type ListRead } from '../auth/authenticator.js';
+import { listReadOf, type ListParts, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
@@ -93,14 +93,14 @@ export async function sessionForToken(
   tokenHash: string,
   now: number,
   policy: SessionPolicy,
-  listPrefix?: string,
-): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: ListRead | null } | null> {
-  const s = listPrefix === undefined ? await sessionStore.byHash(db, tokenHash) : await sessionStore.byHashWithList(db, tokenHash, listPrefix);
+  lists?: ListParts,
+): Promise<{ userId: string; sessionId: string; csrfToken: string | null; expiresAt: number; listRead: readonly ListRead[] | null } | null> {
+  const s = lists === undefined ? await sessionStore.byHash(db, tokenHash) : await sessionStore.byHashWithList(db, tokenHash, lists);
   if (!s || sessionEnd(s, policy) <= now) return null;
   const touched = now - s.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await sessionStore.touch(db, s.id, now, now + SESSION_IDLE_SECONDS);
   const expiresAt = sessionEnd(touched ? { ...s, expires_at: now + SESSION_IDLE_SECONDS } : s, policy);
-  const listRead = listReadOf(listPrefix, s.user_id, s, touched);
+  const listRead = listReadOf(lists, s.user_id, s, touched);
   return { userId: s.user_id, sessionId: s.id, csrfToken: s.csrf_token, expiresAt, listRead };
 }
 

@@ -49,7 +49,7 @@ export function tokenRoutes(app: App, tokens: TokenService): void {
         scope: 'workspace',
         tokenScope: 'tokens:read',
         listVersion: (request) => tokenListName(workspaceCtx(request).workspaceId),
-        listWithCredential: { of: 'workspace', prefix: TOKEN_LIST_PREFIX },
+        listWithCredential: { of: 'workspace', lists: TOKEN_LIST_PREFIX },
       },
       schema: {
         operationId: 'listApiTokens',

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { WorkspaceContext } from '../auth/principal.js';
 import { hashToken, newApiToken, TOUCH_INTERVAL_SECONDS } from '../auth/credentials.js';
-import { listReadOf, type ListRead } from '../auth/authenticator.js';
+import { listReadOf, type ListParts, type ListRead } from '../auth/authenticator.js';
 import { canonicalId, newId } from '../shared/ids.js';
 import { nowSeconds, type Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
@@ -85,14 +85,14 @@ export async function apiTokenForHash(
   db: Kysely<DB>,
   tokenHash: string,
   now: number,
-  listPrefix?: string,
-): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null; listRead: ListRead | null } | null> {
-  const t = listPrefix === undefined ? await tokenStore.byHash(db, tokenHash) : await tokenStore.byHashWithList(db, tokenHash, listPrefix);
+  lists?: ListParts,
+): Promise<{ tokenId: string; workspaceId: string; scopes: TokenScope[] | null; listRead: readonly ListRead[] | null } | null> {
+  const t = lists === undefined ? await tokenStore.byHash(db, tokenHash) : await tokenStore.byHashWithList(db, tokenHash, lists);
   if (!t || (t.expires_at !== null && t.expires_at <= now)) return null;
   const touched = t.last_used_at === null || now - t.last_used_at >= TOUCH_INTERVAL_SECONDS;
   if (touched) await tokenStore.touch(db, t.id, now);
   // The token's list shows its last use: a version read before that write is the list's past.
-  const listRead = listReadOf(listPrefix, t.workspace_id, t, touched);
+  const listRead = listReadOf(lists, t.workspace_id, t, touched);
   // One literal (docs/decisions.md, hidden classes): `{ ...found, listRead }` made a new one on every read.
   return { tokenId: t.id, workspaceId: t.workspace_id, scopes: parseStoredScopes(t.scopes), listRead };
 }

@@ -83,6 +83,21 @@ test('with the list: the version read in the same statement, for each', async ()
   for (const r of rows) assert.equal(Number(r!.list_version), Number(stored!.version));
 });
 
+test('with lists of parts (prefix, owner, suffix): each version in its column, 0 for a list never written, in one statement', async () => {
+  await tdb.database.db
+    .insertInto('list_versions')
+    .values({ list: `parts:${ws}:one`, version: 5 })
+    .execute();
+  const c = counting(tdb.database.db);
+  const lists = [
+    { prefix: 'parts:', suffix: ':one' },
+    { prefix: 'parts:', suffix: ':none' },
+  ];
+  const rows = (await Promise.all([9, 10].map((i) => tokenStore.byHashWithList(c.db, hashes[i]!, lists)))) as (Record<string, unknown> | undefined)[];
+  assert.equal(c.statements(), 1);
+  for (const r of rows) assert.deepEqual([Number(r!.list_version), r!.list_version_1 ?? 0], [5, 0]);
+});
+
 test('more lookups in one turn than one statement takes: every one answered', async () => {
   const c = counting(tdb.database.db);
   const rows = await Promise.all(hashes.map((h) => tokenStore.byHash(c.db, h)));

@@ -5,6 +5,8 @@ import { useTestApp } from '../helpers/test-app.js';
 import { as } from '../helpers/harness.js';
 import { PLATFORM_METRICS } from '../../src/platform-metrics/catalog.js';
 import { FIXED_PATHS, buildTenant, documentRoutes, noStream, type DocRoute, type TenantFixture } from '../security/tenant-fixture.js';
+import { ACCOUNT_EVENT_TYPES, resourceTypeOf } from '../../src/events/event-type-schemas.js';
+import { idAt } from '../../src/shared/ids.js';
 
 /**
  * Issue 54.4: every read answers through an index on both engines, so that a list page or a filter
@@ -304,3 +306,108 @@ test('every filter of the audit log and of a person log is a constraint of the i
   if (h.database.engine === 'sqlite') assert.ok(searches >= cases.length, `${searches} searches of events for ${cases.length} reads`);
   assert.deepEqual(wrong, [], 'filters read through an index that does not take them');
 });
+
+/**
+ * A person's own log (GET /v1/me/events), every filter it takes and a later page, on both engines:
+ * each search of events is one of an index that takes the person (`actor_id` or `resource_id`)
+ * and the kind of event (one `type` or one `resource_type`, an equality: PostgreSQL gives an
+ * index's order under equalities only) and, for a time filter, the range of ids. With the account
+ * types as a list beside the person (`type in (...)`), PostgreSQL's planner, trusting its
+ * statistics of the whole table, read a person's 2,000 sign-ins and sorted them for a page
+ * (bench/growth.ts, docs/benchmarks.md): no other plan was wrong by the rule of the first test.
+ */
+test('every filter of a person log is a search of an index on the person and the kind of event, on both engines', { timeout: 120_000 }, async () => {
+  const f = await buildTenant(h, 'Mine');
+  const owner = f.seed.owner;
+  const now = Math.floor(h.clock.nowMs() / 1000);
+  // Three events of the owner's own, so that a page of one has a later one.
+  for (const [i, type, actor, resource] of [
+    [3, 'session.created', owner.userId, 'ses_planA'],
+    [2, 'session.failed', null, owner.userId],
+    [1, 'user.email_verified', owner.userId, owner.userId],
+  ] as const) {
+    const ms = h.clock.nowMs() - i * 1000;
+    await h.database.db
+      .insertInto('events')
+      .values({
+        id: idAt('evt', ms),
+        workspace_id: null,
+        type,
+        actor_kind: actor ? 'user' : 'anonymous',
+        actor_id: actor,
+        credential_id: null,
+        resource_type: resourceTypeOf(type),
+        resource_id: resource,
+        request_id: null,
+        ip: null,
+        user_agent: null,
+        created_at: Math.floor(ms / 1000),
+        data: '{}',
+      })
+      .execute();
+  }
+  const resources = [...new Set(ACCOUNT_EVENT_TYPES.map(resourceTypeOf))];
+  const filters: { q: Record<string, string>; kind: RegExp; range?: RegExp }[] = [
+    { q: {}, kind: /(resource_)?type/ },
+    ...ACCOUNT_EVENT_TYPES.map((t) => ({ q: { type: t }, kind: /(?<!resource_)type/ })),
+    ...resources.map((r) => ({ q: { type: `${r}.*` }, kind: /(resource_)?type/ })),
+    { q: { since: String(now - 3600) }, kind: /(resource_)?type/, range: /\bid ?>=? ?/ },
+    { q: { until: String(now + 60) }, kind: /(resource_)?type/, range: /\bid ?< ?/ },
+  ];
+  const wrong: string[] = [];
+  let searches = 0;
+  let pages = 0;
+  for (const filter of filters) {
+    for (let cursor: string | null | undefined = null, page = 0; page < 2 && cursor !== undefined; page++) {
+      const url: string = `/v1/me/events?${new URLSearchParams({ ...filter.q, limit: '1', ...(cursor ? { cursor } : {}) }).toString()}`;
+      let res: Awaited<ReturnType<typeof h.app.inject>> | undefined;
+      const statements = await statementsWhile(async () => {
+        res = await h.app.inject({ method: 'GET', url, headers: as(owner.session) });
+      });
+      assert.equal(res!.statusCode, 200, `${url}: ${res!.body.slice(0, 200)}`);
+      pages++;
+      cursor = res!.json<{ next_cursor?: string | null }>().next_cursor ?? undefined;
+      for (const s of statements.filter((x) => /\bfrom "events"/.test(x.sql))) {
+        for (const { index, cond } of await eventSearches(s)) {
+          searches++;
+          const kind = new RegExp(`(?:^|[^a-z_])${filter.kind.source} ?= ?`);
+          const ok = /(?:^|[^a-z_])(actor_id|resource_id) ?= ?/.test(cond) && kind.test(cond) && (!filter.range || filter.range.test(cond));
+          if (!ok) wrong.push(`${url}: ${index} (${cond})\n    ${s.sql}`);
+        }
+      }
+    }
+  }
+  // Each page at least the actor's search and the resource's, of each kind it reads.
+  assert.ok(searches >= 2 * pages, `${searches} searches of events for ${pages} pages`);
+  assert.deepEqual(wrong, [], "a person log's search whose index does not take the person, the kind of event and the time");
+});
+
+/** Each search of the events table in a statement's plan: the index and its constraints (SQLite's `(a=? AND b=?)`, PostgreSQL's Index Cond). */
+async function eventSearches(s: Statement): Promise<{ index: string; cond: string }[]> {
+  const db = h.database.db;
+  if (h.database.engine === 'sqlite') {
+    const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${s.sql}`, [...s.parameters]));
+    return plan.rows
+      .map((r) => r.detail)
+      .filter((d) => /^(SEARCH|SCAN) events\b/.test(d))
+      .map((d) => {
+        const m = /USING (?:COVERING )?INDEX (\S+)(?: \((.*)\))?/.exec(d);
+        return { index: m?.[1] ?? d, cond: m?.[2] ?? '' };
+      });
+  }
+  return db.transaction().execute(async (trx) => {
+    // As in the first test: the fixture's tables are tiny, where a scan or a sort costs nothing.
+    await sql`set local enable_seqscan = off`.execute(trx);
+    await sql`set local enable_sort = off`.execute(trx);
+    const plan = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${s.sql}`, [...s.parameters]));
+    const out: { index: string; cond: string }[] = [];
+    const walk = (n: PgNode) => {
+      if (n['Relation Name'] === 'events' || (n['Node Type'] === 'Bitmap Index Scan' && n['Index Name']?.startsWith('events'))) {
+        out.push({ index: n['Index Name'] ?? n['Node Type'], cond: (n['Index Cond'] ?? '').replace(/"/g, '') });
+      }
+      for (const c of n.Plans ?? []) walk(c);
+    };
+    walk((plan.rows[0]!['QUERY PLAN'] as { Plan: PgNode }[])[0]!.Plan);
+    return out;
+  });
+}

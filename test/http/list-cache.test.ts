@@ -7,6 +7,7 @@ import { tokenStore } from '../../src/tokens/store.js';
 import { notificationStore } from '../../src/notifications/store.js';
 import { newId } from '../../src/shared/ids.js';
 import { heldTagSourceChars } from '../../src/http/list-cache.js';
+import { dashboardBody, dashboardsClient } from '../dashboards/fixtures.js';
 
 /**
  * Versioned lists (issue 21, target 2): the API tokens of a workspace and the notifications of a
@@ -290,4 +291,38 @@ test('the tags kept are bounded by what they are made of, whatever the URLs call
   }
   const again = await get(url(1), s.apiToken);
   assert.deepEqual([again.statusCode, again.headers.etag], [200, first.headers.etag]);
+});
+
+test("a dashboard's revisions read with an API token: both lists' versions in the credential's statement, none apart; a session's read them on its own; a new revision or a changed snippet is a new tag at once", async () => {
+  const token = dashboardsClient(h, s, s.apiToken);
+  const versionAlone = (sql: string[]) => sql.filter((q) => q.includes('list_versions') && !q.includes('token_hash')).length;
+  const credentialWithVersions = (sql: string[]) => sql.filter((q) => q.includes('token_hash') && (q.match(/list_versions/g) ?? []).length === 2).length;
+  const made = await token.create(dashboardBody({ name: 'Alongside' }));
+  assert.equal(made.statusCode, 201, made.body);
+  const dash = made.json<{ id: string; etag: string }>();
+  // The token's use is written once a minute: within it the credential's statement alone reads the versions.
+  await token.revisions(dash.id);
+  const first = await statements(() => token.revisions(dash.id));
+  assert.equal(first.result.statusCode, 200, first.result.body);
+  assert.deepEqual([credentialWithVersions(first.sql), versionAlone(first.sql)], [1, 0], first.sql.join('\n'));
+  const tag = first.result.headers.etag as string;
+  const again = await statements(() => token.revisions(dash.id, '', { 'if-none-match': tag }));
+  assert.deepEqual([again.result.statusCode, credentialWithVersions(again.sql), versionAlone(again.sql)], [304, 1, 0], again.sql.join('\n'));
+
+  // A session names a workspace by Service-Context, not in its statement: the versions are read apart, to the same tag.
+  const bySession = await statements(() => dashboardsClient(h, s).revisions(dash.id, '', { 'if-none-match': tag }));
+  assert.deepEqual([bySession.result.statusCode, credentialWithVersions(bySession.sql), versionAlone(bySession.sql)], [304, 0, 1], bySession.sql.join('\n'));
+
+  // Each list moves the tag on the very next read: the dashboard's revisions, then the workspace's snippets.
+  const patched = await token.patch(dash.id, dash.etag, { name: 'Alongside 2' });
+  assert.equal(patched.statusCode, 200, patched.body);
+  const afterRevision = await token.revisions(dash.id, '', { 'if-none-match': tag });
+  assert.equal(afterRevision.statusCode, 200);
+  assert.equal(afterRevision.json<{ data: { name: string }[] }>().data[0]!.name, 'Alongside 2');
+  const tag2 = afterRevision.headers.etag as string;
+  assert.notEqual(tag2, tag);
+  assert.equal((await token.createSnippet({ name: 'Alongside', source: 'select 1' })).statusCode, 201);
+  const afterSnippet = await token.revisions(dash.id, '', { 'if-none-match': tag2 });
+  assert.equal(afterSnippet.statusCode, 200);
+  assert.notEqual(afterSnippet.headers.etag, tag2);
 });

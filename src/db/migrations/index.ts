@@ -30,6 +30,7 @@ import * as clusters from './0028_clusters.js';
 import * as listIndexes from './0029_list_indexes.js';
 import * as eventResourceType from './0030_event_resource_type.js';
 import * as eventPrefix from './0031_event_prefix.js';
+import * as accountEventKinds from './0032_account_event_kinds.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ const migrations: Record<string, Migration> = {
   '0029_list_indexes': listIndexes,
   '0030_event_resource_type': eventResourceType,
   '0031_event_prefix': eventPrefix,
+  '0032_account_event_kinds': accountEventKinds,
 };
 
 export const migrationProvider: MigrationProvider = {
