@@ -19,6 +19,8 @@ const BOMB = JSON.stringify({ 'x.txt': '{{#a}}{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}
 const BOMB_VALUES = JSON.stringify({ a: Array.from({ length: 60 }, (_, i) => i), x: 'y' });
 /** The same loops producing nothing: only time runs out. */
 const SLOW_VALUES = JSON.stringify({ a: Array.from({ length: 60 }, (_, i) => i), x: '' });
+/** Five loops deep (60^5 passes): no machine ends it before a time limit of seconds does. */
+const ENDLESS = JSON.stringify({ 'x.txt': '{{#a}}{{#a}}{{#a}}{{#a}}{{#a}}{{x}}{{/a}}{{/a}}{{/a}}{{/a}}{{/a}}' });
 
 const pools: RenderPool[] = [];
 function pool(opts: Partial<RenderPoolOptions> = {}): RenderPool {
@@ -76,7 +78,7 @@ describe('render threads', () => {
     // follows, starting a thread included, well under that however loaded the machine (0.3 s was not).
     const p = pool({ threads: 1, timeoutMs: 1500 });
     const started = Date.now();
-    await assert.rejects(p.render('slow', BOMB, SLOW_VALUES, UNBOUNDED), (e: Error) => e instanceof TemplateRenderError && e.message === 'the render ran longer than 1.5 seconds and was stopped');
+    await assert.rejects(p.render('slow', ENDLESS, SLOW_VALUES, UNBOUNDED), (e: Error) => e instanceof TemplateRenderError && e.message === 'the render ran longer than 1.5 seconds and was stopped');
     assert.ok(Date.now() - started < 1500 + 2700);
     assert.deepEqual(text(await p.render('slow', JSON.stringify({ f: '{{x}}' }), JSON.stringify({ x: 1 }), BUDGET)), [['f', '1']]);
   });
@@ -98,7 +100,7 @@ describe('render threads', () => {
     // a loaded machine takes to start a thread.
     await Promise.all([p.render('warm-1', JSON.stringify({ f: 'w' }), '{}', BUDGET), p.render('warm-2', JSON.stringify({ f: 'w' }), '{}', BUDGET)]);
     const settled: string[] = [];
-    const first = p.render('greedy', BOMB, SLOW_VALUES, UNBOUNDED);
+    const first = p.render('greedy', ENDLESS, SLOW_VALUES, UNBOUNDED);
     void first.catch(() => undefined).finally(() => settled.push('greedy, the long one'));
     const started = Date.now();
     const second = p.render('greedy', JSON.stringify({ f: 'x' }), '{}', BUDGET);
