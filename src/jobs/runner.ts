@@ -85,7 +85,8 @@ export interface JobPool {
   /**
    * The most of this pool's jobs one group (`NewJob.group`: a workspace) has in hand at once in
    * this worker; unset: no share. A group at its share waits on itself: the claim skips its jobs,
-   * so another group's jobs behind them in the queue still run.
+   * so another group's jobs behind them in the queue still run. A pool with a share also claims
+   * its groups' jobs in turn (src/jobs/store.ts, fairTurn) rather than first-in first-out.
    */
   perGroup?: number;
 }
@@ -352,7 +353,11 @@ export class JobRunner {
    */
   private claim(lane: Lane): Promise<JobsTable | null> {
     const { db, engine, clock } = this.deps;
-    const once = () => jobStore.claim(db, engine, this.opts.workerId, clock.nowMs(), this.opts.leaseMs, lane.kinds, lane.full());
+    // A pool with a share claims in turn across groups: the share bounds how many of a group run
+    // at once, not who goes first, and first-in first-out made a workspace whose job was queued
+    // after another's burst wait for all of it.
+    const order = lane.perGroup === undefined ? 'fifo' : 'fair';
+    const once = () => jobStore.claim(db, engine, this.opts.workerId, clock.nowMs(), this.opts.leaseMs, lane.kinds, lane.full(), order);
     if (lane.perGroup === undefined) return once();
     return lane.serially(async () => {
       const job = await once();

@@ -29,6 +29,7 @@ import * as changeRequests from './0027_change_requests.js';
 import * as clusters from './0028_clusters.js';
 import * as listIndexes from './0029_list_indexes.js';
 import * as eventResourceType from './0030_event_resource_type.js';
+import * as fairClaims from './0031_fair_claims.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ const migrations: Record<string, Migration> = {
   '0028_clusters': clusters,
   '0029_list_indexes': listIndexes,
   '0030_event_resource_type': eventResourceType,
+  '0031_fair_claims': fairClaims,
 };
 
 export const migrationProvider: MigrationProvider = {
