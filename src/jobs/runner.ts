@@ -256,11 +256,19 @@ export class JobRunner {
     this.halting = false;
     const kinds = [...this.handlers.keys()];
     this.lanes = this.makeLanes();
+    let sweptAt = -Infinity;
     const loop = async () => {
       if (this.stopped) return;
       try {
-        await this.schedulePeriodic();
-        await this.giveUpExhausted(kinds);
+        // Periodic work and given-up jobs at the poll's cadence, not on every wake: an enqueue
+        // wakes the loop for its job, and a fan-out's auto-updates queue hundreds of renders a
+        // second, each pass of which scheduled every periodic kind (one insert each) again.
+        const now = performance.now();
+        if (now - sweptAt >= this.opts.pollMs) {
+          sweptAt = now;
+          await this.schedulePeriodic();
+          await this.giveUpExhausted(kinds);
+        }
         for (const lane of this.lanes) this.fillSlots(lane);
       } catch (err) {
         this.deps.log.error({ err }, 'job loop failed; retrying');

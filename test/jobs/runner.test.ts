@@ -33,7 +33,7 @@ const KINDS = {
 const h = useTestApp();
 const s = h.seeded;
 
-function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
+function runner(workerId: string, opts: { leaseMs?: number; pollMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
   return testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
 }
 
@@ -208,6 +208,35 @@ describe('job runner', () => {
     // The poll is 500 ms: a pass at start, one woken by the period's own job, then one per poll.
     assert.ok(passes >= 2, `the runner ran (${passes} passes)`);
     assert.ok(passes <= 6, `an idle runner made ${passes} passes in 1.2 s: it spins instead of waiting for its poll`);
+  });
+
+  test('an enqueue wakes a started runner for its job only: periodic work is scheduled at the poll, not on every wake', async () => {
+    const r = runner('w-wakes', { pollMs: 60_000 });
+    r.register('t.tick', async () => ({}));
+    r.every('t.tick', 3600);
+    let ran = 0;
+    r.register('t.quick', async () => {
+      ran++;
+      return {};
+    });
+    let sweeps = 0;
+    const enqueue = r.queue.enqueue.bind(r.queue);
+    r.queue.enqueue = async (db, job) => {
+      if (job.kind === 't.tick') sweeps++;
+      return enqueue(db, job);
+    };
+    r.start();
+    try {
+      // Ten wakes, as a fan-out's auto-update queuing renders makes hundreds: each ran every
+      // periodic kind's (deduplicated) insert again.
+      for (let n = 1; n <= 10; n++) {
+        await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: { n } });
+        await waitFor(`quick job ${n} run`, () => ran === n, { intervalMs: 0 });
+      }
+    } finally {
+      await r.stop();
+    }
+    assert.equal(sweeps, 1, 'the pass at start, none on the ten wakes (the poll is a minute)');
   });
 
   test('a job enqueued in a transaction that rolls back does not exist', async () => {
