@@ -228,10 +228,15 @@ export async function fanOut(ctx: FanOutContext): Promise<Row[]> {
     const v2List = inList(v2s);
     const curve: { t: number; n: number }[] = [];
     let maxRunning = 0;
+    // When every workspace had at least one install at the new version: what the render pool's
+    // order across workspaces decides (first-in first-out, the last publisher's waited for the rest).
+    let everyWorkspaceAt = NaN;
     for (;;) {
       const n = await count(db, `select count(*) as n from installs where current_version_id in (${v2List})`, v2s);
       const t = (performance.now() - start) / 1000;
       curve.push({ t, n });
+      if (Number.isNaN(everyWorkspaceAt) && (await count(db, `select count(distinct workspace_id) as n from installs where current_version_id in (${v2List})`, v2s)) === WORKSPACES)
+        everyWorkspaceAt = t;
       const [busiest] = await db.all(`select count(*) as n from renders where package_version_id in (${v2List}) and state = 'running' group by workspace_id order by n desc limit 1`, v2s);
       maxRunning = Math.max(maxRunning, Number(busiest?.n ?? 0));
       if (n === INSTALLS) break;
@@ -291,6 +296,7 @@ export async function fanOut(ctx: FanOutContext): Promise<Row[]> {
         errors: lost + doubled,
         note:
           `all in ${totalSeconds.toFixed(1)} s (target ${engine === 'sqlite' ? 20 : 30} s; the ${WORKSPACES} publishes answered in ${(published / 1000).toFixed(2)} s); ` +
+          `every workspace had an install at the new version by ${everyWorkspaceAt.toFixed(1)} s; ` +
           `p50/p99: when half / 99% were there; renders of the new version ${rendered} for ${INSTALLS} installs (${lost} lost, ${doubled} doubled), ${commits} commits; servers' CPU ${((cpu * 1000) / INSTALLS).toFixed(1)} ms an install; ` +
           `quotas: at most ${maxHourly} renders of a workspace in the hour (quota ${RENDERS_PER_HOUR}), at most ${maxRunning} renders of one workspace running at once (in the database: waiting for a thread counts; WSP_RENDERS_PER_WORKSPACE ${RENDERS_PER_WORKSPACE} a process × ${processes}), ` +
           `largest repository ${maxRepo} B, largest workspace's repositories ${maxWsBytes} B; curve: ${points.join(', ')}`,

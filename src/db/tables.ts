@@ -75,6 +75,8 @@ export interface JobsTable {
   dedupe_key: string | null;
   /** Whom the job is done for (a webhook delivery's workspace): a pool's share is counted per group. */
   group_key: string | null;
+  /** The job's turn among its kind's grouped jobs (start-time fair queueing, src/jobs/store.ts); 0 for a job of no group. */
+  fair_key: number;
   created_at: number;
   updated_at: number;
 }

@@ -85,7 +85,8 @@ export interface JobPool {
   /**
    * The most of this pool's jobs one group (`NewJob.group`: a workspace) has in hand at once in
    * this worker; unset: no share. A group at its share waits on itself: the claim skips its jobs,
-   * so another group's jobs behind them in the queue still run.
+   * so another group's jobs behind them in the queue still run. A pool with a share also claims
+   * its groups' jobs in turn (src/jobs/store.ts, fairTurn) rather than first-in first-out.
    */
   perGroup?: number;
 }
@@ -255,11 +256,19 @@ export class JobRunner {
     this.halting = false;
     const kinds = [...this.handlers.keys()];
     this.lanes = this.makeLanes();
+    let sweptAt = -Infinity;
     const loop = async () => {
       if (this.stopped) return;
       try {
-        await this.schedulePeriodic();
-        await this.giveUpExhausted(kinds);
+        // Periodic work and given-up jobs at the poll's cadence, not on every wake: an enqueue
+        // wakes the loop for its job, and a fan-out's auto-updates queue hundreds of renders a
+        // second, each pass of which scheduled every periodic kind (one insert each) again.
+        const now = performance.now();
+        if (now - sweptAt >= this.opts.pollMs) {
+          sweptAt = now;
+          await this.schedulePeriodic();
+          await this.giveUpExhausted(kinds);
+        }
         for (const lane of this.lanes) this.fillSlots(lane);
       } catch (err) {
         this.deps.log.error({ err }, 'job loop failed; retrying');
@@ -352,7 +361,11 @@ export class JobRunner {
    */
   private claim(lane: Lane): Promise<JobsTable | null> {
     const { db, engine, clock } = this.deps;
-    const once = () => jobStore.claim(db, engine, this.opts.workerId, clock.nowMs(), this.opts.leaseMs, lane.kinds, lane.full());
+    // A pool with a share claims in turn across groups: the share bounds how many of a group run
+    // at once, not who goes first, and first-in first-out made a workspace whose job was queued
+    // after another's burst wait for all of it.
+    const order = lane.perGroup === undefined ? 'fifo' : 'fair';
+    const once = () => jobStore.claim(db, engine, this.opts.workerId, clock.nowMs(), this.opts.leaseMs, lane.kinds, lane.full(), order);
     if (lane.perGroup === undefined) return once();
     return lane.serially(async () => {
       const job = await once();

@@ -5,6 +5,24 @@ import { newId } from '../shared/ids.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { NewJob } from './queue.js';
 
+/**
+ * A grouped job's turn among its kind's jobs, computed as it is queued (start-time fair queueing):
+ * one after the group's last job still queued or running, and never before the turn under way
+ * (the largest of the kind's running jobs, or when none runs the smallest queued), so a group
+ * idle for a while gets no credit for it. A workspace that queues 50 renders takes turns 0..49;
+ * one that queues a render after them takes the turn under way, and a fair claim (smallest turn
+ * first) runs it next rather than after the 50. Two transactions queuing at once for one group
+ * may take the same turn: the order is only less fair then, nothing is lost or run twice.
+ */
+function fairTurn(kind: string, group: string) {
+  return sql<number>`(select case when t.under_way > t.next_of_group then t.under_way else t.next_of_group end from (select
+      coalesce(
+        (select max(fair_key) from jobs where kind = ${kind} and state = 'running'),
+        (select min(fair_key) from jobs where kind = ${kind} and state = 'queued'),
+        0) as under_way,
+      coalesce((select max(fair_key) + 1 from jobs where group_key = ${group} and kind = ${kind} and state in ('queued', 'running')), 0) as next_of_group) t)`;
+}
+
 export const jobStore = {
   /**
    * Inserts a job with the attempts its kind gets (src/jobs/queue.ts), in the caller's
@@ -29,6 +47,7 @@ export const jobStore = {
           operation_id: job.operationId ?? null,
           dedupe_key: job.dedupeKey ?? null,
           group_key: job.group ?? null,
+          fair_key: job.group ? fairTurn(job.kind, job.group) : 0,
           created_at: nowMs,
           updated_at: nowMs,
         })
@@ -44,15 +63,26 @@ export const jobStore = {
   /**
    * Claims the next due job of `kinds` (queued and due, or running with an expired lease and
    * attempts left) for one worker, skipping the jobs of `skipGroups` (the groups holding their
-   * share of a pool's slots in this worker). One statement, so two workers never claim the same
+   * share of a pool's slots in this worker): the first queued with `order` 'fifo', the smallest
+   * turn (`fair_key`, see fairTurn) with 'fair', then the first queued. One statement, so two workers never claim the same
    * job: on PostgreSQL the inner select skips rows another worker has locked (FOR UPDATE SKIP
    * LOCKED: a claim never waits for another's); SQLite serializes writers. A job whose lease ran
    * out on its last attempt is never run again: see `exhausted`.
    */
-  async claim(db: Kysely<DB>, engine: Engine, workerId: string, nowMs: number, leaseMs: number, kinds: readonly string[], skipGroups: readonly string[] = []): Promise<JobsTable | null> {
+  async claim(
+    db: Kysely<DB>,
+    engine: Engine,
+    workerId: string,
+    nowMs: number,
+    leaseMs: number,
+    kinds: readonly string[],
+    skipGroups: readonly string[] = [],
+    order: 'fifo' | 'fair' = 'fifo',
+  ): Promise<JobsTable | null> {
     if (kinds.length === 0) return null;
     const lock = engine === 'postgres' ? sql`for update skip locked` : sql``;
     const groups = skipGroups.length === 0 ? sql`` : sql`and (group_key is null or group_key not in (${sql.join(skipGroups)}))`;
+    const orderBy = order === 'fair' ? sql`order by fair_key, run_at, id` : sql`order by run_at, id`;
     const res = await sql<JobsTable>`
       update jobs set state = 'running', locked_by = ${workerId}, locked_until = ${nowMs + leaseMs},
         attempts = attempts + 1, updated_at = ${nowMs}
@@ -61,7 +91,7 @@ export const jobStore = {
         where kind in (${sql.join(kinds)})
           and ((state = 'queued' and run_at <= ${nowMs}) or (state = 'running' and locked_until < ${nowMs} and attempts < max_attempts))
           ${groups}
-        order by run_at, id
+        ${orderBy}
         limit 1
         ${lock}
       )

@@ -25,12 +25,15 @@ const KINDS = {
   't.quick': { maxAttempts: 1 },
   't.pooled': { maxAttempts: 1 },
   't.grouped': { maxAttempts: 1 },
+  't.fair-burst': { maxAttempts: 1 },
+  't.fair-turns': { maxAttempts: 1 },
+  't.fair-late': { maxAttempts: 1 },
 };
 
 const h = useTestApp();
 const s = h.seeded;
 
-function runner(workerId: string, opts: { leaseMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
+function runner(workerId: string, opts: { leaseMs?: number; pollMs?: number; concurrency?: number; pools?: JobPool[] } = {}) {
   return testRunner(h.database, h.clock, KINDS, { workerId, ...opts });
 }
 
@@ -207,6 +210,35 @@ describe('job runner', () => {
     assert.ok(passes <= 6, `an idle runner made ${passes} passes in 1.2 s: it spins instead of waiting for its poll`);
   });
 
+  test('an enqueue wakes a started runner for its job only: periodic work is scheduled at the poll, not on every wake', async () => {
+    const r = runner('w-wakes', { pollMs: 60_000 });
+    r.register('t.tick', async () => ({}));
+    r.every('t.tick', 3600);
+    let ran = 0;
+    r.register('t.quick', async () => {
+      ran++;
+      return {};
+    });
+    let sweeps = 0;
+    const enqueue = r.queue.enqueue.bind(r.queue);
+    r.queue.enqueue = async (db, job) => {
+      if (job.kind === 't.tick') sweeps++;
+      return enqueue(db, job);
+    };
+    r.start();
+    try {
+      // Ten wakes, as a fan-out's auto-update queuing renders makes hundreds: each ran every
+      // periodic kind's (deduplicated) insert again.
+      for (let n = 1; n <= 10; n++) {
+        await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: { n } });
+        await waitFor(`quick job ${n} run`, () => ran === n, { intervalMs: 0 });
+      }
+    } finally {
+      await r.stop();
+    }
+    assert.equal(sweeps, 1, 'the pass at start, none on the ten wakes (the poll is a minute)');
+  });
+
   test('a job enqueued in a transaction that rolls back does not exist', async () => {
     const r = runner('w4');
     let ran = 0;
@@ -368,16 +400,27 @@ function holding() {
 }
 
 describe('job pools (slots of their own) and the share of a group', () => {
-  test("runDue runs a job that a job of another pool queued, once that pool's slots had found nothing due", async () => {
+  test("runDue runs a job that a job of another pool queued, once that pool's slots had found nothing due", async (t) => {
     const r = runner('w-rundue-pools', { pools: [{ name: 'p', kinds: ['t.pooled'], concurrency: 1 }] });
     const ran: string[] = [];
     r.register('t.pooled', async () => {
       ran.push('pooled');
       return {};
     });
+    // The pool's slot finds nothing due (its claim answers null) and ends before the quick job
+    // queues the pooled one: a second pass must find it.
+    const claim = jobStore.claim;
+    let poolFoundNothing = false;
+    jobStore.claim = async (...args: Parameters<typeof claim>) => {
+      const job = await claim(...args);
+      if (!job && args[5].includes('t.pooled')) poolFoundNothing = true;
+      return job;
+    };
+    t.after(() => {
+      jobStore.claim = claim;
+    });
     r.register('t.quick', async () => {
-      // The pool's slot has already found nothing due and ended by now.
-      await new Promise((res) => setTimeout(res, 20));
+      await waitFor("the pool's slot finding nothing due", () => poolFoundNothing, { intervalMs: 0 });
       await r.queue.enqueue(h.database.db, { kind: 't.pooled', payload: {} });
       ran.push('quick');
       return {};
@@ -385,6 +428,47 @@ describe('job pools (slots of their own) and the share of a group', () => {
     await r.queue.enqueue(h.database.db, { kind: 't.quick', payload: {} });
     assert.equal(await r.runDue(), 2);
     assert.deepEqual(ran, ['quick', 'pooled']);
+  });
+
+  /** Runs `kind`'s due jobs in a pool of one slot with a share, and answers their groups in the order they ran. */
+  async function runInOrder(kind: string, workerId: string): Promise<string[]> {
+    const r = runner(workerId, { pools: [{ name: 'p', kinds: [kind], concurrency: 1, perGroup: 1 }] });
+    const order: string[] = [];
+    r.register(kind, async (job) => {
+      order.push((job.payload as { g: string }).g);
+      return {};
+    });
+    await r.runDue();
+    return order;
+  }
+
+  test("a pool with a share claims in turn across groups: a group's one job queued after another's 50 runs second, not 51st", async () => {
+    const kind = 't.fair-burst';
+    for (let n = 0; n < 50; n++) await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { g: 'big' }, group: 'big' }, 1);
+    await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { g: 'small' }, group: 'small' }, 1);
+    const order = await runInOrder(kind, 'w-fair-burst');
+    assert.equal(order.length, 51);
+    assert.equal(order.indexOf('small'), 1, 'after the big one first queued, before its 49 others');
+  });
+
+  test('groups whose jobs were queued one group after another run one job of each in turn', async () => {
+    const kind = 't.fair-turns';
+    for (const g of ['a', 'b', 'c']) for (let n = 0; n < 4; n++) await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { g }, group: g }, 1);
+    assert.deepEqual(await runInOrder(kind, 'w-fair-turns'), ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c', 'a', 'b', 'c']);
+  });
+
+  test('a group that comes late takes the turn under way: it gets no credit for the turns it was idle', async () => {
+    const kind = 't.fair-late';
+    for (let n = 0; n < 8; n++) await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { g: 'early' }, group: 'early' }, 1);
+    // Four of them ran; the fifth is running when the late group's jobs are queued.
+    for (let n = 0; n < 4; n++) {
+      const job = (await jobStore.claim(h.database.db, h.database.engine, 'w-before', h.clock.nowMs(), 60_000, [kind], [], 'fair'))!;
+      assert.ok(await jobStore.finish(h.database.db, job.id, 'w-before', h.clock.nowMs(), { state: 'succeeded' }, null));
+    }
+    const fifth = (await jobStore.claim(h.database.db, h.database.engine, 'w-before', h.clock.nowMs(), 60_000, [kind], [], 'fair'))!;
+    for (let n = 0; n < 3; n++) await jobStore.insert(h.database.db, h.clock.nowMs(), { kind, payload: { g: 'late' }, group: 'late' }, 1);
+    assert.ok(await jobStore.finish(h.database.db, fifth.id, 'w-before', h.clock.nowMs(), { state: 'succeeded' }, null));
+    assert.deepEqual(await runInOrder(kind, 'w-fair-late'), ['late', 'early', 'late', 'early', 'late', 'early']);
   });
 
   test("a pool's kinds run only in its slots, at most its concurrency at once, and its slots run nothing else; a full default pool holds them back in nothing", async () => {

@@ -31,6 +31,7 @@ import * as listIndexes from './0029_list_indexes.js';
 import * as eventResourceType from './0030_event_resource_type.js';
 import * as eventPrefix from './0031_event_prefix.js';
 import * as accountEventKinds from './0032_account_event_kinds.js';
+import * as fairClaims from './0033_fair_claims.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0030_event_resource_type': eventResourceType,
   '0031_event_prefix': eventPrefix,
   '0032_account_event_kinds': accountEventKinds,
+  '0033_fair_claims': fairClaims,
 };
 
 export const migrationProvider: MigrationProvider = {
