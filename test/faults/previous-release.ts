@@ -32,7 +32,10 @@ export const PREVIOUS_RELEASE_SOURCES = path.join(REPO_ROOT, 'test/fixtures/upgr
 export async function previousReleaseBin(commit = PREVIOUS_RELEASE.commit): Promise<string> {
   const cache = path.join(os.tmpdir(), `wsp-release-${commit.slice(0, 12)}`);
   const bin = path.join(cache, 'bin/wsp.js');
-  if (fs.existsSync(path.join(cache, 'dist/wsp.mjs'))) return bin;
+  if (fs.existsSync(path.join(cache, 'dist/wsp.mjs'))) {
+    linkModules(cache);
+    return bin;
+  }
   // Built beside the cache and renamed into place: two engines' test files may build at once,
   // and a half-built tree must never be taken for a finished one.
   const work = fs.mkdtempSync(`${cache}.building-`);
@@ -46,7 +49,7 @@ export async function previousReleaseBin(commit = PREVIOUS_RELEASE.commit): Prom
       const archive = execFileSync('git', ['-C', REPO_ROOT, 'archive', '--format=tar', commit], { maxBuffer: 256 * 1024 * 1024 });
       execFileSync('tar', ['-x', '-C', work], { input: archive });
     }
-    fs.symlinkSync(fs.realpathSync(path.join(REPO_ROOT, 'node_modules')), path.join(work, 'node_modules'));
+    linkModules(work);
     await build({
       entryPoints: [
         { in: path.join(work, 'src/cli/main.ts'), out: 'wsp' },
@@ -76,4 +79,25 @@ export async function previousReleaseBin(commit = PREVIOUS_RELEASE.commit): Prom
     throw e;
   }
   return bin;
+}
+
+/**
+ * The cache outlives the checkout that built it: its node_modules link may name another checkout's
+ * folder, since removed (a worktree, a CI clone), and the release would not start. The link is
+ * pointed at this checkout's node_modules whenever it names another, replaced by a rename so that
+ * a test file starting the release meanwhile sees one link or the other, never none.
+ */
+function linkModules(dir: string): void {
+  const want = fs.realpathSync(path.join(REPO_ROOT, 'node_modules'));
+  const link = path.join(dir, 'node_modules');
+  let have: string | null = null;
+  try {
+    have = fs.readlinkSync(link);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (have === want) return;
+  const fresh = `${link}.${process.pid}.${Date.now()}`;
+  fs.symlinkSync(want, fresh);
+  fs.renameSync(fresh, link);
 }
