@@ -34,24 +34,28 @@ export function objectId(type: ObjectType, content: Buffer): string {
   return createHash('sha1').update(`${type} ${content.length}\0`).update(content).digest('hex');
 }
 
-const objectPath = (gitDir: string, sha: string) => path.join(gitDir, 'objects', sha.slice(0, 2), sha.slice(2));
+export const objectPath = (gitDir: string, sha: string) => path.join(gitDir, 'objects', sha.slice(0, 2), sha.slice(2));
 
 /**
- * Writes a loose object as git does (a temporary file, fsynced, then renamed into place:
- * `core.fsync=committed`), and returns its id. One already there is only freshened: `git gc
- * --prune` judges an unreferenced object's age by its file's time, and this write is about to
- * be referenced.
+ * Freshens an object already there, and says whether it was: `git gc --prune` judges an
+ * unreferenced object's age by its file's time, and the caller is about to reference it.
  */
-export async function writeObject(gitDir: string, type: ObjectType, content: Buffer): Promise<string> {
-  const sha = objectId(type, content);
-  const target = objectPath(gitDir, sha);
-  const now = new Date();
+export function freshenObject(target: string, now: Date): boolean {
   try {
     fs.utimesSync(target, now, now);
-    return sha;
+    return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return false;
   }
+}
+
+/**
+ * A loose object's bytes written to a temporary file beside its name, not yet fsynced nor
+ * renamed: the caller fsyncs, closes and renames it (one object, or a tree's objects together).
+ * A write that fails (a full disk stops it halfway) leaves no file behind.
+ */
+export function writeTempObject(target: string, type: ObjectType, content: Buffer): { fd: number; temp: string } {
   const dir = path.dirname(target);
   const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
   let fd: number;
@@ -65,9 +69,26 @@ export async function writeObject(gitDir: string, type: ObjectType, content: Buf
   }
   try {
     fs.writeFileSync(fd, deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])));
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  return { fd, temp };
+}
+
+/**
+ * Writes a loose object as git does (a temporary file, fsynced, then renamed into place:
+ * `core.fsync=committed`), and returns its id. One already there is only freshened.
+ */
+export async function writeObject(gitDir: string, type: ObjectType, content: Buffer): Promise<string> {
+  const sha = objectId(type, content);
+  const target = objectPath(gitDir, sha);
+  if (freshenObject(target, new Date())) return sha;
+  const { fd, temp } = writeTempObject(target, type, content);
+  try {
     await fsync(fd);
   } catch (err) {
-    // A full disk stops a write halfway: the partial file is nobody's object.
     fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw err;

@@ -1,9 +1,6 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import { randomBytes } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
-import { encodeTree, objectId, type ObjectType, type TreeEntry } from './objects.js';
+import { encodeTree, freshenObject, objectId, objectPath, writeTempObject, type ObjectType, type TreeEntry } from './objects.js';
 import type { TreeFile } from './repository-storage.js';
 
 const fsync = promisify(fs.fsync);
@@ -68,26 +65,9 @@ export async function writeTreeObjects(gitDir: string, files: readonly TreeFile[
   const opened: { fd: number; temp: string; target: string }[] = [];
   try {
     for (const object of objects.values()) {
-      const target = path.join(gitDir, 'objects', object.sha.slice(0, 2), object.sha.slice(2));
-      try {
-        fs.utimesSync(target, now, now);
-        continue;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-      const dir = path.dirname(target);
-      const temp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
-      let fd: number;
-      try {
-        fd = fs.openSync(temp, 'wx', 0o444);
-      } catch (err) {
-        // The first object of its fan-out directory (objects/ab/).
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        fs.mkdirSync(dir, { recursive: true });
-        fd = fs.openSync(temp, 'wx', 0o444);
-      }
-      opened.push({ fd, temp, target });
-      fs.writeFileSync(fd, deflateSync(Buffer.concat([Buffer.from(`${object.type} ${object.content.length}\0`), object.content])));
+      const target = objectPath(gitDir, object.sha);
+      if (freshenObject(target, now)) continue;
+      opened.push({ ...writeTempObject(target, object.type, object.content), target });
     }
     await Promise.all(opened.map(({ fd }) => fsync(fd)));
   } catch (err) {
