@@ -210,12 +210,8 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
           const p2 = await call('POST /v1/packages', '/v1/packages', { body: { name: `${tag}-gone` } });
           const pv = p2 && (await call('POST /v1/packages/{id}/versions', `/v1/packages/${p2.id}/versions`, { body: { semver: '1.0.0', files: { 'a.txt': '{{title}}\n' } } }));
           const i2 = pv && (await call('POST /v1/installs', '/v1/installs', { body: { name: `${tag}-gone`, package_id: p2.id, version_id: pv.id, values: { title: tag } } }));
-          // Its first render may land (a new etag) before the delete: 409, then read and try again, as a client does.
-          let etag = i2?.etag;
-          for (let t = 0; etag && t < 5; t++) {
-            if (await call('DELETE /v1/installs/{id}', `/v1/installs/${i2.id}`, { headers: { 'if-match': etag }, allow: [409] })) break;
-            etag = (await call('GET /v1/installs/{id}', `/v1/installs/${i2.id}`))?.etag;
-          }
+          // Its first render may land (a new etag) before the delete.
+          if (i2) await deleteCurrent(call, 'installs', i2);
           const p3 = p2 && (await call('GET /v1/packages/{id}', `/v1/packages/${p2.id}`));
           if (p3) await call('DELETE /v1/packages/{id}', `/v1/packages/${p2.id}`, { headers: { 'if-match': p3.etag } });
         }
@@ -262,8 +258,9 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
         await call('GET /v1/webhooks/{id}/deliveries', `/v1/webhooks/${hook.id}/deliveries`);
         if (delivery) await call('POST /v1/webhooks/{id}/deliveries/{did}:retry', `/v1/webhooks/${hook.id}/deliveries/${delivery.id}:retry`, { body: {}, allow: [409] });
         if (delivery) await call('GET /v1/webhooks/{id}/deliveries/{did}/attempts', `/v1/webhooks/${hook.id}/deliveries/${delivery.id}/attempts`);
+        // Its test delivery failing may open its circuit (a new etag) before the delete.
         const h = await call('GET /v1/webhooks/{id}', `/v1/webhooks/${hook.id}`);
-        if (h) await call('DELETE /v1/webhooks/{id}', `/v1/webhooks/${hook.id}`, { headers: { 'if-match': h.etag } });
+        if (h) await deleteCurrent(call, 'webhooks', h);
       }
       await call('GET /v1/webhooks', '/v1/webhooks');
       const metrics = await call('GET /v1/platform_metrics', '/v1/platform_metrics');
@@ -307,6 +304,18 @@ export async function soakLane(base: string, ws: SoakWorkspace, lane: number, ta
  * moving the change request between the read and the write (superseded, re-parented: its etag
  * moved), or a reopen after a newer render.
  */
+/**
+ * Deletes a resource whose etag background work may move (a render landing, a delivery opening
+ * a circuit): on 409 it reads the resource again and tries again, as a client does.
+ */
+async function deleteCurrent(call: Call, collection: 'installs' | 'webhooks', resource: { id: string; etag: string }): Promise<void> {
+  let etag: string | undefined = resource.etag;
+  for (let t = 0; etag && t < 5; t++) {
+    if (await call(`DELETE /v1/${collection}/{id}`, `/v1/${collection}/${resource.id}`, { headers: { 'if-match': etag }, allow: [409] })) return;
+    etag = (await call(`GET /v1/${collection}/{id}`, `/v1/${collection}/${resource.id}`))?.etag;
+  }
+}
+
 async function changeRequestSteps(call: Call, ws: SoakWorkspace, installId: string, tag: string, turn: number): Promise<void> {
   const url = (id: string, rest = '') => `/v1/repository_change_requests/${id}${rest}`;
   await call('GET /v1/repository_change_requests', '/v1/repository_change_requests?limit=10');
