@@ -1,13 +1,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Kysely } from 'kysely';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { countingStatements } from '../helpers/statements.js';
 import { createAdminService } from '../../src/admin/service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { hashToken, newApiToken } from '../../src/auth/credentials.js';
 import { MAX_CREDENTIALS_A_STATEMENT } from '../../src/db/credential-rows.js';
 import { TOKEN_LIST_PREFIX, tokenStore } from '../../src/tokens/store.js';
-import type { DB } from '../../src/db/tables.js';
 
 /**
  * The credential lookups of one turn of the event loop are answered by one statement
@@ -41,26 +40,8 @@ before(async () => {
 });
 after(() => tdb.cleanup());
 
-/** The database, counting the statements sent through it (Kysely's methods bound to the real one: it keeps private fields). */
-function counting(db: Kysely<DB>, fail = false): { db: Kysely<DB>; statements: () => number } {
-  let n = 0;
-  const proxy = new Proxy(db, {
-    get(target, prop) {
-      if (prop === 'executeQuery') {
-        return (query: Parameters<Kysely<DB>['executeQuery']>[0]) => {
-          n++;
-          return fail ? Promise.reject(new Error('the statement failed')) : target.executeQuery(query);
-        };
-      }
-      const v: unknown = Reflect.get(target, prop);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-  return { db: proxy, statements: () => n };
-}
-
 test('the lookups of one turn: one statement, each its own row, none for an unknown hash, a repeated one answered alike', async () => {
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const asked = [hashes[0]!, hashes[1]!, hashToken(newApiToken()), hashes[0]!, hashes[2]!];
   const rows = await Promise.all(asked.map((h) => tokenStore.byHash(c.db, h)));
   assert.equal(c.statements(), 1);
@@ -72,7 +53,7 @@ test('the lookups of one turn: one statement, each its own row, none for an unkn
 });
 
 test('with the list: the version read in the same statement, for each', async () => {
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const rows = await Promise.all([3, 4].map((i) => tokenStore.byHashWithList(c.db, hashes[i]!, TOKEN_LIST_PREFIX)));
   assert.equal(c.statements(), 1);
   const [stored] = await tdb.database.db
@@ -88,7 +69,7 @@ test('with lists of parts (prefix, owner, suffix): each version in its column, 0
     .insertInto('list_versions')
     .values({ list: `parts:${ws}:one`, version: 5 })
     .execute();
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const lists = [
     { prefix: 'parts:', suffix: ':one' },
     { prefix: 'parts:', suffix: ':none' },
@@ -99,7 +80,7 @@ test('with lists of parts (prefix, owner, suffix): each version in its column, 0
 });
 
 test('more lookups in one turn than one statement takes: every one answered', async () => {
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const rows = await Promise.all(hashes.map((h) => tokenStore.byHash(c.db, h)));
   assert.equal(c.statements(), Math.ceil(hashes.length / MAX_CREDENTIALS_A_STATEMENT));
   assert.deepEqual(
@@ -116,7 +97,7 @@ test('a token deleted before a lookup starts is not found, though it was a turn 
 });
 
 test('a statement that fails fails every lookup it was to answer', async () => {
-  const c = counting(tdb.database.db, true);
+  const c = countingStatements(tdb.database.db, true);
   const results = await Promise.allSettled([6, 7, 8].map((i) => tokenStore.byHash(c.db, hashes[i]!)));
   assert.equal(c.statements(), 1);
   assert.deepEqual(

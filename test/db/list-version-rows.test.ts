@@ -1,9 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Kysely } from 'kysely';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
+import { countingStatements } from '../helpers/statements.js';
 import { MAX_LISTS_A_STATEMENT, listVersions } from '../../src/db/list-version-rows.js';
-import type { DB } from '../../src/db/tables.js';
 
 /**
  * The list versions the list cache reads (src/http/list-cache.ts) for the requests of one turn of
@@ -25,26 +24,8 @@ before(async () => {
 });
 after(() => tdb.cleanup());
 
-/** The database, counting the statements sent through it (Kysely's methods bound to the real one: it keeps private fields). */
-function counting(db: Kysely<DB>, fail = false): { db: Kysely<DB>; statements: () => number } {
-  let n = 0;
-  const proxy = new Proxy(db, {
-    get(target, prop) {
-      if (prop === 'executeQuery') {
-        return (query: Parameters<Kysely<DB>['executeQuery']>[0]) => {
-          n++;
-          return fail ? Promise.reject(new Error('the statement failed')) : target.executeQuery(query);
-        };
-      }
-      const v: unknown = Reflect.get(target, prop);
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-  return { db: proxy, statements: () => n };
-}
-
 test("the lookups of one turn: one statement, each its own lists' versions in its order, 0 for a list never written", async () => {
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const asked = [['lvr:a'], ['lvr:b', 'lvr:a'], ['lvr:none'], ['lvr:a', 'lvr:none', 'lvr:b'], ['lvr:b']];
   const got = await Promise.all(asked.map((lists) => listVersions(c.db, lists)));
   assert.equal(c.statements(), 1);
@@ -65,7 +46,7 @@ test("the lookups of one turn: one statement, each its own lists' versions in it
 });
 
 test('more lists in one turn than one statement takes: every lookup answered', async () => {
-  const c = counting(tdb.database.db);
+  const c = countingStatements(tdb.database.db);
   const asked = Array.from({ length: 50 }, (_, i) => [`lvr:many${i}`, i % 2 ? 'lvr:a' : `lvr:other${i}`]);
   const got = await Promise.all(asked.map((lists) => listVersions(c.db, lists)));
   // 50 lookups of two lists, 76 lists in all (lvr:a once a statement): two statements of at most 64.
@@ -87,7 +68,7 @@ test('a version bumped before a lookup starts is the one read, though the list w
 });
 
 test('a statement that fails fails every lookup it was to answer', async () => {
-  const c = counting(tdb.database.db, true);
+  const c = countingStatements(tdb.database.db, true);
   const results = await Promise.allSettled([['lvr:a'], ['lvr:b'], ['lvr:a', 'lvr:b']].map((lists) => listVersions(c.db, lists)));
   assert.equal(c.statements(), 1);
   assert.deepEqual(

@@ -8,6 +8,7 @@ import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { migrate } from '../../src/db/database.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { PROPERTY_SEED } from '../helpers/property.js';
+import { eventRow } from '../helpers/event-rows.js';
 
 /**
  * The event series read each point's days as differences of day sums from event_prefix
@@ -59,22 +60,6 @@ before(async () => {
   h = await openTestDatabase();
 });
 after(() => h.cleanup());
-
-const eventRow = (workspaceId: string, type: string, createdAt: number) => ({
-  id: newId('evt'),
-  workspace_id: workspaceId,
-  type,
-  actor_kind: 'system',
-  actor_id: null,
-  credential_id: null,
-  resource_type: type.split('.')[0]!,
-  resource_id: 'x',
-  request_id: null,
-  ip: null,
-  user_agent: null,
-  created_at: createdAt,
-  data: '{}',
-});
 
 const TYPES = ['secret.created', 'secret_version.accessed', 'secret_version.created', 'dashboard.updated', 'session.created', 'session.failed'];
 const WRITES = { exclude: [...NOT_WRITES] };

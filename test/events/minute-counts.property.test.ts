@@ -7,6 +7,7 @@ import { lastClosedMinute, minuteCountsStore, nextPiece, planCounts, pointOfMinu
 import { platformMetricsStore } from '../../src/platform-metrics/store.js';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.js';
 import { PROPERTY_SEED } from '../helpers/property.js';
+import { eventRow } from '../helpers/event-rows.js';
 
 /**
  * The event series count closed minutes ahead and the rest from the events
@@ -70,23 +71,6 @@ before(async () => {
   h = await openTestDatabase();
 });
 after(() => h.cleanup());
-
-/** An event row as the event log writes it, with only what the series read set. */
-const eventRow = (workspaceId: string, type: string, createdAt: number) => ({
-  id: newId('evt'),
-  workspace_id: workspaceId,
-  type,
-  actor_kind: 'system',
-  actor_id: null,
-  credential_id: null,
-  resource_type: type.split('.')[0]!,
-  resource_id: 'x',
-  request_id: null,
-  ip: null,
-  user_agent: null,
-  created_at: createdAt,
-  data: '{}',
-});
 
 const TYPES = ['secret.created', 'secret_version.accessed', 'dashboard.updated', 'session.created'];
 const FILTERS: EventFilter[] = [{}, { type: 'secret.created' }, { type: 'secret.*' }, { exclude: ['session.created', 'secret_version.accessed'] }];
