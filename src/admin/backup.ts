@@ -104,8 +104,8 @@ function readSnapshot(file: string): { migration: string | null; commitsByInstal
 /**
  * Copies a live repository and moves the copy's `main` back to the newest commit the snapshot
  * knows. Git writes objects and packs under temporary names and renames them, but a repack may
- * remove files while they are copied: the copy is checked (every object `main` reaches is there)
- * and made again if it is not whole.
+ * remove files while they are copied: the copy is checked (every object `main` and its reflog
+ * reach is there) and made again if it is not whole.
  */
 async function copyRepository(from: string, to: string, known: Set<string>): Promise<void> {
   if (!fs.existsSync(path.join(from, 'HEAD')))
@@ -114,7 +114,12 @@ async function copyRepository(from: string, to: string, known: Set<string>): Pro
   for (let attempt = 0; attempt < COPY_ATTEMPTS; attempt++) {
     fs.rmSync(to, { recursive: true, force: true });
     try {
-      fs.cpSync(from, to, { recursive: true, preserveTimestamps: true, filter: (src) => !path.basename(src).endsWith('.lock') });
+      // Names before objects: a ref or reflog entry is written after the objects it names, so
+      // objects copied after the names hold everything those names reach, however fast renders
+      // commit meanwhile (copied in one walk, `objects/` could come before a newer `main`).
+      const objects = path.join(from, 'objects');
+      fs.cpSync(from, to, { recursive: true, preserveTimestamps: true, filter: (src) => src !== objects && settled(src) });
+      fs.cpSync(objects, path.join(to, 'objects'), { recursive: true, preserveTimestamps: true, filter: settled });
     } catch (err) {
       problem = (err as Error).message;
       continue;
@@ -125,6 +130,15 @@ async function copyRepository(from: string, to: string, known: Set<string>): Pro
     problem = fsck.stderr.trim();
   }
   throw new AdminError(`could not copy the repository ${from} whole (${problem.slice(0, 300)}); run the backup again`);
+}
+
+/**
+ * Not a lock (a ref being written) nor a temporary object or pack (`tmp_obj_…`, `tmp_pack_…`,
+ * ours and git's): those are renamed away while the copy walks, and are nothing yet.
+ */
+function settled(src: string): boolean {
+  const name = path.basename(src);
+  return !name.endsWith('.lock') && !name.startsWith('tmp_');
 }
 
 /** `main` at the newest commit on it that `known` holds, or no `main` if it holds none. */

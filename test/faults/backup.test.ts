@@ -258,10 +258,8 @@ if (ENGINE === 'postgres') {
       async backup() {
         // Steps 1 and 2 of docs/reliability.md, "Backups": the database first, then the repositories.
         await run(bin('pg_dump'), ['--format=custom', `--schema=${schema}`, `--file=${dump}`, baseUrl]);
-        // GNU tar's status 1 is "a file changed as we read it": expected while the server writes (the document says so).
-        await run('tar', ['-cf', reposTar, '--warning=no-file-changed', '-C', tdb.dataDir, 'repos']).catch((err: { code?: number }) => {
-          if (err.code !== 1) throw err;
-        });
+        // Step 2's script, as the document writes it: the repositories' names, then their objects.
+        await run('bash', ['-euo', 'pipefail', '-c', documentedScript('copy the repositories')], { ...process.env, BACKUP: scratch, WSP_DATA_DIR: tdb.dataDir });
         return { bytes: fs.statSync(dump).size + fs.statSync(reposTar).size };
       },
       async restore() {
@@ -279,7 +277,7 @@ if (ENGINE === 'postgres') {
         fs.mkdirSync(target);
         await run('tar', ['-xf', reposTar, '-C', target]);
         // Step 3's script, as the document writes it: main moved back to the newest commit the database names.
-        await run('bash', ['-euo', 'pipefail', '-c', documentedScript()], { ...process.env, NEWDB: newUrl.toString(), DATA: target });
+        await run('bash', ['-euo', 'pipefail', '-c', documentedScript("move each repository's `main` back")], { ...process.env, NEWDB: newUrl.toString(), DATA: target });
         return { env: { DATABASE_URL: newUrl.toString(), WSP_DATA_DIR: target }, dataDir: target };
       },
     });
@@ -322,11 +320,12 @@ async function run(file: string, args: string[], runEnv: NodeJS.ProcessEnv = pro
   await execFileAsync(file, args, { env: runEnv, maxBuffer: 16 * 1024 * 1024 });
 }
 
-/** The shell block of docs/reliability.md's PostgreSQL restore step, so the test runs what the document says. */
-function documentedScript(): string {
+/** The shell block of docs/reliability.md's PostgreSQL procedure whose text says `step`, so the test runs what the document says. */
+function documentedScript(step: string): string {
   const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs/reliability.md'), 'utf8');
-  const block = /move each\s+repository's `main`\s+back[\s\S]*?```sh\n([\s\S]*?)```/.exec(doc)?.[1];
-  assert.ok(block, "docs/reliability.md: the PostgreSQL restore step's shell block");
+  const words = step.split(' ').map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const block = new RegExp(`${words.join('\\s+')}[\\s\\S]*?\`\`\`sh\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1];
+  assert.ok(block, `docs/reliability.md: the shell block of the PostgreSQL step that says "${step}"`);
   return block
     .split('\n')
     .map((l) => l.replace(/^ {3}/, ''))
