@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: each scenario through the full stack, against the framework's ceiling (a
  * minimal Fastify app answering the same bytes from memory) and the floor of the work (the same
- * SQL by hand), in one run on one machine, repeated and interleaved; prints one table.
+ * SQL by hand), in one run on one machine, repeated and interleaved; prints one table. On
+ * PostgreSQL the cached authenticated reads have a fourth row, the reference: the ceiling plus
+ * the read's one batched statement by hand (bench/servers/ceiling-statement.mjs).
  *   --engine sqlite|postgres|both   (default both)   --duration S (3)   --repeat N (3)
  *   --connections C (32)            --only TEXT      --client wrk|autocannon (wrk when installed)
  *   BENCH_PROFILE_DIR=DIR: the project's server writes a V8 CPU profile into DIR when it stops.
@@ -103,6 +105,13 @@ async function schemasCompiled(server: Server): Promise<void> {
   throw new Error('the route schemas were still compiling after 30 s');
 }
 
+/**
+ * The reads whose physical reference on PostgreSQL is the ceiling plus their one statement
+ * (bench/servers/ceiling-statement.mjs), by their floor's name: what a cached authenticated read
+ * cannot go below there, the round trip that revocation on the next request needs.
+ */
+const STATEMENT_REFERENCE = new Set(['api_tokens', 'notifications', 'revisions']);
+
 /** Not measured: JIT, caches and the project's lazily compiled schemas settle first, on every side alike. */
 const WARM_UP_SECONDS = 1;
 
@@ -131,11 +140,15 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       const common = { BENCH_ROUTE: req.route, BENCH_METHOD: req.method, BENCH_STATUS: String(req.expectStatus), BENCH_BODY_FILE: bodyFile, BENCH_SCENARIO: sc.floor ?? '' };
       const ceiling = sc.projectOnly ? null : await startServer([path.join(root, 'bench/servers/ceiling.mjs')], common, await freePort());
       const floor = sc.floor && !sc.projectOnly ? await startServer([path.join(root, 'bench/servers/floor.mjs')], { ...common, ...dbEnv }, await freePort()) : null;
-      const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [] };
+      const reference =
+        engine === 'postgres' && sc.floor && !sc.projectOnly && STATEMENT_REFERENCE.has(sc.floor)
+          ? await startServer([path.join(root, 'bench/servers/ceiling-statement.mjs')], { ...common, ...dbEnv }, await freePort())
+          : null;
+      const results: Record<Row['variant'], LoadResult[]> = { project: [], ceiling: [], floor: [], reference: [] };
       // The baseline request, on the project and on the floor (each against its own 200).
       const baseline: Record<'project' | 'floor', LoadResult[]> = { project: [], floor: [] };
       const loop = sc.eventLoop ? new LoopDelay(project, probe.file) : null;
-      for (const server of [project, ceiling, floor]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
+      for (const server of [project, ceiling, floor, reference]) if (server) await runVariant(server, req, WARM_UP_SECONDS);
       if (req.baseline) for (const server of [project, floor]) if (server) await runVariant(server, req.baseline.request, WARM_UP_SECONDS);
       await req.settle?.();
       // The event loop idle, for the rows' notes: one second between two readings.
@@ -147,16 +160,18 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
         await req.settle?.();
         if (req.baseline) baseline.project.push(await runVariant(project, req.baseline.request));
         if (ceiling) results.ceiling.push(await runVariant(ceiling, req));
+        if (reference) results.reference.push(await runVariant(reference, req));
         if (floor) results.floor.push(await runVariant(floor, req));
         if (floor && req.baseline) baseline.floor.push(await runVariant(floor, req.baseline.request));
       }
-      const servers: Record<Row['variant'], Server | null> = { project, ceiling, floor };
-      for (const variant of ['project', 'ceiling', 'floor'] as const) {
+      const servers: Record<Row['variant'], Server | null> = { project, ceiling, floor, reference };
+      for (const variant of ['project', 'ceiling', 'floor', 'reference'] as const) {
         const rs = results[variant];
         if (rs.length === 0) continue;
         const rps = median(rs.map((r) => r.rps));
         let note: string | undefined;
-        if (variant !== 'ceiling' && req.baseline) {
+        if (variant === 'project' && reference) note = `${(rps / median(results.reference.map((r) => r.rps))).toFixed(2)}× the ceiling plus its statement (reference)`;
+        if (variant !== 'ceiling' && variant !== 'reference' && req.baseline) {
           const of = baseline[variant];
           const base = median(of.map((r) => r.rps));
           note = `${(rps / base).toFixed(2)}× the req/s of its own ${req.baseline.name} (${base.toFixed(0)} req/s, p99 ${median(of.map((r) => r.p99)).toFixed(1)} ms, measured alternately; ${req.baseline.target}; its errors ${of.reduce((a, r) => a + r.errors + r.non2xx, 0)})`;
@@ -176,6 +191,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
       if (loop && sc.eventLoop) rows.push(...loop.rows(engine, sc.eventLoop, median));
       await ceiling?.stop();
       await floor?.stop();
+      await reference?.stop();
       fs.rmSync(bodyFile, { force: true });
     }
     for (const w of [...installWorkloads, ...renderWorkloads].filter((w) => selected(w.name))) {
@@ -264,11 +280,11 @@ function printTable(rows: Row[]): void {
   for (const r of rows) {
     const ceiling = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'ceiling');
     const floor = rows.find((x) => x.scenario === r.scenario && x.engine === r.engine && x.variant === 'floor');
-    const ratio = (other?: Row) => (r.variant === 'project' && other && Number.isFinite(r.rps) ? (r.rps / other.rps).toFixed(2) : '');
+    const ratio = (other?: Row, of: readonly Row['variant'][] = ['project']) => (of.includes(r.variant) && other && Number.isFinite(r.rps) ? (r.rps / other.rps).toFixed(2) : '');
     const n = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '');
     // Restores and renders a second are single digits: a decimal, which a read's thousands do not need.
     out.push(
-      `| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps, r.rps < 100 ? 1 : 0)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling)} | ${ratio(floor)} | ${r.errors} | ${r.note ?? ''} |`,
+      `| ${r.scenario} | ${r.engine} | ${r.variant} | ${n(r.rps, r.rps < 100 ? 1 : 0)} | ${n(r.p50, 1)} | ${n(r.p99, 1)} | ${n(r.rssMb)} | ${ratio(ceiling, ['project', 'reference'])} | ${ratio(floor)} | ${r.errors} | ${r.note ?? ''} |`,
     );
   }
   console.log(out.join('\n'));

@@ -2,7 +2,8 @@
 export interface Row {
   scenario: string;
   engine: string;
-  variant: 'project' | 'ceiling' | 'floor';
+  /** reference: the ceiling plus the read's one statement (bench/servers/ceiling-statement.mjs), PostgreSQL's cached reads. */
+  variant: 'project' | 'ceiling' | 'floor' | 'reference';
   /** Requests a second, or what the scenario counts a second (restores, renders); NaN: none. */
   rps: number;
   p50: number;
