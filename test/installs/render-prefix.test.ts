@@ -68,7 +68,16 @@ test('the renders series equals counting the renders, whatever their states beca
           await Promise.all(
             renders.slice(i, i + together).map(async (r) => {
               const install = installs[r.install]!;
-              const row: RendersTable = { ...template, id: newId('rnd'), install_id: install, package_version_id: pv.get(install)!, seq: ++seq, state: r.state, created_at: epoch + r.at, updated_at: epoch + r.at };
+              const row: RendersTable = {
+                ...template,
+                id: newId('rnd'),
+                install_id: install,
+                package_version_id: pv.get(install)!,
+                seq: ++seq,
+                state: r.state,
+                created_at: epoch + r.at,
+                updated_at: epoch + r.at,
+              };
               await db.transaction().execute((trx) => renderStore.insert(trx, row));
               made.push({ id: row.id, state: r.state, install, at: row.created_at, moves: r.moves, alone: r.alone });
             }),
@@ -117,7 +126,8 @@ test('the renders series equals counting the renders, whatever their states beca
   for (const s of RENDER_PREFIX_BACKFILL) await sql.raw(s).execute(db);
   const filled = await read();
   const answer = (rows: typeof kept, ws: string, key: string, at: number) =>
-    rows.filter((r) => r.ws === ws && r.key === key && r.at <= at && r.at >= at - (at % DAY)).reduce((best, r) => (best && best.at > r.at ? best : r), undefined as (typeof kept)[number] | undefined)?.p ?? 0;
+    rows.filter((r) => r.ws === ws && r.key === key && r.at <= at && r.at >= at - (at % DAY)).reduce((best, r) => (best && best.at > r.at ? best : r), undefined as (typeof kept)[number] | undefined)
+      ?.p ?? 0;
   const asked = new Set([...kept, ...filled].map((r) => JSON.stringify([r.ws, r.key, r.at])));
   const wrong: string[] = [];
   for (const k of asked) {

@@ -36,10 +36,11 @@ async function keepPrefix(trx: Kysely<DB>, workspaceId: string, createdAt: numbe
     await sql`select pg_advisory_xact_lock(cast(${lock.toString()} as bigint))`.execute(trx);
   }
   const sorted = [...deltas].sort((x, y) => (x.key < y.key ? -1 : 1));
-  const cases = sql.join(sorted.map((d) => sql`when ${d.key} then cast(${d.delta} as bigint)`), sql` `);
-  await sql`update render_prefix set p = p + case key ${cases} else 0 end
-    where workspace_id = ${workspaceId} and key in (${sql.join(sorted.map((d) => d.key))}) and created_at >= ${createdAt} and created_at < ${day + DAY}`.execute(trx);
   const values = sql.join(sorted.map((d) => sql`(cast(${d.key} as text), cast(${d.delta} as bigint))`));
+  // Joined to the keys (not `key in (...)`), so that each key's rows are a search of their own.
+  await sql`with k (key, delta) as (values ${values})
+    update render_prefix set p = p + k.delta from k
+    where render_prefix.workspace_id = ${workspaceId} and render_prefix.key = k.key and render_prefix.created_at >= ${createdAt} and render_prefix.created_at < ${day + DAY}`.execute(trx);
   await sql`with k (key, delta) as (values ${values})
     insert into render_prefix (workspace_id, key, created_at, p)
     select ${workspaceId}, k.key, cast(${createdAt} as bigint), k.delta + coalesce((
@@ -200,7 +201,10 @@ export const renderStore = {
     const lookup = (at: ReturnType<typeof sql.ref>) =>
       sql`(select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = ${key} and r.created_at >= ${at} - ${at} % ${DAY} and r.created_at <= ${at} order by r.created_at desc limit 1)`;
     const { rows } = postgres
-      ? await sql<{ i: number | string; p: number | string | null }>`select u.i - 1 as i, ${lookup(sql.ref('u.at'))} as p from unnest(cast(${ats.map(String)} as bigint[])) with ordinality as u (at, i)`.execute(db)
+      ? await sql<{
+          i: number | string;
+          p: number | string | null;
+        }>`select u.i - 1 as i, ${lookup(sql.ref('u.at'))} as p from unnest(cast(${ats.map(String)} as bigint[])) with ordinality as u (at, i)`.execute(db)
       : await sql<{ i: number | string; p: number | string | null }>`select a.key as i, ${lookup(sql.ref('a.value'))} as p from json_each(${JSON.stringify(ats)}) a`.execute(db);
     const p = new Array<number>(ats.length).fill(0);
     for (const r of rows) p[Number(r.i)] = Number(r.p ?? 0);
