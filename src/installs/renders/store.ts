@@ -31,23 +31,29 @@ function prefixKeyOf(f: { install?: string | undefined; status?: string | undefi
 async function keepPrefix(trx: Kysely<DB>, workspaceId: string, createdAt: number, deltas: { key: string; delta: number }[]): Promise<void> {
   if (!deltas.length) return;
   const day = createdAt - (createdAt % DAY);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  if (postgres) {
     const lock = createHash('sha256').update(`render_prefix:${workspaceId}:${day}`).digest().readBigInt64BE(0);
     await sql`select pg_advisory_xact_lock(cast(${lock.toString()} as bigint))`.execute(trx);
   }
   const sorted = [...deltas].sort((x, y) => (x.key < y.key ? -1 : 1));
-  const values = sql.join(sorted.map((d) => sql`(cast(${d.key} as text), cast(${d.delta} as bigint))`));
+  const keys = sql`k (key, delta) as (values ${sql.join(sorted.map((d) => sql`(cast(${d.key} as text), cast(${d.delta} as bigint))`))})`;
   // Joined to the keys (not `key in (...)`), so that each key's rows are a search of their own.
-  await sql`with k (key, delta) as (values ${values})
-    update render_prefix set p = p + k.delta from k
-    where render_prefix.workspace_id = ${workspaceId} and render_prefix.key = k.key and render_prefix.created_at >= ${createdAt} and render_prefix.created_at < ${day + DAY}`.execute(trx);
-  await sql`with k (key, delta) as (values ${values})
-    insert into render_prefix (workspace_id, key, created_at, p)
+  const update = sql`update render_prefix set p = p + k.delta from k
+    where render_prefix.workspace_id = ${workspaceId} and render_prefix.key = k.key and render_prefix.created_at >= ${createdAt} and render_prefix.created_at < ${day + DAY}`;
+  // The row before the render's second is not one the update moves: on PostgreSQL both are one statement (one round trip, one snapshot taken after the lock).
+  const insert = sql`insert into render_prefix (workspace_id, key, created_at, p)
     select ${workspaceId}, k.key, cast(${createdAt} as bigint), k.delta + coalesce((
       select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = k.key and r.created_at >= ${day} and r.created_at < ${createdAt}
       order by r.created_at desc limit 1), 0)
     from k where 1 = 1
-    on conflict (workspace_id, key, created_at) do nothing`.execute(trx);
+    on conflict (workspace_id, key, created_at) do nothing`;
+  if (postgres) {
+    await sql`with ${keys}, moved as (${update} returning 1) ${insert}`.execute(trx);
+    return;
+  }
+  await sql`with ${keys} ${update}`.execute(trx);
+  await sql`with ${keys} ${insert}`.execute(trx);
 }
 
 /** Lookups past this many (a range of years in few points: a lookup for each day's end) count the renders themselves. */
