@@ -26,7 +26,7 @@ function prefixKeyOf(f: { install?: string | undefined; status?: string | undefi
  * the rows after it in its day move with it, and its own second gets a row (the day's sum before
  * it, plus the delta) when it has none. Writers of one workspace's day take turns (a PostgreSQL
  * transaction lock, SQLite's one writer): a row made for a later second must see the rows made
- * for earlier ones. Keys in sorted order, one statement for each step.
+ * for earlier ones. Two statements on SQLite, one on PostgreSQL (after its lock).
  */
 async function keepPrefix(trx: Kysely<DB>, workspaceId: string, createdAt: number, deltas: { key: string; delta: number }[]): Promise<void> {
   if (!deltas.length) return;
