@@ -10,6 +10,7 @@ declare module '../db/tables.js' {
     installs: InstallsTable;
     render_values: RenderValuesTable;
     renders: RendersTable;
+    render_prefix: RenderPrefixTable;
     repository_change_requests: RepositoryChangeRequestsTable;
     repository_change_request_approvals: RepositoryChangeRequestApprovalsTable;
   }
@@ -141,6 +142,18 @@ export interface RepositoryChangeRequestApprovalsTable {
 }
 
 /** Each distinct set of an install's values, once: renders name theirs by digest. */
+/**
+ * Day sums of the renders made (migration 0034): under `key` (`*`, `i:<install>`, `s:<state>`,
+ * `is:<install>:<state>`, a render's state being the one it is in now), the renders made from the
+ * start of the UTC day of `created_at` to the end of that second. Kept by the renders' writes.
+ */
+export interface RenderPrefixTable {
+  workspace_id: string;
+  key: string;
+  created_at: number;
+  p: number;
+}
+
 export interface RenderValuesTable {
   install_id: string;
   /** SHA-256 (hex) of `values_json` as stored. */

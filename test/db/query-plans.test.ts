@@ -411,3 +411,71 @@ async function eventSearches(s: Statement): Promise<{ index: string; cond: strin
     return out;
   });
 }
+
+/**
+ * The renders series and the renders' writes (render_prefix, migration 0034) search the day sums
+ * by their primary key, the workspace, the key and a range of seconds (the series: the day up to
+ * each point; the writes: the rest of the render's day, and the row before its second): none of
+ * them reads a workspace's day sums beyond the day asked.
+ */
+test('the renders series and the writes that keep its day sums search render_prefix by workspace, key and a range of seconds, on both engines', { timeout: 120_000 }, async () => {
+  const { renderStore } = await import('../../src/installs/renders/store.js');
+  const f = await buildTenant(h, 'RenderPrefix');
+  const db = h.database.db;
+  const template = await db.selectFrom('renders').selectAll().where('id', '=', f.ids.render!).executeTakeFirstOrThrow();
+  const at = template.created_at;
+  const id = `rnd_plans${Date.now()}`;
+  const statements = await statementsWhile(async () => {
+    await db.transaction().execute((trx) => renderStore.insert(trx, { ...template, id, seq: 9_999, state: 'queued', created_at: at + 1, updated_at: at + 1 }));
+    assert.ok(await renderStore.transition(db, id, 'queued', { state: 'running', updated_at: at + 2 }));
+    for (const filter of [{}, { install: template.install_id }, { status: 'succeeded' }, { install: template.install_id, status: 'running' }]) {
+      await renderStore.countsByBucket(db, template.workspace_id, { from: at - 30 * 86_400, step: 27_000, count: 96 }, filter);
+    }
+  });
+  const judged = statements.filter((s) => /\brender_prefix\b/.test(s.sql));
+  // A busy workspace's day sums (PostgreSQL plans by the table's statistics: on a few rows, filtering them is as cheap as a search).
+  const busy = Array.from({ length: 20_000 }, (_, i) => ({ workspace_id: template.workspace_id, key: `i:inst_busy${i % 400}`, created_at: at - (at % 86_400) + (i % 86_000), p: i }));
+  for (let i = 0; i < busy.length; i += 500)
+    await db
+      .insertInto('render_prefix')
+      .values(busy.slice(i, i + 500))
+      .execute();
+  await sql`analyze render_prefix`.execute(db);
+  // Four series; the writes two statements each on SQLite, one on PostgreSQL.
+  assert.ok(judged.length >= (h.database.engine === 'sqlite' ? 8 : 6), `${judged.length} statements of render_prefix`);
+  const wrong: string[] = [];
+  for (const s of judged) {
+    if (h.database.engine === 'sqlite') {
+      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${s.sql}`, [...s.parameters]));
+      const lines = plan.rows.map((r) => r.detail).filter((d) => /^(SEARCH|SCAN) (render_prefix|r)\b/.test(d));
+      if (!lines.length) wrong.push(`no search of render_prefix: ${s.sql}`);
+      for (const d of lines)
+        if (
+          !/^SEARCH \S+ USING (?:COVERING )?INDEX sqlite_autoindex_render_prefix_1 \(workspace_id=\? AND key=\? AND created_at>\? AND created_at<\?\)$|^SEARCH \S+ USING PRIMARY KEY \(workspace_id=\? AND key=\? AND created_at>\? AND created_at<\?\)$/.test(
+            d,
+          )
+        )
+          wrong.push(`${d}\n    ${s.sql}`);
+      continue;
+    }
+    const plan = await db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx);
+      await sql`set local enable_bitmapscan = off`.execute(trx);
+      return trx.executeQuery<{ 'QUERY PLAN': unknown }>(CompiledQuery.raw(`explain (format json) ${s.sql}`, [...s.parameters]));
+    });
+    const scans: PgNode[] = [];
+    const walk = (n: PgNode) => {
+      if (n['Relation Name'] === 'render_prefix') scans.push(n);
+      for (const c of n.Plans ?? []) walk(c);
+    };
+    walk((plan.rows[0]!['QUERY PLAN'] as { Plan: PgNode }[])[0]!.Plan);
+    const reads = scans.filter((n) => n['Node Type'] !== 'ModifyTable');
+    if (!reads.length) wrong.push(`no search of render_prefix: ${s.sql}`);
+    for (const n of reads) {
+      const cond = (n['Index Cond'] ?? '').replace(/"/g, '');
+      if (n['Index Name'] !== 'render_prefix_pk' || !/workspace_id =/.test(cond) || !/key =|key = ANY/.test(cond) || !/created_at >=?/.test(cond) || !/created_at <=?/.test(cond))
+        wrong.push(`${n['Node Type']} ${n['Index Name'] ?? ''} (${cond})\n    ${s.sql}`);
+    }
+  }
+  assert.deepEqual(wrong, [], 'a statement of render_prefix that does not search its primary key by workspace, key and seconds');
+});

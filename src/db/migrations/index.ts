@@ -32,6 +32,7 @@ import * as eventResourceType from './0030_event_resource_type.js';
 import * as eventPrefix from './0031_event_prefix.js';
 import * as accountEventKinds from './0032_account_event_kinds.js';
 import * as fairClaims from './0033_fair_claims.js';
+import * as renderPrefix from './0034_render_prefix.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0031_event_prefix': eventPrefix,
   '0032_account_event_kinds': accountEventKinds,
   '0033_fair_claims': fairClaims,
+  '0034_render_prefix': renderPrefix,
 };
 
 export const migrationProvider: MigrationProvider = {

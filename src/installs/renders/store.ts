@@ -1,11 +1,75 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';
+import { inTransaction } from '../../db/database.js';
 import type { RendersTable } from '../tables.js';
 import { bucketed, type Buckets } from '../../events/minute-counts.js';
 
+const DAY = 86_400;
+
+/** The keys of render_prefix (migration 0034) a render of `installId` in `state` is counted under; `all` adds those its state does not name. */
+function prefixKeys(installId: string, state: string, all: boolean): string[] {
+  const keys = [`s:${state}`, `is:${installId}:${state}`];
+  return all ? ['*', `i:${installId}`, ...keys] : keys;
+}
+
+/** The key of render_prefix that counts a series' filter. */
+function prefixKeyOf(f: { install?: string | undefined; status?: string | undefined }): string {
+  if (f.install && f.status) return `is:${f.install}:${f.status}`;
+  if (f.install) return `i:${f.install}`;
+  if (f.status) return `s:${f.status}`;
+  return '*';
+}
+
+/**
+ * Adds `delta` to each key's day sums from the render's second on, in the caller's transaction:
+ * the rows after it in its day move with it, and its own second gets a row (the day's sum before
+ * it, plus the delta) when it has none. Writers of one workspace's day take turns (a PostgreSQL
+ * transaction lock, SQLite's one writer): a row made for a later second must see the rows made
+ * for earlier ones. Two statements on SQLite, one on PostgreSQL (after its lock).
+ */
+async function keepPrefix(trx: Kysely<DB>, workspaceId: string, createdAt: number, deltas: { key: string; delta: number }[]): Promise<void> {
+  if (!deltas.length) return;
+  const day = createdAt - (createdAt % DAY);
+  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  if (postgres) {
+    const lock = createHash('sha256').update(`render_prefix:${workspaceId}:${day}`).digest().readBigInt64BE(0);
+    await sql`select pg_advisory_xact_lock(cast(${lock.toString()} as bigint))`.execute(trx);
+  }
+  const sorted = [...deltas].sort((x, y) => (x.key < y.key ? -1 : 1));
+  const keys = sql`k (key, delta) as (values ${sql.join(sorted.map((d) => sql`(cast(${d.key} as text), cast(${d.delta} as bigint))`))})`;
+  // Joined to the keys (not `key in (...)`), so that each key's rows are a search of their own.
+  const update = sql`update render_prefix set p = p + k.delta from k
+    where render_prefix.workspace_id = ${workspaceId} and render_prefix.key = k.key and render_prefix.created_at >= ${createdAt} and render_prefix.created_at < ${day + DAY}`;
+  // The row before the render's second is not one the update moves: on PostgreSQL both are one statement (one round trip, one snapshot taken after the lock).
+  const insert = sql`insert into render_prefix (workspace_id, key, created_at, p)
+    select ${workspaceId}, k.key, cast(${createdAt} as bigint), k.delta + coalesce((
+      select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = k.key and r.created_at >= ${day} and r.created_at < ${createdAt}
+      order by r.created_at desc limit 1), 0)
+    from k where 1 = 1
+    on conflict (workspace_id, key, created_at) do nothing`;
+  if (postgres) {
+    await sql`with ${keys}, moved as (${update} returning 1) ${insert}`.execute(trx);
+    return;
+  }
+  await sql`with ${keys} ${update}`.execute(trx);
+  await sql`with ${keys} ${insert}`.execute(trx);
+}
+
+/** Lookups past this many (a range of years in few points: a lookup for each day's end) count the renders themselves. */
+const MAX_LOOKUPS = 4_000;
+
 export const renderStore = {
-  insert: (db: Kysely<DB>, row: RendersTable) => db.insertInto('renders').values(row).execute(),
+  /** In a transaction: render_prefix counts the render in the same one. */
+  insert: async (db: Kysely<DB>, row: RendersTable) => {
+    await db.insertInto('renders').values(row).execute();
+    await keepPrefix(
+      db,
+      row.workspace_id,
+      row.created_at,
+      prefixKeys(row.install_id, row.state, true).map((key) => ({ key, delta: 1 })),
+    );
+  },
 
   /** Keeps an install's values once however many renders use them; the digest names them. */
   keepValues: async (db: Kysely<DB>, installId: string, valuesJson: string): Promise<string> => {
@@ -94,15 +158,69 @@ export const renderStore = {
     from: RendersTable['state'],
     to: Partial<Pick<RendersTable, 'state' | 'message' | 'render_hash' | 'tree_sha' | 'commit_sha' | 'change_request_id'>> & { updated_at: number },
   ): Promise<boolean> => {
-    const res = await db.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+    if (to.state === undefined || to.state === from) {
+      const res = await db.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    }
+    const state = to.state;
+    // The series' `status` is the state a render is in now: its count moves with it, in the same transaction.
+    return inTransaction(db, async (trx) => {
+      const moved = await trx.updateTable('renders').set(to).where('id', '=', id).where('state', '=', from).returning(['workspace_id', 'install_id', 'created_at']).executeTakeFirst();
+      if (!moved) return false;
+      await keepPrefix(trx, moved.workspace_id, Number(moved.created_at), [
+        ...prefixKeys(moved.install_id, from, false).map((key) => ({ key, delta: -1 })),
+        ...prefixKeys(moved.install_id, state, false).map((key) => ({ key, delta: 1 })),
+      ]);
+      return true;
+    });
   },
 
   /**
    * The workspace's renders created in each bucket (its index `b`, counted `n`), of one install or
    * every one, in any state or the one they are in now: the platform metric `renders`.
    */
-  countsByBucket: (db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }) => {
+  countsByBucket: async (db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }): Promise<{ b: number; n: number }[]> => {
+    const bounds = Array.from({ length: b.count + 1 }, (_, i) => b.from + i * b.step);
+    // Each point (a, z]: within one day P(z) - P(a), P(t) the day's sum up to t; across days the rest of a's day, the whole days between, and z's day up to z.
+    const ats: number[] = [];
+    const index = new Map<number, number>();
+    const ask = (t: number) => {
+      let i = index.get(t);
+      if (i === undefined) {
+        i = ats.push(t) - 1;
+        index.set(t, i);
+      }
+      return i;
+    };
+    const terms: { point: number; lookup: number; sign: 1 | -1 }[] = [];
+    for (let i = 0; i < b.count && ats.length <= MAX_LOOKUPS; i++) {
+      const a = bounds[i]!;
+      const z = bounds[i + 1]!;
+      terms.push({ point: i, lookup: ask(a), sign: -1 });
+      for (let d = a - (a % DAY); d < z - (z % DAY); d += DAY) terms.push({ point: i, lookup: ask(d + DAY - 1), sign: 1 });
+      terms.push({ point: i, lookup: ask(z), sign: 1 });
+    }
+    if (b.from < 0 || ats.length > MAX_LOOKUPS) return renderStore.countedByBucket(db, workspaceId, b, f);
+    const key = prefixKeyOf(f);
+    // One statement: every lookup from the same snapshot, so no render made meanwhile is in one side of a difference and not the other.
+    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+    const lookup = (at: ReturnType<typeof sql.ref>) =>
+      sql`(select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = ${key} and r.created_at >= ${at} - ${at} % ${DAY} and r.created_at <= ${at} order by r.created_at desc limit 1)`;
+    const { rows } = postgres
+      ? await sql<{
+          i: number | string;
+          p: number | string | null;
+        }>`select u.i - 1 as i, ${lookup(sql.ref('u.at'))} as p from unnest(cast(${ats.map(String)} as bigint[])) with ordinality as u (at, i)`.execute(db)
+      : await sql<{ i: number | string; p: number | string | null }>`select a.key as i, ${lookup(sql.ref('a.value'))} as p from json_each(${JSON.stringify(ats)}) a`.execute(db);
+    const p = new Array<number>(ats.length).fill(0);
+    for (const r of rows) p[Number(r.i)] = Number(r.p ?? 0);
+    const out = new Array<number>(b.count).fill(0);
+    for (const t of terms) out[t.point]! += t.sign * p[t.lookup]!;
+    return out.map((n, i) => ({ b: i, n }));
+  },
+
+  /** The same from the renders themselves: every render of the range read. */
+  countedByBucket: (db: Kysely<DB>, workspaceId: string, b: Buckets, f: { install?: string | undefined; status?: string | undefined }) => {
     let q = db
       .selectFrom('renders')
       .select([bucketed(b).as('b'), sql<number>`count(*)`.as('n')])
