@@ -28,7 +28,8 @@
  * Each p99 is printed with its sample count and a 95% interval (order statistics, below).
  *
  * BENCH_FANOUT_WORKSPACES and BENCH_FANOUT_INSTALLS scale it down for quick runs (50, 1000);
- * BENCH_FANOUT_READ_EVERY_MS sets the readers' pace (20); BENCH_FANOUT_TOPOLOGY=serve|worker runs
+ * BENCH_FANOUT_READ_EVERY_MS sets the readers' pace (20), BENCH_FANOUT_QUIET_MS their quiet
+ * measure (5000); BENCH_FANOUT_TOPOLOGY=serve|worker runs
  * one topology only (both on PostgreSQL by default).
  */
 import fs from 'node:fs';
@@ -50,7 +51,7 @@ const INSTALLS = Number(process.env.BENCH_FANOUT_INSTALLS ?? 1000);
 const READERS = 2;
 /** Each reader sends a request every so many ms (a steady load, not a saturating one). */
 const READ_EVERY_MS = Number(process.env.BENCH_FANOUT_READ_EVERY_MS ?? 20);
-const QUIET_MS = 5000;
+const QUIET_MS = Number(process.env.BENCH_FANOUT_QUIET_MS ?? 5000);
 const READ_PATH = '/v1/api_tokens';
 const TIMEOUT_MS = 600_000;
 /** The defaults, stated: the quotas checked afterwards are the ones the servers ran with. */
@@ -124,6 +125,8 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
+const ordinal = (k: number) => `${k}${k % 100 >= 11 && k % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][k % 10] ?? 'th')}`;
+
 /**
  * A p99 with its sample count and a 95% interval that assumes nothing of the distribution: the
  * sorted samples whose ranks are n·0.99 ± 1.96·√(n·0.99·0.01) (the binomial count of samples
@@ -137,7 +140,7 @@ function p99Stated(xs: number[]): string {
   const half = 1.96 * Math.sqrt(n * 0.99 * 0.01);
   const at = (rank: number) => s[Math.min(n, Math.max(1, rank)) - 1]!;
   const worst = n - Math.ceil(0.99 * n) + 1;
-  return `${n} samples, the p99 the ${worst === 1 ? '' : `${worst}${worst === 2 ? 'nd' : worst === 3 ? 'rd' : 'th'} `}worst, about 95% within ${at(Math.floor(0.99 * n - half)).toFixed(1)}-${at(Math.ceil(0.99 * n + half) + 1).toFixed(1)} ms`;
+  return `${n} samples, the p99 the ${worst === 1 ? '' : `${ordinal(worst)} `}worst, about 95% within ${at(Math.floor(0.99 * n - half)).toFixed(1)}-${at(Math.ceil(0.99 * n + half) + 1).toFixed(1)} ms`;
 }
 
 const inList = (ids: string[]) => ids.map(() => '?').join(',');
@@ -384,7 +387,7 @@ export async function fanOut(ctx: FanOutContext): Promise<Row[]> {
         p99: dp99,
         rssMb: NaN,
         errors: during.errors,
-        note: `readers' p99 ${(dp99 / qp99).toFixed(2)}× quiet (target ≤ 2); the ceiling's beside: ${(dRef / qRef).toFixed(2)}×; ${p99Stated(during.latencies)}`,
+        note: `readers' p99 ${(dp99 / qp99).toFixed(2)}× quiet (target ≤ 2); the ceiling's beside: ${(dRef / qRef).toFixed(2)}×; ${(dp99 / dRef).toFixed(2)}× the ceiling's p99 in the same seconds (quiet: ${(qp99 / qRef).toFixed(2)}×); ${p99Stated(during.latencies)}`,
       },
       {
         ...ref,
