@@ -26,7 +26,7 @@ import { installWorkloads } from './install-workloads.js';
 import { growth } from './growth.js';
 import { renderWorkloads } from './renders.js';
 import { openBenchDb } from './lib/db.js';
-import { FAN_OUT, fanOut } from './fan-out.js';
+import { FAN_OUT, fanOut, topologies } from './fan-out.js';
 import type { Row } from './lib/row.js';
 import { LoopDelay, loopProbe } from './event-loop.js';
 
@@ -202,11 +202,12 @@ async function benchEngine(engine: 'sqlite' | 'postgres', dbEnv: Record<string, 
     await project.stop();
     await benchDb.close();
   }
-  // Its own servers (two on PostgreSQL; on SQLite the database file is one process's): after the project's stopped.
+  // Its own servers (two on PostgreSQL, both with and without a `wsp worker`; on SQLite the
+  // database file is one process's): after the project's stopped.
   if (selected(FAN_OUT)) {
     const db = openBenchDb(dbEnv);
     try {
-      rows.push(...(await fanOut({ engine, root, env: projectEnv, creds, db })));
+      for (const topology of topologies(engine)) rows.push(...(await fanOut({ engine, topology, root, env: projectEnv, creds, db })));
     } finally {
       await db.close();
     }

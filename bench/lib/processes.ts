@@ -3,12 +3,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
-export interface Server {
-  url: string;
+/** A process the bench started: a server, or `wsp worker`. */
+export interface Proc {
   pid: number;
   /** Peak resident set size so far (VmHWM), in MB. */
   peakRssMb(): number;
   stop(): Promise<void>;
+}
+
+export interface Server extends Proc {
+  url: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -55,8 +59,11 @@ export async function startServer(args: string[], env: Record<string, string>, p
     if (Date.now() - started > 20_000) throw new Error(`server not ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, pollMs));
   }
+  return { url, ...handle(child) };
+}
+
+function handle(child: ChildProcess): Proc {
   return {
-    url,
     pid: child.pid!,
     peakRssMb: () => readHwmMb(child.pid!),
     async stop() {
@@ -65,6 +72,34 @@ export async function startServer(args: string[], env: Record<string, string>, p
       await new Promise((r) => child.once('exit', r));
     },
   };
+}
+
+/**
+ * Starts `wsp worker` (no HTTP to ask) and waits for its log line `worker started`: its database
+ * migrated and its runner claiming. Its log is read to that line, then drained unread.
+ */
+export async function startWorker(args: string[], env: Record<string, string>): Promise<Proc> {
+  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr += String(d)));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`worker not started: ${stderr}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += String(d);
+      if (!out.includes('"worker started"')) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stdout?.resume();
+      resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited: ${stderr}`));
+    });
+  });
+  return handle(child);
 }
 
 /**
