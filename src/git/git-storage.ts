@@ -287,7 +287,7 @@ export class GitStorage implements RepositoryStorage {
       if (!(err instanceof RefLockedError)) throw err;
       // A lock left by a writer that died holding it (the machine or container killed in the
       // middle of a move) is never removed by git, and would fail every later render of the
-      // install. A ref lock is held for an fsync and a turn of the event loop, milliseconds: one older than ten seconds is stale. (Writers of
+      // install. A ref lock is held for under a millisecond: one older than ten seconds is stale. (Writers of
       // one repository also hold its install's row lock, so no two of them meet a stale lock at once.)
       if (await removeStaleLock(path.join(gitDir, `${MAIN}.lock`), REF_LOCK_STALE_MS)) return this.advanceMainOnVolume(repoId, next, expected);
       // Otherwise another writer holds it: it is moving main.

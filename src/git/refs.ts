@@ -10,10 +10,8 @@ import path from 'node:path';
  * - a move takes `refs/heads/main.lock` exclusively (O_EXCL, as git does), checks the current
  *   value under it, writes and fsyncs the new one into the lock, appends the reflog line and
  *   renames the lock over the ref.
- * Synchronous, but for the fsync of the new value: a thread of the pool cost more than each of
- * these small calls (src/git/objects.ts), but an fsync on a busy disk takes milliseconds to tens,
- * and on the event loop every request of the process waited for it (a fan-out's renders held
- * other tenants' reads behind each branch move's fsync: docs/benchmarks.md, round fourteen).
+ * Synchronous, fsync included: a thread of the pool cost more than each of these small calls
+ * (src/git/objects.ts), and nothing may wait while the lock is held.
  */
 const MAIN = 'refs/heads/main';
 const ZERO_SHA = '0'.repeat(40);
@@ -69,12 +67,9 @@ export async function compareAndSwapRef(gitDir: string, refName: string, next: s
   try {
     if ((await readRef(gitDir, refName)) !== expected) return false;
     fs.writeFileSync(fd, `${next}\n`);
-    // Synchronous, as all else between taking the lock and renaming it: a process killed (kill -9)
+    // Synchronous, as all between taking the lock and renaming it: a process killed (kill -9)
     // while it held the lock leaves it behind, so the lock is held for as short a time as can be.
-    // The fsync waits on libuv's pool, the loop free meanwhile: the lock is held for the fsync
-    // either way, and for the loop's turn to come back after it (a stale lock is ten seconds
-    // old: src/git/git-storage.ts). fs.fsync looked up at the call, which a test watches.
-    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+    fs.fsyncSync(fd);
     fs.closeSync(fd);
     closed = true;
     const logFile = path.join(gitDir, 'logs', refName);

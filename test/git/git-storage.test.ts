@@ -108,35 +108,6 @@ describe('git repository storage', () => {
     assert.equal(await repos.isAncestor(id, c4, c3), false);
   });
 
-  test("main's new value is fsynced before the lock is renamed over it, by the asynchronous fsync (libuv's pool), not on the event loop", async () => {
-    const id = await freshRepo();
-    const tree = await repos.writeTree(id, [{ path: 'f', content: Buffer.from('1') }]);
-    const c1 = await repos.commit(id, { tree, parent: null, message: 'one\n', timeSeconds: 1 });
-    const lock = path.join(repos.pathOf(id), 'refs/heads/main.lock');
-    const events: string[] = [];
-    const { fsync, fsyncSync, renameSync } = fs;
-    try {
-      fs.fsyncSync = (fd) => {
-        events.push('fsyncSync');
-        fsyncSync(fd);
-      };
-      fs.fsync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) =>
-        fsync(fd, (err) => {
-          events.push('fsync');
-          cb(err);
-        })) as typeof fs.fsync;
-      fs.renameSync = (from, to) => {
-        if (String(from) === lock) events.push('rename');
-        renameSync(from, to);
-      };
-      assert.equal(await repos.advanceMain(id, c1, null), true);
-    } finally {
-      Object.assign(fs, { fsync, fsyncSync, renameSync });
-    }
-    assert.deepEqual(events, ['fsync', 'rename'], 'one fsync of the new value, asynchronous, then the rename');
-    assert.equal(git(id, 'rev-parse', 'refs/heads/main'), c1);
-  });
-
   test('twelve concurrent writers on one branch: every commit lands, in one chain, and fsck passes', async () => {
     const id = await freshRepo();
     const results = await Promise.all(

@@ -73,26 +73,6 @@ describe('render states and transitions', () => {
     assert.equal(await h.app.jobs.runDue(), 0, 'nothing left to run');
   });
 
-  test("a render commits and moves the branch with no fsync on the event loop (each waits on libuv's pool)", async () => {
-    const { install } = await f.installed();
-    const [queued] = await f.renders(install.id);
-    const { fsyncSync } = fs;
-    let onTheLoop = 0;
-    fs.fsyncSync = (fd) => {
-      onTheLoop++;
-      fsyncSync(fd);
-    };
-    try {
-      await h.app.jobs.runDue();
-    } finally {
-      fs.fsyncSync = fsyncSync;
-    }
-    const done = await f.getRender(queued.id);
-    assert.equal(done.state, 'succeeded');
-    assert.equal(f.git(install.id, 'rev-parse', 'refs/heads/main'), done.commit_sha);
-    assert.equal(onTheLoop, 0, 'no synchronous fsync in the render job');
-  });
-
   test('a render runs with the values and version of its PATCH and commits on top of the previous one', async () => {
     const { install, v2 } = await f.installed();
     await h.app.jobs.runDue();
