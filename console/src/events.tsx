@@ -4,7 +4,7 @@
  * from/to days of their filter forms, their Details column and their next page.
  */
 import type { Schemas } from '@workspace-platform/sdk';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { Time, type Column } from './components.js';
 
 type AuditEvent = Schemas['AuditEvent'];
@@ -71,9 +71,10 @@ export function ResourceLink({ e }: { e: AuditEvent }) {
 
 /** Everything an event carries, for the detail view. */
 export function EventDetail({ e, actorName, onClose }: { e: AuditEvent; actorName: string; onClose: () => void }) {
-  // Opened from a row: the eye (and a screen reader) goes to it.
+  // Opened from a row: the eye (and a screen reader) goes to it, in the frame it first shows in
+  // (an effect after paint would leave a frame where the detail is there and the focus is not).
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [e.id]);
+  useLayoutEffect(() => heading.current?.focus(), [e.id]);
   return (
     <section class="card" aria-labelledby={`event-${e.id}`}>
       <h2 id={`event-${e.id}`} tabIndex={-1} ref={heading}>

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Schemas } from '@workspace-platform/sdk';
 import { api, fieldError, messageOf } from '../api.js';
 
@@ -26,8 +26,9 @@ export function FirstRun({ onDone }: { onDone: (workspaceId: string) => Promise<
   const errorOf = (field: Field) => fieldError(error, field);
   const general = error && !FIELDS.some((f) => errorOf(f.name)) ? messageOf(error) : null;
 
-  // Where the eye should go after a refusal: the first field the server named, else the alert.
-  useEffect(() => {
+  // Where the eye should go after a refusal: the first field the server named, else the alert (in
+  // the frame the refusal first shows in, as the audit detail does).
+  useLayoutEffect(() => {
     if (!error) return;
     const target = form.current?.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
     target?.focus();

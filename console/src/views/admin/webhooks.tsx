@@ -1,4 +1,4 @@
-import { useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { useContext, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Schemas } from '@workspace-platform/sdk';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, messageOf } from '../../api.js';
@@ -151,7 +151,7 @@ function EditWebhook({ w, reload, saved, onSaved }: { w: Schemas['Webhook']; rel
   const alert = useRef<HTMLParagraphElement>(null);
   const conflict = explainConflict(save.error, 'webhook', 'change');
   const errors = conflict ? {} : fieldErrors(save.error);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (conflict) alert.current?.focus();
   }, [conflict]);
   const submit = async (e: Event) => {
