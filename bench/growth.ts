@@ -26,6 +26,7 @@ import type { Row } from './lib/row.js';
 import { bearer, installRendered, json, must, packageWith, type Api } from './lib/seed.js';
 import { idFloor, type IdPrefix } from '../src/shared/ids.js';
 import { RENDER_PREFIX_BACKFILL } from '../src/db/migrations/0034_render_prefix.js';
+import { machineLifeBackfill } from '../src/db/migrations/0035_machine_life_prefix.js';
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPE_NAMES, resourceTypeOf, type EventType } from '../src/events/event-type-schemas.js';
 
 const SCALE = Number(process.env.WSP_BENCH_GROWTH_SCALE ?? 1);
@@ -367,7 +368,13 @@ async function seed(root: string, engine: string, env: Record<string, string>, b
       };
     }
   }
-  await timed('workspace events', () => bulk.insert('events', workspaceEvents()));
+  await timed('workspace events', async () => {
+    const n = await bulk.insert('events', workspaceEvents());
+    // The running sum of machines alive the server keeps as machines change (migration 0035), made again from the machines and their events written around it.
+    await bulk.exec('delete from machine_life_prefix');
+    await bulk.exec(machineLifeBackfill(engine === 'postgres' ? 'postgres' : 'sqlite'));
+    return n;
+  });
 
   // Sign-ins of no workspace: every member's, and the owner's own (the loner has none).
   function* accountEvents(): Generator<Rec> {

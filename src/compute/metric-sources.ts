@@ -13,9 +13,8 @@ export interface MachineScope {
   region?: string | undefined;
 }
 
-/** The lives of the workspace's machines (of one cluster or region, or all) that overlap (from, until]: [start, end), end null while it lasts. */
-export const machineLives = (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined) =>
-  machineStore.lives(db, workspaceId, from, until, scopeOf(scope));
+/** How many of the workspace's machines (of one cluster or region, or all) were alive at each second of `ats`. */
+export const machinesAliveAt = (db: Kysely<DB>, workspaceId: string, ats: readonly number[], scope: MachineScope | string | undefined) => machineStore.aliveAt(db, workspaceId, ats, scopeOf(scope));
 
 /** The suspensions (of one cluster or region, or all) that overlap (from, until]: [start, end), weighing their monthly cost in cents. */
 export const suspensionSpans = (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined) =>

@@ -9,6 +9,7 @@ declare module '../db/tables.js' {
     compute_configs: ComputeConfigsTable;
     machines: MachinesTable;
     compute_suspensions: ComputeSuspensionsTable;
+    machine_life_prefix: MachineLifePrefixTable;
   }
 }
 
@@ -92,4 +93,12 @@ export interface ComputeSuspensionsTable {
   expires_at: number;
   created_at: number;
   ended_at: number | null;
+}
+
+/** The running sum of machines alive under a key (`*`, `c:<cluster>`, `r:<region>`, `cr:<cluster>:<region>`) at the end of each second it changed (migration 0035). */
+export interface MachineLifePrefixTable {
+  workspace_id: string;
+  key: string;
+  at: number;
+  p: number;
 }

@@ -51,7 +51,7 @@ export function createPlatformMetricsService({ db, clock, engine, log }: Platfor
     const scope = { cluster: q.cluster && canonicalId('cl', q.cluster), region: q.region };
     switch (key) {
       case 'machines_running': {
-        const alive = gauge(await store.machineLives(db, ws, b.from, until, scope), b);
+        const alive = await store.machinesAlive(db, ws, b, scope);
         const suspended = gauge(await store.suspensions(db, ws, b.from, until, scope), b);
         return alive.map((n, i) => Math.max(0, n - suspended[i]!));
       }

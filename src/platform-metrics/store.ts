@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/tables.js';
 import type { Engine } from '../db/database.js';
 import { countKeyOf, lastClosedMinute, minuteCountsStore, planCounts, splitCutMinutes, type Buckets, type EventFilter } from '../events/minute-counts.js';
-import { machineLives, suspensionSpans, type MachineScope } from '../compute/metric-sources.js';
+import { machinesAliveAt, suspensionSpans, type MachineScope } from '../compute/metric-sources.js';
 import { renderCountsByBucket } from '../installs/metric-sources.js';
 import { unreadSpans } from '../notifications/metric-sources.js';
 
@@ -74,8 +74,14 @@ export const platformMetricsStore = {
     return out;
   },
 
-  /** The lives of the workspace's machines that overlap (from, until] (src/compute/machines/store.ts says how they are read). */
-  machineLives: (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined): Promise<Interval[]> => machineLives(db, workspaceId, from, until, scope),
+  /** How many of the workspace's machines were alive at each point (src/compute/machines/store.ts says how they are kept). */
+  machinesAlive: (db: Kysely<DB>, workspaceId: string, b: Buckets, scope: MachineScope | string | undefined): Promise<number[]> =>
+    machinesAliveAt(
+      db,
+      workspaceId,
+      Array.from({ length: b.count }, (_, i) => b.from + (i + 1) * b.step),
+      scope,
+    ),
 
   /** Suspensions that overlap (from, until], as intervals: from when the machine was suspended until it was resumed, expired or deleted. */
   suspensions: (db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: MachineScope | string | undefined): Promise<Interval[]> =>

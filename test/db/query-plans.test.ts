@@ -432,7 +432,6 @@ test('the renders series and the writes that keep its day sums search render_pre
       await renderStore.countsByBucket(db, template.workspace_id, { from: at - 30 * 86_400, step: 27_000, count: 96 }, filter);
     }
   });
-  const judged = statements.filter((s) => /\brender_prefix\b/.test(s.sql));
   // A busy workspace's day sums (PostgreSQL plans by the table's statistics: on a few rows, filtering them is as cheap as a search).
   const busy = Array.from({ length: 20_000 }, (_, i) => ({ workspace_id: template.workspace_id, key: `i:inst_busy${i % 400}`, created_at: at - (at % 86_400) + (i % 86_000), p: i }));
   for (let i = 0; i < busy.length; i += 500)
@@ -440,22 +439,29 @@ test('the renders series and the writes that keep its day sums search render_pre
       .insertInto('render_prefix')
       .values(busy.slice(i, i + 500))
       .execute();
-  await sql`analyze render_prefix`.execute(db);
   // Four series; the writes two statements each on SQLite, one on PostgreSQL.
-  assert.ok(judged.length >= (h.database.engine === 'sqlite' ? 8 : 6), `${judged.length} statements of render_prefix`);
+  await assertPrefixSearches(statements, { table: 'render_prefix', at: 'created_at', bounded: true }, h.database.engine === 'sqlite' ? 8 : 6);
+});
+
+/**
+ * Searches of a table of running sums (src/db/prefix-sums.ts): every read of `table` goes by its
+ * primary key, the workspace, the key and the seconds (from below as well when `bounded`: a day's
+ * sums), whatever else the workspace holds.
+ */
+async function assertPrefixSearches(statements: { sql: string; parameters: readonly unknown[] }[], t: { table: string; at: string; bounded: boolean }, atLeast: number) {
+  const db = h.database.db;
+  const judged = statements.filter((s) => new RegExp(`\\b${t.table}\\b`).test(s.sql));
+  await sql`analyze ${sql.table(t.table)}`.execute(db);
+  assert.ok(judged.length >= atLeast, `${judged.length} statements of ${t.table}`);
+  const range = t.bounded ? `${t.at}>\\? AND ${t.at}<\\?` : `${t.at}[<>]\\?`;
+  const sqliteSearch = new RegExp(`^SEARCH \\S+ USING (?:(?:COVERING )?INDEX sqlite_autoindex_${t.table}_1|PRIMARY KEY) \\(workspace_id=\\? AND key=\\? AND ${range}\\)$`);
   const wrong: string[] = [];
   for (const s of judged) {
     if (h.database.engine === 'sqlite') {
       const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${s.sql}`, [...s.parameters]));
-      const lines = plan.rows.map((r) => r.detail).filter((d) => /^(SEARCH|SCAN) (render_prefix|r)\b/.test(d));
-      if (!lines.length) wrong.push(`no search of render_prefix: ${s.sql}`);
-      for (const d of lines)
-        if (
-          !/^SEARCH \S+ USING (?:COVERING )?INDEX sqlite_autoindex_render_prefix_1 \(workspace_id=\? AND key=\? AND created_at>\? AND created_at<\?\)$|^SEARCH \S+ USING PRIMARY KEY \(workspace_id=\? AND key=\? AND created_at>\? AND created_at<\?\)$/.test(
-            d,
-          )
-        )
-          wrong.push(`${d}\n    ${s.sql}`);
+      const lines = plan.rows.map((r) => r.detail).filter((d) => new RegExp(`^(SEARCH|SCAN) (${t.table}|r)\\b`).test(d));
+      if (!lines.length) wrong.push(`no search of ${t.table}: ${s.sql}`);
+      for (const d of lines) if (!sqliteSearch.test(d)) wrong.push(`${d}\n    ${s.sql}`);
       continue;
     }
     const plan = await db.transaction().execute(async (trx) => {
@@ -465,17 +471,52 @@ test('the renders series and the writes that keep its day sums search render_pre
     });
     const scans: PgNode[] = [];
     const walk = (n: PgNode) => {
-      if (n['Relation Name'] === 'render_prefix') scans.push(n);
+      if (n['Relation Name'] === t.table) scans.push(n);
       for (const c of n.Plans ?? []) walk(c);
     };
     walk((plan.rows[0]!['QUERY PLAN'] as { Plan: PgNode }[])[0]!.Plan);
     const reads = scans.filter((n) => n['Node Type'] !== 'ModifyTable');
-    if (!reads.length) wrong.push(`no search of render_prefix: ${s.sql}`);
+    if (!reads.length) wrong.push(`no search of ${t.table}: ${s.sql}`);
     for (const n of reads) {
       const cond = (n['Index Cond'] ?? '').replace(/"/g, '');
-      if (n['Index Name'] !== 'render_prefix_pk' || !/workspace_id =/.test(cond) || !/key =|key = ANY/.test(cond) || !/created_at >=?/.test(cond) || !/created_at <=?/.test(cond))
+      const seconds = t.bounded ? new RegExp(`${t.at} >=?`).test(cond) && new RegExp(`${t.at} <=?`).test(cond) : new RegExp(`${t.at} [<>]=?`).test(cond);
+      if (n['Index Name'] !== `${t.table}_pk` || !/workspace_id =/.test(cond) || !/key =|key = ANY/.test(cond) || !seconds)
         wrong.push(`${n['Node Type']} ${n['Index Name'] ?? ''} (${cond})\n    ${s.sql}`);
     }
   }
-  assert.deepEqual(wrong, [], 'a statement of render_prefix that does not search its primary key by workspace, key and seconds');
+  assert.deepEqual(wrong, [], `a statement of ${t.table} that does not search its primary key by workspace, key and seconds`);
+}
+
+/**
+ * The machines_running series and the machines' status changes that keep its running sum
+ * (machine_life_prefix, migration 0035) search it by its primary key, the workspace, the key and
+ * the seconds up to a point (the series) or from a write's second on (the writes).
+ */
+test('the machines_running series and the status changes that keep its running sum search machine_life_prefix by workspace, key and seconds, on both engines', { timeout: 120_000 }, async () => {
+  const { machineStore } = await import('../../src/compute/machines/store.js');
+  const f = await buildTenant(h, 'MachineLives');
+  const db = h.database.db;
+  const template = await db.selectFrom('machines').selectAll().where('id', '=', f.ids.machine!).executeTakeFirstOrThrow();
+  const at = template.created_at;
+  const id = `mch_plans${Date.now()}`;
+  const statements = await statementsWhile(async () => {
+    await machineStore.insert(db, { ...template, id, hostname: id, status: 'creating', created_at: at + 1, updated_at: at + 1 });
+    assert.ok(await machineStore.transition(db, id, 'creating', { status: 'failed', updated_at: at + 2 }));
+    for (const scope of [{}, { cluster: template.cluster_id }, { region: template.location }, { cluster: template.cluster_id, region: template.location }]) {
+      await machineStore.aliveAt(
+        db,
+        template.workspace_id,
+        Array.from({ length: 96 }, (_, i) => at - 30 * 86_400 + i * 27_000),
+        scope,
+      );
+    }
+  });
+  const busy = Array.from({ length: 20_000 }, (_, i) => ({ workspace_id: template.workspace_id, key: `c:cl_busy${i % 400}`, at: at - 40 * 86_400 + i, p: i }));
+  for (let i = 0; i < busy.length; i += 500)
+    await db
+      .insertInto('machine_life_prefix')
+      .values(busy.slice(i, i + 500))
+      .execute();
+  // Four series; the writes two statements each on SQLite, one on PostgreSQL.
+  await assertPrefixSearches(statements, { table: 'machine_life_prefix', at: 'at', bounded: false }, h.database.engine === 'sqlite' ? 8 : 6);
 });

@@ -20,7 +20,7 @@ export async function startResume(trx: Kysely<DB>, { clock, jobs }: { clock: Clo
   const operationId = await startOperation(trx, clock, machine.workspace_id, OPERATION.resumeMachine);
   const set = { status: 'resuming' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
   await suspensionStore.transition(trx, susp.id, 'active', { state: 'resuming' });
-  await machineStore.update(trx, machine.id, set);
+  await machineStore.transition(trx, machine.id, machine.status, set);
   await jobs.enqueue(trx, { kind: JOB.resumeMachine, payload: { suspensionId: susp.id } satisfies SuspensionJob, operationId });
   return { ...machine, ...set };
 }

@@ -184,7 +184,8 @@ export function createMachineService({ db, engine, clock, cursors, jobs, events,
         const now = nowSeconds(clock);
         const operationId = await startOperation(trx, clock, ctx.workspaceId, OPERATION.deleteMachine);
         if (row.suspension_id !== null) await suspensionStore.transition(trx, row.suspension_id, 'active', { state: 'deleted', ended_at: now });
-        await machineStore.update(trx, id, { status: 'deleting', suspension_id: null, operation_id: operationId, etag: newEtag(), updated_at: now });
+        // Its life ends here (unless it had failed or expired): machines_running counts it no more.
+        await machineStore.transition(trx, id, row.status, { status: 'deleting', suspension_id: null, operation_id: operationId, etag: newEtag(), updated_at: now });
         await jobs.enqueue(trx, { kind: JOB.deleteMachine, payload: { machineId: id } satisfies MachineJob, operationId });
         await events.record(trx, ctx, 'machine.deleted', id, { hostname: row.hostname, previous_status: row.status, operation_id: operationId });
         return { operation_id: operationId };

@@ -1,19 +1,53 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import type { MachinesTable, MachineStatus } from '../tables.js';
-import { forUpdate, type Engine } from '../../db/database.js';
-import { idFloor } from '../../shared/ids.js';
+import { forUpdate, inTransaction, type Engine } from '../../db/database.js';
+import { keepPrefixSums, prefixSumsAt, type PrefixSums } from '../../db/prefix-sums.js';
 
-/** A machine's life: [start, end), end null while it lasts; its cluster and region, if known. */
-export interface MachineLife {
-  start: number;
-  end: number | null;
-  cluster: string | null;
-  region: string | null;
+/**
+ * A machine lives (counts in `machines_running`) while its status is one of these: from its
+ * creation until it fails, expires or its deletion is asked for (docs/spec-gaps.md, "Platform
+ * metrics and the console").
+ */
+const ALIVE: ReadonlySet<MachineStatus> = new Set(['creating', 'running', 'suspending', 'suspended', 'resuming']);
+
+/** The running sum of the machines alive, kept by their status changes (migration 0035). */
+const MACHINE_LIVES: PrefixSums = { table: 'machine_life_prefix', at: 'at', period: null };
+
+/** The keys of machine_life_prefix a machine is counted under. */
+export function lifeKeys(cluster: string | null, region: string | null): string[] {
+  const keys = ['*'];
+  if (cluster !== null) keys.push(`c:${cluster}`);
+  if (region !== null) keys.push(`r:${region}`);
+  if (cluster !== null && region !== null) keys.push(`cr:${cluster}:${region}`);
+  return keys;
 }
 
+/** The key that counts a series' scope (cluster ids hold no colon). */
+function lifeKeyOf({ cluster, region }: { cluster?: string | undefined; region?: string | undefined }): string {
+  if (cluster && region) return `cr:${cluster}:${region}`;
+  if (cluster) return `c:${cluster}`;
+  if (region) return `r:${region}`;
+  return '*';
+}
+
+/** A machine's life starting (+1) or ending (-1) at second `at`, in the caller's transaction. */
+const keepLife = (trx: Kysely<DB>, m: Pick<MachinesTable, 'workspace_id' | 'cluster_id' | 'location'>, at: number, delta: 1 | -1) =>
+  keepPrefixSums(
+    trx,
+    MACHINE_LIVES,
+    m.workspace_id,
+    at,
+    lifeKeys(m.cluster_id, m.location).map((key) => ({ key, delta })),
+  );
+
 export const machineStore = {
-  insert: (db: Kysely<DB>, row: MachinesTable) => db.insertInto('machines').values(row).execute(),
+  /** Its life starts with it, in the same transaction. */
+  insert: (db: Kysely<DB>, row: MachinesTable) =>
+    inTransaction(db, async (trx) => {
+      await trx.insertInto('machines').values(row).execute();
+      if (ALIVE.has(row.status)) await keepLife(trx, row, row.created_at, 1);
+    }),
 
   get: (db: Kysely<DB>, workspaceId: string, id: string) => db.selectFrom('machines').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
 
@@ -35,11 +69,21 @@ export const machineStore = {
    * Moves a machine on only from the status the caller expects (compare-and-swap), so a
    * job run twice, or racing another, changes it once. False when it was not in `from`.
    */
-  transition: async (db: Kysely<DB>, id: string, from: MachineStatus, set: Updateable<MachinesTable>, suspensionId?: string): Promise<boolean> => {
-    let q = db.updateTable('machines').set(set).where('id', '=', id).where('status', '=', from);
-    if (suspensionId !== undefined) q = q.where('suspension_id', '=', suspensionId);
-    const res = await q.executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+  transition: async (db: Kysely<DB>, id: string, from: MachineStatus, set: Updateable<MachinesTable> & { updated_at: number }, suspensionId?: string): Promise<boolean> => {
+    const move = (trx: Kysely<DB>) => {
+      let q = trx.updateTable('machines').set(set).where('id', '=', id).where('status', '=', from);
+      if (suspensionId !== undefined) q = q.where('suspension_id', '=', suspensionId);
+      return q;
+    };
+    const to = (set.status ?? from);
+    if (ALIVE.has(from) === ALIVE.has(to)) return Number((await move(db).executeTakeFirst()).numUpdatedRows) > 0;
+    // Its life ends (or starts again) at this change, in the same transaction.
+    return inTransaction(db, async (trx) => {
+      const moved = await move(trx).returning(['workspace_id', 'cluster_id', 'location']).executeTakeFirst();
+      if (!moved) return false;
+      await keepLife(trx, moved, set.updated_at, ALIVE.has(to) ? 1 : -1);
+      return true;
+    });
   },
 
   /** Gone for good (its deletion confirmed at the provider), only from `deleting`. */
@@ -48,73 +92,14 @@ export const machineStore = {
     return Number(res.numDeletedRows) > 0;
   },
 
-  update: (db: Kysely<DB>, id: string, set: Updateable<MachinesTable>) => db.updateTable('machines').set(set).where('id', '=', id).execute(),
+  /** Anything but its status, which `transition` moves (a machine's life follows it). */
+  update: (db: Kysely<DB>, id: string, set: Omit<Updateable<MachinesTable>, 'status'>) => db.updateTable('machines').set(set).where('id', '=', id).execute(),
 
   /**
-   * The lives of the workspace's machines that overlap (from, until]: each from its row (while it
-   * exists) or from the event log (machines deleted since): created at its row's or its
-   * `machine.created` event's time, ended by `machine.deleted`, or when its row went to failed or
-   * expired. Only what can hold a point of the range is read: rows not ended before `from`, the
-   * deletions since `from` (and those of machines whose rows remain), and the creations of the
-   * machines deleted since `from`; a workspace's older history costs nothing (it made each series
-   * slower by the hour under the soak: every machine event since the workspace began was read).
-   * The event log is the machinery's table (src/db/tables.ts); this area reads its own machines'
-   * events there (test/architecture/tables.test.ts allows it).
+   * How many of the workspace's machines (of one cluster, region, or both) were alive at the end
+   * of each second of `ats`: one search each of the running sum their status changes keep, however
+   * many lived before.
    */
-  async lives(db: Kysely<DB>, workspaceId: string, from: number, until: number, scope: { cluster?: string | undefined; region?: string | undefined }): Promise<MachineLife[]> {
-    const { cluster, region } = scope;
-    let rows = db
-      .selectFrom('machines')
-      .select(['id', 'created_at', 'updated_at', 'status', 'cluster_id', 'location'])
-      .where('workspace_id', '=', workspaceId)
-      .where('created_at', '<=', until)
-      .where((eb) => eb.or([eb('status', 'not in', ['failed', 'expired']), eb('updated_at', '>', from)]));
-    if (cluster) rows = rows.where('cluster_id', '=', cluster);
-    if (region) rows = rows.where('location', '=', region);
-    const machineIds = db.selectFrom('machines').select('id').where('workspace_id', '=', workspaceId);
-    const since = idFloor('evt', (from - 1) * 1000);
-    const deletedSince = db
-      .selectFrom('events')
-      .select('resource_id')
-      .where('workspace_id', '=', workspaceId)
-      .where('type', '=', 'machine.deleted')
-      .where('id', '>=', since)
-      .where('created_at', '>', from);
-    const deletions = await db
-      .selectFrom('events')
-      .select(['resource_id', 'created_at'])
-      .where('workspace_id', '=', workspaceId)
-      .where('type', '=', 'machine.deleted')
-      .where('created_at', '<=', until)
-      .where((eb) => eb.or([eb.and([eb('id', '>=', since), eb('created_at', '>', from)]), eb('resource_id', 'in', machineIds)]))
-      .orderBy('id')
-      .execute();
-    const creations = await db
-      .selectFrom('events')
-      .select(['resource_id', 'created_at', 'data'])
-      .where('workspace_id', '=', workspaceId)
-      .where('type', '=', 'machine.created')
-      .where('created_at', '<=', until)
-      .where('resource_id', 'in', deletedSince)
-      .where('resource_id', 'not in', machineIds)
-      .execute();
-    const lives = new Map<string, MachineLife>();
-    for (const m of await rows.execute()) {
-      const ended = m.status === 'failed' || m.status === 'expired' ? m.updated_at : null;
-      lives.set(m.id, { start: m.created_at, end: ended, cluster: m.cluster_id, region: m.location });
-    }
-    // Events add the machines deleted since, and the end of those being deleted now.
-    for (const e of creations) {
-      if (lives.has(e.resource_id)) continue;
-      const data = JSON.parse(e.data) as { cluster_id?: string; location?: string };
-      lives.set(e.resource_id, { start: e.created_at, end: null, cluster: data.cluster_id ?? null, region: data.location ?? null });
-    }
-    for (const e of deletions) {
-      const life = lives.get(e.resource_id);
-      if (life) life.end = e.created_at;
-    }
-    // A machine known only from its events is counted when its cluster (region) is asked for only
-    // if the event named it (machine.created names its location since issue 52).
-    return [...lives.values()].filter((l) => (!cluster || l.cluster === cluster) && (!region || l.region === region) && (l.end === null || l.end > from));
-  },
+  aliveAt: (db: Kysely<DB>, workspaceId: string, ats: readonly number[], scope: { cluster?: string | undefined; region?: string | undefined }): Promise<number[]> =>
+    prefixSumsAt(db, MACHINE_LIVES, workspaceId, lifeKeyOf(scope), ats),
 };

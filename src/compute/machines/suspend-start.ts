@@ -16,7 +16,7 @@ import { machineStore } from './store.js';
 export async function startSuspend(trx: Kysely<DB>, { clock, jobs }: { clock: Clock; jobs: JobQueue }, row: MachinesTable, reason: SuspendJob['reason']): Promise<MachinesTable> {
   const operationId = await startOperation(trx, clock, row.workspace_id, OPERATION.suspendMachine);
   const set = { status: 'suspending' as const, operation_id: operationId, etag: newEtag(), updated_at: nowSeconds(clock) };
-  await machineStore.update(trx, row.id, set);
+  await machineStore.transition(trx, row.id, row.status, set);
   await jobs.enqueue(trx, { kind: JOB.suspendMachine, payload: { machineId: row.id, reason } satisfies SuspendJob, operationId });
   return { ...row, ...set };
 }

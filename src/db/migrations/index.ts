@@ -33,6 +33,7 @@ import * as eventPrefix from './0031_event_prefix.js';
 import * as accountEventKinds from './0032_account_event_kinds.js';
 import * as fairClaims from './0033_fair_claims.js';
 import * as renderPrefix from './0034_render_prefix.js';
+import * as machineLifePrefix from './0035_machine_life_prefix.js';
 
 /** Every migration, in order. Listed statically so the built package needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0032_account_event_kinds': accountEventKinds,
   '0033_fair_claims': fairClaims,
   '0034_render_prefix': renderPrefix,
+  '0035_machine_life_prefix': machineLifePrefix,
 };
 
 export const migrationProvider: MigrationProvider = {

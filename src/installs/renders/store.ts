@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { DB } from '../../db/tables.js';
 import { inTransaction } from '../../db/database.js';
 import type { RendersTable } from '../tables.js';
 import { bucketed, type Buckets } from '../../events/minute-counts.js';
+import { keepPrefixSums, prefixSumsAt, type PrefixSums } from '../../db/prefix-sums.js';
 
 const DAY = 86_400;
 
@@ -21,40 +22,10 @@ function prefixKeyOf(f: { install?: string | undefined; status?: string | undefi
   return '*';
 }
 
-/**
- * Adds `delta` to each key's day sums from the render's second on, in the caller's transaction:
- * the rows after it in its day move with it, and its own second gets a row (the day's sum before
- * it, plus the delta) when it has none. Writers of one workspace's day take turns (a PostgreSQL
- * transaction lock, SQLite's one writer): a row made for a later second must see the rows made
- * for earlier ones. Two statements on SQLite, one on PostgreSQL (after its lock).
- */
-async function keepPrefix(trx: Kysely<DB>, workspaceId: string, createdAt: number, deltas: { key: string; delta: number }[]): Promise<void> {
-  if (!deltas.length) return;
-  const day = createdAt - (createdAt % DAY);
-  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
-  if (postgres) {
-    const lock = createHash('sha256').update(`render_prefix:${workspaceId}:${day}`).digest().readBigInt64BE(0);
-    await sql`select pg_advisory_xact_lock(cast(${lock.toString()} as bigint))`.execute(trx);
-  }
-  const sorted = [...deltas].sort((x, y) => (x.key < y.key ? -1 : 1));
-  const keys = sql`k (key, delta) as (values ${sql.join(sorted.map((d) => sql`(cast(${d.key} as text), cast(${d.delta} as bigint))`))})`;
-  // Joined to the keys (not `key in (...)`), so that each key's rows are a search of their own.
-  const update = sql`update render_prefix set p = p + k.delta from k
-    where render_prefix.workspace_id = ${workspaceId} and render_prefix.key = k.key and render_prefix.created_at >= ${createdAt} and render_prefix.created_at < ${day + DAY}`;
-  // The row before the render's second is not one the update moves: on PostgreSQL both are one statement (one round trip, one snapshot taken after the lock).
-  const insert = sql`insert into render_prefix (workspace_id, key, created_at, p)
-    select ${workspaceId}, k.key, cast(${createdAt} as bigint), k.delta + coalesce((
-      select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = k.key and r.created_at >= ${day} and r.created_at < ${createdAt}
-      order by r.created_at desc limit 1), 0)
-    from k where 1 = 1
-    on conflict (workspace_id, key, created_at) do nothing`;
-  if (postgres) {
-    await sql`with ${keys}, moved as (${update} returning 1) ${insert}`.execute(trx);
-    return;
-  }
-  await sql`with ${keys} ${update}`.execute(trx);
-  await sql`with ${keys} ${insert}`.execute(trx);
-}
+/** The renders series' day sums (migration 0034). */
+const RENDER_PREFIX: PrefixSums = { table: 'render_prefix', at: 'created_at', period: DAY };
+
+const keepPrefix = (trx: Kysely<DB>, workspaceId: string, createdAt: number, deltas: { key: string; delta: number }[]) => keepPrefixSums(trx, RENDER_PREFIX, workspaceId, createdAt, deltas);
 
 /** Lookups past this many (a range of years in few points: a lookup for each day's end) count the renders themselves. */
 const MAX_LOOKUPS = 4_000;
@@ -201,19 +172,7 @@ export const renderStore = {
       terms.push({ point: i, lookup: ask(z), sign: 1 });
     }
     if (b.from < 0 || ats.length > MAX_LOOKUPS) return renderStore.countedByBucket(db, workspaceId, b, f);
-    const key = prefixKeyOf(f);
-    // One statement: every lookup from the same snapshot, so no render made meanwhile is in one side of a difference and not the other.
-    const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-    const lookup = (at: ReturnType<typeof sql.ref>) =>
-      sql`(select r.p from render_prefix r where r.workspace_id = ${workspaceId} and r.key = ${key} and r.created_at >= ${at} - ${at} % ${DAY} and r.created_at <= ${at} order by r.created_at desc limit 1)`;
-    const { rows } = postgres
-      ? await sql<{
-          i: number | string;
-          p: number | string | null;
-        }>`select u.i - 1 as i, ${lookup(sql.ref('u.at'))} as p from unnest(cast(${ats.map(String)} as bigint[])) with ordinality as u (at, i)`.execute(db)
-      : await sql<{ i: number | string; p: number | string | null }>`select a.key as i, ${lookup(sql.ref('a.value'))} as p from json_each(${JSON.stringify(ats)}) a`.execute(db);
-    const p = new Array<number>(ats.length).fill(0);
-    for (const r of rows) p[Number(r.i)] = Number(r.p ?? 0);
+    const p = await prefixSumsAt(db, RENDER_PREFIX, workspaceId, prefixKeyOf(f), ats);
     const out = new Array<number>(b.count).fill(0);
     for (const t of terms) out[t.point]! += t.sign * p[t.lookup]!;
     return out.map((n, i) => ({ b: i, n }));
