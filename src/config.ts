@@ -174,6 +174,17 @@ export const Environment = Type.Object({
   WSP_RENDERS_PER_WORKSPACE: count("A workspace's renders under way at once, per process; more wait their turn", 2, 1),
   WSP_RENDER_TIMEOUT_SECONDS: count('The longest one render may run on its thread; then it fails', 10, 1),
   WSP_RENDER_MEMORY_MB: count("A render thread's heap; a render that needs more fails", 256, 1),
+  WSP_RENDER_NICE: Type.Optional(
+    Type.Transform(
+      Type.String({
+        description: "Render threads' nice value (0-19; Linux): how far below requests they stand for the cores. 0 leaves them at the process's",
+        pattern: '^(0|[1-9]|1[0-9])$',
+        default: '10',
+      }),
+    )
+      .Decode((v) => Number(v))
+      .Encode((n) => String(n)),
+  ),
   WSP_QUOTA_RENDER_OUTPUT_BYTES: count("The most one render's files may hold together, in bytes", 8 * 1024 * 1024, 1),
   WSP_QUOTA_REPOSITORY_BYTES: count("The most one install's git repository may hold on disk, in bytes", 256 * 1024 * 1024, 1),
   WSP_QUOTA_RENDERS_PER_HOUR: count('Renders a workspace may start in an hour (creating or updating installs)', 600, 1),
@@ -356,6 +367,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perWorkspace: e.WSP_RENDERS_PER_WORKSPACE!,
       timeoutMs: e.WSP_RENDER_TIMEOUT_SECONDS! * 1000,
       memoryMb: e.WSP_RENDER_MEMORY_MB!,
+      nice: e.WSP_RENDER_NICE!,
     },
     quotas: {
       renderOutputBytes: e.WSP_QUOTA_RENDER_OUTPUT_BYTES!,

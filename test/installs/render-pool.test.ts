@@ -125,6 +125,35 @@ describe('render threads', () => {
     );
   });
 
+  test("render threads stand below the event loop for the cores (a nice value of their own, Linux's per-thread scheduling); 0 leaves them at the process's", async () => {
+    /** Each thread of this process and its nice value (field 19 of its stat, after the name in parentheses). */
+    const niceByThread = () =>
+      new Map(
+        fs.readdirSync('/proc/self/task').flatMap((tid) => {
+          try {
+            return [[tid, Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ').at(-1)!.split(' ')[16])] as const];
+          } catch {
+            return []; // a thread that ended meanwhile
+          }
+        }),
+      );
+    const own = os.getPriority();
+    assert.ok(own < 10, `this test needs a process less nice than 10 (it is at ${own})`);
+    const render = (p: RenderPool) => Promise.all([1, 2].map((i) => p.render(`nice${i}`, JSON.stringify({ a: '{{x}}' }), JSON.stringify({ x: i }), BUDGET)));
+    const lowered = () => [...niceByThread()].filter(([, n]) => n === 10).map(([tid]) => tid);
+    const before = new Set(lowered());
+    await render(pool({ threads: 2, nice: 0 }));
+    assert.deepEqual(
+      lowered().filter((t) => !before.has(t)),
+      [],
+      'nice 0: no thread lowered',
+    );
+    await render(pool({ threads: 2, nice: 10 }));
+    const fresh = lowered().filter((t) => !before.has(t));
+    assert.equal(fresh.length, 2, `the pool's two threads at nice 10: ${JSON.stringify([...niceByThread()])}`);
+    assert.equal(niceByThread().get(String(process.pid)), own, "the event loop's thread keeps its own");
+  });
+
   test('renders beyond the threads wait for one and all complete', async () => {
     const p = pool({ threads: 1, perWorkspace: 8 });
     const all = await Promise.all(Array.from({ length: 6 }, (_, i) => p.render(`w${i % 3}`, JSON.stringify({ f: '{{i}}' }), JSON.stringify({ i }), BUDGET)));

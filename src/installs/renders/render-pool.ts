@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { TemplateRenderError, type RenderBudget, type RenderedFile } from '../packages/templates.js';
-import type { RenderTask } from './render-thread.js';
+import type { RenderTask, RenderThreadData } from './render-thread.js';
 
 /** WSP_RENDER_* (src/config.ts). */
 export interface RenderPoolOptions {
@@ -12,6 +12,12 @@ export interface RenderPoolOptions {
   timeoutMs: number;
   /** A render thread's heap. */
   memoryMb: number;
+  /**
+   * How far below the event loop a render thread stands for the cores (its nice value, Linux):
+   * renders take what requests leave (docs/decisions.md, "Render threads yield the cores to
+   * requests"). 0: the process's own.
+   */
+  nice?: number;
 }
 
 /** A render's files written into a repository by its thread: the root tree, every object of it, and the files' render_hash. */
@@ -149,6 +155,7 @@ export class RenderPool {
       const url = threadUrl();
       const options = {
         resourceLimits: { maxOldGenerationSizeMb: this.opts.memoryMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
+        workerData: { nice: this.opts.nice ?? 0 } satisfies RenderThreadData,
         // The thread's own output is the server's: nothing of a tenant's template reaches it.
         stdout: false,
         stderr: false,

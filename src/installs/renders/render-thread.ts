@@ -1,7 +1,9 @@
 // A render thread (src/installs/renders/render-pool.ts): renders one task at a time and answers
 // with the files or the reason it could not; given a repository, it writes the files' objects
 // there itself and answers with the tree's id. The pool bounds its time and its heap.
-import { parentPort } from 'node:worker_threads';
+import fs from 'node:fs';
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { renderFiles, TemplateRenderError, type RenderBudget } from '../packages/templates.js';
 import path from 'node:path';
 import { writeTreeObjects } from '../../git/tree-objects.js';
@@ -19,6 +21,29 @@ export interface RenderTask {
   /** Set with gitDir: the answers about the objects name their task (the thread renders the next one meanwhile). */
   id?: number;
 }
+
+/** What the pool tells a thread as it starts. */
+export interface RenderThreadData {
+  /** This thread's nice value (RenderPoolOptions.nice). */
+  nice: number;
+}
+
+/**
+ * Linux schedules each thread by its own nice value: this one lowers its own (never the event
+ * loop's), found by its thread id. Elsewhere, or where the kernel refuses, renders keep the
+ * process's priority, as before.
+ */
+function lowerOwnPriority(nice: number): void {
+  if (nice <= 0) return;
+  try {
+    const tid = Number(/\/task\/(\d+)$/.exec(fs.readlinkSync('/proc/thread-self'))?.[1]);
+    // At least `nice`: a process started nicer than that keeps its own (raising it back needs privileges).
+    if (tid > 0 && os.getPriority(tid) < nice) os.setPriority(tid, nice);
+  } catch {
+    // No /proc/thread-self (not Linux): nothing to lower.
+  }
+}
+lowerOwnPriority((workerData as RenderThreadData | null)?.nice ?? 0);
 
 /**
  * What this thread found in each repository's object directories when it last counted them
