@@ -75,7 +75,7 @@ export const machineStore = {
       if (suspensionId !== undefined) q = q.where('suspension_id', '=', suspensionId);
       return q;
     };
-    const to = (set.status ?? from);
+    const to = set.status ?? from;
     if (ALIVE.has(from) === ALIVE.has(to)) return Number((await move(db).executeTakeFirst()).numUpdatedRows) > 0;
     // Its life ends (or starts again) at this change, in the same transaction.
     return inTransaction(db, async (trx) => {
