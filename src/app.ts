@@ -33,7 +33,7 @@ import { createDeps } from './service-deps.js';
 import { ROOT_AREAS, V1_AREAS } from './areas.js';
 import type { RunnerOptions } from './jobs/runner.js';
 import { createRunner } from './worker.js';
-import { loggerOptions, requestLineLogger } from './log.js';
+import { loggerOptions, requestLineWriter } from './log.js';
 import { lazyRequestLogger } from './http/request-logger.js';
 
 export { loggerOptions };
@@ -169,10 +169,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   conditionalGets(app);
   const metrics = installMetrics(app, opts.processMetrics ?? false);
 
-  const requestLines = requestLineLogger(opts.logger);
-  if (requestLines) {
+  const requestLine = requestLineWriter(opts.logger);
+  if (requestLine) {
     app.addHook('onResponse', async (request, reply) => {
-      requestLines.info({ reqId: request.id, method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+      requestLine({ reqId: request.id, method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 });
     });
   }
 
